@@ -1,0 +1,95 @@
+# rlx build. Plain GNU Make: the project is one C library, a CLI and tests with
+# no configure-time choices beyond "is Vulkan there", so Make keeps the build
+# readable and dependency-free (see docs/build.md).
+#
+#   make            library + rlx CLI
+#   make test       setup, then the whole suite; ends with "N passed, N failed"
+#   make demo       setup, then `rlx demo` on the best available device
+#   make sanitize   the suite under ASan + UBSan (build-san/)
+#   make bench      bench/gemm against OpenBLAS (installs libopenblas-dev)
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2
+CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
+              -Iinclude -Isrc $(OPT) -g -fPIC -pthread
+SAN_FLAGS =
+CFLAGS_ALL = $(CFLAGS_BASE) $(SAN_FLAGS) $(EXTRA_CFLAGS)
+LDLIBS  = -lm -pthread -ldl
+
+ARCH := $(shell uname -m)
+
+LIB_SRC  := $(sort $(wildcard src/*/*.c src/*/*/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(sort $(wildcard tests/*.c))
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+TOOL_SRC := $(sort $(wildcard tools/*.c))
+TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
+
+LIB   = $(BUILD)/librlx.a
+RLX   = $(BUILD)/rlx
+TESTS = $(BUILD)/rlx_tests
+README_EXAMPLE = $(BUILD)/readme_example
+
+# Per-file ISA flags: the SIMD micro-kernels are compiled for their ISA and
+# only called after a run-time CPU feature check.
+ifeq ($(ARCH),x86_64)
+$(BUILD)/src/cpu/kernels/gemm_avx512.o: ISA_FLAGS = -mavx512f -mavx512vl -mavx512dq -mfma -mavx2
+$(BUILD)/src/cpu/kernels/gemm_avx2.o:   ISA_FLAGS = -mavx2 -mfma
+endif
+
+.PHONY: all test demo sanitize bench setup clean
+
+all: $(LIB) $(RLX)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(ISA_FLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(RLX): $(TOOL_OBJ) $(LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ $(TOOL_OBJ) $(LIB) $(LDLIBS)
+
+$(TESTS): $(TEST_OBJ) $(LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(LIB) $(LDLIBS)
+
+# The README's C example is extracted and compiled, so the docs cannot rot.
+$(BUILD)/readme_example.c: README.md
+	@mkdir -p $(BUILD)
+	awk '/<!-- example:begin -->/{f=1;next}/<!-- example:end -->/{f=0}f' README.md | sed '/^```/d' > $@
+
+$(README_EXAMPLE): $(BUILD)/readme_example.c $(LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB) $(LDLIBS)
+
+setup:
+	@bash scripts/setup.sh
+
+test: setup
+	@$(MAKE) --no-print-directory $(TESTS) $(README_EXAMPLE) $(RLX)
+	@RLX_README_EXAMPLE=$(README_EXAMPLE) RLX_CLI=$(RLX) $(TESTS)
+
+demo: setup
+	@$(MAKE) --no-print-directory $(RLX)
+	@$(RLX) demo
+
+sanitize:
+	@$(MAKE) --no-print-directory test BUILD=build-san OPT=-O1 \
+	    SAN_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+
+BENCH_GEMM = $(BUILD)/bench_gemm
+$(BENCH_GEMM): bench/gemm.c $(LIB)
+	$(CC) $(CFLAGS_ALL) -I/usr/include/x86_64-linux-gnu/openblas-pthread -o $@ bench/gemm.c $(LIB) \
+	    -L/usr/lib/x86_64-linux-gnu/openblas-pthread -lopenblas $(LDLIBS)
+
+bench:
+	@bash scripts/setup.sh bench
+	@$(MAKE) --no-print-directory $(BENCH_GEMM)
+	@$(BENCH_GEMM)
+
+clean:
+	rm -rf build build-san
+
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOL_OBJ:.o=.d)

@@ -1,0 +1,331 @@
+/*
+ * rlx.h — the one public header of rlx, an embeddable ML compiler and runtime.
+ *
+ * Flow: build an rlx_graph with the builder functions, rlx_compile() it into an
+ * rlx_exec, set its params, then rlx_exec_run() it as often as needed.
+ *
+ * Conventions
+ *  - Every fallible call returns rlx_status; the message of the last failure on
+ *    this thread is rlx_last_error().
+ *  - Builder functions return an rlx_node id (>= 0). On failure they return
+ *    RLX_NO_NODE, set rlx_last_error(), and the graph remembers its first error:
+ *    later builder calls that get RLX_NO_NODE as an input return RLX_NO_NODE
+ *    quietly, and rlx_compile() returns that first error. So a builder sequence
+ *    may be checked once, at the end.
+ *  - The library copies what it keeps (names, constants, params).
+ *  - The library never aborts or exits on bad input.
+ *  - An rlx_exec is used by one thread at a time; distinct ones may run
+ *    concurrently.
+ */
+#ifndef RLX_H
+#define RLX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RLX_VERSION_MAJOR 0
+#define RLX_VERSION_MINOR 1
+#define RLX_VERSION_PATCH 0
+#define RLX_MAX_RANK      8
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum rlx_status {
+    RLX_OK                       = 0,
+    RLX_STATUS_INVALID_ARGUMENT  = 1,  /* NULL, out of range, unknown name    */
+    RLX_STATUS_SHAPE             = 2,  /* shapes or dtypes do not fit          */
+    RLX_STATUS_UNSUPPORTED       = 3,  /* valid request rlx cannot do (yet)    */
+    RLX_STATUS_OUT_OF_MEMORY     = 4,
+    RLX_STATUS_DEVICE            = 5,  /* backend/device failure or no device  */
+    RLX_STATUS_IO                = 6,
+    RLX_STATUS_FORMAT            = 7,  /* malformed file or data               */
+    RLX_STATUS_NOT_FOUND         = 8,  /* no input/output/param of that name   */
+    RLX_STATUS_INTERNAL          = 9,
+} rlx_status;
+
+const char *rlx_last_error(void);              /* never NULL; "" when none   */
+const char *rlx_status_name(rlx_status status); /* "RLX_STATUS_SHAPE", ...     */
+const char *rlx_version(void);                 /* "0.1.0"                     */
+
+/* --------------------------------------------------------------- logging */
+
+typedef enum rlx_log_level {
+    RLX_LOG_DEBUG = 0,
+    RLX_LOG_INFO  = 1,
+    RLX_LOG_WARN  = 2,
+    RLX_LOG_ERROR = 3,
+    RLX_LOG_OFF   = 4,
+} rlx_log_level;
+
+typedef void (*rlx_log_fn)(rlx_log_level level, const char *message, void *user);
+
+/* Route library messages to fn (NULL restores the default, which prints
+ * warnings and errors to stderr). Messages below min_level are dropped. */
+void rlx_set_log_callback(rlx_log_fn fn, void *user, rlx_log_level min_level);
+
+/* ---------------------------------------------------------------- dtypes */
+
+typedef enum rlx_dtype {
+    RLX_F32  = 0,
+    RLX_F16  = 1,
+    RLX_BF16 = 2,
+    RLX_F64  = 3,
+    RLX_I32  = 4,
+    RLX_I64  = 5,
+    RLX_U8   = 6,
+    RLX_BOOL = 7,   /* one byte, 0 or 1 */
+    RLX_I8   = 8,
+    RLX_DTYPE_COUNT
+} rlx_dtype;
+
+const char *rlx_dtype_name(rlx_dtype dtype);   /* "f32", ...; "?" if unknown */
+size_t      rlx_dtype_size(rlx_dtype dtype);   /* bytes; 0 if unknown        */
+
+/* ----------------------------------------------------------------- graph */
+
+typedef struct rlx_graph rlx_graph;
+typedef int32_t rlx_node;
+#define RLX_NO_NODE ((rlx_node)-1)
+
+/* Dims are int64_t: a value >= 0 is a static size; a symbol made by
+ * rlx_symbol() (always <= -2) is a size bound at run time from the inputs.
+ * In rlx_reshape, -1 means "infer this one dim". */
+#define RLX_DIM_INFER ((int64_t)-1)
+
+rlx_graph *rlx_graph_new(void);                 /* NULL only if out of memory */
+void       rlx_graph_free(rlx_graph *g);
+rlx_status rlx_graph_status(const rlx_graph *g); /* first builder error, or OK */
+
+/* A named symbolic dim; the same name gives the same symbol. At most 4 per
+ * graph. Returns a value <= -2, or RLX_DIM_INFER (-1) on error. */
+int64_t    rlx_symbol(rlx_graph *g, const char *name);
+
+/* Text dump of the graph, one node per line. Returns a malloc'ed string the
+ * caller free()s, or NULL (g NULL or out of memory). */
+char      *rlx_graph_dump(const rlx_graph *g);
+int        rlx_graph_node_count(const rlx_graph *g);
+
+/* Sources. Names must be unique among inputs, params and outputs. */
+rlx_node rlx_input   (rlx_graph *g, const char *name, rlx_dtype dt, int rank, const int64_t *dims);
+rlx_node rlx_param   (rlx_graph *g, const char *name, rlx_dtype dt, int rank, const int64_t *dims);
+rlx_node rlx_constant(rlx_graph *g, rlx_dtype dt, int rank, const int64_t *dims, const void *data);
+rlx_node rlx_scalar  (rlx_graph *g, rlx_dtype dt, double value);  /* rank-0 constant */
+
+/* Marks x as a graph output called name. */
+rlx_status rlx_output(rlx_graph *g, const char *name, rlx_node x);
+
+/* Names nodes for error messages and dumps (optional). */
+rlx_status rlx_set_name(rlx_graph *g, rlx_node x, const char *name);
+
+/* Elementwise binary, numpy broadcasting; both operands have one dtype. */
+rlx_node rlx_add(rlx_graph *g, rlx_node a, rlx_node b);
+rlx_node rlx_sub(rlx_graph *g, rlx_node a, rlx_node b);
+rlx_node rlx_mul(rlx_graph *g, rlx_node a, rlx_node b);
+rlx_node rlx_div(rlx_graph *g, rlx_node a, rlx_node b);
+rlx_node rlx_max(rlx_graph *g, rlx_node a, rlx_node b);
+rlx_node rlx_min(rlx_graph *g, rlx_node a, rlx_node b);
+rlx_node rlx_pow(rlx_graph *g, rlx_node a, rlx_node b);
+
+/* Elementwise unary (floating dtypes; neg/abs also integers). */
+rlx_node rlx_relu     (rlx_graph *g, rlx_node x);
+rlx_node rlx_sigmoid  (rlx_graph *g, rlx_node x);
+rlx_node rlx_tanh     (rlx_graph *g, rlx_node x);
+rlx_node rlx_exp      (rlx_graph *g, rlx_node x);
+rlx_node rlx_log      (rlx_graph *g, rlx_node x);
+rlx_node rlx_sqrt     (rlx_graph *g, rlx_node x);
+rlx_node rlx_rsqrt    (rlx_graph *g, rlx_node x);
+rlx_node rlx_neg      (rlx_graph *g, rlx_node x);
+rlx_node rlx_abs      (rlx_graph *g, rlx_node x);
+rlx_node rlx_gelu     (rlx_graph *g, rlx_node x);   /* exact, erf form  */
+rlx_node rlx_gelu_tanh(rlx_graph *g, rlx_node x);   /* tanh approximation */
+rlx_node rlx_silu     (rlx_graph *g, rlx_node x);
+rlx_node rlx_round    (rlx_graph *g, rlx_node x);   /* half to even */
+rlx_node rlx_sin      (rlx_graph *g, rlx_node x);
+rlx_node rlx_cos      (rlx_graph *g, rlx_node x);
+rlx_node rlx_tan      (rlx_graph *g, rlx_node x);
+rlx_node rlx_atan     (rlx_graph *g, rlx_node x);
+
+/* Comparisons: numpy broadcasting, result dtype RLX_BOOL. */
+rlx_node rlx_eq(rlx_graph *g, rlx_node a, rlx_node b);
+rlx_node rlx_ne(rlx_graph *g, rlx_node a, rlx_node b);
+rlx_node rlx_lt(rlx_graph *g, rlx_node a, rlx_node b);
+rlx_node rlx_le(rlx_graph *g, rlx_node a, rlx_node b);
+rlx_node rlx_gt(rlx_graph *g, rlx_node a, rlx_node b);
+rlx_node rlx_ge(rlx_graph *g, rlx_node a, rlx_node b);
+
+rlx_node rlx_where(rlx_graph *g, rlx_node cond, rlx_node a, rlx_node b); /* cond ? a : b */
+rlx_node rlx_fma  (rlx_graph *g, rlx_node a, rlx_node b, rlx_node c);    /* a * b + c    */
+rlx_node rlx_clamp(rlx_graph *g, rlx_node x, double lo, double hi);
+rlx_node rlx_cast (rlx_graph *g, rlx_node x, rlx_dtype to);
+
+/* Matmul: a [..., M, K] x b [..., K, N] -> [..., M, N], batch dims broadcast.
+ * With transpose_b, b is [..., N, K] (a linear layer's weight layout). */
+rlx_node rlx_matmul(rlx_graph *g, rlx_node a, rlx_node b, int transpose_b);
+
+typedef enum rlx_activation {
+    RLX_ACT_NONE = 0, RLX_ACT_RELU, RLX_ACT_GELU, RLX_ACT_GELU_TANH,
+    RLX_ACT_SILU, RLX_ACT_SIGMOID, RLX_ACT_TANH,
+} rlx_activation;
+
+/* act(matmul(a, b) + bias), bias [N] (bias may be RLX_NO_NODE). */
+rlx_node rlx_matmul_bias_act(rlx_graph *g, rlx_node a, rlx_node b, int transpose_b,
+                             rlx_node bias, rlx_activation act);
+
+/* Reductions over the axes set in axes_mask (bit i = axis i; 0 = all axes). */
+rlx_node rlx_reduce_sum (rlx_graph *g, rlx_node x, uint32_t axes_mask, int keepdim);
+rlx_node rlx_reduce_mean(rlx_graph *g, rlx_node x, uint32_t axes_mask, int keepdim);
+rlx_node rlx_reduce_max (rlx_graph *g, rlx_node x, uint32_t axes_mask, int keepdim);
+rlx_node rlx_reduce_min (rlx_graph *g, rlx_node x, uint32_t axes_mask, int keepdim);
+rlx_node rlx_reduce_prod(rlx_graph *g, rlx_node x, uint32_t axes_mask, int keepdim);
+/* Index of the first max/min along axis, dtype RLX_I32. Negative axis counts from the end. */
+rlx_node rlx_argmax(rlx_graph *g, rlx_node x, int axis, int keepdim);
+rlx_node rlx_argmin(rlx_graph *g, rlx_node x, int axis, int keepdim);
+
+rlx_node rlx_softmax    (rlx_graph *g, rlx_node x, int axis);
+rlx_node rlx_log_softmax(rlx_graph *g, rlx_node x, int axis);
+
+/* Normalize over the last dim: gamma [D], beta [D] or RLX_NO_NODE.
+ * layer_norm: (x - mean) / sqrt(var + eps) * gamma + beta (biased variance).
+ * rms_norm:   x / sqrt(mean(x^2) + eps) * gamma + beta. */
+rlx_node rlx_layer_norm(rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, float eps);
+rlx_node rlx_rms_norm  (rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, float eps);
+
+/* Data movement. */
+rlx_node rlx_reshape  (rlx_graph *g, rlx_node x, int rank, const int64_t *dims);
+rlx_node rlx_transpose(rlx_graph *g, rlx_node x, const int *perm); /* out dim i = in dim perm[i] */
+rlx_node rlx_narrow   (rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t length);
+rlx_node rlx_slice    (rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t end, int64_t step);
+rlx_node rlx_concat   (rlx_graph *g, const rlx_node *xs, int n, int axis); /* n <= 8 */
+rlx_node rlx_expand   (rlx_graph *g, rlx_node x, int rank, const int64_t *dims);
+
+/* rows of table [V, ...] picked by integer ids [...]: out [ids..., table[1:]...]. */
+rlx_node rlx_gather_rows(rlx_graph *g, rlx_node table, rlx_node ids);
+/* torch.gather: out[i..] = x[i.. with axis index replaced by index[i..]]; index has x's rank. */
+rlx_node rlx_gather(rlx_graph *g, rlx_node x, rlx_node index, int axis);
+
+rlx_node rlx_cumsum(rlx_graph *g, rlx_node x, int axis);   /* inclusive */
+/* k largest along the last axis, sorted descending, ties to the lower index.
+ * *values has x's dtype; *indices is RLX_I32. Either pointer may be NULL. */
+rlx_status rlx_topk(rlx_graph *g, rlx_node x, int k, rlx_node *values, rlx_node *indices);
+
+typedef enum rlx_mask {
+    RLX_MASK_NONE = 0, RLX_MASK_CAUSAL = 1, RLX_MASK_ADDITIVE = 2,
+} rlx_mask;
+
+/* Scaled dot-product attention. q [B,H,Sq,D], k and v [B,Hkv,Skv,D] with
+ * H % Hkv == 0 (GQA: query head h reads kv head h / (H/Hkv)).
+ * scale <= 0 means 1/sqrt(D). Queries sit at the end of the keys: query i has
+ * position Skv - Sq + i, and under RLX_MASK_CAUSAL sees keys j <= that.
+ * RLX_MASK_ADDITIVE adds mask (broadcastable to [B,H,Sq,Skv]) to the scores. */
+rlx_node rlx_attention(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v,
+                       rlx_mask mask_kind, rlx_node mask, float scale);
+
+typedef enum rlx_rope_style {
+    RLX_ROPE_NEOX = 0,   /* rotate pairs (i, i + d/2) */
+    RLX_ROPE_GPTJ = 1,   /* rotate pairs (2i, 2i + 1) */
+} rlx_rope_style;
+
+/* Rotary embedding on x [B,H,S,D]; position of token s is offset + s where
+ * offset is an RLX_I32 tensor of one element (or RLX_NO_NODE for 0).
+ * rotary_dims (even, <= D; 0 means D) leading dims are rotated, the rest pass.
+ * Angle for pair i: pos * theta^(-2i / rotary_dims). */
+rlx_node rlx_rope(rlx_graph *g, rlx_node x, rlx_node offset, rlx_rope_style style,
+                  float theta, int rotary_dims);
+
+/* logits [N,C], labels RLX_I32 [N]: loss = mean_n(logsumexp(logits_n) - logits_n[label_n]), shape [].
+ * grad = (softmax(logits) - onehot(labels)) / N, shape [N,C]. */
+rlx_node rlx_softmax_cross_entropy     (rlx_graph *g, rlx_node logits, rlx_node labels);
+rlx_node rlx_softmax_cross_entropy_grad(rlx_graph *g, rlx_node logits, rlx_node labels);
+
+/* Node queries. dims receives RLX_MAX_RANK values (symbols as <= -2). */
+rlx_status rlx_node_shape(const rlx_graph *g, rlx_node x, rlx_dtype *dtype, int *rank, int64_t *dims);
+
+/* Op table, for tools. */
+int         rlx_op_count(void);
+const char *rlx_op_name(int op);
+int         rlx_op_arity(int op);     /* -1 when variadic */
+const char *rlx_op_doc(int op);       /* one-line semantics */
+
+/* -------------------------------------------------------------- compile */
+
+typedef enum rlx_backend {
+    RLX_BACKEND_AUTO = 0,   /* best available: GPU if present, else CPU */
+    RLX_BACKEND_CPU  = 1,
+    RLX_BACKEND_VULKAN = 2,
+} rlx_backend;
+
+typedef struct rlx_compile_options {
+    rlx_backend backend;   /* default AUTO; env RLX_DEVICE=cpu|vulkan|auto overrides */
+    int threads;           /* 0 = number of cores; env RLX_THREADS overrides */
+    int fuse;              /* 1 = fusion on (default); env RLX_NO_FUSE=1 turns it off */
+    int optimize;          /* 1 = run passes (default); 0 = op by op, no fusion, no DCE */
+} rlx_compile_options;
+
+void rlx_compile_options_init(rlx_compile_options *opts);
+
+typedef struct rlx_exec rlx_exec;
+
+/* The graph is copied; it may be freed or changed afterwards. opts may be NULL
+ * for defaults. Graphs with symbolic dims are specialized on the first run with
+ * each new binding of symbols, and the result is cached. */
+rlx_status rlx_compile(const rlx_graph *g, const rlx_compile_options *opts, rlx_exec **out);
+void       rlx_exec_free(rlx_exec *e);
+
+/* Params are zero until set. count / bytes must match the param's size. */
+rlx_status rlx_exec_set_param_f32(rlx_exec *e, const char *name, const float *data, size_t count);
+rlx_status rlx_exec_set_param    (rlx_exec *e, const char *name, rlx_dtype dtype,
+                                  const void *data, size_t bytes);
+
+/* A tensor passed in or out of an exec. For inputs, data is read during
+ * rlx_exec_run only. For outputs, data points into the exec and stays valid
+ * until the next run or free. */
+typedef struct rlx_tensor {
+    const char *name;
+    rlx_dtype   dtype;
+    int         rank;
+    int64_t     dims[RLX_MAX_RANK];
+    void       *data;
+    size_t      bytes;
+} rlx_tensor;
+
+/* Runs with every graph input given once by name. */
+rlx_status rlx_exec_run(rlx_exec *e, const rlx_tensor *inputs, int n_inputs);
+
+/* Output of the last run, by name; out->data points into the exec. */
+rlx_status rlx_exec_output(rlx_exec *e, const char *name, rlx_tensor *out);
+/* Copies an output of the last run into dst (bytes must be large enough). */
+rlx_status rlx_exec_read_output(rlx_exec *e, const char *name, void *dst, size_t bytes);
+
+/* Interface queries: info->data is NULL; symbolic dims appear as symbols. */
+int        rlx_exec_input_count (const rlx_exec *e);
+int        rlx_exec_output_count(const rlx_exec *e);
+int        rlx_exec_param_count (const rlx_exec *e);
+rlx_status rlx_exec_input_info (const rlx_exec *e, int i, rlx_tensor *info);
+rlx_status rlx_exec_output_info(const rlx_exec *e, int i, rlx_tensor *info);
+rlx_status rlx_exec_param_info (const rlx_exec *e, int i, rlx_tensor *info);
+
+/* Statistics of the most recently used specialization. */
+typedef struct rlx_exec_stats {
+    size_t arena_bytes;        /* planned activation arena */
+    size_t tensor_bytes;       /* sum of activation tensor sizes without reuse */
+    size_t param_bytes;
+    int    steps;              /* kernel dispatches per run */
+    int    fused_nodes;        /* nodes created by fusion */
+    int    specializations;    /* cached symbol bindings */
+    const char *backend;       /* "cpu", ... */
+} rlx_exec_stats;
+
+rlx_status rlx_exec_get_stats(const rlx_exec *e, rlx_exec_stats *stats);
+
+/* Per-step report of the most recently used specialization: one line per step
+ * with its op, node name, path (kernel or host) and shapes. malloc'ed; free(). */
+char *rlx_exec_report(const rlx_exec *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RLX_H */

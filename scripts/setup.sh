@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what the build, tests and benches need on Debian, once.
+# `setup.sh` for tests/demo; `setup.sh bench` adds OpenBLAS for bench/gemm.
+set -eu
+need=()
+command -v cc >/dev/null 2>&1 || need+=(gcc)
+command -v make >/dev/null 2>&1 || need+=(make)
+if [ "${1:-}" = bench ]; then
+    [ -f /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h ] || need+=(libopenblas-dev)
+fi
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing ${need[*]}; run as root or install them with apt-get" >&2
+    exit 1
+fi
+echo "setup: installing ${need[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq "${need[@]}" >/dev/null

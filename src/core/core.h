@@ -1,0 +1,57 @@
+/*
+ * core.h — shared plumbing with nothing ML-specific: error reporting, logging,
+ * allocation helpers, small utilities and timing. Every other layer uses it.
+ */
+#ifndef RLX_CORE_H
+#define RLX_CORE_H
+
+#include "rlx.h"
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define RLX_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define RLX_PRINTF(a, b)
+#endif
+
+/* Sets the per-thread error message and returns status, so call sites read
+ *   return rlx_fail(RLX_STATUS_SHAPE, "matmul '%s': ...", name);          */
+rlx_status rlx_fail(rlx_status status, const char *fmt, ...) RLX_PRINTF(2, 3);
+void       rlx_clear_error(void);
+
+void rlx_log_msg(rlx_log_level level, const char *fmt, ...) RLX_PRINTF(2, 3);
+
+/* Allocation: NULL on failure (callers turn that into RLX_STATUS_OUT_OF_MEMORY).
+ * rlx_aligned_alloc rounds the size up and aligns to 64 bytes. */
+void *rlx_aligned_alloc(size_t bytes);
+void  rlx_aligned_free(void *p);
+char *rlx_strdup(const char *s);
+
+/* a * b with overflow check: false on overflow. */
+bool rlx_mul_overflow_u64(uint64_t a, uint64_t b, uint64_t *out);
+
+/* Monotonic time in seconds. */
+double rlx_now_seconds(void);
+
+/* Environment helpers: value of env var as int, or fallback when unset/invalid. */
+int rlx_env_int(const char *name, int fallback);
+
+/* f16 / bf16 <-> f32 conversion (round to nearest even). */
+float    rlx_f16_to_f32(uint16_t h);
+uint16_t rlx_f32_to_f16(float f);
+float    rlx_bf16_to_f32(uint16_t h);
+uint16_t rlx_f32_to_bf16(float f);
+
+/* Loads element i of a typed buffer as double / stores a double with the
+ * dtype's conversion (integers round toward zero, bool is x != 0). */
+double rlx_load_as_f64(const void *data, rlx_dtype dt, int64_t i);
+void   rlx_store_from_f64(void *data, rlx_dtype dt, int64_t i, double v);
+
+#define RLX_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define RLX_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define RLX_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

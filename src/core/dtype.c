@@ -1,0 +1,96 @@
+/*
+ * dtype.c — element types: names, sizes, f16/bf16 conversion, and the generic
+ * load/store-as-double used by kernels' non-f32 paths and by cast.
+ */
+#include "core/core.h"
+#include <math.h>
+#include <string.h>
+
+const char *rlx_dtype_name(rlx_dtype dt) {
+    static const char *names[RLX_DTYPE_COUNT] = {
+        "f32", "f16", "bf16", "f64", "i32", "i64", "u8", "bool", "i8"};
+    return (unsigned)dt < RLX_DTYPE_COUNT ? names[dt] : "?";
+}
+
+size_t rlx_dtype_size(rlx_dtype dt) {
+    static const size_t sizes[RLX_DTYPE_COUNT] = {4, 2, 2, 8, 4, 8, 1, 1, 1};
+    return (unsigned)dt < RLX_DTYPE_COUNT ? sizes[dt] : 0;
+}
+
+static uint32_t f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static float bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+float rlx_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    if (exp == 0) {                      /* zero or subnormal: man * 2^-24 */
+        float v = (float)man * 5.9604644775390625e-8f;
+        return sign ? -v : v;
+    }
+    if (exp == 31) return bits_f32(sign | 0x7f800000u | (man << 13));
+    return bits_f32(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+uint16_t rlx_f32_to_f16(float f) {
+    uint32_t u = f32_bits(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+    uint32_t abs = u & 0x7fffffffu;
+    if (abs >= 0x7f800000u)                                   /* inf / nan */
+        return sign | 0x7c00 | (abs > 0x7f800000u ? 0x200 : 0);
+    if (abs >= 0x477ff000u) return sign | 0x7c00;              /* overflow -> inf */
+    if (abs < 0x38800000u) {                                   /* subnormal or zero */
+        float v = bits_f32(abs) * 16777216.0f;                 /* scale by 2^24 */
+        return sign | (uint16_t)nearbyintf(v);                 /* ties to even */
+    }
+    uint32_t e = (abs >> 23) - 112, m = abs & 0x7fffff;
+    uint32_t half = (e << 10) | (m >> 13);
+    uint32_t rest = m & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (half & 1))) half++;
+    return sign | (uint16_t)half;
+}
+
+float rlx_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+
+uint16_t rlx_f32_to_bf16(float f) {
+    uint32_t u = f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);  /* quiet NaN */
+    u += 0x7fff + ((u >> 16) & 1);
+    return (uint16_t)(u >> 16);
+}
+
+double rlx_load_as_f64(const void *data, rlx_dtype dt, int64_t i) {
+    switch (dt) {
+    case RLX_F32:  return ((const float *)data)[i];
+    case RLX_F16:  return rlx_f16_to_f32(((const uint16_t *)data)[i]);
+    case RLX_BF16: return rlx_bf16_to_f32(((const uint16_t *)data)[i]);
+    case RLX_F64:  return ((const double *)data)[i];
+    case RLX_I32:  return ((const int32_t *)data)[i];
+    case RLX_I64:  return (double)((const int64_t *)data)[i];
+    case RLX_U8:   return ((const uint8_t *)data)[i];
+    case RLX_BOOL: return ((const uint8_t *)data)[i] != 0;
+    case RLX_I8:   return ((const int8_t *)data)[i];
+    default:       return 0;
+    }
+}
+
+/* Float to integer: truncate toward zero, saturate at the type's range, NaN -> 0. */
+static double to_int_range(double v, double lo, double hi) {
+    if (isnan(v)) return 0;
+    v = trunc(v);
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+void rlx_store_from_f64(void *data, rlx_dtype dt, int64_t i, double v) {
+    switch (dt) {
+    case RLX_F32:  ((float *)data)[i] = (float)v; break;
+    case RLX_F16:  ((uint16_t *)data)[i] = rlx_f32_to_f16((float)v); break;
+    case RLX_BF16: ((uint16_t *)data)[i] = rlx_f32_to_bf16((float)v); break;
+    case RLX_F64:  ((double *)data)[i] = v; break;
+    case RLX_I32:  ((int32_t *)data)[i] = (int32_t)to_int_range(v, -2147483648.0, 2147483647.0); break;
+    case RLX_I64:  ((int64_t *)data)[i] = (int64_t)to_int_range(v, -9223372036854775808.0, 9223372036854774784.0); break;
+    case RLX_U8:   ((uint8_t *)data)[i] = (uint8_t)to_int_range(v, 0, 255); break;
+    case RLX_BOOL: ((uint8_t *)data)[i] = (v != 0 && !isnan(v)) ? 1 : 0; break;
+    case RLX_I8:   ((int8_t *)data)[i] = (int8_t)to_int_range(v, -128, 127); break;
+    default: break;
+    }
+}

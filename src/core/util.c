@@ -1,0 +1,51 @@
+/*
+ * util.c — allocation, overflow-checked arithmetic, time and environment
+ * helpers used across layers.
+ */
+#include "core/core.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void *rlx_aligned_alloc(size_t bytes) {
+    void *p = NULL;
+    size_t rounded = (bytes + 63) & ~(size_t)63;
+    if (rounded < bytes) return NULL;
+    if (rounded == 0) rounded = 64;
+    if (posix_memalign(&p, 64, rounded) != 0) return NULL;
+    return p;
+}
+
+void rlx_aligned_free(void *p) { free(p); }
+
+char *rlx_strdup(const char *s) {
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+bool rlx_mul_overflow_u64(uint64_t a, uint64_t b, uint64_t *out) {
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+double rlx_now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int rlx_env_int(const char *name, int fallback) {
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || *end || x < -1000000 || x > 1000000) {
+        rlx_log_msg(RLX_LOG_WARN, "ignoring %s='%s': not an integer", name, v);
+        return fallback;
+    }
+    return (int)x;
+}

@@ -1,0 +1,174 @@
+/*
+ * cpu_backend.c — CPU device, params and programs.
+ *
+ * A program resolves every tensor to a host pointer once (arena + offset,
+ * param buffer, constant data) and keeps one prepared cpu_kernel_ctx per
+ * step, so a run is: copy inputs into the arena, call each kernel in order.
+ */
+#include "cpu/cpu_backend.h"
+#include "cpu/cpu_kernel.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cpu_device {
+    rlx_threadpool *pool;
+    int             threads;
+};
+
+typedef struct cpu_step {
+    cpu_kernel_fn  fn;
+    cpu_kernel_ctx ctx;
+    int32_t        node;
+} cpu_step;
+
+struct cpu_program {
+    cpu_device     *dev;
+    const ir_graph *g;
+    const mem_plan *plan;
+    uint8_t        *arena;
+    void          **ptr;       /* per node */
+    cpu_step       *steps;
+    int             n_steps;
+    bool            poison;
+};
+
+rlx_status cpu_device_new(int threads, cpu_device **out) {
+    *out = NULL;
+    cpu_device *d = calloc(1, sizeof *d);
+    if (!d) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
+    d->threads = threads > 0 ? threads : rlx_cpu_count();
+    if (d->threads > 1) {
+        d->pool = rlx_threadpool_new(d->threads);
+        if (!d->pool) {
+            rlx_log_msg(RLX_LOG_WARN, "cpu: could not start %d threads; running single-threaded", d->threads);
+            d->threads = 1;
+        }
+    }
+    *out = d;
+    return RLX_OK;
+}
+
+void cpu_device_free(cpu_device *dev) {
+    if (!dev) return;
+    rlx_threadpool_free(dev->pool);
+    free(dev);
+}
+
+int cpu_device_threads(const cpu_device *dev) { return dev->threads; }
+
+rlx_status cpu_param_alloc(cpu_device *dev, size_t bytes, void **handle) {
+    void *p = rlx_aligned_alloc(bytes ? bytes : 1);
+    if (!p) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes for a param", bytes);
+    memset(p, 0, bytes);
+    *handle = p;
+    return RLX_OK;
+}
+
+rlx_status cpu_param_write(cpu_device *dev, void *handle, const void *data, size_t bytes) {
+    memcpy(handle, data, bytes);
+    return RLX_OK;
+}
+
+void cpu_param_free(cpu_device *dev, void *handle) { rlx_aligned_free(handle); }
+
+static void fill_tensor(cpu_tensor *t, void *data, const ir_node *n) {
+    t->data = data;
+    t->dtype = n->dtype;
+    t->rank = n->shape.rank;
+    ir_shape_dims(&n->shape, t->dims);
+    t->numel = ir_shape_numel(&n->shape);
+}
+
+rlx_status cpu_program_new(cpu_device *dev, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
+                           bool poison, cpu_program **out) {
+    *out = NULL;
+    cpu_program *p = calloc(1, sizeof *p);
+    if (!p) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
+    p->dev = dev;
+    p->g = g;
+    p->plan = plan;
+    p->poison = poison;
+    p->arena = rlx_aligned_alloc(plan->arena_bytes ? plan->arena_bytes : 1);
+    p->ptr = calloc((size_t)RLX_MAX(g->n_nodes, 1), sizeof *p->ptr);
+    p->steps = calloc((size_t)RLX_MAX(g->n_nodes, 1), sizeof *p->steps);
+    if (!p->arena || !p->ptr || !p->steps) {
+        cpu_program_free(p);
+        return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "cpu: cannot allocate an arena of %zu bytes", plan->arena_bytes);
+    }
+    /* NaN bytes, so that an element no kernel wrote shows up in tests */
+    memset(p->arena, 0xff, plan->arena_bytes);
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const plan_entry *e = &plan->entries[i];
+        switch (e->storage) {
+        case PLAN_ARENA: p->ptr[i] = p->arena + e->offset; break;
+        case PLAN_PARAM: p->ptr[i] = (uint8_t *)param_handles[e->base] + e->offset; break;
+        case PLAN_CONST: p->ptr[i] = (uint8_t *)g->nodes[e->base].data + e->offset; break;
+        }
+    }
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        if (n->op == IR_OP_INPUT || n->op == IR_OP_PARAM || n->op == IR_OP_CONST || plan->entries[i].is_view) continue;
+        cpu_kernel_fn fn = cpu_kernel_for(n->op);
+        if (!fn) {
+            char lbl[128];
+            cpu_program_free(p);
+            return rlx_fail(RLX_STATUS_UNSUPPORTED, "cpu: %s has no CPU kernel", ir_node_label(g, i, lbl, sizeof lbl));
+        }
+        cpu_step *s = &p->steps[p->n_steps++];
+        s->fn = fn;
+        s->node = i;
+        s->ctx.node = n;
+        s->ctx.n_in = n->n_in;
+        s->ctx.pool = dev->pool;
+        for (int j = 0; j < n->n_in; j++) fill_tensor(&s->ctx.in[j], p->ptr[n->in[j]], &g->nodes[n->in[j]]);
+        fill_tensor(&s->ctx.out, p->ptr[i], n);
+    }
+    *out = p;
+    return RLX_OK;
+}
+
+void cpu_program_free(cpu_program *p) {
+    if (!p) return;
+    rlx_aligned_free(p->arena);
+    free(p->ptr);
+    free(p->steps);
+    free(p);
+}
+
+rlx_status cpu_program_run(cpu_program *p, const void *const *inputs) {
+    if (p->poison) memset(p->arena, 0xff, p->plan->arena_bytes);
+    for (int32_t i = 0; i < p->g->n_nodes; i++) {
+        if (p->g->nodes[i].op != IR_OP_INPUT || !inputs[i]) continue;
+        memcpy(p->ptr[i], inputs[i], (size_t)p->plan->entries[i].bytes);
+    }
+    for (int s = 0; s < p->n_steps; s++) {
+        rlx_status st = p->steps[s].fn(&p->steps[s].ctx);
+        if (st != RLX_OK) return st;
+    }
+    return RLX_OK;
+}
+
+void *cpu_program_result(cpu_program *p, int32_t node) { return p->ptr[node]; }
+
+int cpu_program_steps(const cpu_program *p) { return p->n_steps; }
+
+char *cpu_program_report(const cpu_program *p) {
+    size_t cap = 256 + (size_t)p->g->n_nodes * 200, len = 0;
+    char *out = malloc(cap);
+    if (!out) return NULL;
+    out[0] = 0;
+    for (int32_t i = 0; i < p->g->n_nodes; i++) {
+        const ir_node *n = &p->g->nodes[i];
+        const plan_entry *e = &p->plan->entries[i];
+        const char *path = n->op == IR_OP_INPUT || n->op == IR_OP_PARAM || n->op == IR_OP_CONST ? "source"
+                         : e->is_view ? "view" : "cpu-kernel";
+        char shape[160], lbl[128];
+        ir_shape_format(&n->shape, p->g, shape, sizeof shape);
+        int w = snprintf(out + len, cap - len, "%4d  %-11s %-40s %s%s\n", i, path,
+                         ir_node_label(p->g, i, lbl, sizeof lbl), rlx_dtype_name(n->dtype), shape);
+        if (w < 0 || (size_t)w >= cap - len) break;
+        len += (size_t)w;
+    }
+    return out;
+}

@@ -1,0 +1,43 @@
+/*
+ * cpu_backend.h — the CPU backend: a device (thread pool + params in host
+ * memory) and programs (a planned, specialized graph lowered to a flat list of
+ * kernel calls with every pointer resolved at build time).
+ *
+ * The runtime wraps these in its backend table; the CPU backend knows nothing
+ * of the runtime or of other backends.
+ */
+#ifndef RLX_CPU_BACKEND_H
+#define RLX_CPU_BACKEND_H
+
+#include "passes/passes.h"
+
+typedef struct cpu_device  cpu_device;
+typedef struct cpu_program cpu_program;
+
+/* threads <= 0: one per core. */
+rlx_status cpu_device_new(int threads, cpu_device **out);
+void       cpu_device_free(cpu_device *dev);
+int        cpu_device_threads(const cpu_device *dev);
+
+/* Param storage: zero-filled host memory; the handle is the data pointer. */
+rlx_status cpu_param_alloc(cpu_device *dev, size_t bytes, void **handle);
+rlx_status cpu_param_write(cpu_device *dev, void *handle, const void *data, size_t bytes);
+void       cpu_param_free(cpu_device *dev, void *handle);
+
+/* g must be specialized (static shapes) and planned. param_handles[i] is the
+ * handle of node i when it is a PARAM (NULL otherwise). g and plan must outlive
+ * the program. poison: fill the arena with NaN bytes before every run. */
+rlx_status cpu_program_new(cpu_device *dev, const ir_graph *g, const mem_plan *plan,
+                           void *const *param_handles, bool poison, cpu_program **out);
+void       cpu_program_free(cpu_program *p);
+
+/* inputs[i] is the data for node i when it is an INPUT (NULL otherwise);
+ * sizes were checked by the caller. */
+rlx_status cpu_program_run(cpu_program *p, const void *const *inputs);
+/* Host pointer to node's result after a run. */
+void      *cpu_program_result(cpu_program *p, int32_t node);
+int        cpu_program_steps(const cpu_program *p);
+/* One line per node: op, name, path ("kernel", "view", "source"), shapes. malloc'ed. */
+char      *cpu_program_report(const cpu_program *p);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * cpu_kernel.h — the contract between the CPU executable and its kernels.
+ *
+ * A kernel gets one node of a specialized graph (all shapes static), its input
+ * tensors and its output tensor, all dense row-major, and computes the output.
+ * Kernels read attributes from node->ia / node->fa (meanings in ir/ir.h).
+ * A kernel returns RLX_OK, or an error via rlx_fail() (e.g. an unsupported
+ * dtype or an out-of-range id); it never aborts.
+ */
+#ifndef RLX_CPU_KERNEL_H
+#define RLX_CPU_KERNEL_H
+
+#include "core/threadpool.h"
+#include "ir/ir.h"
+
+typedef struct cpu_tensor {
+    void     *data;
+    rlx_dtype dtype;
+    int       rank;
+    int64_t   dims[IR_MAX_RANK];
+    int64_t   numel;
+} cpu_tensor;
+
+typedef struct cpu_kernel_ctx {
+    const ir_node  *node;
+    int             n_in;
+    cpu_tensor      in[IR_MAX_INPUTS];
+    cpu_tensor      out;
+    rlx_threadpool *pool;      /* may be NULL: run inline */
+} cpu_kernel_ctx;
+
+typedef rlx_status (*cpu_kernel_fn)(const cpu_kernel_ctx *k);
+
+/* The kernel for an op, or NULL when the CPU has none (INPUT/PARAM/CONST need none). */
+cpu_kernel_fn cpu_kernel_for(ir_op op);
+
+/* Kernel entry points, by family (src/cpu/kernels/<family>.c). */
+rlx_status cpu_binary(const cpu_kernel_ctx *k);     /* ADD..POW        */
+rlx_status cpu_unary(const cpu_kernel_ctx *k);      /* RELU..ATAN, CLAMP */
+rlx_status cpu_compare(const cpu_kernel_ctx *k);    /* EQ..GE          */
+rlx_status cpu_where(const cpu_kernel_ctx *k);
+rlx_status cpu_fma(const cpu_kernel_ctx *k);
+rlx_status cpu_cast(const cpu_kernel_ctx *k);
+rlx_status cpu_matmul(const cpu_kernel_ctx *k);     /* MATMUL, MATMUL_BIAS_ACT */
+rlx_status cpu_reduce(const cpu_kernel_ctx *k);     /* REDUCE_*        */
+rlx_status cpu_argreduce(const cpu_kernel_ctx *k);  /* ARGMAX, ARGMIN  */
+rlx_status cpu_softmax(const cpu_kernel_ctx *k);    /* SOFTMAX, LOG_SOFTMAX */
+rlx_status cpu_norm(const cpu_kernel_ctx *k);       /* LAYER_NORM, RMS_NORM, ADD_*_NORM */
+rlx_status cpu_reshape(const cpu_kernel_ctx *k);    /* copy when not aliased */
+rlx_status cpu_transpose(const cpu_kernel_ctx *k);
+rlx_status cpu_slice(const cpu_kernel_ctx *k);
+rlx_status cpu_concat(const cpu_kernel_ctx *k);
+rlx_status cpu_expand(const cpu_kernel_ctx *k);
+rlx_status cpu_gather_rows(const cpu_kernel_ctx *k);
+rlx_status cpu_gather(const cpu_kernel_ctx *k);
+rlx_status cpu_cumsum(const cpu_kernel_ctx *k);
+rlx_status cpu_topk(const cpu_kernel_ctx *k);       /* TOPK_VALUES, TOPK_INDICES */
+rlx_status cpu_attention(const cpu_kernel_ctx *k);
+rlx_status cpu_rope(const cpu_kernel_ctx *k);
+rlx_status cpu_softmax_ce(const cpu_kernel_ctx *k); /* SOFTMAX_CE, SOFTMAX_CE_GRAD */
+
+/* Shared helpers for kernels (cpu/kernels/kernel_util.c). */
+/* Element strides of a dense shape. */
+void cpu_dense_strides(int rank, const int64_t *dims, int64_t *strides);
+/* Strides of `in` broadcast to out's rank/dims (0 on broadcast dims). */
+void cpu_broadcast_strides(const cpu_tensor *in, const cpu_tensor *out, int64_t *strides);
+/* Applies an activation (rlx_activation) to v. */
+float cpu_activate(float v, int act);
+
+#endif

@@ -1,0 +1,381 @@
+/*
+ * attention.c — fused scaled dot-product attention on the CPU.
+ *
+ *   out = softmax(q k^T * scale + mask) v
+ *   q [B,H,Sq,D], k and v [B,Hkv,Skv,D], H % Hkv == 0; query head h reads kv
+ *   head h / (H/Hkv) (GQA). Query i sits at position Skv - Sq + i.
+ *   RLX_MASK_CAUSAL: query i sees keys j <= Skv - Sq + i.
+ *   RLX_MASK_ADDITIVE: a 4th input, f32, broadcastable (right aligned, rank
+ *   <= 4) to [B,H,Sq,Skv], is added to the scaled scores.
+ *   A query row whose keys are all masked (every score -inf, or no visible
+ *   key at all, e.g. causal with Sq > Skv) outputs zeros, not NaN.
+ *
+ * Flash-style: the [Sq,Skv] score matrix never exists. Work is split into
+ * tasks of (b, h, block of ATT_BQ queries); a task walks the keys in blocks
+ * of ATT_BK with an online softmax (running max m, running sum l, rescaled
+ * accumulator O), so it touches one K/V block at a time and its scratch
+ * (scores, O, a transposed K block) stays in L1/L2. Causal tasks stop at the
+ * last key their last query can see.
+ *
+ * Scores are computed two ways: blocks with many query rows transpose the K
+ * block once and accumulate scores with axpys over keys (no horizontal sums);
+ * blocks with few rows (decode) take dot products straight from K. Inner
+ * loops run over fixed 16-lane chunks so that compilers vectorize them at
+ * -O2 without -ffast-math. On x86-64 the task body is compiled three times
+ * (AVX-512, AVX2+FMA, baseline) and chosen at run time; exp is a vectorizable
+ * polynomial (Cephes expf, ~1 ulp) because a libm call per score would cost
+ * more than the dot products.
+ */
+#include "cpu/cpu_kernel.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ATT_BQ    64   /* query rows per task */
+#define ATT_BK    64   /* keys per block */
+#define ATT_LANES 16   /* chunk width of the vectorized loops */
+#define ATT_KT_MIN_ROWS 8  /* below this, dot products beat transposing K */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define ATT_X86_DISPATCH 1
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ATT_INLINE static inline __attribute__((always_inline))
+#else
+#define ATT_INLINE static inline
+#endif
+
+static const char *node_label(const ir_node *n, char *buf, size_t len)
+{
+    const char *op = ir_op_info_get(n->op)->name;
+    if (n->name)
+        snprintf(buf, len, "%s '%s'", op, n->name);
+    else
+        snprintf(buf, len, "%s", op);
+    return buf;
+}
+
+typedef struct att_ctx {
+    const float *q, *k, *v, *mask;
+    float       *out;
+    int64_t      B, H, Hkv, Sq, Skv, D, group, nqb;
+    int64_t      mstr[4];      /* mask element strides over [B,H,Sq,Skv] */
+    float        scale;
+    int          causal;
+    float       *scratch;      /* per worker: scratch_floats */
+    size_t       scratch_floats;
+    void       (*task)(const struct att_ctx *c, int64_t t, float *scr);
+} att_ctx;
+
+/* e^x for each of the ATT_BK entries of x, in place. Cephes expf: x = n ln2 + r,
+ * e^r by a degree-6 polynomial, 2^n built in the exponent bits. Branch-free so
+ * it vectorizes. -inf and very negative inputs give 0, NaN stays NaN. */
+ATT_INLINE void att_exp_block(float *x)
+{
+    for (int j = 0; j < ATT_BK; j++) {
+        float v = x[j];
+        float c = v > -87.3f ? v : -87.3f;
+        c = c < 88.3f ? c : 88.3f;
+        float fn = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+        float r = c - fn * 0.693359375f;
+        r = r - fn * -2.12194440e-4f;
+        float p = 1.9875691500e-4f;
+        p = p * r + 1.3981999507e-3f;
+        p = p * r + 8.3334519073e-3f;
+        p = p * r + 4.1665795894e-2f;
+        p = p * r + 1.6666665459e-1f;
+        p = p * r + 5.0000001201e-1f;
+        p = p * r * r + r + 1.0f;
+        int32_t e = ((int32_t)fn + 127) << 23;
+        float s;
+        memcpy(&s, &e, sizeof s);
+        float res = p * s;
+        res = v < -87.3f ? 0.0f : res;
+        x[j] = v != v ? v : res;
+    }
+}
+
+/* dot(a, b) over n with 16 independent partial sums. */
+ATT_INLINE float att_dot(const float *a, const float *b, int64_t n)
+{
+    float acc[ATT_LANES] = {0};
+    int64_t d = 0;
+    for (; d + ATT_LANES <= n; d += ATT_LANES)
+        for (int l = 0; l < ATT_LANES; l++)
+            acc[l] += a[d + l] * b[d + l];
+    float s = 0.0f;
+    for (; d < n; d++)
+        s += a[d] * b[d];
+    for (int w = ATT_LANES / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; l++)
+            acc[l] += acc[l + w];
+    return acc[0] + s;
+}
+
+/* y += a * x over n. restrict matters: without it the compiler must assume
+ * y and x overlap and keeps the loop scalar. */
+ATT_INLINE void att_axpy(float *restrict y, float a, const float *restrict x, int64_t n)
+{
+    int64_t d = 0;
+    for (; d + ATT_LANES <= n; d += ATT_LANES)
+        for (int l = 0; l < ATT_LANES; l++)
+            y[d + l] += a * x[d + l];
+    for (; d < n; d++)
+        y[d] += a * x[d];
+}
+
+ATT_INLINE void att_scale_row(float *y, float a, int64_t n)
+{
+    int64_t d = 0;
+    for (; d + ATT_LANES <= n; d += ATT_LANES)
+        for (int l = 0; l < ATT_LANES; l++)
+            y[d + l] *= a;
+    for (; d < n; d++)
+        y[d] *= a;
+}
+
+/* y[0..ATT_BK) += a * x[0..ATT_BK) */
+ATT_INLINE void att_axpy_block(float *restrict y, float a, const float *restrict x)
+{
+    for (int j = 0; j < ATT_BK; j++)
+        y[j] += a * x[j];
+}
+
+ATT_INLINE float att_max_block(const float *x)
+{
+    float mx[ATT_LANES];
+    for (int l = 0; l < ATT_LANES; l++)
+        mx[l] = x[l];
+    for (int j = ATT_LANES; j < ATT_BK; j += ATT_LANES)
+        for (int l = 0; l < ATT_LANES; l++)
+            mx[l] = x[j + l] > mx[l] ? x[j + l] : mx[l];
+    float m = mx[0];
+    for (int l = 1; l < ATT_LANES; l++)
+        m = mx[l] > m ? mx[l] : m;
+    return m;
+}
+
+ATT_INLINE float att_sum_block(const float *x)
+{
+    float acc[ATT_LANES] = {0};
+    for (int j = 0; j < ATT_BK; j += ATT_LANES)
+        for (int l = 0; l < ATT_LANES; l++)
+            acc[l] += x[j + l];
+    float s = 0.0f;
+    for (int l = 0; l < ATT_LANES; l++)
+        s += acc[l];
+    return s;
+}
+
+/* One task: queries [i0, i1) of head h in batch b. Scratch layout:
+ * S [ATT_BQ][ATT_BK] scores, O [ATT_BQ][D], Kt [D][ATT_BK], m and l [ATT_BQ]. */
+ATT_INLINE void att_task_body(const att_ctx *c, int64_t t, float *scr)
+{
+    const int64_t D = c->D, Sq = c->Sq, Skv = c->Skv;
+    const int64_t qb = t % c->nqb, h = (t / c->nqb) % c->H, b = t / (c->nqb * c->H);
+    const int64_t hk = h / c->group;
+    const int64_t i0 = qb * ATT_BQ, i1 = RLX_MIN(Sq, i0 + ATT_BQ), nr = i1 - i0;
+    const int64_t offs = Skv - Sq;   /* position of query 0 */
+    const float *q = c->q + ((b * c->H + h) * Sq + i0) * D;
+    const float *kb = c->k + (b * c->Hkv + hk) * Skv * D;
+    const float *vb = c->v + (b * c->Hkv + hk) * Skv * D;
+    float *S = scr, *O = S + ATT_BQ * ATT_BK, *Kt = O + ATT_BQ * D;
+    float *m = Kt + D * ATT_BK, *l = m + ATT_BQ;
+    const int use_kt = nr >= ATT_KT_MIN_ROWS;
+
+    int64_t kv_end = Skv;
+    if (c->causal)
+        kv_end = RLX_MAX((int64_t)0, RLX_MIN(Skv, offs + i1));
+    for (int64_t r = 0; r < nr; r++) {
+        m[r] = -INFINITY;
+        l[r] = 0.0f;
+    }
+    memset(O, 0, sizeof(float) * (size_t)(nr * D));
+
+    for (int64_t j0 = 0; j0 < kv_end; j0 += ATT_BK) {
+        const int64_t nk = RLX_MIN((int64_t)ATT_BK, kv_end - j0);
+        const float *kblk = kb + j0 * D, *vblk = vb + j0 * D;
+
+        /* raw scores q.k for the nk keys of this block */
+        if (use_kt) {
+            for (int64_t j = 0; j < nk; j++)
+                for (int64_t d = 0; d < D; d++)
+                    Kt[d * ATT_BK + j] = kblk[j * D + d];
+            for (int64_t d = 0; d < D; d++)
+                for (int64_t j = nk; j < ATT_BK; j++)
+                    Kt[d * ATT_BK + j] = 0.0f;
+            for (int64_t r = 0; r < nr; r++) {
+                float *s = S + r * ATT_BK;
+                const float *qr = q + r * D;
+                for (int j = 0; j < ATT_BK; j++)
+                    s[j] = 0.0f;
+                for (int64_t d = 0; d < D; d++)
+                    att_axpy_block(s, qr[d], Kt + d * ATT_BK);
+            }
+        } else {
+            for (int64_t r = 0; r < nr; r++)
+                for (int64_t j = 0; j < nk; j++)
+                    S[r * ATT_BK + j] = att_dot(q + r * D, kblk + j * D, D);
+        }
+
+        for (int64_t r = 0; r < nr; r++) {
+            float *s = S + r * ATT_BK, *o = O + r * D;
+            const int64_t qi = i0 + r;
+            int64_t lim = nk;
+            if (c->causal)
+                lim = RLX_MAX((int64_t)0, RLX_MIN(nk, offs + qi + 1 - j0));
+            if (lim == 0)
+                continue;   /* nothing visible in this block */
+            if (c->mask) {
+                const float *mk = c->mask + b * c->mstr[0] + h * c->mstr[1] + qi * c->mstr[2]
+                                  + j0 * c->mstr[3];
+                const int64_t ms = c->mstr[3];
+                for (int64_t j = 0; j < lim; j++)
+                    s[j] = s[j] * c->scale + mk[j * ms];
+            } else {
+                for (int64_t j = 0; j < lim; j++)
+                    s[j] = s[j] * c->scale;
+            }
+            for (int64_t j = lim; j < ATT_BK; j++)
+                s[j] = -INFINITY;
+
+            const float mb = att_max_block(s);
+            const float m_new = mb > m[r] ? mb : m[r];
+            if (m_new == -INFINITY)
+                continue;   /* every score so far is masked */
+            const float corr = expf(m[r] - m_new);
+            for (int j = 0; j < ATT_BK; j++)
+                s[j] -= m_new;
+            att_exp_block(s);
+            l[r] = l[r] * corr + att_sum_block(s);
+            m[r] = m_new;
+            if (corr != 1.0f)
+                att_scale_row(o, corr, D);
+            for (int64_t j = 0; j < lim; j++)
+                att_axpy(o, s[j], vblk + j * D, D);
+        }
+    }
+
+    float *dst = c->out + ((b * c->H + h) * Sq + i0) * D;
+    for (int64_t r = 0; r < nr; r++) {
+        const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+        for (int64_t d = 0; d < D; d++)
+            dst[r * D + d] = O[r * D + d] * inv;
+    }
+}
+
+static void att_task_base(const att_ctx *c, int64_t t, float *scr)
+{
+    att_task_body(c, t, scr);
+}
+
+#ifdef ATT_X86_DISPATCH
+__attribute__((target("avx2,fma")))
+static void att_task_avx2(const att_ctx *c, int64_t t, float *scr)
+{
+    att_task_body(c, t, scr);
+}
+
+__attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma")))
+static void att_task_avx512(const att_ctx *c, int64_t t, float *scr)
+{
+    att_task_body(c, t, scr);
+}
+#endif
+
+static void att_range(void *ctx, int64_t begin, int64_t end, int worker)
+{
+    const att_ctx *c = ctx;
+    float *scr = c->scratch + (size_t)worker * c->scratch_floats;
+    for (int64_t t = begin; t < end; t++)
+        c->task(c, t, scr);
+}
+
+rlx_status cpu_attention(const cpu_kernel_ctx *k)
+{
+    const ir_node *n = k->node;
+    const cpu_tensor *q = &k->in[0], *kk = &k->in[1], *v = &k->in[2];
+    char lb[160];
+    int kind = (int)n->ia[0];
+
+    if (q->dtype != RLX_F32 || kk->dtype != RLX_F32 || v->dtype != RLX_F32)
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: only f32 is supported, got %s",
+                        node_label(n, lb, sizeof lb), rlx_dtype_name(q->dtype));
+    if (q->rank != 4 || kk->rank != 4 || v->rank != 4)
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: q, k, v must be [B,H,S,D]",
+                        node_label(n, lb, sizeof lb));
+    att_ctx c;
+    memset(&c, 0, sizeof c);
+    c.B = q->dims[0];
+    c.H = q->dims[1];
+    c.Sq = q->dims[2];
+    c.D = q->dims[3];
+    c.Hkv = kk->dims[1];
+    c.Skv = kk->dims[2];
+    if (kk->dims[0] != c.B || kk->dims[3] != c.D || c.Hkv <= 0 || c.H % c.Hkv != 0 ||
+        memcmp(kk->dims, v->dims, 4 * sizeof(int64_t)) != 0)
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: k/v shape [%lld,%lld,%lld,%lld] does not fit q "
+                        "[%lld,%lld,%lld,%lld]", node_label(n, lb, sizeof lb),
+                        (long long)kk->dims[0], (long long)kk->dims[1], (long long)kk->dims[2],
+                        (long long)kk->dims[3], (long long)c.B, (long long)c.H, (long long)c.Sq,
+                        (long long)c.D);
+    if (kind != RLX_MASK_NONE && kind != RLX_MASK_CAUSAL && kind != RLX_MASK_ADDITIVE)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: unknown mask kind %d",
+                        node_label(n, lb, sizeof lb), kind);
+    c.group = c.H / c.Hkv;
+    c.q = q->data;
+    c.k = kk->data;
+    c.v = v->data;
+    c.out = k->out.data;
+    c.scale = (float)n->fa[0];
+    c.causal = kind == RLX_MASK_CAUSAL;
+    if (kind == RLX_MASK_ADDITIVE) {
+        const cpu_tensor *mk = &k->in[3];
+        if (k->n_in < 4 || mk->dtype != RLX_F32 || mk->rank > 4)
+            return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: additive mask must be f32 of rank <= 4",
+                            node_label(n, lb, sizeof lb));
+        cpu_tensor full;
+        memset(&full, 0, sizeof full);
+        full.rank = 4;
+        full.dims[0] = c.B;
+        full.dims[1] = c.H;
+        full.dims[2] = c.Sq;
+        full.dims[3] = c.Skv;
+        for (int d = 0; d < mk->rank; d++) {
+            int64_t md = mk->dims[d], fd = full.dims[4 - mk->rank + d];
+            if (md != 1 && md != fd)
+                return rlx_fail(RLX_STATUS_SHAPE, "%s: mask dim %d is %lld, cannot broadcast to %lld",
+                                node_label(n, lb, sizeof lb), d, (long long)md, (long long)fd);
+        }
+        cpu_broadcast_strides(mk, &full, c.mstr);
+        c.mask = mk->data;
+    }
+    if (k->out.numel == 0)
+        return RLX_OK;
+
+    c.nqb = (c.Sq + ATT_BQ - 1) / ATT_BQ;
+    c.scratch_floats = (size_t)(ATT_BQ * ATT_BK + ATT_BQ * c.D + c.D * ATT_BK + 2 * ATT_BQ);
+    c.scratch_floats = (c.scratch_floats + 15) & ~(size_t)15;   /* keep 64-byte alignment */
+    int workers = rlx_threadpool_size(k->pool);
+    c.scratch = rlx_aligned_alloc(c.scratch_floats * sizeof(float) * (size_t)workers);
+    if (!c.scratch)
+        return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: no memory for %d x %zu scratch floats",
+                        node_label(n, lb, sizeof lb), workers, c.scratch_floats);
+
+    c.task = att_task_base;
+#ifdef ATT_X86_DISPATCH
+    if (__builtin_cpu_supports("avx512f"))
+        c.task = att_task_avx512;
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        c.task = att_task_avx2;
+#endif
+    int64_t tasks = c.B * c.H * c.nqb;
+    /* A task is at least nr * kv * D multiply-adds; keep tiny calls inline. */
+    int64_t work = c.B * c.H * c.Sq * c.Skv * c.D;
+    rlx_parallel_for(work >= ((int64_t)1 << 16) ? k->pool : NULL, tasks, 1, att_range, &c);
+    rlx_aligned_free(c.scratch);
+    return RLX_OK;
+}

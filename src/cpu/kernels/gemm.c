@@ -1,0 +1,385 @@
+/*
+ * gemm.c — the SGEMM driver: picks a micro-kernel, splits C among threads,
+ * blocks for the caches, packs A and B into the panel layout the micro-kernel
+ * reads, and applies the bias + activation epilogue.
+ *
+ * Structure (BLIS/GotoBLAS style, per thread task):
+ *   for jc over N in NC columns
+ *     for pc over K in KC steps            pack B[pc:, jc:] into NR-wide panels
+ *       for ic over M in MC rows           pack A[ic:, pc:] into MR-tall panels
+ *         for ir over MC in MR rows        one A panel stays in L1 ...
+ *           for jr over NC in NR cols      ... while B panels stream from L2
+ *             micro-kernel (C tile += A panel * B panel)
+ * The epilogue runs on each tile right after its last K block, while the tile
+ * is still in L1. Threads get disjoint rectangles of C and pack their own
+ * panels, so they never synchronize inside a call.
+ */
+#include "cpu/kernels/gemm.h"
+#include "cpu/kernels/gemm_internal.h"
+#include "core/core.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Cache blocking (floats). KC x NC of packed B is the L2-resident block
+ * (256 x 512 x 4 B = 512 KiB of a 1 MiB L2); an MR x KC A panel (8 KiB) stays
+ * in L1 while it sweeps that block. MC bounds the packed A block. */
+#ifndef GEMM_KC
+#define GEMM_KC 256
+#endif
+#ifndef GEMM_NC
+#define GEMM_NC 512
+#endif
+#ifndef GEMM_MC
+#define GEMM_MC 256
+#endif
+
+/* Below this many multiply-adds a call runs on one thread: waking workers and
+ * packing twice would cost more than it saves. */
+#define GEMM_PARALLEL_MIN_MACS (64 * 64 * 64)
+
+/* ------------------------------------------------------- portable kernel */
+
+#define PMR 4
+#define PNR 16
+
+/* Plain C; the fixed trip counts let the compiler vectorize for the baseline ISA. */
+static void ukernel_portable(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                             int load_c) {
+    float acc[PMR][PNR];
+    memset(acc, 0, sizeof acc);
+    for (int64_t k = 0; k < kc; k++) {
+        for (int i = 0; i < PMR; i++) {
+            float ai = a[i];
+            for (int j = 0; j < PNR; j++) acc[i][j] += ai * b[j];
+        }
+        a += PMR;
+        b += PNR;
+    }
+    for (int i = 0; i < PMR; i++) {
+        float *ci = c + i * ldc;
+        if (load_c) for (int j = 0; j < PNR; j++) ci[j] += acc[i][j];
+        else        for (int j = 0; j < PNR; j++) ci[j] = acc[i][j];
+    }
+}
+
+static const gemm_ukernel ukernel_portable_desc = {
+    "portable", PMR, PNR, ukernel_portable, NULL, NULL, NULL,
+};
+
+/* ------------------------------------------------------ kernel selection */
+
+static const gemm_ukernel *detect_kernel(void) {
+#if defined(RLX_GEMM_HAVE_X86)
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma"))
+        return &rlx_gemm_ukernel_avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return &rlx_gemm_ukernel_avx2;
+#endif
+    return &ukernel_portable_desc;
+}
+
+/* The detected kernel is a pure function of the CPU, so racing first calls
+ * store the same pointer; the forced one is a test/bench override. */
+static _Atomic(const gemm_ukernel *) detected_kernel;
+static _Atomic(const gemm_ukernel *) forced_kernel;
+
+static const gemm_ukernel *current_kernel(void) {
+    const gemm_ukernel *k = atomic_load_explicit(&forced_kernel, memory_order_acquire);
+    if (k) return k;
+    k = atomic_load_explicit(&detected_kernel, memory_order_acquire);
+    if (!k) {
+        k = detect_kernel();
+        atomic_store_explicit(&detected_kernel, k, memory_order_release);
+    }
+    return k;
+}
+
+const char *rlx_sgemm_kernel_name(void) { return current_kernel()->name; }
+
+int rlx_sgemm_force_kernel(const char *name) {
+    if (!name) {
+        atomic_store(&forced_kernel, NULL);
+        return 0;
+    }
+    const gemm_ukernel *k = NULL;
+    if (strcmp(name, "portable") == 0) k = &ukernel_portable_desc;
+#if defined(RLX_GEMM_HAVE_X86)
+    else if (strcmp(name, "avx512") == 0 && detect_kernel() == &rlx_gemm_ukernel_avx512)
+        k = &rlx_gemm_ukernel_avx512;
+    else if (strcmp(name, "avx2") == 0 && __builtin_cpu_supports("avx2") &&
+             __builtin_cpu_supports("fma"))
+        k = &rlx_gemm_ukernel_avx2;
+#endif
+    if (!k) return -1;
+    atomic_store(&forced_kernel, k);
+    return 0;
+}
+
+/* ------------------------------------------------------------- epilogue */
+
+static float activate(float x, int act) {
+    switch (act) {
+    case RLX_ACT_RELU:    return x > 0.0f ? x : 0.0f;
+    case RLX_ACT_GELU:    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case RLX_ACT_GELU_TANH: {
+        const float s = 0.79788456080286536f; /* sqrt(2/pi) */
+        return 0.5f * x * (1.0f + tanhf(s * (x + 0.044715f * x * x * x)));
+    }
+    case RLX_ACT_SILU:    return x / (1.0f + expf(-x));
+    case RLX_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case RLX_ACT_TANH:    return tanhf(x);
+    default:              return x;
+    }
+}
+
+/* bias (offset to the tile's first column, or NULL) then act over a tile. */
+static void apply_epilogue(float *c, int64_t ldc, int64_t m, int64_t n, const float *bias,
+                           int act) {
+    for (int64_t i = 0; i < m; i++) {
+        float *ci = c + i * ldc;
+        if (bias) for (int64_t j = 0; j < n; j++) ci[j] += bias[j];
+        if (act == RLX_ACT_RELU) {
+            for (int64_t j = 0; j < n; j++) ci[j] = ci[j] > 0.0f ? ci[j] : 0.0f;
+        } else if (act != RLX_ACT_NONE) {
+            for (int64_t j = 0; j < n; j++) ci[j] = activate(ci[j], act);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ scratch */
+
+/* Packing buffers are cached per thread: a fresh large allocation per call
+ * would be an mmap plus page faults on every matmul. The key's destructor
+ * frees a worker's buffer when the worker exits. */
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_key_ok;
+static _Thread_local float *tl_scratch;
+static _Thread_local size_t tl_scratch_floats;
+
+static void scratch_destroy(void *p) { free(p); }
+static void scratch_key_init(void) { scratch_key_ok = pthread_key_create(&scratch_key, scratch_destroy) == 0; }
+
+static float *thread_scratch(size_t floats) {
+    if (tl_scratch_floats >= floats) return tl_scratch;
+    pthread_once(&scratch_once, scratch_key_init);
+    void *p = NULL;
+    if (posix_memalign(&p, 64, floats * sizeof(float)) != 0) return NULL;
+    free(tl_scratch);
+    tl_scratch = p;
+    tl_scratch_floats = floats;
+    if (scratch_key_ok) pthread_setspecific(scratch_key, p);
+    return tl_scratch;
+}
+
+/* ------------------------------------------------------------- packing */
+
+/* dst[k*mr + i] = A[i, k] for an mr-row panel; rows past m are zero. */
+static void pack_a_panel(float *dst, const float *A, int64_t lda, int64_t m, int64_t kc, int mr) {
+    if (m == mr) {
+        for (int64_t k = 0; k < kc; k++)
+            for (int i = 0; i < mr; i++) dst[k * mr + i] = A[i * lda + k];
+        return;
+    }
+    for (int64_t k = 0; k < kc; k++) {
+        int i = 0;
+        for (; i < m; i++) dst[k * mr + i] = A[i * lda + k];
+        for (; i < mr; i++) dst[k * mr + i] = 0.0f;
+    }
+}
+
+/* dst[k*nr + j] = B[k, j] (B row-major, ldb); columns past n are zero. */
+static void pack_b_panel(float *dst, const float *B, int64_t ldb, int64_t n, int64_t kc, int nr) {
+    for (int64_t k = 0; k < kc; k++) {
+        const float *src = B + k * ldb;
+        float *d = dst + k * nr;
+        if (n == nr) {
+            memcpy(d, src, (size_t)nr * sizeof(float));
+        } else {
+            memcpy(d, src, (size_t)n * sizeof(float));
+            memset(d + n, 0, (size_t)(nr - n) * sizeof(float));
+        }
+    }
+}
+
+/* Same panel from a transposed B stored [N, K]: dst[k*nr + j] = Bt[j, k]. */
+static void pack_bt_panel(float *dst, const float *Bt, int64_t ldb, int64_t n, int64_t kc, int nr) {
+    for (int64_t j = 0; j < n; j++) {
+        const float *src = Bt + j * ldb;
+        for (int64_t k = 0; k < kc; k++) dst[k * nr + j] = src[k];
+    }
+    for (int64_t j = n; j < nr; j++)
+        for (int64_t k = 0; k < kc; k++) dst[k * nr + j] = 0.0f;
+}
+
+/* -------------------------------------------------------------- driver */
+
+typedef struct gemm_job {
+    const gemm_ukernel *uk;
+    int64_t M, N, K;
+    const float *A; int64_t lda;
+    const float *B; int64_t ldb; int transpose_b;
+    float *C; int64_t ldc;
+    const float *bias;
+    int act, accumulate;
+    int64_t kc_step;              /* K block, balanced so blocks are near equal */
+    int64_t tm, tn;               /* task grid */
+    int64_t rows_per_task, cols_per_task;
+    _Atomic int failed;
+} gemm_job;
+
+/* One task: the serial blocked GEMM over C[m0:m1, n0:n1]. */
+static void gemm_block(gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    const gemm_ukernel *uk = g->uk;
+    const int mr = uk->mr, nr = uk->nr;
+    const int64_t kcs = g->kc_step;
+    int64_t nc_max = GEMM_NC / nr * nr;
+    if (nc_max < nr) nc_max = nr;
+    int64_t mc_max = GEMM_MC / mr * mr;
+    if (mc_max < mr) mc_max = mr;
+    size_t b_floats = (size_t)(kcs * nc_max);
+    size_t a_floats = (size_t)(kcs * mc_max);
+    /* + one MR x NR tile for partial tiles */
+    float *scratch = thread_scratch(b_floats + a_floats + (size_t)(mr * nr) + 16);
+    if (!scratch) {
+        atomic_store(&g->failed, 1);
+        return;
+    }
+    float *pb = scratch;
+    float *pa = scratch + b_floats;
+    float *tile = pa + a_floats;
+
+    for (int64_t jc = n0; jc < n1; jc += nc_max) {
+        int64_t nc = RLX_MIN(nc_max, n1 - jc);
+        for (int64_t pc = 0; pc < g->K; pc += kcs) {
+            int64_t kc = RLX_MIN(kcs, g->K - pc);
+            int load_c = pc > 0 || g->accumulate;
+            int last = pc + kc == g->K;
+
+            for (int64_t jr = 0; jr < nc; jr += nr) {
+                int64_t n = RLX_MIN(nr, nc - jr);
+                float *dst = pb + jr * kc;
+                if (g->transpose_b) {
+                    const float *src = g->B + (jc + jr) * g->ldb + pc;
+                    if (n == nr && uk->pack_bt) uk->pack_bt(dst, src, g->ldb, kc);
+                    else pack_bt_panel(dst, src, g->ldb, n, kc, nr);
+                } else {
+                    const float *src = g->B + pc * g->ldb + jc + jr;
+                    if (n == nr && uk->pack_b) uk->pack_b(dst, src, g->ldb, kc);
+                    else pack_b_panel(dst, src, g->ldb, n, kc, nr);
+                }
+            }
+            for (int64_t ic = m0; ic < m1; ic += mc_max) {
+                int64_t mc = RLX_MIN(mc_max, m1 - ic);
+                for (int64_t ir = 0; ir < mc; ir += mr) {
+                    int64_t m = RLX_MIN(mr, mc - ir);
+                    const float *src = g->A + (ic + ir) * g->lda + pc;
+                    if (m == mr && uk->pack_a) uk->pack_a(pa + ir * kc, src, g->lda, kc);
+                    else pack_a_panel(pa + ir * kc, src, g->lda, m, kc, mr);
+                }
+
+                for (int64_t ir = 0; ir < mc; ir += mr) {
+                    int64_t m = RLX_MIN(mr, mc - ir);
+                    const float *ap = pa + ir * kc;
+                    for (int64_t jr = 0; jr < nc; jr += nr) {
+                        int64_t n = RLX_MIN(nr, nc - jr);
+                        float *c = g->C + (ic + ir) * g->ldc + jc + jr;
+                        if (m == mr && n == nr) {
+                            uk->fn(kc, ap, pb + jr * kc, c, g->ldc, load_c);
+                        } else {
+                            uk->fn(kc, ap, pb + jr * kc, tile, nr, 0);
+                            for (int64_t i = 0; i < m; i++) {
+                                float *ci = c + i * g->ldc;
+                                const float *ti = tile + i * nr;
+                                if (load_c) for (int64_t j = 0; j < n; j++) ci[j] += ti[j];
+                                else        for (int64_t j = 0; j < n; j++) ci[j] = ti[j];
+                            }
+                        }
+                        if (last && (g->bias || g->act != RLX_ACT_NONE))
+                            apply_epilogue(c, g->ldc, m, n, g->bias ? g->bias + jc + jr : NULL,
+                                           g->act);
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void gemm_task(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    gemm_job *g = ctx;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t ti = t / g->tn, tj = t % g->tn;
+        int64_t m0 = ti * g->rows_per_task, n0 = tj * g->cols_per_task;
+        int64_t m1 = RLX_MIN(g->M, m0 + g->rows_per_task);
+        int64_t n1 = RLX_MIN(g->N, n0 + g->cols_per_task);
+        if (m0 < m1 && n0 < n1) gemm_block(g, m0, m1, n0, n1);
+    }
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Splits C into a tm x tn grid of tile-aligned rectangles, one per thread.
+ * Among the factorizations of the thread count it takes the one with the
+ * smallest largest task, and among those the smallest perimeter (each task
+ * packs its own rows of A and columns of B). */
+static void choose_grid(gemm_job *g, int threads) {
+    int64_t mt = ceil_div(g->M, g->uk->mr), nt = ceil_div(g->N, g->uk->nr);
+    int64_t best_tm = 1, best_tn = 1;
+    double best = -1;
+    for (int t = threads; t >= 1 && best < 0; t--) {
+        for (int tm = 1; tm <= t; tm++) {
+            if (t % tm) continue;
+            int tn = t / tm;
+            if (tm > mt || tn > nt) continue;
+            double rows = (double)ceil_div(mt, tm) * g->uk->mr;
+            double cols = (double)ceil_div(nt, tn) * g->uk->nr;
+            double cost = rows * cols + 16.0 * (rows + cols);
+            if (best < 0 || cost < best) { best = cost; best_tm = tm; best_tn = tn; }
+        }
+    }
+    g->tm = best_tm;
+    g->tn = best_tn;
+    g->rows_per_task = ceil_div(mt, best_tm) * g->uk->mr;
+    g->cols_per_task = ceil_div(nt, best_tn) * g->uk->nr;
+}
+
+int rlx_sgemm(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
+              const float *A, int64_t lda,
+              const float *B, int64_t ldb, int transpose_b,
+              float *C, int64_t ldc, const gemm_epilogue *epi) {
+    if (M < 0 || N < 0 || K < 0) return -1;
+    if (M == 0 || N == 0) return 0;
+    const float *bias = epi ? epi->bias : NULL;
+    int act = epi ? epi->act : RLX_ACT_NONE;
+    int accumulate = epi ? epi->accumulate : 0;
+    if (!C) return -1;
+    if (K == 0) {
+        for (int64_t i = 0; i < M; i++)
+            if (!accumulate) memset(C + i * ldc, 0, (size_t)N * sizeof(float));
+        if (bias || act != RLX_ACT_NONE) apply_epilogue(C, ldc, M, N, bias, act);
+        return 0;
+    }
+    if (!A || !B) return -1;
+
+    gemm_job g = {
+        .uk = current_kernel(), .M = M, .N = N, .K = K,
+        .A = A, .lda = lda, .B = B, .ldb = ldb, .transpose_b = transpose_b,
+        .C = C, .ldc = ldc, .bias = bias, .act = act, .accumulate = accumulate,
+    };
+    atomic_init(&g.failed, 0);
+    g.kc_step = ceil_div(K, ceil_div(K, GEMM_KC));
+
+    int threads = rlx_threadpool_size(pool);
+    if ((double)M * (double)N * (double)K < GEMM_PARALLEL_MIN_MACS) threads = 1;
+    choose_grid(&g, threads);
+    int64_t tasks = g.tm * g.tn;
+    if (tasks == 1) gemm_task(&g, 0, 1, 0);
+    else rlx_parallel_for(pool, tasks, 1, gemm_task, &g);
+    return atomic_load(&g.failed) ? -1 : 0;
+}

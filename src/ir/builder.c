@@ -1,0 +1,630 @@
+/*
+ * builder.c — the public graph builder: one function per op. Each validates
+ * its arguments, fills an ir_node and appends it (which runs the shape rule).
+ *
+ * Errors are sticky: the first one is kept in the graph, and a builder call
+ * given RLX_NO_NODE returns RLX_NO_NODE without a new message, so a user can
+ * build a whole graph and check once (rlx_graph_status or rlx_compile).
+ */
+#include "ir/ir.h"
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+rlx_graph *rlx_graph_new(void) {
+    rlx_graph *g = calloc(1, sizeof *g);
+    if (g) ir_graph_init(&g->g);
+    return g;
+}
+
+void rlx_graph_free(rlx_graph *g) {
+    if (!g) return;
+    ir_graph_clear(&g->g);
+    free(g);
+}
+
+rlx_status rlx_graph_status(const rlx_graph *g) {
+    if (!g) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_graph_status: graph is NULL");
+    return g->g.first_error;
+}
+
+int rlx_graph_node_count(const rlx_graph *g) { return g ? g->g.n_nodes : 0; }
+
+char *rlx_graph_dump(const rlx_graph *g) { return g ? ir_graph_dump(&g->g) : NULL; }
+
+/* Records the first error of the graph and returns RLX_NO_NODE. */
+static rlx_node fail_node(rlx_graph *g, rlx_status st) {
+    if (g && g->g.first_error == RLX_OK) {
+        g->g.first_error = st;
+        snprintf(g->first_error_msg, sizeof g->first_error_msg, "%s", rlx_last_error());
+    }
+    return RLX_NO_NODE;
+}
+
+static rlx_node fail_msg(rlx_graph *g, rlx_status st, const char *fn, const char *why) {
+    rlx_fail(st, "%s: %s", fn, why);
+    return fail_node(g, st);
+}
+
+/* Checks the graph and input ids of a builder call. Returns false (and the
+ * sticky error) when the call must not proceed. */
+static bool inputs_ok(rlx_graph *g, const char *fn, const rlx_node *in, int n) {
+    if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: graph is NULL", fn); return false; }
+    for (int i = 0; i < n; i++) {
+        if (in[i] == RLX_NO_NODE) {
+            if (g->g.first_error == RLX_OK)  /* no earlier failure explains it */
+                fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "input is RLX_NO_NODE");
+            return false;
+        }
+        if (in[i] < 0 || in[i] >= g->g.n_nodes) {
+            char why[96];
+            snprintf(why, sizeof why, "input %d is node %d, which is not in this graph", i, in[i]);
+            fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, why);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void node_init(ir_node *n, ir_op op) {
+    memset(n, 0, sizeof *n);
+    n->op = op;
+}
+
+static rlx_node append(rlx_graph *g, ir_node *n) {
+    int32_t id;
+    rlx_status st = ir_graph_append(&g->g, n, &id);
+    if (st != RLX_OK) {
+        free(n->name);
+        free(n->data);
+        return fail_node(g, st);
+    }
+    return id;
+}
+
+static rlx_node make(rlx_graph *g, const char *fn, ir_op op, const rlx_node *in, int n_in, ir_node *proto) {
+    if (!inputs_ok(g, fn, in, n_in)) return RLX_NO_NODE;
+    ir_node n;
+    if (proto) n = *proto; else node_init(&n, op);
+    n.op = op;
+    n.n_in = n_in;
+    for (int i = 0; i < n_in; i++) n.in[i] = in[i];
+    return append(g, &n);
+}
+
+static int rank_of(const rlx_graph *g, rlx_node x) { return g->g.nodes[x].shape.rank; }
+
+static bool normalize_axis(int *axis, int rank) {
+    if (*axis < 0) *axis += rank;
+    return *axis >= 0 && *axis < rank;
+}
+
+/* ---------------------------------------------------------------- symbols */
+
+int64_t rlx_symbol(rlx_graph *g, const char *name) {
+    if (!g || !name || !*name) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_symbol: %s is NULL or empty", g ? "name" : "graph");
+        fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return RLX_DIM_INFER;
+    }
+    for (int i = 0; i < g->g.n_syms; i++)
+        if (strcmp(g->g.sym_names[i], name) == 0) return -2 - i;
+    if (g->g.n_syms == IR_MAX_SYMS) {
+        rlx_fail(RLX_STATUS_UNSUPPORTED, "rlx_symbol '%s': a graph has at most %d symbols", name, IR_MAX_SYMS);
+        fail_node(g, RLX_STATUS_UNSUPPORTED);
+        return RLX_DIM_INFER;
+    }
+    char *copy = rlx_strdup(name);
+    if (!copy) { rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_symbol: out of memory"); fail_node(g, RLX_STATUS_OUT_OF_MEMORY); return RLX_DIM_INFER; }
+    g->g.sym_names[g->g.n_syms] = copy;
+    return -2 - g->g.n_syms++;
+}
+
+/* Public dim value -> ir_dim. infer_ok allows -1 (reshape). */
+static bool dim_from_public(const rlx_graph *g, int64_t v, ir_dim *out) {
+    if (v >= 0) { *out = ir_dim_const(v); return true; }
+    int64_t s = -2 - v;
+    if (v <= -2 && s < g->g.n_syms) { *out = ir_dim_sym((int)s); return true; }
+    return false;
+}
+
+static bool shape_from_public(rlx_graph *g, const char *fn, const char *what, int rank,
+                              const int64_t *dims, ir_shape *out) {
+    if (rank < 0 || rank > IR_MAX_RANK) {
+        rlx_fail(RLX_STATUS_SHAPE, "%s '%s': rank %d is outside [0, %d]", fn, what, rank, IR_MAX_RANK);
+        fail_node(g, RLX_STATUS_SHAPE);
+        return false;
+    }
+    if (rank > 0 && !dims) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s '%s': dims is NULL", fn, what);
+        fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return false;
+    }
+    out->rank = rank;
+    for (int i = 0; i < rank; i++) {
+        if (!dim_from_public(g, dims[i], &out->d[i])) {
+            rlx_fail(RLX_STATUS_SHAPE, "%s '%s': dim %d = %lld is neither a size nor a symbol of this graph",
+                     fn, what, i, (long long)dims[i]);
+            fail_node(g, RLX_STATUS_SHAPE);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------- sources */
+
+static bool name_taken(const ir_graph *g, const char *name) {
+    return ir_graph_find_io(g, IR_OP_INPUT, name) >= 0 || ir_graph_find_io(g, IR_OP_PARAM, name) >= 0 ||
+           ir_graph_find_output(g, name) >= 0;
+}
+
+static rlx_node named_source(rlx_graph *g, const char *fn, ir_op op, const char *name, rlx_dtype dt,
+                             int rank, const int64_t *dims) {
+    if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: graph is NULL", fn); return RLX_NO_NODE; }
+    if (!name || !*name) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "name is NULL or empty");
+    if ((unsigned)dt >= RLX_DTYPE_COUNT) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s '%s': unknown dtype %d", fn, name, (int)dt);
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
+    if (name_taken(&g->g, name)) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s '%s': the name is already used by an input, param or output", fn, name);
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
+    ir_node n;
+    node_init(&n, op);
+    if (!shape_from_public(g, fn, name, rank, dims, &n.shape)) return RLX_NO_NODE;
+    n.dtype = dt;
+    if (!(n.name = rlx_strdup(name))) return fail_msg(g, RLX_STATUS_OUT_OF_MEMORY, fn, "out of memory");
+    return append(g, &n);
+}
+
+rlx_node rlx_input(rlx_graph *g, const char *name, rlx_dtype dt, int rank, const int64_t *dims) {
+    return named_source(g, "rlx_input", IR_OP_INPUT, name, dt, rank, dims);
+}
+
+rlx_node rlx_param(rlx_graph *g, const char *name, rlx_dtype dt, int rank, const int64_t *dims) {
+    return named_source(g, "rlx_param", IR_OP_PARAM, name, dt, rank, dims);
+}
+
+rlx_node rlx_constant(rlx_graph *g, rlx_dtype dt, int rank, const int64_t *dims, const void *data) {
+    const char *fn = "rlx_constant";
+    if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: graph is NULL", fn); return RLX_NO_NODE; }
+    if ((unsigned)dt >= RLX_DTYPE_COUNT) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "unknown dtype");
+    ir_node n;
+    node_init(&n, IR_OP_CONST);
+    if (!shape_from_public(g, fn, "constant", rank, dims, &n.shape)) return RLX_NO_NODE;
+    if (!ir_shape_is_static(&n.shape)) return fail_msg(g, RLX_STATUS_SHAPE, fn, "constants need static dims");
+    uint64_t bytes;
+    if (!rlx_mul_overflow_u64((uint64_t)ir_shape_numel(&n.shape), rlx_dtype_size(dt), &bytes) || bytes > (1ull << 40))
+        return fail_msg(g, RLX_STATUS_SHAPE, fn, "constant is too large");
+    if (bytes && !data) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "data is NULL");
+    n.dtype = dt;
+    n.data_bytes = (size_t)bytes;
+    if (!(n.data = malloc(bytes ? bytes : 1))) return fail_msg(g, RLX_STATUS_OUT_OF_MEMORY, fn, "out of memory");
+    if (bytes) memcpy(n.data, data, bytes);
+    return append(g, &n);
+}
+
+rlx_node rlx_scalar(rlx_graph *g, rlx_dtype dt, double value) {
+    if ((unsigned)dt >= RLX_DTYPE_COUNT) {
+        if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_scalar: graph is NULL"); return RLX_NO_NODE; }
+        return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, "rlx_scalar", "unknown dtype");
+    }
+    unsigned char buf[8] = {0};
+    rlx_store_from_f64(buf, dt, 0, value);
+    return rlx_constant(g, dt, 0, NULL, buf);
+}
+
+rlx_status rlx_output(rlx_graph *g, const char *name, rlx_node x) {
+    if (!inputs_ok(g, "rlx_output", &x, 1)) return g ? (g->g.first_error ? g->g.first_error : RLX_STATUS_INVALID_ARGUMENT) : RLX_STATUS_INVALID_ARGUMENT;
+    if (!name || !*name) { fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, "rlx_output", "name is NULL or empty"); return RLX_STATUS_INVALID_ARGUMENT; }
+    if (name_taken(&g->g, name)) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_output '%s': the name is already used by an input, param or output", name);
+        fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return RLX_STATUS_INVALID_ARGUMENT;
+    }
+    ir_graph *ig = &g->g;
+    if (ig->n_outputs == ig->cap_outputs) {
+        int32_t cap = ig->cap_outputs ? ig->cap_outputs * 2 : 8;
+        ir_output *o = realloc(ig->outputs, (size_t)cap * sizeof *o);
+        if (!o) { fail_node(g, RLX_STATUS_OUT_OF_MEMORY); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_output: out of memory"); }
+        ig->outputs = o;
+        ig->cap_outputs = cap;
+    }
+    char *copy = rlx_strdup(name);
+    if (!copy) { fail_node(g, RLX_STATUS_OUT_OF_MEMORY); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_output: out of memory"); }
+    ig->outputs[ig->n_outputs].name = copy;
+    ig->outputs[ig->n_outputs].node = x;
+    ig->n_outputs++;
+    return RLX_OK;
+}
+
+rlx_status rlx_set_name(rlx_graph *g, rlx_node x, const char *name) {
+    if (!inputs_ok(g, "rlx_set_name", &x, 1)) return RLX_STATUS_INVALID_ARGUMENT;
+    if (!name) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_set_name: name is NULL");
+    ir_node *n = &g->g.nodes[x];
+    if (n->op == IR_OP_INPUT || n->op == IR_OP_PARAM)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_set_name: node %d is an input or param; its name is its interface name", x);
+    char *copy = rlx_strdup(name);
+    if (!copy) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_set_name: out of memory");
+    free(n->name);
+    n->name = copy;
+    return RLX_OK;
+}
+
+rlx_status rlx_node_shape(const rlx_graph *g, rlx_node x, rlx_dtype *dtype, int *rank, int64_t *dims) {
+    if (!g) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_node_shape: graph is NULL");
+    if (x < 0 || x >= g->g.n_nodes) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_node_shape: node %d is not in the graph", x);
+    const ir_node *n = &g->g.nodes[x];
+    if (dtype) *dtype = n->dtype;
+    if (rank) *rank = n->shape.rank;
+    if (dims) for (int i = 0; i < n->shape.rank; i++) dims[i] = ir_dim_to_public(n->shape.d[i]);
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ elementwise */
+
+#define BINARY(fn, OP) \
+    rlx_node fn(rlx_graph *g, rlx_node a, rlx_node b) { rlx_node in[2] = {a, b}; return make(g, #fn, OP, in, 2, NULL); }
+BINARY(rlx_add, IR_OP_ADD)
+BINARY(rlx_sub, IR_OP_SUB)
+BINARY(rlx_mul, IR_OP_MUL)
+BINARY(rlx_div, IR_OP_DIV)
+BINARY(rlx_max, IR_OP_MAX)
+BINARY(rlx_min, IR_OP_MIN)
+BINARY(rlx_pow, IR_OP_POW)
+BINARY(rlx_eq, IR_OP_EQ)
+BINARY(rlx_ne, IR_OP_NE)
+BINARY(rlx_lt, IR_OP_LT)
+BINARY(rlx_le, IR_OP_LE)
+BINARY(rlx_gt, IR_OP_GT)
+BINARY(rlx_ge, IR_OP_GE)
+#undef BINARY
+
+#define UNARY(fn, OP) \
+    rlx_node fn(rlx_graph *g, rlx_node x) { return make(g, #fn, OP, &x, 1, NULL); }
+UNARY(rlx_relu, IR_OP_RELU)
+UNARY(rlx_sigmoid, IR_OP_SIGMOID)
+UNARY(rlx_tanh, IR_OP_TANH)
+UNARY(rlx_exp, IR_OP_EXP)
+UNARY(rlx_log, IR_OP_LOG)
+UNARY(rlx_sqrt, IR_OP_SQRT)
+UNARY(rlx_rsqrt, IR_OP_RSQRT)
+UNARY(rlx_neg, IR_OP_NEG)
+UNARY(rlx_abs, IR_OP_ABS)
+UNARY(rlx_gelu, IR_OP_GELU)
+UNARY(rlx_gelu_tanh, IR_OP_GELU_TANH)
+UNARY(rlx_silu, IR_OP_SILU)
+UNARY(rlx_round, IR_OP_ROUND)
+UNARY(rlx_sin, IR_OP_SIN)
+UNARY(rlx_cos, IR_OP_COS)
+UNARY(rlx_tan, IR_OP_TAN)
+UNARY(rlx_atan, IR_OP_ATAN)
+#undef UNARY
+
+rlx_node rlx_where(rlx_graph *g, rlx_node cond, rlx_node a, rlx_node b) {
+    rlx_node in[3] = {cond, a, b};
+    return make(g, "rlx_where", IR_OP_WHERE, in, 3, NULL);
+}
+
+rlx_node rlx_fma(rlx_graph *g, rlx_node a, rlx_node b, rlx_node c) {
+    rlx_node in[3] = {a, b, c};
+    return make(g, "rlx_fma", IR_OP_FMA, in, 3, NULL);
+}
+
+rlx_node rlx_clamp(rlx_graph *g, rlx_node x, double lo, double hi) {
+    ir_node n;
+    node_init(&n, IR_OP_CLAMP);
+    n.fa[0] = lo;
+    n.fa[1] = hi;
+    return make(g, "rlx_clamp", IR_OP_CLAMP, &x, 1, &n);
+}
+
+rlx_node rlx_cast(rlx_graph *g, rlx_node x, rlx_dtype to) {
+    ir_node n;
+    node_init(&n, IR_OP_CAST);
+    n.dtype = to;
+    return make(g, "rlx_cast", IR_OP_CAST, &x, 1, &n);
+}
+
+/* ---------------------------------------------------------------- matmul */
+
+rlx_node rlx_matmul(rlx_graph *g, rlx_node a, rlx_node b, int transpose_b) {
+    ir_node n;
+    node_init(&n, IR_OP_MATMUL);
+    n.ia[0] = transpose_b != 0;
+    rlx_node in[2] = {a, b};
+    return make(g, "rlx_matmul", IR_OP_MATMUL, in, 2, &n);
+}
+
+rlx_node rlx_matmul_bias_act(rlx_graph *g, rlx_node a, rlx_node b, int transpose_b, rlx_node bias,
+                             rlx_activation act) {
+    ir_node n;
+    node_init(&n, IR_OP_MATMUL_BIAS_ACT);
+    n.ia[0] = transpose_b != 0;
+    n.ia[1] = act;
+    n.ia[2] = bias != RLX_NO_NODE;
+    rlx_node in[3] = {a, b, bias};
+    return make(g, "rlx_matmul_bias_act", IR_OP_MATMUL_BIAS_ACT, in, bias != RLX_NO_NODE ? 3 : 2, &n);
+}
+
+/* ------------------------------------------------------------ reductions */
+
+static rlx_node reduce(rlx_graph *g, const char *fn, ir_op op, rlx_node x, uint32_t mask, int keepdim) {
+    if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
+    int rank = rank_of(g, x);
+    ir_node n;
+    node_init(&n, op);
+    n.ia[0] = mask ? mask : (rank ? (int64_t)((1ull << rank) - 1) : 0);
+    n.ia[1] = keepdim != 0;
+    return make(g, fn, op, &x, 1, &n);
+}
+
+rlx_node rlx_reduce_sum(rlx_graph *g, rlx_node x, uint32_t m, int k) { return reduce(g, "rlx_reduce_sum", IR_OP_REDUCE_SUM, x, m, k); }
+rlx_node rlx_reduce_mean(rlx_graph *g, rlx_node x, uint32_t m, int k) { return reduce(g, "rlx_reduce_mean", IR_OP_REDUCE_MEAN, x, m, k); }
+rlx_node rlx_reduce_max(rlx_graph *g, rlx_node x, uint32_t m, int k) { return reduce(g, "rlx_reduce_max", IR_OP_REDUCE_MAX, x, m, k); }
+rlx_node rlx_reduce_min(rlx_graph *g, rlx_node x, uint32_t m, int k) { return reduce(g, "rlx_reduce_min", IR_OP_REDUCE_MIN, x, m, k); }
+rlx_node rlx_reduce_prod(rlx_graph *g, rlx_node x, uint32_t m, int k) { return reduce(g, "rlx_reduce_prod", IR_OP_REDUCE_PROD, x, m, k); }
+
+/* Ops with one axis attribute in ia[0]; extra goes to ia[1]. */
+static rlx_node axis_op(rlx_graph *g, const char *fn, ir_op op, rlx_node x, int axis, int64_t extra) {
+    if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
+    int rank = rank_of(g, x);
+    int a = axis;
+    if (!normalize_axis(&a, rank)) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: axis %d is outside rank %d", fn, axis, rank);
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
+    ir_node n;
+    node_init(&n, op);
+    n.ia[0] = a;
+    n.ia[1] = extra;
+    return make(g, fn, op, &x, 1, &n);
+}
+
+rlx_node rlx_argmax(rlx_graph *g, rlx_node x, int axis, int k) { return axis_op(g, "rlx_argmax", IR_OP_ARGMAX, x, axis, k != 0); }
+rlx_node rlx_argmin(rlx_graph *g, rlx_node x, int axis, int k) { return axis_op(g, "rlx_argmin", IR_OP_ARGMIN, x, axis, k != 0); }
+rlx_node rlx_softmax(rlx_graph *g, rlx_node x, int axis) { return axis_op(g, "rlx_softmax", IR_OP_SOFTMAX, x, axis, 0); }
+rlx_node rlx_log_softmax(rlx_graph *g, rlx_node x, int axis) { return axis_op(g, "rlx_log_softmax", IR_OP_LOG_SOFTMAX, x, axis, 0); }
+rlx_node rlx_cumsum(rlx_graph *g, rlx_node x, int axis) { return axis_op(g, "rlx_cumsum", IR_OP_CUMSUM, x, axis, 0); }
+
+/* ----------------------------------------------------------------- norms */
+
+static rlx_node norm(rlx_graph *g, const char *fn, ir_op op, rlx_node x, rlx_node gamma, rlx_node beta, float eps) {
+    ir_node n;
+    node_init(&n, op);
+    n.fa[0] = eps;
+    n.ia[0] = beta != RLX_NO_NODE;
+    rlx_node in[3] = {x, gamma, beta};
+    return make(g, fn, op, in, beta != RLX_NO_NODE ? 3 : 2, &n);
+}
+
+rlx_node rlx_layer_norm(rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, float eps) {
+    return norm(g, "rlx_layer_norm", IR_OP_LAYER_NORM, x, gamma, beta, eps);
+}
+
+rlx_node rlx_rms_norm(rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, float eps) {
+    return norm(g, "rlx_rms_norm", IR_OP_RMS_NORM, x, gamma, beta, eps);
+}
+
+/* --------------------------------------------------------- data movement */
+
+rlx_node rlx_reshape(rlx_graph *g, rlx_node x, int rank, const int64_t *dims) {
+    const char *fn = "rlx_reshape";
+    if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
+    if (rank < 0 || rank > IR_MAX_RANK || (rank > 0 && !dims))
+        return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "rank out of range or dims NULL");
+    ir_node n;
+    node_init(&n, IR_OP_RESHAPE);
+    n.shape.rank = rank;
+    int infer = -1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] == RLX_DIM_INFER) {
+            if (infer >= 0) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "more than one dim is -1");
+            infer = i;
+            n.shape.d[i] = ir_dim_const(1);
+        } else if (!dim_from_public(g, dims[i], &n.shape.d[i])) {
+            return fail_msg(g, RLX_STATUS_SHAPE, fn, "a dim is neither a size nor a symbol of this graph");
+        }
+    }
+    if (infer >= 0) {
+        /* inferred = numel(x) / numel(known dims), exact on the affine forms */
+        const ir_shape *xs = &g->g.nodes[x].shape;
+        int64_t num = 1, den = 1;
+        ir_dim sym_left = ir_dim_const(1);
+        int n_left = 0;
+        ir_dim xsym[IR_MAX_RANK], osym[IR_MAX_RANK];
+        int nx = 0, no = 0;
+        for (int i = 0; i < xs->rank; i++) {
+            if (ir_dim_is_static(xs->d[i])) num *= xs->d[i].k; else xsym[nx++] = xs->d[i];
+        }
+        for (int i = 0; i < rank; i++) {
+            if (ir_dim_is_static(n.shape.d[i])) den *= n.shape.d[i].k; else osym[no++] = n.shape.d[i];
+        }
+        for (int i = 0; i < nx; i++) {
+            int match = -1;
+            for (int j = 0; j < no; j++) if (ir_dim_eq(xsym[i], osym[j])) { match = j; break; }
+            if (match >= 0) { osym[match] = osym[--no]; continue; }
+            sym_left = xsym[i];
+            n_left++;
+        }
+        if (no > 0 || n_left > 1 || den == 0 || num % den != 0) {
+            return fail_msg(g, RLX_STATUS_SHAPE, fn, "cannot infer the -1 dim: the element counts do not divide");
+        }
+        n.shape.d[infer] = n_left ? ir_dim_scale(sym_left, num / den) : ir_dim_const(num / den);
+    }
+    return make(g, fn, IR_OP_RESHAPE, &x, 1, &n);
+}
+
+rlx_node rlx_transpose(rlx_graph *g, rlx_node x, const int *perm) {
+    const char *fn = "rlx_transpose";
+    if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
+    int rank = rank_of(g, x);
+    if (rank > 0 && !perm) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "perm is NULL");
+    ir_node n;
+    node_init(&n, IR_OP_TRANSPOSE);
+    for (int i = 0; i < rank; i++) n.ia[i] = perm[i];
+    return make(g, fn, IR_OP_TRANSPOSE, &x, 1, &n);
+}
+
+rlx_node rlx_slice(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t end, int64_t step) {
+    const char *fn = "rlx_slice";
+    if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
+    const ir_shape *xs = &g->g.nodes[x].shape;
+    int a = axis;
+    if (!normalize_axis(&a, xs->rank)) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: axis %d is outside rank %d", fn, axis, xs->rank);
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
+    if (step < 1) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "step must be >= 1");
+    if (start < 0 || end < start) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: range [%lld, %lld) is invalid (need 0 <= start <= end)", fn,
+                 (long long)start, (long long)end);
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
+    ir_node n;
+    node_init(&n, IR_OP_SLICE);
+    n.ia[0] = a;
+    n.ia[1] = start;
+    n.ia[2] = step;
+    n.shape = *xs;
+    n.shape.d[a] = ir_dim_const((end - start + step - 1) / step);
+    return make(g, fn, IR_OP_SLICE, &x, 1, &n);
+}
+
+rlx_node rlx_narrow(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t length) {
+    if (length < 0) {
+        if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_narrow: graph is NULL"); return RLX_NO_NODE; }
+        return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, "rlx_narrow", "length must be >= 0");
+    }
+    return rlx_slice(g, x, axis, start, start + length, 1);
+}
+
+rlx_node rlx_concat(rlx_graph *g, const rlx_node *xs, int count, int axis) {
+    const char *fn = "rlx_concat";
+    if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: graph is NULL", fn); return RLX_NO_NODE; }
+    if (!xs || count < 1 || count > IR_MAX_INPUTS) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: needs 1 to %d inputs, got %d%s", fn, IR_MAX_INPUTS, count,
+                 xs ? "" : " (xs is NULL)");
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
+    if (!inputs_ok(g, fn, xs, count)) return RLX_NO_NODE;
+    int a = axis;
+    if (!normalize_axis(&a, rank_of(g, xs[0]))) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: axis %d is outside rank %d", fn, axis, rank_of(g, xs[0]));
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
+    ir_node n;
+    node_init(&n, IR_OP_CONCAT);
+    n.ia[0] = a;
+    return make(g, fn, IR_OP_CONCAT, xs, count, &n);
+}
+
+rlx_node rlx_expand(rlx_graph *g, rlx_node x, int rank, const int64_t *dims) {
+    const char *fn = "rlx_expand";
+    if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
+    ir_node n;
+    node_init(&n, IR_OP_EXPAND);
+    if (!shape_from_public(g, fn, "target", rank, dims, &n.shape)) return RLX_NO_NODE;
+    return make(g, fn, IR_OP_EXPAND, &x, 1, &n);
+}
+
+/* --------------------------------------------------------------- indexing */
+
+rlx_node rlx_gather_rows(rlx_graph *g, rlx_node table, rlx_node ids) {
+    rlx_node in[2] = {table, ids};
+    return make(g, "rlx_gather_rows", IR_OP_GATHER_ROWS, in, 2, NULL);
+}
+
+rlx_node rlx_gather(rlx_graph *g, rlx_node x, rlx_node index, int axis) {
+    const char *fn = "rlx_gather";
+    rlx_node in[2] = {x, index};
+    if (!inputs_ok(g, fn, in, 2)) return RLX_NO_NODE;
+    int a = axis;
+    if (!normalize_axis(&a, rank_of(g, x))) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: axis %d is outside rank %d", fn, axis, rank_of(g, x));
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
+    ir_node n;
+    node_init(&n, IR_OP_GATHER);
+    n.ia[0] = a;
+    return make(g, fn, IR_OP_GATHER, in, 2, &n);
+}
+
+rlx_status rlx_topk(rlx_graph *g, rlx_node x, int k, rlx_node *values, rlx_node *indices) {
+    const char *fn = "rlx_topk";
+    if (values) *values = RLX_NO_NODE;
+    if (indices) *indices = RLX_NO_NODE;
+    if (!inputs_ok(g, fn, &x, 1)) return g && g->g.first_error ? g->g.first_error : RLX_STATUS_INVALID_ARGUMENT;
+    if (!values && !indices) {
+        fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "values and indices are both NULL");
+        return RLX_STATUS_INVALID_ARGUMENT;
+    }
+    ir_node n;
+    node_init(&n, IR_OP_TOPK_VALUES);
+    n.ia[0] = k;
+    if (values) {
+        *values = make(g, fn, IR_OP_TOPK_VALUES, &x, 1, &n);
+        if (*values == RLX_NO_NODE) return g->g.first_error;
+    }
+    if (indices) {
+        *indices = make(g, fn, IR_OP_TOPK_INDICES, &x, 1, &n);
+        if (*indices == RLX_NO_NODE) return g->g.first_error;
+    }
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------- nn blocks */
+
+rlx_node rlx_attention(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v, rlx_mask mask_kind, rlx_node mask,
+                       float scale) {
+    const char *fn = "rlx_attention";
+    rlx_node in[4] = {q, k, v, mask};
+    bool additive = mask_kind == RLX_MASK_ADDITIVE;
+    if (!inputs_ok(g, fn, in, 3)) return RLX_NO_NODE;
+    if (additive && !inputs_ok(g, fn, in + 3, 1)) return RLX_NO_NODE;
+    if (!additive && mask != RLX_NO_NODE)
+        return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "a mask tensor needs RLX_MASK_ADDITIVE");
+    ir_node n;
+    node_init(&n, IR_OP_ATTENTION);
+    n.ia[0] = mask_kind;
+    n.fa[0] = scale;
+    if (!(scale > 0)) {
+        ir_dim d = g->g.nodes[q].shape.rank == 4 ? g->g.nodes[q].shape.d[3] : ir_dim_const(0);
+        if (!ir_dim_is_static(d) || d.k <= 0)
+            return fail_msg(g, RLX_STATUS_SHAPE, fn, "default scale needs a static head dim D > 0 (pass a scale)");
+        n.fa[0] = 1.0 / sqrt((double)d.k);
+    }
+    return make(g, fn, IR_OP_ATTENTION, in, additive ? 4 : 3, &n);
+}
+
+rlx_node rlx_rope(rlx_graph *g, rlx_node x, rlx_node offset, rlx_rope_style style, float theta, int rotary_dims) {
+    const char *fn = "rlx_rope";
+    rlx_node in[2] = {x, offset};
+    if (!inputs_ok(g, fn, in, offset != RLX_NO_NODE ? 2 : 1)) return RLX_NO_NODE;
+    ir_node n;
+    node_init(&n, IR_OP_ROPE);
+    n.ia[0] = style;
+    n.ia[1] = rotary_dims;
+    n.ia[2] = offset != RLX_NO_NODE;
+    n.fa[0] = theta;
+    if (rotary_dims == 0) {
+        const ir_shape *xs = &g->g.nodes[x].shape;
+        ir_dim d = xs->rank == 4 ? xs->d[3] : ir_dim_const(0);
+        if (!ir_dim_is_static(d)) return fail_msg(g, RLX_STATUS_SHAPE, fn, "rotary_dims 0 needs a static head dim");
+        n.ia[1] = d.k;
+    }
+    return make(g, fn, IR_OP_ROPE, in, offset != RLX_NO_NODE ? 2 : 1, &n);
+}
+
+rlx_node rlx_softmax_cross_entropy(rlx_graph *g, rlx_node logits, rlx_node labels) {
+    rlx_node in[2] = {logits, labels};
+    return make(g, "rlx_softmax_cross_entropy", IR_OP_SOFTMAX_CE, in, 2, NULL);
+}
+
+rlx_node rlx_softmax_cross_entropy_grad(rlx_graph *g, rlx_node logits, rlx_node labels) {
+    rlx_node in[2] = {logits, labels};
+    return make(g, "rlx_softmax_cross_entropy_grad", IR_OP_SOFTMAX_CE_GRAD, in, 2, NULL);
+}

@@ -1,0 +1,148 @@
+/*
+ * ir.h — the graph IR: dims (static or affine in symbols), shapes, nodes, the
+ * op table, and the graph that the builder appends to.
+ *
+ * A graph is append-only SSA: a node's inputs always have smaller ids, so
+ * insertion order is a topological order. Nothing here knows any backend.
+ */
+#ifndef RLX_IR_H
+#define RLX_IR_H
+
+#include "core/core.h"
+
+#define IR_MAX_SYMS   4
+#define IR_MAX_INPUTS 8
+#define IR_MAX_RANK   RLX_MAX_RANK
+
+/* A dim: k + sum(coef[s] * symbol_s). Static when every coef is 0. Affine
+ * forms cover what shape rules need: past+seq, seq*heads, ... */
+typedef struct ir_dim {
+    int64_t k;
+    int64_t coef[IR_MAX_SYMS];
+} ir_dim;
+
+typedef struct ir_shape {
+    int    rank;
+    ir_dim d[IR_MAX_RANK];
+} ir_shape;
+
+typedef enum ir_op {
+#define X(id, name, arity, rule, doc) IR_OP_##id,
+#include "ir/ops.def"
+#undef X
+    IR_OP_COUNT
+} ir_op;
+
+/* Attribute slots. Each op documents which slots it uses (ops.def / shape_rules.c). */
+#define IR_MAX_IATTR 12
+#define IR_MAX_FATTR 4
+
+typedef struct ir_node {
+    ir_op     op;
+    rlx_dtype dtype;
+    int       n_in;
+    int32_t   in[IR_MAX_INPUTS];
+    ir_shape  shape;
+    int64_t   ia[IR_MAX_IATTR];
+    double    fa[IR_MAX_FATTR];
+    char     *name;        /* optional, owned */
+    void     *data;        /* CONST: owned copy of the bytes */
+    size_t    data_bytes;
+} ir_node;
+
+typedef struct ir_output {
+    char   *name;
+    int32_t node;
+} ir_output;
+
+typedef struct ir_graph {
+    ir_node   *nodes;
+    int32_t    n_nodes, cap_nodes;
+    ir_output *outputs;
+    int32_t    n_outputs, cap_outputs;
+    char      *sym_names[IR_MAX_SYMS];
+    int        n_syms;
+    rlx_status first_error;
+} ir_graph;
+
+/* The public rlx_graph is an ir_graph plus the text of its first builder
+ * error, which rlx_compile reports. */
+struct rlx_graph {
+    ir_graph g;
+    char     first_error_msg[512];
+};
+
+/* Attribute meanings, by op:
+ *   CLAMP:        fa[0]=lo fa[1]=hi
+ *   CAST:         (dtype = target)
+ *   MATMUL(_BIAS_ACT): ia[0]=transpose_b ia[1]=activation ia[2]=has_bias
+ *   REDUCE_*:     ia[0]=axes mask ia[1]=keepdim
+ *   ARGMAX/MIN:   ia[0]=axis (normalized) ia[1]=keepdim
+ *   SOFTMAX, LOG_SOFTMAX, CUMSUM: ia[0]=axis (normalized)
+ *   *NORM:        fa[0]=eps ia[0]=has_beta
+ *   TRANSPOSE:    ia[0..rank) = perm
+ *   SLICE:        ia[0]=axis ia[1]=start ia[2]=step (length = out dim)
+ *   CONCAT:       ia[0]=axis
+ *   GATHER:       ia[0]=axis
+ *   TOPK_*:       ia[0]=k
+ *   ATTENTION:    ia[0]=mask kind fa[0]=scale (resolved, > 0)
+ *   ROPE:         ia[0]=style ia[1]=rotary dims (resolved) ia[2]=has_offset fa[0]=theta
+ *   INPUT/PARAM:  name = interface name
+ */
+
+/* dims */
+ir_dim  ir_dim_const(int64_t v);
+ir_dim  ir_dim_sym(int s);
+bool    ir_dim_is_static(ir_dim d);
+bool    ir_dim_eq(ir_dim a, ir_dim b);
+ir_dim  ir_dim_add(ir_dim a, ir_dim b);
+ir_dim  ir_dim_scale(ir_dim a, int64_t c);
+int64_t ir_dim_eval(ir_dim d, const int64_t *sym_values);
+/* Formats into buf, e.g. "seq", "past+seq", "12*seq", "64". */
+void    ir_dim_format(ir_dim d, const ir_graph *g, char *buf, size_t n);
+int64_t ir_dim_to_public(ir_dim d);  /* static value, single symbol code, or RLX_DIM_INFER */
+
+/* shapes */
+bool    ir_shape_is_static(const ir_shape *s);
+int64_t ir_shape_numel(const ir_shape *s);       /* static shapes only */
+void    ir_shape_format(const ir_shape *s, const ir_graph *g, char *buf, size_t n);
+/* Static dims of a static shape. */
+void    ir_shape_dims(const ir_shape *s, int64_t *dims);
+
+/* graph storage */
+void       ir_graph_init(ir_graph *g);
+void       ir_graph_clear(ir_graph *g);
+rlx_status ir_graph_clone(const ir_graph *src, ir_graph *dst);
+/* Appends a node (copies n; takes ownership of n->name and n->data on success)
+ * after running the op's shape rule, whose status it returns. */
+rlx_status ir_graph_append(ir_graph *g, ir_node *n, int32_t *out_id);
+const char *ir_node_label(const ir_graph *g, int32_t id, char *buf, size_t n); /* "matmul 'q'" / "matmul #12" */
+int32_t    ir_graph_find_io(const ir_graph *g, ir_op op, const char *name);
+int32_t    ir_graph_find_output(const ir_graph *g, const char *name);
+
+/* op table */
+typedef rlx_status (*ir_shape_rule)(const ir_graph *g, ir_node *n);
+typedef struct ir_op_info {
+    const char   *name;
+    int           arity;
+    ir_shape_rule rule;
+    const char   *doc;
+} ir_op_info;
+const ir_op_info *ir_op_info_get(ir_op op);
+
+/* Re-runs every shape rule in order (after input shapes change). */
+rlx_status ir_graph_infer_shapes(ir_graph *g);
+/* Structural checks: input ids in range and earlier, arity, outputs valid. */
+rlx_status ir_graph_verify(const ir_graph *g);
+
+
+/* Text dump, malloc'ed. */
+char *ir_graph_dump(const ir_graph *g);
+
+/* Broadcast helper used by rules and kernels: out = broadcast(a, b). */
+rlx_status ir_broadcast_shapes(const ir_shape *a, const ir_shape *b, ir_shape *out);
+
+bool ir_dtype_is_float(rlx_dtype dt);
+bool ir_dtype_is_int(rlx_dtype dt);
+
+#endif

@@ -1,0 +1,536 @@
+/*
+ * shape_rules.c — one shape rule per op family (named in ops.def).
+ *
+ * Rules run twice: when the builder appends a node (dims may be symbolic) and
+ * when the graph is specialized (all dims static). A check between a symbolic
+ * and a static dim that cannot be decided yet is accepted provisionally; the
+ * second run decides it. Errors name the node: "matmul 'q': ...".
+ */
+#include "ir/shape_rules.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* -------------------------------------------------------------- helpers */
+
+static const ir_node *in_node(const ir_graph *g, const ir_node *n, int i) { return &g->nodes[n->in[i]]; }
+
+static const ir_shape *in_shape(const ir_graph *g, const ir_node *n, int i) { return &in_node(g, n, i)->shape; }
+
+static rlx_dtype in_dtype(const ir_graph *g, const ir_node *n, int i) { return in_node(g, n, i)->dtype; }
+
+/* Label of the node being checked; it is the last node of g during append
+ * and a node in place during re-inference, so find it by address. */
+static const char *label(const ir_graph *g, const ir_node *n, char *buf, size_t size) {
+    return ir_node_label(g, (int32_t)(n - g->nodes), buf, size);
+}
+
+#define FAIL(status, ...) do {                                                     \
+        char lbl_[160], msg_[512];                                                 \
+        snprintf(msg_, sizeof msg_, __VA_ARGS__);                                  \
+        return rlx_fail(status, "%s: %s", label(g, n, lbl_, sizeof lbl_), msg_);  \
+    } while (0)
+
+static const char *fmt_shape(const ir_graph *g, const ir_shape *s, char *buf, size_t size) {
+    ir_shape_format(s, g, buf, size);
+    return buf;
+}
+
+/* Equal, or undecidable yet (some side symbolic). */
+static bool dims_compatible(ir_dim a, ir_dim b) {
+    return ir_dim_eq(a, b) || !ir_dim_is_static(a) || !ir_dim_is_static(b);
+}
+
+static bool dim_is(ir_dim d, int64_t v) { return ir_dim_is_static(d) && d.k == v; }
+
+static rlx_status require_float(const ir_graph *g, const ir_node *n, rlx_dtype dt, const char *what) {
+    if (!ir_dtype_is_float(dt))
+        FAIL(RLX_STATUS_SHAPE, "%s must be a float dtype, got %s", what, rlx_dtype_name(dt));
+    return RLX_OK;
+}
+
+static rlx_status require_index(const ir_graph *g, const ir_node *n, rlx_dtype dt, const char *what) {
+    if (dt != RLX_I32 && dt != RLX_I64)
+        FAIL(RLX_STATUS_SHAPE, "%s must be i32 or i64, got %s", what, rlx_dtype_name(dt));
+    return RLX_OK;
+}
+
+static rlx_status require_same_dtype(const ir_graph *g, const ir_node *n, int a, int b) {
+    if (in_dtype(g, n, a) != in_dtype(g, n, b))
+        FAIL(RLX_STATUS_SHAPE, "operand dtypes differ: %s and %s",
+             rlx_dtype_name(in_dtype(g, n, a)), rlx_dtype_name(in_dtype(g, n, b)));
+    return RLX_OK;
+}
+
+static rlx_status broadcast2(const ir_graph *g, ir_node *n, const ir_shape *a, const ir_shape *b, ir_shape *out) {
+    if (ir_broadcast_shapes(a, b, out) != RLX_OK) {
+        char sa[128], sb[128];
+        FAIL(RLX_STATUS_SHAPE, "shapes %s and %s do not broadcast",
+             fmt_shape(g, a, sa, sizeof sa), fmt_shape(g, b, sb, sizeof sb));
+    }
+    return RLX_OK;
+}
+
+#define TRY(x) do { rlx_status st_ = (x); if (st_ != RLX_OK) return st_; } while (0)
+
+/* -------------------------------------------------------------- sources */
+
+rlx_status shape_source(const ir_graph *g, ir_node *n) {
+    if (n->shape.rank < 0 || n->shape.rank > IR_MAX_RANK)
+        FAIL(RLX_STATUS_SHAPE, "rank %d is outside [0, %d]", n->shape.rank, IR_MAX_RANK);
+    for (int i = 0; i < n->shape.rank; i++)
+        if (ir_dim_is_static(n->shape.d[i]) && n->shape.d[i].k < 0)
+            FAIL(RLX_STATUS_SHAPE, "dim %d is negative (%lld)", i, (long long)n->shape.d[i].k);
+    if (n->op == IR_OP_PARAM && !ir_shape_is_static(&n->shape))
+        FAIL(RLX_STATUS_SHAPE, "params need static dims");
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ elementwise */
+
+rlx_status shape_unary(const ir_graph *g, ir_node *n) {
+    rlx_dtype dt = in_dtype(g, n, 0);
+    bool int_ok = n->op == IR_OP_NEG || n->op == IR_OP_ABS || n->op == IR_OP_RELU || n->op == IR_OP_CLAMP;
+    if (!ir_dtype_is_float(dt) && !(int_ok && ir_dtype_is_int(dt)))
+        FAIL(RLX_STATUS_SHAPE, "dtype %s is not supported (%s)", rlx_dtype_name(dt),
+             int_ok ? "numeric dtypes only" : "float dtypes only");
+    if (n->op == IR_OP_CLAMP && !(n->fa[0] <= n->fa[1]))
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "lo %g must be <= hi %g", n->fa[0], n->fa[1]);
+    n->shape = *in_shape(g, n, 0);
+    n->dtype = dt;
+    return RLX_OK;
+}
+
+rlx_status shape_binary(const ir_graph *g, ir_node *n) {
+    TRY(require_same_dtype(g, n, 0, 1));
+    rlx_dtype dt = in_dtype(g, n, 0);
+    if (dt == RLX_BOOL) FAIL(RLX_STATUS_SHAPE, "arithmetic on bool is not supported; cast first");
+    if (n->op == IR_OP_POW) TRY(require_float(g, n, dt, "pow operand"));
+    TRY(broadcast2(g, n, in_shape(g, n, 0), in_shape(g, n, 1), &n->shape));
+    n->dtype = dt;
+    return RLX_OK;
+}
+
+rlx_status shape_compare(const ir_graph *g, ir_node *n) {
+    TRY(require_same_dtype(g, n, 0, 1));
+    TRY(broadcast2(g, n, in_shape(g, n, 0), in_shape(g, n, 1), &n->shape));
+    n->dtype = RLX_BOOL;
+    return RLX_OK;
+}
+
+rlx_status shape_where(const ir_graph *g, ir_node *n) {
+    rlx_dtype c = in_dtype(g, n, 0);
+    if (c != RLX_BOOL && c != RLX_U8) FAIL(RLX_STATUS_SHAPE, "condition must be bool or u8, got %s", rlx_dtype_name(c));
+    TRY(require_same_dtype(g, n, 1, 2));
+    ir_shape t;
+    TRY(broadcast2(g, n, in_shape(g, n, 1), in_shape(g, n, 2), &t));
+    TRY(broadcast2(g, n, in_shape(g, n, 0), &t, &n->shape));
+    n->dtype = in_dtype(g, n, 1);
+    return RLX_OK;
+}
+
+rlx_status shape_ternary(const ir_graph *g, ir_node *n) {
+    TRY(require_same_dtype(g, n, 0, 1));
+    TRY(require_same_dtype(g, n, 0, 2));
+    TRY(require_float(g, n, in_dtype(g, n, 0), "fma operand"));
+    ir_shape t;
+    TRY(broadcast2(g, n, in_shape(g, n, 0), in_shape(g, n, 1), &t));
+    TRY(broadcast2(g, n, &t, in_shape(g, n, 2), &n->shape));
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+rlx_status shape_cast(const ir_graph *g, ir_node *n) {
+    if ((unsigned)n->dtype >= RLX_DTYPE_COUNT) FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown target dtype %d", (int)n->dtype);
+    n->shape = *in_shape(g, n, 0);
+    return RLX_OK;
+}
+
+/* ---------------------------------------------------------------- matmul */
+
+rlx_status shape_matmul(const ir_graph *g, ir_node *n) {
+    bool fused = n->op == IR_OP_MATMUL_BIAS_ACT;
+    int want_in = 2 + (fused && n->ia[2] ? 1 : 0);
+    if (n->n_in != want_in) FAIL(RLX_STATUS_INTERNAL, "has %d inputs, expected %d", n->n_in, want_in);
+    const ir_shape *a = in_shape(g, n, 0), *b = in_shape(g, n, 1);
+    char sa[128], sb[128];
+    if (a->rank < 2 || b->rank < 2)
+        FAIL(RLX_STATUS_SHAPE, "operands need rank >= 2, got %s x %s",
+             fmt_shape(g, a, sa, sizeof sa), fmt_shape(g, b, sb, sizeof sb));
+    TRY(require_same_dtype(g, n, 0, 1));
+    TRY(require_float(g, n, in_dtype(g, n, 0), "matmul operand"));
+    bool tb = n->ia[0] != 0;
+    ir_dim m = a->d[a->rank - 2], ka = a->d[a->rank - 1];
+    ir_dim kb = tb ? b->d[b->rank - 1] : b->d[b->rank - 2];
+    ir_dim nn = tb ? b->d[b->rank - 2] : b->d[b->rank - 1];
+    if (!dims_compatible(ka, kb))
+        FAIL(RLX_STATUS_SHAPE, "inner dims differ: %s x %s%s", fmt_shape(g, a, sa, sizeof sa),
+             fmt_shape(g, b, sb, sizeof sb), tb ? " (b transposed)" : "");
+    ir_shape ba = *a, bb = *b, batch;
+    ba.rank -= 2;
+    bb.rank -= 2;
+    if (ir_broadcast_shapes(&ba, &bb, &batch) != RLX_OK)
+        FAIL(RLX_STATUS_SHAPE, "batch dims of %s and %s do not broadcast",
+             fmt_shape(g, a, sa, sizeof sa), fmt_shape(g, b, sb, sizeof sb));
+    if (fused) {
+        if (n->ia[1] < RLX_ACT_NONE || n->ia[1] > RLX_ACT_TANH)
+            FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown activation %lld", (long long)n->ia[1]);
+        if (n->ia[2]) {
+            const ir_shape *bias = in_shape(g, n, 2);
+            TRY(require_same_dtype(g, n, 0, 2));
+            if (bias->rank != 1 || !dims_compatible(bias->d[0], nn))
+                FAIL(RLX_STATUS_SHAPE, "bias must be [N] with N matching the output, got %s",
+                     fmt_shape(g, bias, sa, sizeof sa));
+        }
+    }
+    if (batch.rank + 2 > IR_MAX_RANK) FAIL(RLX_STATUS_SHAPE, "result rank exceeds %d", IR_MAX_RANK);
+    n->shape = batch;
+    n->shape.d[n->shape.rank++] = m;
+    n->shape.d[n->shape.rank++] = nn;
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ reductions */
+
+rlx_status shape_reduce(const ir_graph *g, ir_node *n) {
+    const ir_shape *x = in_shape(g, n, 0);
+    rlx_dtype dt = in_dtype(g, n, 0);
+    if (dt == RLX_BOOL) FAIL(RLX_STATUS_SHAPE, "reductions over bool are not supported; cast first");
+    if (n->op == IR_OP_REDUCE_MEAN) TRY(require_float(g, n, dt, "mean input"));
+    uint64_t mask = (uint64_t)n->ia[0];
+    if (x->rank < 64 && (mask >> x->rank) != 0)
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "axes mask 0x%llx names axes beyond rank %d", (unsigned long long)mask, x->rank);
+    ir_shape out = {0};
+    for (int i = 0; i < x->rank; i++) {
+        if (mask & (1ull << i)) {
+            if (n->ia[1]) out.d[out.rank++] = ir_dim_const(1);
+        } else {
+            out.d[out.rank++] = x->d[i];
+        }
+    }
+    n->shape = out;
+    n->dtype = dt;
+    return RLX_OK;
+}
+
+static rlx_status check_axis(const ir_graph *g, ir_node *n, int rank) {
+    if (n->ia[0] < 0 || n->ia[0] >= rank)
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "axis %lld is outside rank %d", (long long)n->ia[0], rank);
+    return RLX_OK;
+}
+
+rlx_status shape_argreduce(const ir_graph *g, ir_node *n) {
+    const ir_shape *x = in_shape(g, n, 0);
+    TRY(check_axis(g, n, x->rank));
+    if (in_dtype(g, n, 0) == RLX_BOOL) FAIL(RLX_STATUS_SHAPE, "argmax/argmin over bool is not supported");
+    if (dim_is(x->d[n->ia[0]], 0)) FAIL(RLX_STATUS_SHAPE, "reduced axis is empty");
+    ir_shape out = {0};
+    for (int i = 0; i < x->rank; i++) {
+        if (i == n->ia[0]) { if (n->ia[1]) out.d[out.rank++] = ir_dim_const(1); }
+        else out.d[out.rank++] = x->d[i];
+    }
+    n->shape = out;
+    n->dtype = RLX_I32;
+    return RLX_OK;
+}
+
+rlx_status shape_axis_op(const ir_graph *g, ir_node *n) {
+    const ir_shape *x = in_shape(g, n, 0);
+    rlx_dtype dt = in_dtype(g, n, 0);
+    TRY(check_axis(g, n, x->rank));
+    if (n->op == IR_OP_CUMSUM) {
+        if (dt == RLX_BOOL) FAIL(RLX_STATUS_SHAPE, "cumsum over bool is not supported; cast first");
+    } else {
+        TRY(require_float(g, n, dt, "input"));
+    }
+    n->shape = *x;
+    n->dtype = dt;
+    return RLX_OK;
+}
+
+/* ----------------------------------------------------------------- norms */
+
+static rlx_status check_norm_params(const ir_graph *g, ir_node *n, int first_param, ir_dim d) {
+    char s[128];
+    int count = 1 + (n->ia[0] ? 1 : 0);
+    if (n->n_in != first_param + count)
+        FAIL(RLX_STATUS_INTERNAL, "has %d inputs, expected %d", n->n_in, first_param + count);
+    for (int i = first_param; i < first_param + count; i++) {
+        const ir_shape *p = in_shape(g, n, i);
+        TRY(require_same_dtype(g, n, 0, i));
+        if (p->rank != 1 || !dims_compatible(p->d[0], d))
+            FAIL(RLX_STATUS_SHAPE, "%s must be [D] matching the last dim, got %s",
+                 i == first_param ? "gamma" : "beta", fmt_shape(g, p, s, sizeof s));
+    }
+    if (!(n->fa[0] >= 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "eps must be >= 0, got %g", n->fa[0]);
+    return RLX_OK;
+}
+
+rlx_status shape_norm(const ir_graph *g, ir_node *n) {
+    const ir_shape *x = in_shape(g, n, 0);
+    TRY(require_float(g, n, in_dtype(g, n, 0), "input"));
+    if (x->rank < 1) FAIL(RLX_STATUS_SHAPE, "input needs rank >= 1");
+    TRY(check_norm_params(g, n, 1, x->d[x->rank - 1]));
+    n->shape = *x;
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+rlx_status shape_add_norm(const ir_graph *g, ir_node *n) {
+    const ir_shape *x = in_shape(g, n, 0), *r = in_shape(g, n, 1);
+    TRY(require_float(g, n, in_dtype(g, n, 0), "input"));
+    TRY(require_same_dtype(g, n, 0, 1));
+    if (x->rank < 1 || x->rank != r->rank) FAIL(RLX_STATUS_SHAPE, "residual must have the input's shape");
+    for (int i = 0; i < x->rank; i++)
+        if (!dims_compatible(x->d[i], r->d[i])) FAIL(RLX_STATUS_SHAPE, "residual must have the input's shape");
+    TRY(check_norm_params(g, n, 2, x->d[x->rank - 1]));
+    n->shape = *x;
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+/* ---------------------------------------------------------- data movement */
+
+/* Product of the static dims, and the symbolic dims left over. */
+typedef struct dim_product {
+    int64_t static_part;
+    int     n_sym;
+    ir_dim  sym[IR_MAX_RANK];
+} dim_product;
+
+static void product_of(const ir_shape *s, dim_product *p) {
+    p->static_part = 1;
+    p->n_sym = 0;
+    for (int i = 0; i < s->rank; i++) {
+        if (ir_dim_is_static(s->d[i])) p->static_part *= s->d[i].k;
+        else p->sym[p->n_sym++] = s->d[i];
+    }
+}
+
+/* Removes symbolic dims that appear on both sides. */
+static void cancel_common(dim_product *a, dim_product *b) {
+    for (int i = 0; i < a->n_sym; i++) {
+        for (int j = 0; j < b->n_sym; j++) {
+            if (!ir_dim_eq(a->sym[i], b->sym[j])) continue;
+            a->sym[i--] = a->sym[--a->n_sym];
+            b->sym[j] = b->sym[--b->n_sym];
+            break;
+        }
+    }
+}
+
+rlx_status shape_reshape(const ir_graph *g, ir_node *n) {
+    const ir_shape *x = in_shape(g, n, 0);
+    dim_product px, po;
+    product_of(x, &px);
+    product_of(&n->shape, &po);
+    cancel_common(&px, &po);
+    char sx[128], so[128];
+    if (px.n_sym == 0 && po.n_sym == 0 && px.static_part != po.static_part)
+        FAIL(RLX_STATUS_SHAPE, "cannot reshape %s (%lld elements) to %s (%lld elements)",
+             fmt_shape(g, x, sx, sizeof sx), (long long)px.static_part,
+             fmt_shape(g, &n->shape, so, sizeof so), (long long)po.static_part);
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+rlx_status shape_transpose(const ir_graph *g, ir_node *n) {
+    const ir_shape *x = in_shape(g, n, 0);
+    bool seen[IR_MAX_RANK] = {0};
+    ir_shape out = {.rank = x->rank};
+    for (int i = 0; i < x->rank; i++) {
+        int64_t p = n->ia[i];
+        if (p < 0 || p >= x->rank || seen[p])
+            FAIL(RLX_STATUS_INVALID_ARGUMENT, "perm is not a permutation of 0..%d (entry %d is %lld)",
+                 x->rank - 1, i, (long long)p);
+        seen[p] = true;
+        out.d[i] = x->d[p];
+    }
+    n->shape = out;
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+rlx_status shape_slice(const ir_graph *g, ir_node *n) {
+    const ir_shape *x = in_shape(g, n, 0);
+    TRY(check_axis(g, n, x->rank));
+    int axis = (int)n->ia[0];
+    int64_t start = n->ia[1], step = n->ia[2];
+    ir_dim len = n->shape.d[axis];   /* the builder stored the length */
+    if (step < 1) FAIL(RLX_STATUS_INVALID_ARGUMENT, "step must be >= 1, got %lld", (long long)step);
+    if (start < 0) FAIL(RLX_STATUS_INVALID_ARGUMENT, "start must be >= 0, got %lld", (long long)start);
+    ir_dim dim = x->d[axis];
+    if (ir_dim_is_static(dim) && ir_dim_is_static(len)) {
+        if (len.k < 0 || (len.k > 0 && start + (len.k - 1) * step >= dim.k))
+            FAIL(RLX_STATUS_SHAPE, "range start %lld, length %lld, step %lld exceeds axis %d of size %lld",
+                 (long long)start, (long long)len.k, (long long)step, axis, (long long)dim.k);
+    }
+    ir_shape out = *x;
+    out.d[axis] = len;
+    n->shape = out;
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+rlx_status shape_concat(const ir_graph *g, ir_node *n) {
+    if (n->n_in < 1 || n->n_in > IR_MAX_INPUTS) FAIL(RLX_STATUS_INVALID_ARGUMENT, "needs 1 to %d inputs", IR_MAX_INPUTS);
+    const ir_shape *x0 = in_shape(g, n, 0);
+    TRY(check_axis(g, n, x0->rank));
+    int axis = (int)n->ia[0];
+    ir_shape out = *x0;
+    char s0[128], si[128];
+    for (int i = 1; i < n->n_in; i++) {
+        const ir_shape *xi = in_shape(g, n, i);
+        TRY(require_same_dtype(g, n, 0, i));
+        if (xi->rank != x0->rank)
+            FAIL(RLX_STATUS_SHAPE, "input %d has rank %d, input 0 rank %d", i, xi->rank, x0->rank);
+        for (int d = 0; d < x0->rank; d++)
+            if (d != axis && !dims_compatible(xi->d[d], x0->d[d]))
+                FAIL(RLX_STATUS_SHAPE, "input %d %s does not match input 0 %s outside axis %d", i,
+                     fmt_shape(g, xi, si, sizeof si), fmt_shape(g, x0, s0, sizeof s0), axis);
+        out.d[axis] = ir_dim_add(out.d[axis], xi->d[axis]);
+    }
+    n->shape = out;
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+rlx_status shape_expand(const ir_graph *g, ir_node *n) {
+    const ir_shape *x = in_shape(g, n, 0);
+    ir_shape out;
+    char sx[128], so[128];
+    if (x->rank > n->shape.rank || ir_broadcast_shapes(x, &n->shape, &out) != RLX_OK)
+        FAIL(RLX_STATUS_SHAPE, "cannot expand %s to %s", fmt_shape(g, x, sx, sizeof sx),
+             fmt_shape(g, &n->shape, so, sizeof so));
+    for (int i = 0; i < out.rank; i++)
+        if (!dims_compatible(out.d[i], n->shape.d[i]))
+            FAIL(RLX_STATUS_SHAPE, "cannot expand %s to %s", fmt_shape(g, x, sx, sizeof sx),
+                 fmt_shape(g, &n->shape, so, sizeof so));
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+/* --------------------------------------------------------------- indexing */
+
+rlx_status shape_gather_rows(const ir_graph *g, ir_node *n) {
+    const ir_shape *t = in_shape(g, n, 0), *ids = in_shape(g, n, 1);
+    TRY(require_index(g, n, in_dtype(g, n, 1), "ids"));
+    if (t->rank < 1) FAIL(RLX_STATUS_SHAPE, "table needs rank >= 1");
+    if (ids->rank + t->rank - 1 > IR_MAX_RANK) FAIL(RLX_STATUS_SHAPE, "result rank exceeds %d", IR_MAX_RANK);
+    ir_shape out = *ids;
+    for (int i = 1; i < t->rank; i++) out.d[out.rank++] = t->d[i];
+    n->shape = out;
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+rlx_status shape_gather(const ir_graph *g, ir_node *n) {
+    const ir_shape *x = in_shape(g, n, 0), *idx = in_shape(g, n, 1);
+    TRY(require_index(g, n, in_dtype(g, n, 1), "index"));
+    TRY(check_axis(g, n, x->rank));
+    if (idx->rank != x->rank) FAIL(RLX_STATUS_SHAPE, "index rank %d differs from input rank %d", idx->rank, x->rank);
+    n->shape = *idx;
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+rlx_status shape_topk(const ir_graph *g, ir_node *n) {
+    const ir_shape *x = in_shape(g, n, 0);
+    if (x->rank < 1) FAIL(RLX_STATUS_SHAPE, "input needs rank >= 1");
+    if (in_dtype(g, n, 0) == RLX_BOOL) FAIL(RLX_STATUS_SHAPE, "topk over bool is not supported");
+    ir_dim last = x->d[x->rank - 1];
+    if (n->ia[0] < 1 || (ir_dim_is_static(last) && n->ia[0] > last.k))
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "k = %lld must be in [1, %lld]", (long long)n->ia[0], (long long)last.k);
+    n->shape = *x;
+    n->shape.d[x->rank - 1] = ir_dim_const(n->ia[0]);
+    n->dtype = n->op == IR_OP_TOPK_INDICES ? RLX_I32 : in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ nn blocks */
+
+rlx_status shape_attention(const ir_graph *g, ir_node *n) {
+    const ir_shape *q = in_shape(g, n, 0), *k = in_shape(g, n, 1), *v = in_shape(g, n, 2);
+    char sq[128], sk[128], sv[128];
+    bool additive = n->ia[0] == RLX_MASK_ADDITIVE;
+    if (n->ia[0] < RLX_MASK_NONE || n->ia[0] > RLX_MASK_ADDITIVE)
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown mask kind %lld", (long long)n->ia[0]);
+    if (n->n_in != (additive ? 4 : 3))
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "%s", additive ? "additive mask needs a mask tensor" : "mask tensor given without RLX_MASK_ADDITIVE");
+    TRY(require_float(g, n, in_dtype(g, n, 0), "q"));
+    TRY(require_same_dtype(g, n, 0, 1));
+    TRY(require_same_dtype(g, n, 0, 2));
+    if (q->rank != 4 || k->rank != 4 || v->rank != 4)
+        FAIL(RLX_STATUS_SHAPE, "q, k, v must be [B,H,S,D], got %s %s %s", fmt_shape(g, q, sq, sizeof sq),
+             fmt_shape(g, k, sk, sizeof sk), fmt_shape(g, v, sv, sizeof sv));
+    bool ok = dims_compatible(q->d[0], k->d[0]) && dims_compatible(k->d[0], v->d[0]) &&
+              dims_compatible(k->d[1], v->d[1]) && dims_compatible(k->d[2], v->d[2]) &&
+              dims_compatible(q->d[3], k->d[3]) && dims_compatible(k->d[3], v->d[3]);
+    if (ok && ir_dim_is_static(q->d[1]) && ir_dim_is_static(k->d[1]))
+        ok = k->d[1].k > 0 && q->d[1].k % k->d[1].k == 0;
+    if (ok && ir_dim_is_static(q->d[2]) && ir_dim_is_static(k->d[2]))
+        ok = q->d[2].k <= k->d[2].k || n->ia[0] != RLX_MASK_CAUSAL;
+    if (!ok)
+        FAIL(RLX_STATUS_SHAPE, "q %s, k %s, v %s do not fit (B and D equal, H %% Hkv == 0, k and v alike)",
+             fmt_shape(g, q, sq, sizeof sq), fmt_shape(g, k, sk, sizeof sk), fmt_shape(g, v, sv, sizeof sv));
+    if (additive) {
+        const ir_shape *m = in_shape(g, n, 3);
+        ir_shape scores = {.rank = 4, .d = {q->d[0], q->d[1], q->d[2], k->d[2]}}, out;
+        TRY(require_same_dtype(g, n, 0, 3));
+        if (m->rank > 4 || ir_broadcast_shapes(m, &scores, &out) != RLX_OK)
+            FAIL(RLX_STATUS_SHAPE, "mask %s does not broadcast to the scores [B,H,Sq,Skv]", fmt_shape(g, m, sk, sizeof sk));
+    }
+    if (!(n->fa[0] > 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "scale must be > 0");
+    n->shape = *q;
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+rlx_status shape_rope(const ir_graph *g, ir_node *n) {
+    const ir_shape *x = in_shape(g, n, 0);
+    char s[128];
+    TRY(require_float(g, n, in_dtype(g, n, 0), "input"));
+    if (x->rank != 4) FAIL(RLX_STATUS_SHAPE, "input must be [B,H,S,D], got %s", fmt_shape(g, x, s, sizeof s));
+    if (n->n_in != 1 + (n->ia[2] ? 1 : 0)) FAIL(RLX_STATUS_INTERNAL, "offset input count mismatch");
+    if (n->ia[2]) {
+        const ir_shape *o = in_shape(g, n, 1);
+        if (in_dtype(g, n, 1) != RLX_I32) FAIL(RLX_STATUS_SHAPE, "offset must be i32, got %s", rlx_dtype_name(in_dtype(g, n, 1)));
+        if (ir_shape_is_static(o) && ir_shape_numel(o) != 1) FAIL(RLX_STATUS_SHAPE, "offset must have one element");
+    }
+    if (n->ia[0] != RLX_ROPE_NEOX && n->ia[0] != RLX_ROPE_GPTJ)
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown rope style %lld", (long long)n->ia[0]);
+    ir_dim d = x->d[3];
+    int64_t r = n->ia[1];
+    if (r <= 0 || r % 2 || (ir_dim_is_static(d) && r > d.k))
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "rotary dims %lld must be even, > 0 and <= D", (long long)r);
+    if (!(n->fa[0] > 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "theta must be > 0, got %g", n->fa[0]);
+    n->shape = *x;
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+static rlx_status check_ce(const ir_graph *g, ir_node *n) {
+    const ir_shape *l = in_shape(g, n, 0), *y = in_shape(g, n, 1);
+    char sl[128], sy[128];
+    TRY(require_float(g, n, in_dtype(g, n, 0), "logits"));
+    if (in_dtype(g, n, 1) != RLX_I32) FAIL(RLX_STATUS_SHAPE, "labels must be i32, got %s", rlx_dtype_name(in_dtype(g, n, 1)));
+    if (l->rank != 2 || y->rank != 1 || !dims_compatible(l->d[0], y->d[0]))
+        FAIL(RLX_STATUS_SHAPE, "logits must be [N,C] and labels [N], got %s and %s",
+             fmt_shape(g, l, sl, sizeof sl), fmt_shape(g, y, sy, sizeof sy));
+    return RLX_OK;
+}
+
+rlx_status shape_ce_loss(const ir_graph *g, ir_node *n) {
+    TRY(check_ce(g, n));
+    n->shape.rank = 0;
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+rlx_status shape_ce_grad(const ir_graph *g, ir_node *n) {
+    TRY(check_ce(g, n));
+    n->shape = *in_shape(g, n, 0);
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}

@@ -1,0 +1,149 @@
+/*
+ * fuse.c — pattern fusion, for the patterns the backend claims:
+ *
+ *   matmul(a, b) [-> add(., bias[N])] [-> act(.)]   => matmul_bias_act
+ *   add(x, r) -> layer_norm / rms_norm(., gamma[, beta]) => add_layer_norm / add_rms_norm
+ *
+ * An interior result (the matmul, the add) may be absorbed only when the
+ * pattern's next node is its one use and it is not a graph output.
+ * The fused node takes the root's place and name, so outputs stay valid.
+ */
+#include "passes/passes.h"
+#include "passes/rebuild.h"
+#include <stdlib.h>
+#include <string.h>
+
+int32_t *pass_use_counts(const ir_graph *g) {
+    int32_t *uses = calloc((size_t)RLX_MAX(g->n_nodes, 1), sizeof *uses);
+    if (!uses) return NULL;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        for (int j = 0; j < g->nodes[i].n_in; j++) uses[g->nodes[i].in[j]]++;
+    for (int32_t i = 0; i < g->n_outputs; i++) uses[g->outputs[i].node]++;
+    return uses;
+}
+
+static int activation_of(ir_op op) {
+    switch (op) {
+    case IR_OP_RELU:      return RLX_ACT_RELU;
+    case IR_OP_GELU:      return RLX_ACT_GELU;
+    case IR_OP_GELU_TANH: return RLX_ACT_GELU_TANH;
+    case IR_OP_SILU:      return RLX_ACT_SILU;
+    case IR_OP_SIGMOID:   return RLX_ACT_SIGMOID;
+    case IR_OP_TANH:      return RLX_ACT_TANH;
+    default:              return -1;
+    }
+}
+
+/* A fused node planned at `root`, replacing the nodes in absorbed[]. */
+typedef struct fusion {
+    ir_node fused;       /* inputs refer to src ids */
+} fusion;
+
+static bool same_shape(const ir_shape *a, const ir_shape *b) {
+    if (a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank; i++) if (!ir_dim_eq(a->d[i], b->d[i])) return false;
+    return true;
+}
+
+/* If `add` is matmul + bias[N] (either operand order), returns the bias id. */
+static int32_t bias_of(const ir_graph *g, const ir_node *add, int32_t mm) {
+    int32_t other = add->in[0] == mm ? add->in[1] : add->in[0];
+    if (add->in[0] == add->in[1]) return -1;
+    const ir_node *m = &g->nodes[mm], *b = &g->nodes[other];
+    if (b->shape.rank != 1 || b->dtype != m->dtype) return -1;
+    if (!ir_dim_eq(b->shape.d[0], m->shape.d[m->shape.rank - 1])) return -1;
+    return other;
+}
+
+/* Only use of node id (uses[id] == 1 and the use is `user`). */
+static bool sole_use(const int32_t *uses, int32_t id) { return uses[id] == 1; }
+
+/* The single user of id, or -1. O(n) scan; passes run once per compile. */
+static int32_t user_of(const ir_graph *g, int32_t id) {
+    for (int32_t i = id + 1; i < g->n_nodes; i++)
+        for (int j = 0; j < g->nodes[i].n_in; j++)
+            if (g->nodes[i].in[j] == id) return i;
+    return -1;
+}
+
+rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *dst, int *n_fused) {
+    *n_fused = 0;
+    int32_t n = src->n_nodes;
+    int32_t *uses = pass_use_counts(src);
+    bool *absorbed = calloc((size_t)RLX_MAX(n, 1), sizeof *absorbed);
+    fusion **at_root = calloc((size_t)RLX_MAX(n, 1), sizeof *at_root);
+    int32_t *remap = malloc((size_t)RLX_MAX(n, 1) * sizeof *remap);
+    rlx_status st = RLX_OK;
+    if (!uses || !absorbed || !at_root || !remap) { st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "fuse: out of memory"); goto done; }
+
+    for (int32_t i = 0; i < n; i++) {
+        const ir_node *node = &src->nodes[i];
+        if (claims->matmul_bias_act && node->op == IR_OP_MATMUL && sole_use(uses, i)) {
+            int32_t root = i, bias = -1, act = RLX_ACT_NONE;
+            int32_t next = user_of(src, root);
+            if (next >= 0 && src->nodes[next].op == IR_OP_ADD && (bias = bias_of(src, &src->nodes[next], i)) >= 0) {
+                root = next;
+                next = sole_use(uses, root) ? user_of(src, root) : -1;
+            } else {
+                bias = -1;
+            }
+            if (next >= 0 && activation_of(src->nodes[next].op) >= 0) {
+                act = activation_of(src->nodes[next].op);
+                absorbed[root] = true;
+                root = next;
+            }
+            if (root == i) continue;
+            fusion *f = calloc(1, sizeof *f);
+            if (!f) { st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "fuse: out of memory"); goto done; }
+            f->fused = *node;
+            f->fused.op = IR_OP_MATMUL_BIAS_ACT;
+            f->fused.name = src->nodes[root].name;
+            f->fused.shape = src->nodes[root].shape;
+            f->fused.ia[1] = act;
+            f->fused.ia[2] = bias >= 0;
+            f->fused.n_in = bias >= 0 ? 3 : 2;
+            if (bias >= 0) f->fused.in[2] = bias;
+            absorbed[i] = true;
+            at_root[root] = f;
+        }
+        if (claims->add_norm && node->op == IR_OP_ADD && sole_use(uses, i) &&
+            same_shape(&src->nodes[node->in[0]].shape, &src->nodes[node->in[1]].shape) &&
+            same_shape(&node->shape, &src->nodes[node->in[0]].shape) && !absorbed[i] && !at_root[i]) {
+            int32_t next = user_of(src, i);
+            if (next < 0) continue;
+            const ir_node *nn = &src->nodes[next];
+            if ((nn->op != IR_OP_LAYER_NORM && nn->op != IR_OP_RMS_NORM) || nn->in[0] != i) continue;
+            fusion *f = calloc(1, sizeof *f);
+            if (!f) { st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "fuse: out of memory"); goto done; }
+            f->fused = *nn;
+            f->fused.op = nn->op == IR_OP_LAYER_NORM ? IR_OP_ADD_LAYER_NORM : IR_OP_ADD_RMS_NORM;
+            f->fused.in[0] = node->in[0];
+            f->fused.in[1] = node->in[1];
+            for (int j = 1; j < nn->n_in; j++) f->fused.in[j + 1] = nn->in[j];
+            f->fused.n_in = nn->n_in + 1;
+            absorbed[i] = true;
+            at_root[next] = f;
+        }
+    }
+
+    st = rebuild_begin(src, dst);
+    for (int32_t i = 0; st == RLX_OK && i < n; i++) {
+        remap[i] = -1;
+        if (absorbed[i]) continue;
+        if (at_root[i]) {
+            st = rebuild_copy_node(dst, &at_root[i]->fused, remap, &remap[i]);
+            (*n_fused)++;
+        } else {
+            st = rebuild_copy_node(dst, &src->nodes[i], remap, &remap[i]);
+        }
+    }
+    if (st == RLX_OK) st = rebuild_outputs(src, remap, dst);
+    if (st != RLX_OK) ir_graph_clear(dst);
+done:
+    if (at_root) for (int32_t i = 0; i < n; i++) free(at_root[i]);
+    free(at_root);
+    free(absorbed);
+    free(uses);
+    free(remap);
+    return st;
+}

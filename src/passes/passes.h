@@ -1,0 +1,72 @@
+/*
+ * passes.h — graph-to-graph passes and the memory planner.
+ *
+ *   verify -> fuse -> dce -> specialize(binding) -> plan -> (backend lowering)
+ *
+ * Each pass reads one graph and writes a new one (graphs are append-only SSA,
+ * so rewriting by rebuilding is simplest and keeps ids topological).
+ * Broadcast legalization is not a pass: every backend kernel takes numpy
+ * broadcasting natively (see docs/architecture.md).
+ */
+#ifndef RLX_PASSES_H
+#define RLX_PASSES_H
+
+#include "ir/ir.h"
+
+/* Copies src into dst keeping only nodes that outputs depend on, plus every
+ * INPUT and PARAM (the interface stays stable even when unused). */
+rlx_status pass_dce(const ir_graph *src, ir_graph *dst);
+
+/* Which fused kernels the target backend has. */
+typedef struct fuse_claims {
+    bool matmul_bias_act;   /* matmul [+ bias[N]] [+ activation] */
+    bool add_norm;          /* residual add + layer_norm / rms_norm */
+} fuse_claims;
+
+/* Rewrites fusable patterns whose interior results have no other use.
+ * *n_fused counts the fused nodes created. */
+rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *dst, int *n_fused);
+
+/* Specialized copy: symbols replaced by sym_values, shape rules re-run so that
+ * every provisional check becomes exact. All dims of dst are static. */
+rlx_status pass_specialize(const ir_graph *src, const int64_t *sym_values, ir_graph *dst);
+
+/* Where a node's bytes live after planning. */
+typedef enum plan_storage {
+    PLAN_ARENA = 0,     /* arena + offset                      */
+    PLAN_PARAM = 1,     /* param buffer of node `base` + offset */
+    PLAN_CONST = 2,     /* constant data of node `base` + offset */
+} plan_storage;
+
+typedef struct plan_entry {
+    plan_storage storage;
+    int32_t      base;      /* for PARAM/CONST: the source node; for ARENA: the storage root */
+    int64_t      offset;    /* bytes */
+    int64_t      bytes;     /* size of this node's tensor */
+    int32_t      first, last;  /* lifetime of the storage root, in node indices (inclusive) */
+    bool         is_view;   /* aliases another node's bytes (reshape, contiguous slice) */
+} plan_entry;
+
+typedef struct mem_plan {
+    int32_t     n;
+    plan_entry *entries;    /* one per node */
+    size_t      arena_bytes;
+    size_t      tensor_bytes;   /* sum of arena-resident non-view tensors */
+} mem_plan;
+
+#define PLAN_ALIGN 64
+
+/* Plans a specialized graph (all shapes static). Inputs and outputs are
+ * pinned (live for the whole run); params and constants stay outside the
+ * arena; reshapes and contiguous slices alias their source. */
+rlx_status plan_memory(const ir_graph *g, mem_plan *plan);
+void       plan_free(mem_plan *plan);
+
+/* Brute-force check that no two simultaneously live arena tensors overlap and
+ * that every tensor fits in the arena. Returns RLX_OK or RLX_STATUS_INTERNAL. */
+rlx_status plan_validate(const ir_graph *g, const mem_plan *plan);
+
+/* Number of uses of each node by other nodes and outputs (caller frees). */
+int32_t *pass_use_counts(const ir_graph *g);
+
+#endif

@@ -1,0 +1,33 @@
+/*
+ * backend.h — the runtime's view of a backend: one table of functions per
+ * backend. Only src/runtime knows the list (backends.c).
+ */
+#ifndef RLX_RT_BACKEND_H
+#define RLX_RT_BACKEND_H
+
+#include "passes/passes.h"
+
+typedef struct rt_backend {
+    const char *name;
+    fuse_claims claims;
+    /* The device is created at compile and owned by the exec. */
+    rlx_status (*device_new)(const rlx_compile_options *opts, void **dev);
+    void       (*device_free)(void *dev);
+    rlx_status (*param_alloc)(void *dev, size_t bytes, void **handle);
+    rlx_status (*param_write)(void *dev, void *handle, const void *data, size_t bytes);
+    void       (*param_free)(void *dev, void *handle);
+    rlx_status (*program_new)(void *dev, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
+                              void **prog);
+    void       (*program_free)(void *prog);
+    rlx_status (*program_run)(void *prog, const void *const *inputs);
+    /* Host-readable pointer to a node's result after a run (may read back). */
+    rlx_status (*program_result)(void *prog, int32_t node, void **host);
+    int        (*program_steps)(void *prog);
+    char      *(*program_report)(void *prog);
+} rt_backend;
+
+/* The backend for a request (AUTO picks the best available), or an error
+ * naming what is missing. */
+rlx_status rt_backend_choose(rlx_backend want, const rt_backend **out);
+
+#endif

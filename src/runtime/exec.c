@@ -1,0 +1,423 @@
+/*
+ * exec.c — the backend-neutral executable behind rlx_compile / rlx_exec_*.
+ *
+ * Compile: verify, fuse (what the backend claims), dce, then keep the
+ * optimized graph with its symbolic dims. Run: check the named inputs, bind
+ * the symbols from their shapes, and run the specialization for that binding,
+ * creating (specialize -> plan -> backend program) and caching it on first
+ * use. Graphs without symbols are specialized at compile time, so that
+ * compile reports every error and run does no planning.
+ */
+#include "runtime/backend.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RT_MAX_SPECS 32
+
+typedef struct rt_spec {
+    int64_t     syms[IR_MAX_SYMS];
+    ir_graph    g;
+    mem_plan    plan;
+    void       *prog;
+    const void **inputs;       /* per node, filled per run */
+    uint64_t    last_used;
+} rt_spec;
+
+struct rlx_exec {
+    const rt_backend   *be;
+    void               *dev;
+    rlx_compile_options opts;
+    ir_graph            graph;        /* optimized, symbolic */
+    int32_t            *input_nodes;
+    int                 n_inputs;
+    int32_t            *param_nodes;
+    int                 n_params;
+    void              **param_by_node; /* handle per node id (NULL when not a param) */
+    rt_spec            *specs[RT_MAX_SPECS];
+    int                 n_specs;
+    rt_spec            *current;
+    uint64_t            clock;
+    int                 fused_nodes;
+};
+
+void rlx_compile_options_init(rlx_compile_options *o) {
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->backend = RLX_BACKEND_AUTO;
+    o->threads = 0;
+    o->fuse = 1;
+    o->optimize = 1;
+}
+
+/* Environment variables override the documented options. */
+static rlx_status apply_env(rlx_compile_options *o) {
+    const char *dev = getenv("RLX_DEVICE");
+    if (dev && *dev) {
+        if (strcmp(dev, "cpu") == 0) o->backend = RLX_BACKEND_CPU;
+        else if (strcmp(dev, "vulkan") == 0 || strcmp(dev, "gpu") == 0) o->backend = RLX_BACKEND_VULKAN;
+        else if (strcmp(dev, "auto") == 0) o->backend = RLX_BACKEND_AUTO;
+        else return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "RLX_DEVICE='%s': expected cpu, vulkan or auto", dev);
+    }
+    o->threads = rlx_env_int("RLX_THREADS", o->threads);
+    if (rlx_env_int("RLX_NO_FUSE", 0)) o->fuse = 0;
+    return RLX_OK;
+}
+
+static void spec_free(rlx_exec *e, rt_spec *s) {
+    if (!s) return;
+    if (s->prog) e->be->program_free(s->prog);
+    plan_free(&s->plan);
+    ir_graph_clear(&s->g);
+    free(s->inputs);
+    free(s);
+}
+
+void rlx_exec_free(rlx_exec *e) {
+    if (!e) return;
+    for (int i = 0; i < e->n_specs; i++) spec_free(e, e->specs[i]);
+    if (e->param_by_node)
+        for (int i = 0; i < e->n_params; i++) {
+            void *h = e->param_by_node[e->param_nodes[i]];
+            if (h) e->be->param_free(e->dev, h);
+        }
+    if (e->dev) e->be->device_free(e->dev);
+    ir_graph_clear(&e->graph);
+    free(e->input_nodes);
+    free(e->param_nodes);
+    free(e->param_by_node);
+    free(e);
+}
+
+static rlx_status make_spec(rlx_exec *e, const int64_t *syms, rt_spec **out) {
+    rt_spec *s = calloc(1, sizeof *s);
+    if (!s) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "compile: out of memory");
+    memcpy(s->syms, syms, sizeof s->syms);
+    rlx_status st = pass_specialize(&e->graph, syms, &s->g);
+    if (st == RLX_OK) st = plan_memory(&s->g, &s->plan);
+    if (st == RLX_OK && !(s->inputs = calloc((size_t)RLX_MAX(s->g.n_nodes, 1), sizeof *s->inputs)))
+        st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "compile: out of memory");
+    if (st == RLX_OK) st = e->be->program_new(e->dev, &s->g, &s->plan, e->param_by_node, &s->prog);
+    if (st != RLX_OK) { free(s->inputs); s->inputs = NULL; spec_free(e, s); return st; }
+    *out = s;
+    return RLX_OK;
+}
+
+/* The cached specialization for syms, created on first use (LRU eviction). */
+static rlx_status get_spec(rlx_exec *e, const int64_t *syms, rt_spec **out) {
+    for (int i = 0; i < e->n_specs; i++)
+        if (memcmp(e->specs[i]->syms, syms, sizeof e->specs[i]->syms) == 0) {
+            *out = e->specs[i];
+            (*out)->last_used = ++e->clock;
+            return RLX_OK;
+        }
+    rt_spec *s = NULL;
+    rlx_status st = make_spec(e, syms, &s);
+    if (st != RLX_OK) return st;
+    if (e->n_specs == RT_MAX_SPECS) {
+        int oldest = 0;
+        for (int i = 1; i < e->n_specs; i++) if (e->specs[i]->last_used < e->specs[oldest]->last_used) oldest = i;
+        if (e->current == e->specs[oldest]) e->current = NULL;
+        spec_free(e, e->specs[oldest]);
+        e->specs[oldest] = e->specs[--e->n_specs];
+    }
+    s->last_used = ++e->clock;
+    e->specs[e->n_specs++] = s;
+    *out = s;
+    return RLX_OK;
+}
+
+static rlx_status optimize(const ir_graph *src, const rlx_compile_options *o, const rt_backend *be, ir_graph *dst,
+                           int *fused) {
+    *fused = 0;
+    if (!o->optimize) return ir_graph_clone(src, dst);
+    ir_graph fusedg;
+    rlx_status st;
+    if (o->fuse) {
+        st = pass_fuse(src, &be->claims, &fusedg, fused);
+    } else {
+        st = ir_graph_clone(src, &fusedg);
+    }
+    if (st != RLX_OK) return st;
+    st = pass_dce(&fusedg, dst);
+    ir_graph_clear(&fusedg);
+    return st;
+}
+
+static bool graph_has_symbols(const ir_graph *g) {
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (!ir_shape_is_static(&g->nodes[i].shape)) return true;
+    return false;
+}
+
+/* Every symbol a node uses must appear in some input, or no run can bind it. */
+static rlx_status check_symbols_bindable(const ir_graph *g) {
+    for (int s = 0; s < g->n_syms; s++) {
+        bool used = false, in_input = false;
+        for (int32_t i = 0; i < g->n_nodes; i++) {
+            const ir_shape *sh = &g->nodes[i].shape;
+            for (int d = 0; d < sh->rank; d++) {
+                if (!sh->d[d].coef[s]) continue;
+                used = true;
+                if (g->nodes[i].op == IR_OP_INPUT) in_input = true;
+            }
+        }
+        if (used && !in_input)
+            return rlx_fail(RLX_STATUS_SHAPE, "rlx_compile: symbol '%s' is used but appears in no input, so no run can bind it",
+                            g->sym_names[s]);
+    }
+    return RLX_OK;
+}
+
+rlx_status rlx_compile(const rlx_graph *graph, const rlx_compile_options *opts, rlx_exec **out) {
+    if (!out) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_compile: out is NULL");
+    *out = NULL;
+    if (!graph) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_compile: graph is NULL");
+    const ir_graph *g = &graph->g;
+    if (g->first_error != RLX_OK)
+        return rlx_fail(g->first_error, "rlx_compile: the graph has a builder error: %s", graph->first_error_msg);
+    if (g->n_outputs == 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_compile: the graph has no outputs");
+    rlx_status st = ir_graph_verify(g);
+    if (st != RLX_OK) return st;
+
+    rlx_exec *e = calloc(1, sizeof *e);
+    if (!e) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_compile: out of memory");
+    if (opts) e->opts = *opts; else rlx_compile_options_init(&e->opts);
+    if ((st = apply_env(&e->opts)) != RLX_OK) goto fail;
+    if ((st = rt_backend_choose(e->opts.backend, &e->be)) != RLX_OK) goto fail;
+    if ((st = optimize(g, &e->opts, e->be, &e->graph, &e->fused_nodes)) != RLX_OK) goto fail;
+    if ((st = e->be->device_new(&e->opts, &e->dev)) != RLX_OK) goto fail;
+
+    int32_t n = e->graph.n_nodes;
+    e->input_nodes = malloc((size_t)RLX_MAX(n, 1) * sizeof *e->input_nodes);
+    e->param_nodes = malloc((size_t)RLX_MAX(n, 1) * sizeof *e->param_nodes);
+    e->param_by_node = calloc((size_t)RLX_MAX(n, 1), sizeof *e->param_by_node);
+    if (!e->input_nodes || !e->param_nodes || !e->param_by_node) {
+        st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_compile: out of memory");
+        goto fail;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const ir_node *node = &e->graph.nodes[i];
+        if (node->op == IR_OP_INPUT) e->input_nodes[e->n_inputs++] = i;
+        if (node->op != IR_OP_PARAM) continue;
+        size_t bytes = (size_t)ir_shape_numel(&node->shape) * rlx_dtype_size(node->dtype);
+        e->param_nodes[e->n_params++] = i;
+        if ((st = e->be->param_alloc(e->dev, bytes, &e->param_by_node[i])) != RLX_OK) goto fail;
+    }
+    if ((st = check_symbols_bindable(&e->graph)) != RLX_OK) goto fail;
+    if (!graph_has_symbols(&e->graph)) {
+        int64_t none[IR_MAX_SYMS] = {0};
+        if ((st = get_spec(e, none, &e->current)) != RLX_OK) goto fail;
+    }
+    *out = e;
+    return RLX_OK;
+fail:
+    rlx_exec_free(e);
+    return st;
+}
+
+/* ---------------------------------------------------------------- params */
+
+static int32_t find_param(const rlx_exec *e, const char *name) {
+    for (int i = 0; i < e->n_params; i++)
+        if (strcmp(e->graph.nodes[e->param_nodes[i]].name, name) == 0) return e->param_nodes[i];
+    return -1;
+}
+
+rlx_status rlx_exec_set_param(rlx_exec *e, const char *name, rlx_dtype dtype, const void *data, size_t bytes) {
+    if (!e) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_set_param: exec is NULL");
+    if (!name) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_set_param: name is NULL");
+    int32_t id = find_param(e, name);
+    if (id < 0) return rlx_fail(RLX_STATUS_NOT_FOUND, "rlx_exec_set_param: no param named '%s'", name);
+    const ir_node *p = &e->graph.nodes[id];
+    size_t want = (size_t)ir_shape_numel(&p->shape) * rlx_dtype_size(p->dtype);
+    if (dtype != p->dtype)
+        return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_set_param '%s': dtype %s given, the param is %s", name,
+                        rlx_dtype_name(dtype), rlx_dtype_name(p->dtype));
+    if (bytes != want)
+        return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_set_param '%s': %zu bytes given, the param has %zu", name, bytes, want);
+    if (!data && bytes) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_set_param '%s': data is NULL", name);
+    return e->be->param_write(e->dev, e->param_by_node[id], data, bytes);
+}
+
+rlx_status rlx_exec_set_param_f32(rlx_exec *e, const char *name, const float *data, size_t count) {
+    if (count > SIZE_MAX / sizeof(float))
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_set_param_f32: count %zu is too large", count);
+    return rlx_exec_set_param(e, name, RLX_F32, data, count * sizeof(float));
+}
+
+/* ------------------------------------------------------------------- run */
+
+/* Checks one given input against its node and binds symbols from its dims. */
+static rlx_status bind_input(const rlx_exec *e, const ir_node *node, const rlx_tensor *t, int64_t *syms, bool *bound) {
+    const char *name = node->name;
+    if (t->dtype != node->dtype)
+        return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_run: input '%s' is %s, the graph expects %s", name,
+                        rlx_dtype_name(t->dtype), rlx_dtype_name(node->dtype));
+    if (t->rank != node->shape.rank)
+        return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_run: input '%s' has rank %d, the graph expects %d", name, t->rank,
+                        node->shape.rank);
+    uint64_t numel = 1;
+    for (int d = 0; d < t->rank; d++) {
+        ir_dim want = node->shape.d[d];
+        int64_t got = t->dims[d];
+        if (got < 0) return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_run: input '%s' dim %d is negative", name, d);
+        if (!rlx_mul_overflow_u64(numel, (uint64_t)got, &numel))
+            return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_run: input '%s' is too large", name);
+        if (ir_dim_is_static(want)) {
+            if (want.k != got)
+                return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_run: input '%s' dim %d is %lld, the graph expects %lld", name,
+                                d, (long long)got, (long long)want.k);
+            continue;
+        }
+        int s = 0;   /* inputs are declared with plain symbols: find which */
+        while (s < IR_MAX_SYMS && !want.coef[s]) s++;
+        if (bound[s] && syms[s] != got)
+            return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_run: input '%s' dim %d is %lld, but '%s' is already %lld", name, d,
+                            (long long)got, e->graph.sym_names[s], (long long)syms[s]);
+        syms[s] = got;
+        bound[s] = true;
+    }
+    uint64_t bytes;
+    if (!rlx_mul_overflow_u64(numel, rlx_dtype_size(t->dtype), &bytes) || bytes != t->bytes)
+        return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_run: input '%s' has bytes = %zu, its shape needs %llu", name,
+                        t->bytes, (unsigned long long)bytes);
+    if (!t->data && bytes) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: input '%s' data is NULL", name);
+    return RLX_OK;
+}
+
+rlx_status rlx_exec_run(rlx_exec *e, const rlx_tensor *inputs, int n_inputs) {
+    if (!e) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: exec is NULL");
+    if (n_inputs < 0 || (n_inputs > 0 && !inputs))
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: inputs is NULL or n_inputs < 0");
+    int64_t syms[IR_MAX_SYMS] = {0};
+    bool bound[IR_MAX_SYMS] = {0};
+    const rlx_tensor *given[RLX_MAX_RANK * 64];
+    const rlx_tensor **by_input = e->n_inputs <= (int)RLX_ARRAY_LEN(given) ? given
+                                : calloc((size_t)e->n_inputs, sizeof *by_input);
+    if (!by_input) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_exec_run: out of memory");
+    memset(by_input, 0, (size_t)e->n_inputs * sizeof *by_input);
+    rlx_status st = RLX_OK;
+    for (int i = 0; i < n_inputs && st == RLX_OK; i++) {
+        const rlx_tensor *t = &inputs[i];
+        if (!t->name) { st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: inputs[%d].name is NULL", i); break; }
+        int k = 0;
+        while (k < e->n_inputs && strcmp(e->graph.nodes[e->input_nodes[k]].name, t->name) != 0) k++;
+        if (k == e->n_inputs) { st = rlx_fail(RLX_STATUS_NOT_FOUND, "rlx_exec_run: the graph has no input named '%s'", t->name); break; }
+        if (by_input[k]) { st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: input '%s' is given twice", t->name); break; }
+        by_input[k] = t;
+        st = bind_input(e, &e->graph.nodes[e->input_nodes[k]], t, syms, bound);
+    }
+    for (int k = 0; k < e->n_inputs && st == RLX_OK; k++)
+        if (!by_input[k])
+            st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: input '%s' is not given",
+                          e->graph.nodes[e->input_nodes[k]].name);
+    rt_spec *spec = NULL;
+    if (st == RLX_OK) st = get_spec(e, syms, &spec);
+    if (st == RLX_OK) {
+        e->current = spec;
+        for (int k = 0; k < e->n_inputs; k++) spec->inputs[e->input_nodes[k]] = by_input[k]->data;
+        st = e->be->program_run(spec->prog, (const void *const *)spec->inputs);
+    }
+    if (by_input != given) free(by_input);
+    return st;
+}
+
+/* --------------------------------------------------------------- outputs */
+
+rlx_status rlx_exec_output(rlx_exec *e, const char *name, rlx_tensor *out) {
+    if (!e || !name || !out)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_output: %s is NULL", !e ? "exec" : !name ? "name" : "out");
+    int32_t k = ir_graph_find_output(&e->graph, name);
+    if (k < 0) return rlx_fail(RLX_STATUS_NOT_FOUND, "rlx_exec_output: the graph has no output named '%s'", name);
+    if (!e->current || !e->current->prog)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_output '%s': the exec has not run yet", name);
+    int32_t node = e->graph.outputs[k].node;
+    const ir_node *n = &e->current->g.nodes[node];
+    memset(out, 0, sizeof *out);
+    out->name = e->graph.outputs[k].name;
+    out->dtype = n->dtype;
+    out->rank = n->shape.rank;
+    ir_shape_dims(&n->shape, out->dims);
+    out->bytes = (size_t)ir_shape_numel(&n->shape) * rlx_dtype_size(n->dtype);
+    return e->be->program_result(e->current->prog, node, &out->data);
+}
+
+rlx_status rlx_exec_read_output(rlx_exec *e, const char *name, void *dst, size_t bytes) {
+    rlx_tensor t;
+    rlx_status st = rlx_exec_output(e, name, &t);
+    if (st != RLX_OK) return st;
+    if (!dst) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_read_output '%s': dst is NULL", name);
+    if (bytes < t.bytes)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_read_output '%s': dst has %zu bytes, the output needs %zu",
+                        name, bytes, t.bytes);
+    memcpy(dst, t.data, t.bytes);
+    return RLX_OK;
+}
+
+/* --------------------------------------------------------------- queries */
+
+int rlx_exec_input_count(const rlx_exec *e) { return e ? e->n_inputs : 0; }
+int rlx_exec_output_count(const rlx_exec *e) { return e ? e->graph.n_outputs : 0; }
+int rlx_exec_param_count(const rlx_exec *e) { return e ? e->n_params : 0; }
+
+static void describe(const rlx_exec *e, int32_t node, const char *name, rlx_tensor *info) {
+    const ir_node *n = &e->graph.nodes[node];
+    memset(info, 0, sizeof *info);
+    info->name = name;
+    info->dtype = n->dtype;
+    info->rank = n->shape.rank;
+    bool all_static = ir_shape_is_static(&n->shape);
+    for (int d = 0; d < n->shape.rank; d++) info->dims[d] = ir_dim_to_public(n->shape.d[d]);
+    info->bytes = all_static ? (size_t)ir_shape_numel(&n->shape) * rlx_dtype_size(n->dtype) : 0;
+}
+
+static rlx_status check_index(const rlx_exec *e, int i, int count, const char *fn, rlx_tensor *info) {
+    if (!e || !info) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", fn, !e ? "exec" : "info");
+    if (i < 0 || i >= count) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: index %d is outside [0, %d)", fn, i, count);
+    return RLX_OK;
+}
+
+rlx_status rlx_exec_input_info(const rlx_exec *e, int i, rlx_tensor *info) {
+    rlx_status st = check_index(e, i, rlx_exec_input_count(e), "rlx_exec_input_info", info);
+    if (st == RLX_OK) describe(e, e->input_nodes[i], e->graph.nodes[e->input_nodes[i]].name, info);
+    return st;
+}
+
+rlx_status rlx_exec_output_info(const rlx_exec *e, int i, rlx_tensor *info) {
+    rlx_status st = check_index(e, i, rlx_exec_output_count(e), "rlx_exec_output_info", info);
+    if (st == RLX_OK) describe(e, e->graph.outputs[i].node, e->graph.outputs[i].name, info);
+    return st;
+}
+
+rlx_status rlx_exec_param_info(const rlx_exec *e, int i, rlx_tensor *info) {
+    rlx_status st = check_index(e, i, rlx_exec_param_count(e), "rlx_exec_param_info", info);
+    if (st == RLX_OK) describe(e, e->param_nodes[i], e->graph.nodes[e->param_nodes[i]].name, info);
+    return st;
+}
+
+rlx_status rlx_exec_get_stats(const rlx_exec *e, rlx_exec_stats *s) {
+    if (!e || !s) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_get_stats: %s is NULL", !e ? "exec" : "stats");
+    memset(s, 0, sizeof *s);
+    s->backend = e->be->name;
+    s->fused_nodes = e->fused_nodes;
+    s->specializations = e->n_specs;
+    for (int i = 0; i < e->n_params; i++) {
+        const ir_node *p = &e->graph.nodes[e->param_nodes[i]];
+        s->param_bytes += (size_t)ir_shape_numel(&p->shape) * rlx_dtype_size(p->dtype);
+    }
+    if (e->current) {
+        s->arena_bytes = e->current->plan.arena_bytes;
+        s->tensor_bytes = e->current->plan.tensor_bytes;
+        s->steps = e->be->program_steps(e->current->prog);
+    }
+    return RLX_OK;
+}
+
+char *rlx_exec_report(const rlx_exec *e) {
+    if (!e || !e->current) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_report: %s", !e ? "exec is NULL" : "no specialization yet (run first)");
+        return NULL;
+    }
+    return e->be->program_report(e->current->prog);
+}

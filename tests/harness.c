@@ -1,0 +1,111 @@
+/*
+ * harness.c — runs registered tests (optionally filtered by substring args)
+ * and prints one line per test and the summary line "N passed, N failed".
+ */
+#include "harness.h"
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_TESTS 1024
+
+static struct { const char *name; test_fn fn; } tests[MAX_TESTS];
+static int n_tests;
+static bool current_failed;
+static uint64_t rng_state;
+
+void harness_register(const char *name, test_fn fn) {
+    if (n_tests < MAX_TESTS) { tests[n_tests].name = name; tests[n_tests].fn = fn; n_tests++; }
+}
+
+void harness_fail(const char *file, int line, const char *fmt, ...) {
+    current_failed = true;
+    fprintf(stdout, "    %s:%d: ", file, line);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    fputc('\n', stdout);
+}
+
+bool harness_failed(void) { return current_failed; }
+
+uint64_t test_rand_u64(void) {
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+double test_rand_uniform(double lo, double hi) {
+    return lo + (hi - lo) * ((double)(test_rand_u64() >> 11) * (1.0 / 9007199254740992.0));
+}
+
+int64_t test_rand_int(int64_t lo, int64_t hi) {
+    return lo + (int64_t)(test_rand_u64() % (uint64_t)(hi - lo + 1));
+}
+
+void test_fill_uniform_f32(float *x, int64_t n, double lo, double hi) {
+    for (int64_t i = 0; i < n; i++) x[i] = (float)test_rand_uniform(lo, hi);
+}
+
+double test_rel_error_f32_f64(const float *got, const double *want, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = (double)got[i] - want[i];
+        if (isnan(got[i]) != isnan(want[i])) return INFINITY;
+        if (isnan(want[i])) continue;
+        if (isinf(want[i])) { if (got[i] != want[i]) return INFINITY; continue; }
+        num += d * d;
+        den += want[i] * want[i];
+    }
+    return sqrt(num) / (den > 1e-300 ? sqrt(den) : 1.0);
+}
+
+bool test_close_f32_f64(const char *what, const float *got, const double *want, int64_t n, double tol) {
+    double err = test_rel_error_f32_f64(got, want, n);
+    if (err <= tol) return true;
+    int64_t worst = 0;
+    double wd = -1;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (isnan(d)) { worst = i; break; }
+        if (d > wd) { wd = d; worst = i; }
+    }
+    printf("    %s: rel error %.3g > %.3g; worst [%lld] got %.9g want %.9g\n", what, err, tol,
+           (long long)worst, (double)got[worst], want[worst]);
+    return false;
+}
+
+static uint64_t hash_name(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    while (*s) { h ^= (unsigned char)*s++; h *= 1099511628211ull; }
+    return h;
+}
+
+static bool selected(const char *name, int argc, char **argv) {
+    if (argc <= 1) return true;
+    for (int i = 1; i < argc; i++) if (strstr(name, argv[i])) return true;
+    return false;
+}
+
+int main(int argc, char **argv) {
+    int passed = 0, failed = 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (int i = 0; i < n_tests; i++) {
+        if (!selected(tests[i].name, argc, argv)) continue;
+        current_failed = false;
+        rng_state = hash_name(tests[i].name);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        tests[i].fn();
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+        printf("%s %-48s %8.1f ms\n", current_failed ? "FAIL" : "ok  ", tests[i].name, ms);
+        if (current_failed) failed++; else passed++;
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

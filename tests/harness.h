@@ -1,0 +1,54 @@
+/*
+ * harness.h — the test framework: self-registering tests, checks that report
+ * file:line, a seeded RNG, and norm-relative comparisons against float64
+ * references. One binary runs every test and ends with "N passed, N failed".
+ */
+#ifndef RLX_TEST_HARNESS_H
+#define RLX_TEST_HARNESS_H
+
+#include "rlx.h"
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef void (*test_fn)(void);
+void harness_register(const char *name, test_fn fn);
+void harness_fail(const char *file, int line, const char *fmt, ...);
+bool harness_failed(void);   /* current test has failed */
+
+#define TEST(name)                                                              \
+    static void test_##name(void);                                              \
+    __attribute__((constructor)) static void register_##name(void) {            \
+        harness_register(#name, test_##name);                                   \
+    }                                                                           \
+    static void test_##name(void)
+
+/* On failure: record and return from the test function. */
+#define CHECK(cond)                                                             \
+    do { if (!(cond)) { harness_fail(__FILE__, __LINE__, "%s", #cond); return; } } while (0)
+#define CHECK_MSG(cond, ...)                                                    \
+    do { if (!(cond)) { harness_fail(__FILE__, __LINE__, __VA_ARGS__); return; } } while (0)
+/* An rlx call that must succeed. */
+#define CHECK_OK(expr)                                                          \
+    do { rlx_status st_ = (expr);                                               \
+         if (st_ != RLX_OK) { harness_fail(__FILE__, __LINE__, "%s -> %s: %s", #expr, \
+                 rlx_status_name(st_), rlx_last_error()); return; } } while (0)
+/* An rlx call that must fail with the given status and a non-empty message. */
+#define CHECK_STATUS(expr, want)                                                \
+    do { rlx_status st_ = (expr);                                               \
+         if (st_ != (want) || rlx_last_error()[0] == 0) {                       \
+             harness_fail(__FILE__, __LINE__, "%s -> %s (want %s), msg '%s'", #expr, \
+                 rlx_status_name(st_), rlx_status_name(want), rlx_last_error()); return; } } while (0)
+
+/* Deterministic RNG (splitmix64), reseeded per test from the test's name. */
+uint64_t test_rand_u64(void);
+double   test_rand_uniform(double lo, double hi);
+int64_t  test_rand_int(int64_t lo, int64_t hi);   /* inclusive */
+void     test_fill_uniform_f32(float *x, int64_t n, double lo, double hi);
+
+/* ||got - want||_2 / max(||want||_2, tiny). */
+double test_rel_error_f32_f64(const float *got, const double *want, int64_t n);
+/* Checks rel error <= tol; on failure prints the worst element. */
+bool   test_close_f32_f64(const char *what, const float *got, const double *want, int64_t n, double tol);
+
+#endif

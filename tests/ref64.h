@@ -1,0 +1,105 @@
+/*
+ * ref64.h — a float64 reference implementation of every rlx op, written from
+ * the spec in include/rlx.h (not from the kernels). Plain loops over dense
+ * row-major double arrays with explicit shapes; the op tests compare the
+ * library's f32 results against these.
+ */
+#ifndef RLX_TEST_REF64_H
+#define RLX_TEST_REF64_H
+
+#include "rlx.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct ref_shape {
+    int     rank;
+    int64_t d[RLX_MAX_RANK];
+} ref_shape;
+
+ref_shape ref_shape_make(int rank, const int64_t *dims);
+int64_t   ref_numel(const ref_shape *s);
+bool      ref_shape_eq(const ref_shape *a, const ref_shape *b);
+/* numpy broadcasting of a and b; false if they do not broadcast. */
+bool      ref_broadcast(const ref_shape *a, const ref_shape *b, ref_shape *out);
+/* Offset into `in` (broadcast to `out`) of the out multi-index idx. */
+int64_t   ref_bcast_offset(const ref_shape *in, const ref_shape *out, const int64_t *idx);
+/* Linear index -> multi-index of shape s. */
+void      ref_unravel(const ref_shape *s, int64_t i, int64_t *idx);
+
+/* ---- elementwise */
+typedef enum ref_binop { REF_ADD, REF_SUB, REF_MUL, REF_DIV, REF_MAX, REF_MIN, REF_POW,
+                         REF_IDIV /* integer division, truncating */ } ref_binop;
+typedef enum ref_unop  { REF_RELU, REF_SIGMOID, REF_TANH, REF_EXP, REF_LOG, REF_SQRT, REF_RSQRT,
+                         REF_NEG, REF_ABS, REF_GELU, REF_GELU_TANH, REF_SILU, REF_ROUND,
+                         REF_SIN, REF_COS, REF_TAN, REF_ATAN } ref_unop;
+typedef enum ref_cmpop { REF_EQ, REF_NE, REF_LT, REF_LE, REF_GT, REF_GE } ref_cmpop;
+
+double ref_binop_apply(ref_binop op, double a, double b);
+double ref_unop_apply(ref_unop op, double x);
+double ref_act_apply(rlx_activation act, double x);
+
+/* out has shape broadcast(sa, sb). */
+void ref_binary(ref_binop op, const double *a, ref_shape sa, const double *b, ref_shape sb, double *out);
+void ref_unary(ref_unop op, const double *x, int64_t n, double *out);
+void ref_compare(ref_cmpop op, const double *a, ref_shape sa, const double *b, ref_shape sb, uint8_t *out);
+/* out shape = broadcast of all three. */
+void ref_where(const uint8_t *c, ref_shape sc, const double *a, ref_shape sa, const double *b, ref_shape sb,
+               double *out);
+void ref_fma(const double *a, ref_shape sa, const double *b, ref_shape sb, const double *c, ref_shape sc,
+             double *out);
+void ref_clamp(const double *x, int64_t n, double lo, double hi, double *out);
+
+/* f16 / bf16 rounding (nearest even) as bit patterns and back. */
+uint16_t ref_f64_to_f16_bits(double x);
+double   ref_f16_bits_to_f64(uint16_t h);
+uint16_t ref_f64_to_bf16_bits(double x);
+double   ref_bf16_bits_to_f64(uint16_t h);
+/* Stores v into element i of a typed buffer with rlx cast semantics: float ->
+ * int truncates toward zero, -> bool is v != 0, -> f16/bf16/f32 rounds to nearest. */
+void   ref_store(void *data, rlx_dtype dt, int64_t i, double v);
+double ref_load(const void *data, rlx_dtype dt, int64_t i);
+
+/* ---- matmul: a [..., M, K], b [..., K, N] (or [..., N, K] with transpose_b),
+ * batch dims broadcast; bias [N] or NULL; act applied last. out [batch..., M, N]. */
+bool ref_matmul(const double *a, ref_shape sa, const double *b, ref_shape sb, int transpose_b,
+                const double *bias, rlx_activation act, double *out, ref_shape *so);
+
+/* ---- reductions */
+typedef enum ref_redop { REF_RSUM, REF_RMEAN, REF_RMAX, REF_RMIN, REF_RPROD } ref_redop;
+/* Output shape of a reduction (mask 0 = all axes). */
+ref_shape ref_reduce_shape(ref_shape sx, uint32_t mask, int keepdim);
+void ref_reduce(ref_redop op, const double *x, ref_shape sx, uint32_t mask, double *out);
+/* First index of the max (is_max) or min along axis (normalized, >= 0). */
+void ref_argreduce(int is_max, const double *x, ref_shape sx, int axis, int32_t *out);
+
+void ref_softmax(const double *x, ref_shape sx, int axis, int log_form, double *out);
+/* Over the last dim; beta may be NULL. rms selects rms_norm. */
+void ref_norm(int rms, const double *x, ref_shape sx, const double *gamma, const double *beta, double eps,
+              double *out);
+
+/* ---- movement (generic over 8-byte doubles) */
+ref_shape ref_transpose(const double *x, ref_shape sx, const int *perm, double *out);
+ref_shape ref_slice(const double *x, ref_shape sx, int axis, int64_t start, int64_t end, int64_t step,
+                    double *out);
+ref_shape ref_concat(const double *const *xs, const ref_shape *ss, int n, int axis, double *out);
+void ref_expand(const double *x, ref_shape sx, ref_shape so, double *out);
+/* table [V, rest...], ids n_ids -> out [n_ids, rest...] (caller shapes it). */
+void ref_gather_rows(const double *table, ref_shape st, const int64_t *ids, int64_t n_ids, double *out);
+/* torch.gather: out shape = index shape. */
+void ref_gather(const double *x, ref_shape sx, const int64_t *index, ref_shape si, int axis, double *out);
+void ref_cumsum(const double *x, ref_shape sx, int axis, double *out);
+/* Along the last axis; values and indices [..., k]. */
+void ref_topk(const double *x, ref_shape sx, int k, double *values, int32_t *indices);
+
+/* ---- nn */
+/* q [B,H,Sq,D], k/v [B,Hkv,Skv,D]; mask (additive) broadcast to [B,H,Sq,Skv], may be NULL.
+ * scale <= 0 -> 1/sqrt(D). Fully masked rows give zeros. */
+void ref_attention(const double *q, const double *k, const double *v, int64_t B, int64_t H, int64_t Hkv,
+                   int64_t Sq, int64_t Skv, int64_t D, rlx_mask mask_kind, const double *mask,
+                   ref_shape smask, double scale, double *out);
+void ref_rope(const double *x, int64_t B, int64_t H, int64_t S, int64_t D, int64_t offset,
+              rlx_rope_style style, double theta, int rotary_dims, double *out);
+double ref_ce_loss(const double *logits, int64_t N, int64_t C, const int32_t *labels);
+void   ref_ce_grad(const double *logits, int64_t N, int64_t C, const int32_t *labels, double *grad);
+
+#endif
