@@ -101,27 +101,24 @@ static void fill(float *x, size_t n, unsigned seed) {
     }
 }
 
-/* Median seconds of one call, after warm-up; reps sized to ~0.4 s. */
-static double time_median(void (*call)(void *), void *arg) {
+/* Seconds per call for ~budget seconds of back-to-back calls (after one
+ * warm-up call), appended to samples. */
+static void time_block(void (*call)(void *), void *arg, double budget, double *samples, int *n,
+                       int cap) {
     call(arg);
-    call(arg);
-    double t0 = now_s();
-    call(arg);
-    double one = now_s() - t0;
-    int reps = (int)(0.4 / (one > 1e-6 ? one : 1e-6));
-    if (reps < 7) reps = 7;
-    if (reps > 301) reps = 301;
-    double *ts = malloc(sizeof(double) * (size_t)reps);
-    if (!ts) return one;
-    for (int r = 0; r < reps; r++) {
+    double start = now_s();
+    while (*n < cap) {
         double a = now_s();
         call(arg);
-        ts[r] = now_s() - a;
+        double b = now_s();
+        samples[(*n)++] = b - a;
+        if (b - start > budget) break;
     }
-    qsort(ts, (size_t)reps, sizeof(double), cmp_double);
-    double med = ts[reps / 2];
-    free(ts);
-    return med;
+}
+
+static double median(double *x, int n) {
+    qsort(x, (size_t)n, sizeof(double), cmp_double);
+    return n ? x[n / 2] : 0;
 }
 
 typedef struct run_args {
@@ -184,13 +181,21 @@ int main(int argc, char **argv) {
         double flops = 2.0 * sh->M * sh->N * sh->K;
         for (int threads = 1; threads <= 2; threads++) {
             run_args a = { sh->M, sh->N, sh->K, tb, A, B, C, threads == 2 ? pool2 : NULL };
-            /* Each library runs alone, with a pause between them, so neither
+            /* This VM's speed drifts over seconds (shared host), so the two
+             * libraries take turns in short rounds and each gets the median of
+             * all its samples. Each runs alone, after a pause, so neither
              * competes with the other's still-spinning idle threads. */
-            double t_rlx = time_median(call_rlx, &a);
-            pause_ms(300);
+            enum { ROUNDS = 6, CAP = 4000 };
+            static double s_rlx[CAP], s_ob[CAP];
+            int n_rlx = 0, n_ob = 0;
             openblas_set_num_threads(threads);
-            double t_ob = time_median(call_openblas, &a);
-            pause_ms(300);
+            for (int r = 0; r < ROUNDS; r++) {
+                time_block(call_rlx, &a, 0.06, s_rlx, &n_rlx, CAP);
+                pause_ms(150);
+                time_block(call_openblas, &a, 0.06, s_ob, &n_ob, CAP);
+                pause_ms(150);
+            }
+            double t_rlx = median(s_rlx, n_rlx), t_ob = median(s_ob, n_ob);
             double g_rlx = flops / t_rlx * 1e-9, g_ob = flops / t_ob * 1e-9;
             printf("| %s | %d | %.1f | %.1f | %.2f | %.0f%% |\n", sh->name, threads, g_rlx, g_ob,
                    g_rlx / g_ob, 100.0 * g_rlx / (peak512 * threads));

@@ -337,8 +337,8 @@ static void choose_grid(gemm_job *g, int threads) {
             if (t % tm) continue;
             int tn = t / tm;
             if (tm > mt || tn > nt) continue;
-            double rows = (double)ceil_div(mt, tm) * g->uk->mr;
-            double cols = (double)ceil_div(nt, tn) * g->uk->nr;
+            double rows = (double)RLX_MIN(g->M, ceil_div(mt, tm) * g->uk->mr);
+            double cols = (double)RLX_MIN(g->N, ceil_div(nt, tn) * g->uk->nr);
             double cost = rows * cols + 16.0 * (rows + cols);
             if (best < 0 || cost < best) { best = cost; best_tm = tm; best_tn = tn; }
         }
