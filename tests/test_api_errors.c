@@ -344,8 +344,8 @@ TEST(api_topk_errors) {
     CHECK_STATUS(rlx_topk(g, x, 0, &v, &i), RLX_STATUS_INVALID_ARGUMENT);
     g = graph_x(&x);
     CHECK_STATUS(rlx_topk(g, RLX_NO_NODE, 1, &v, &i), RLX_STATUS_INVALID_ARGUMENT);
-    g = graph_x(&x);
-    CHECK_OK(rlx_topk(g, x, 4, NULL, NULL));   /* both NULL: allowed, nothing returned */
+    g = graph_x(&x);   /* both NULL asks for nothing: rejected (docs/ops.md) */
+    CHECK_STATUS(rlx_topk(g, x, 4, NULL, NULL), RLX_STATUS_INVALID_ARGUMENT);
     ops_free_all();
 }
 
@@ -404,10 +404,11 @@ TEST(api_compile_errors) {
     CHECK_STATUS(rlx_compile(g, &o, &e), RLX_STATUS_INVALID_ARGUMENT);
     CHECK(e == NULL);
     rlx_compile_options_init(&o);
-    o.threads = -3;
-    CHECK_STATUS(rlx_compile(g, &o, &e), RLX_STATUS_INVALID_ARGUMENT);
-    CHECK(e == NULL);
     rlx_compile_options_init(NULL);   /* must not crash */
+    o.threads = -3;                   /* out of range: 0 means "all cores" */
+    rlx_status st = rlx_compile(g, &o, &e);
+    rlx_exec_free(e);
+    CHECK_MSG(st == RLX_STATUS_INVALID_ARGUMENT, "threads = -3: %s", rlx_status_name(st));
     ops_free_all();
 }
 
@@ -466,7 +467,7 @@ TEST(api_run_errors) {
 #define TRY(expr) do { s[k] = (expr); snprintf(msgs[k], sizeof msgs[k], "%s", rlx_last_error()); k++; } while (0)
     ref_shape sx = ref_shape_make(3, d234);
     rlx_tensor good = ops_tensor("x", RLX_F32, sx, x), t;
-    TRY(rlx_exec_output(e, "y", &(rlx_tensor){0}));                       /* 0: before any run */
+    TRY(RLX_STATUS_INVALID_ARGUMENT);                                      /* 0: see api_output_before_run */
     TRY(rlx_exec_run(NULL, &good, 1));                                     /* 1 */
     TRY(rlx_exec_run(e, NULL, 1));                                         /* 2 */
     TRY(rlx_exec_run(e, &good, 0));                                        /* 3: missing input */
@@ -558,6 +559,21 @@ TEST(api_output_and_info_errors) {
     CHECK(rep_ok);
     CHECK(rlx_exec_input_count(NULL) <= 0 && rlx_exec_output_count(NULL) <= 0 && rlx_exec_param_count(NULL) <= 0);
     CHECK(rlx_exec_report(NULL) == NULL);
+    ops_free_all();
+}
+
+/* "Output of the last run": before any run there is none. */
+TEST(api_output_before_run) {
+    rlx_exec *e = make_exec();
+    CHECK_MSG(e != NULL, "compile: %s", rlx_last_error());
+    rlx_tensor t;
+    float y[24];
+    rlx_status s1 = rlx_exec_output(e, "y", &t);
+    rlx_status s2 = rlx_exec_read_output(e, "y", y, sizeof y);
+    rlx_exec_free(e);
+    CHECK_MSG(s1 == RLX_STATUS_INVALID_ARGUMENT && s2 == RLX_STATUS_INVALID_ARGUMENT,
+              "output before any run: %s / %s (want RLX_STATUS_INVALID_ARGUMENT)", rlx_status_name(s1),
+              rlx_status_name(s2));
     ops_free_all();
 }
 
