@@ -175,6 +175,12 @@ TEST(gemm_zero_k_and_empty) {
     CHECK(C[0] == 1 && C[5] == 1);
     CHECK(rlx_sgemm(NULL, 0, 3, 4, NULL, 4, NULL, 3, 0, C, 3, NULL) == 0);
     CHECK(rlx_sgemm(NULL, -1, 3, 4, NULL, 4, NULL, 3, 0, C, 3, NULL) != 0);
+    float A[8] = { 0 }, B[12] = { 0 };
+    CHECK(rlx_sgemm(NULL, 2, 3, 4, A, 3, B, 3, 0, C, 3, NULL) != 0);  /* lda < K */
+    CHECK(rlx_sgemm(NULL, 2, 3, 4, A, 4, B, 3, 1, C, 3, NULL) != 0);  /* ldb < K (transposed) */
+    CHECK(rlx_sgemm(NULL, 2, 3, 4, A, 4, B, 3, 0, C, 2, NULL) != 0);  /* ldc < N */
+    CHECK(rlx_sgemm(NULL, 2, 3, 4, A, 4, B, 3, 0, C, 3, NULL) == 0);
+    CHECK(C[0] == 0 && C[5] == 0);
     CHECK(rlx_sgemm_force_kernel("no-such-kernel") != 0);
     CHECK(rlx_sgemm_force_kernel("portable") == 0);
     CHECK(strcmp(rlx_sgemm_kernel_name(), "portable") == 0);

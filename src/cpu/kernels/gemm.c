@@ -358,14 +358,14 @@ int rlx_sgemm(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
     const float *bias = epi ? epi->bias : NULL;
     int act = epi ? epi->act : RLX_ACT_NONE;
     int accumulate = epi ? epi->accumulate : 0;
-    if (!C) return -1;
+    if (!C || ldc < N) return -1;
     if (K == 0) {
         for (int64_t i = 0; i < M; i++)
             if (!accumulate) memset(C + i * ldc, 0, (size_t)N * sizeof(float));
         if (bias || act != RLX_ACT_NONE) apply_epilogue(C, ldc, M, N, bias, act);
         return 0;
     }
-    if (!A || !B) return -1;
+    if (!A || !B || lda < K || ldb < (transpose_b ? K : N)) return -1;
 
     gemm_job g = {
         .uk = current_kernel(), .M = M, .N = N, .K = K,
