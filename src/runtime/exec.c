@@ -39,6 +39,7 @@ struct rlx_exec {
     rt_spec            *current;
     uint64_t            clock;
     int                 fused_nodes;
+    bool                has_run;       /* a run succeeded since the last failure */
 };
 
 void rlx_compile_options_init(rlx_compile_options *o) {
@@ -183,6 +184,11 @@ rlx_status rlx_compile(const rlx_graph *graph, const rlx_compile_options *opts, 
     rlx_exec *e = calloc(1, sizeof *e);
     if (!e) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_compile: out of memory");
     if (opts) e->opts = *opts; else rlx_compile_options_init(&e->opts);
+    if (e->opts.threads < 0 || (unsigned)e->opts.backend > RLX_BACKEND_VULKAN) {
+        st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_compile: options: %s",
+                      e->opts.threads < 0 ? "threads must be >= 0 (0 = one per core)" : "unknown backend");
+        goto fail;
+    }
     if ((st = apply_env(&e->opts)) != RLX_OK) goto fail;
     if ((st = rt_backend_choose(e->opts.backend, &e->be)) != RLX_OK) goto fail;
     if ((st = optimize(g, &e->opts, e->be, &e->graph, &e->fused_nodes)) != RLX_OK) goto fail;
@@ -313,11 +319,13 @@ rlx_status rlx_exec_run(rlx_exec *e, const rlx_tensor *inputs, int n_inputs) {
             st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: input '%s' is not given",
                           e->graph.nodes[e->input_nodes[k]].name);
     rt_spec *spec = NULL;
+    e->has_run = false;
     if (st == RLX_OK) st = get_spec(e, syms, &spec);
     if (st == RLX_OK) {
         e->current = spec;
         for (int k = 0; k < e->n_inputs; k++) spec->inputs[e->input_nodes[k]] = by_input[k]->data;
         st = e->be->program_run(spec->prog, (const void *const *)spec->inputs);
+        e->has_run = st == RLX_OK;
     }
     if (by_input != given) free(by_input);
     return st;
@@ -330,8 +338,8 @@ rlx_status rlx_exec_output(rlx_exec *e, const char *name, rlx_tensor *out) {
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_output: %s is NULL", !e ? "exec" : !name ? "name" : "out");
     int32_t k = ir_graph_find_output(&e->graph, name);
     if (k < 0) return rlx_fail(RLX_STATUS_NOT_FOUND, "rlx_exec_output: the graph has no output named '%s'", name);
-    if (!e->current || !e->current->prog)
-        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_output '%s': the exec has not run yet", name);
+    if (!e->has_run || !e->current)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_output '%s': no successful run to read from", name);
     int32_t node = e->graph.outputs[k].node;
     const ir_node *n = &e->current->g.nodes[node];
     memset(out, 0, sizeof *out);
