@@ -28,8 +28,12 @@ static void ukernel_8x48(int64_t kc, const float *a, const float *b, float *c, i
                          int load_c) {
     __m512 acc[MR][NV];
     UNROLL_FULL for (int i = 0; i < MR; i++) {
+        /* A 48-float row spans 3 or 4 cache lines; fetch them all while the
+         * K loop runs, so the final C update does not wait on memory. */
         _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
         _mm_prefetch((const char *)(c + i * ldc + 32), _MM_HINT_T0);
+        _mm_prefetch((const char *)(c + i * ldc + 47), _MM_HINT_T0);
         UNROLL_FULL for (int v = 0; v < NV; v++) acc[i][v] = _mm512_setzero_ps();
     }
     for (int64_t k = 0; k < kc; k++) {
