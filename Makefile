@@ -11,7 +11,7 @@
 CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2
-CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
+CFLAGS_BASE = -std=c11 -D_GNU_SOURCE -Wall -Wextra \
               -Iinclude -Isrc $(OPT) -g -fPIC -pthread
 SAN_FLAGS =
 CFLAGS_ALL = $(CFLAGS_BASE) $(SAN_FLAGS) $(EXTRA_CFLAGS)

@@ -220,7 +220,9 @@ typedef enum rlx_mask {
  * H % Hkv == 0 (GQA: query head h reads kv head h / (H/Hkv)).
  * scale <= 0 means 1/sqrt(D). Queries sit at the end of the keys: query i has
  * position Skv - Sq + i, and under RLX_MASK_CAUSAL sees keys j <= that.
- * RLX_MASK_ADDITIVE adds mask (broadcastable to [B,H,Sq,Skv]) to the scores. */
+ * RLX_MASK_CAUSAL requires Sq <= Skv. RLX_MASK_ADDITIVE adds mask (same dtype,
+ * broadcastable to [B,H,Sq,Skv]) to the scores; a row whose scores are all -inf
+ * gives zeros. */
 rlx_node rlx_attention(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v,
                        rlx_mask mask_kind, rlx_node mask, float scale);
 

@@ -19,13 +19,6 @@
                    rlx_status_name(rlx_graph_status(g)), rlx_status_name(want), rlx_last_error()); \
     } while (0)
 
-/* For the few cases rlx.h leaves between two codes (see docs/ops.md TODO(confirm)). */
-#define CHECK_STATUS2(expr, want1, want2)                                                           \
-    do { rlx_status st_ = (expr);                                                                  \
-         CHECK_MSG((st_ == (want1) || st_ == (want2)) && rlx_last_error()[0] != 0,                 \
-                   "%s -> %s (want %s or %s), msg '%s'", #expr, rlx_status_name(st_),              \
-                   rlx_status_name(want1), rlx_status_name(want2), rlx_last_error());             \
-    } while (0)
 
 static const int64_t d234[3] = {2, 3, 4};
 
@@ -447,8 +440,7 @@ TEST(api_set_param_errors) {
                                 RLX_STATUS_NOT_FOUND, RLX_STATUS_NOT_FOUND, RLX_STATUS_SHAPE, RLX_STATUS_SHAPE,
                                 RLX_STATUS_SHAPE, RLX_OK};
     for (int i = 0; i < 9; i++) {
-        int count_case = i == 5 || i == 6;   /* SHAPE or INVALID_ARGUMENT: TODO(confirm) in docs/ops.md */
-        int ok = s[i] == want[i] || (count_case && s[i] == RLX_STATUS_INVALID_ARGUMENT);
+        int ok = s[i] == want[i];
         CHECK_MSG(ok && (want[i] == RLX_OK || msgs[i][0]), "set_param case %d: %s (want %s), msg '%s'", i,
                   rlx_status_name(s[i]), rlx_status_name(want[i]), msgs[i]);
     }
@@ -492,9 +484,7 @@ TEST(api_run_errors) {
         RLX_STATUS_SHAPE, RLX_STATUS_SHAPE, RLX_STATUS_SHAPE, RLX_STATUS_SHAPE, RLX_STATUS_INVALID_ARGUMENT,
         RLX_STATUS_INVALID_ARGUMENT, RLX_STATUS_NOT_FOUND, RLX_OK, RLX_OK};
     for (int i = 0; i < 16; i++) {
-        /* before-run output: NOT_FOUND is also defensible (TODO(confirm)) */
-        int ok = s[i] == want[i] || (i == 0 && s[i] == RLX_STATUS_NOT_FOUND) ||
-                 (i == 10 && s[i] == RLX_STATUS_INVALID_ARGUMENT);
+        int ok = s[i] == want[i];
         CHECK_MSG(ok && (want[i] == RLX_OK || msgs[i][0]), "run case %d: %s (want %s), msg '%s'", i,
                   rlx_status_name(s[i]), rlx_status_name(want[i]), msgs[i]);
     }
@@ -547,7 +537,7 @@ TEST(api_output_and_info_errors) {
         RLX_STATUS_INVALID_ARGUMENT, RLX_STATUS_INVALID_ARGUMENT, RLX_STATUS_INVALID_ARGUMENT,
         RLX_STATUS_INVALID_ARGUMENT};
     for (int i = 0; i < 12; i++) {
-        int ok = s[i] == want[i] || (i == 4 && s[i] == RLX_STATUS_SHAPE);   /* TODO(confirm) */
+        int ok = s[i] == want[i];
         CHECK_MSG(ok && msgs[i][0], "case %d: %s (want %s), msg '%s'", i, rlx_status_name(s[i]),
                   rlx_status_name(want[i]), msgs[i]);
     }

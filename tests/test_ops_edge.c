@@ -248,3 +248,37 @@ TEST(edge_large_threaded) {
     }
     ops_free_all();
 }
+
+/* fma rounds once: (1+2^-12)^2 - (1+2^-11) = 2^-24 exactly, but 0 if a*b is rounded first. */
+TEST(edge_fma_single_rounding) {
+    int64_t d[1] = {1};
+    ref_shape s = ref_shape_make(1, d);
+    float a = 1.0f + 0x1p-12f, c = -(1.0f + 0x1p-11f), y = NAN;
+    rlx_graph *g = ops_graph();
+    rlx_node an = ops_input(g, "a", RLX_F32, s);
+    CHECK_OK(rlx_output(g, "y", rlx_fma(g, an, an, ops_input(g, "c", RLX_F32, s))));
+    rlx_tensor in[2] = {ops_tensor("a", RLX_F32, s, &a), ops_tensor("c", RLX_F32, s, &c)};
+    rlx_tensor out = ops_tensor("y", RLX_F32, s, &y);
+    for (int cfg = 0; cfg < OPS_NCONFIG; cfg++) {
+        CHECK(ops_run(g, cfg, in, 2, &out, 1));
+        CHECK_MSG(y == 0x1p-24f, "fma gave %a, want 0x1p-24 (config %s)", (double)y, ops_config_name(cfg));
+    }
+    ops_free_all();
+}
+
+/* max/min over an empty axis have no identity: a run-time error, not garbage. */
+TEST(edge_reduce_max_empty_axis) {
+    int64_t d[2] = {3, 0}, r = 3;
+    float dummy[1] = {0}, y[3];
+    rlx_graph *g = ops_graph();
+    CHECK_OK(rlx_output(g, "y", rlx_reduce_max(g, ops_input(g, "x", RLX_F32, ref_shape_make(2, d)), 2, 0)));
+    rlx_exec *e = NULL;
+    CHECK_OK(rlx_compile(g, NULL, &e));
+    rlx_tensor in = ops_tensor("x", RLX_F32, ref_shape_make(2, d), dummy);
+    rlx_status st = rlx_exec_run(e, &in, 1);
+    rlx_exec_free(e);
+    (void)y;
+    (void)r;
+    CHECK_STATUS(st, RLX_STATUS_INVALID_ARGUMENT);
+    ops_free_all();
+}

@@ -58,6 +58,7 @@ void cpu_device_free(cpu_device *dev) {
 int cpu_device_threads(const cpu_device *dev) { return dev->threads; }
 
 rlx_status cpu_param_alloc(cpu_device *dev, size_t bytes, void **handle) {
+    (void)dev;   /* host memory needs no device; the signature matches other backends */
     void *p = rlx_aligned_alloc(bytes ? bytes : 1);
     if (!p) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes for a param", bytes);
     memset(p, 0, bytes);
@@ -66,11 +67,15 @@ rlx_status cpu_param_alloc(cpu_device *dev, size_t bytes, void **handle) {
 }
 
 rlx_status cpu_param_write(cpu_device *dev, void *handle, const void *data, size_t bytes) {
+    (void)dev;
     memcpy(handle, data, bytes);
     return RLX_OK;
 }
 
-void cpu_param_free(cpu_device *dev, void *handle) { rlx_aligned_free(handle); }
+void cpu_param_free(cpu_device *dev, void *handle) {
+    (void)dev;
+    rlx_aligned_free(handle);
+}
 
 static void fill_tensor(cpu_tensor *t, void *data, const ir_node *n) {
     t->data = data;

@@ -430,6 +430,12 @@ rlx_status shape_gather(const ir_graph *g, ir_node *n) {
     TRY(require_index(g, n, in_dtype(g, n, 1), "index"));
     TRY(check_axis(g, n, x->rank));
     if (idx->rank != x->rank) FAIL(RLX_STATUS_SHAPE, "index rank %d differs from input rank %d", idx->rank, x->rank);
+    for (int d = 0; d < x->rank; d++) {
+        if (d == n->ia[0] || !ir_dim_is_static(idx->d[d]) || !ir_dim_is_static(x->d[d])) continue;
+        if (idx->d[d].k > x->d[d].k)   /* as in torch.gather: other axes index x directly */
+            FAIL(RLX_STATUS_SHAPE, "index dim %d is %lld, larger than the input's %lld", d, (long long)idx->d[d].k,
+                 (long long)x->d[d].k);
+    }
     n->shape = *idx;
     n->dtype = in_dtype(g, n, 0);
     return RLX_OK;
@@ -469,11 +475,14 @@ rlx_status shape_attention(const ir_graph *g, ir_node *n) {
               dims_compatible(q->d[3], k->d[3]) && dims_compatible(k->d[3], v->d[3]);
     if (ok && ir_dim_is_static(q->d[1]) && ir_dim_is_static(k->d[1]))
         ok = k->d[1].k > 0 && q->d[1].k % k->d[1].k == 0;
-    if (ok && ir_dim_is_static(q->d[2]) && ir_dim_is_static(k->d[2]))
-        ok = q->d[2].k <= k->d[2].k || n->ia[0] != RLX_MASK_CAUSAL;
     if (!ok)
         FAIL(RLX_STATUS_SHAPE, "q %s, k %s, v %s do not fit (B and D equal, H %% Hkv == 0, k and v alike)",
              fmt_shape(g, q, sq, sizeof sq), fmt_shape(g, k, sk, sizeof sk), fmt_shape(g, v, sv, sizeof sv));
+    /* Queries sit at the end of the keys, so under a causal mask Sq > Skv
+     * would give the first queries no key at all: a caller's mistake. */
+    if (n->ia[0] == RLX_MASK_CAUSAL && ir_dim_is_static(q->d[2]) && ir_dim_is_static(k->d[2]) && q->d[2].k > k->d[2].k)
+        FAIL(RLX_STATUS_SHAPE, "causal attention needs Sq <= Skv (queries sit at the end of the keys), got Sq %lld > Skv %lld",
+             (long long)q->d[2].k, (long long)k->d[2].k);
     if (additive) {
         const ir_shape *m = in_shape(g, n, 3);
         ir_shape scores = {.rank = 4, .d = {q->d[0], q->d[1], q->d[2], k->d[2]}}, out;
