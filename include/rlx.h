@@ -260,11 +260,23 @@ typedef enum rlx_backend {
     RLX_BACKEND_VULKAN = 2,
 } rlx_backend;
 
+typedef enum rlx_precision {
+    RLX_PRECISION_F32  = 0,  /* default: f32 semantics everywhere */
+    RLX_PRECISION_FAST = 1,  /* GPU matmuls may use f16/bf16 operands with f32 accumulation */
+} rlx_precision;
+
 typedef struct rlx_compile_options {
-    rlx_backend backend;   /* default AUTO; env RLX_DEVICE=cpu|vulkan|auto overrides */
+    rlx_backend backend;   /* default AUTO; env RLX_DEVICE=cpu|vulkan|auto|<index>|<name> overrides */
     int threads;           /* 0 = number of cores; env RLX_THREADS overrides */
     int fuse;              /* 1 = fusion on (default); env RLX_NO_FUSE=1 turns it off */
     int optimize;          /* 1 = run passes (default); 0 = op by op, no fusion, no DCE */
+    /* GPU device choice: index into `rlx devices`' list (-1 = best), or a
+     * substring of the device name (NULL = any). AUTO uses only hardware
+     * GPUs; a software Vulkan device (lavapipe) is used when asked for by
+     * backend VULKAN, index or name. */
+    int         device_index;
+    const char *device_name;
+    rlx_precision precision;
 } rlx_compile_options;
 
 void rlx_compile_options_init(rlx_compile_options *opts);
@@ -318,8 +330,19 @@ typedef struct rlx_exec_stats {
     int    steps;              /* kernel dispatches per run */
     int    fused_nodes;        /* nodes created by fusion */
     int    specializations;    /* cached symbol bindings */
-    const char *backend;       /* "cpu", ... */
+    int    host_steps;         /* GPU backends: nodes run on the host between GPU segments */
+    const char *backend;       /* "cpu", "vulkan" */
+    const char *device;        /* device name */
 } rlx_exec_stats;
+
+/* Devices rlx can use here: index 0.. in the order `rlx devices` prints.
+ * Returns the number of Vulkan devices (0 when there is no Vulkan at all,
+ * with the reason in rlx_last_error()). */
+int rlx_vulkan_device_count(void);
+/* One human-readable block describing device i: name, type, driver, memory
+ * heaps, subgroup size, fp16/bf16, cooperative matrix, buffer device address.
+ * malloc'ed; free(). NULL on error. */
+char *rlx_vulkan_device_describe(int i);
 
 rlx_status rlx_exec_get_stats(const rlx_exec *e, rlx_exec_stats *stats);
 

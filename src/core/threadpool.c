@@ -6,8 +6,9 @@
  * another within microseconds, so a sleeping worker would cost a futex wake
  * per launch) and then sleep on a condition variable. Chunks are handed out by
  * an atomic counter, so uneven chunks balance themselves. The calling thread
- * takes part as worker 0, and waits for the others by spinning on a count of
- * finished workers.
+ * takes part as worker 0 and waits only for chunks other workers claimed: a
+ * worker that has not been scheduled yet (other processes on the cores) is
+ * not waited for, and the caller does its share of the work instead.
  *
  * A call made while the pool is already running a job (a kernel calling
  * rlx_parallel_for from inside fn) runs inline on the calling thread with that
@@ -57,7 +58,9 @@ struct rlx_threadpool {
 
     _Atomic uint64_t generation;
     _Atomic int64_t  next;       /* next unclaimed item */
-    _Atomic int      finished;   /* workers done with the current generation */
+    _Atomic int64_t  done;       /* items finished */
+    _Atomic int      open;       /* the job accepts workers */
+    _Atomic int      active;     /* workers inside the job */
     _Atomic int      sleepers;   /* workers waiting on `wake` */
     _Atomic int      busy;       /* a job is running (guards re-entrant calls) */
     _Atomic bool     stop;
@@ -88,6 +91,7 @@ static void run_chunks(rlx_threadpool *p, int worker) {
         if (b >= p->n) break;
         int64_t e = b + p->chunk < p->n ? b + p->chunk : p->n;
         p->fn(p->ctx, b, e, worker);
+        atomic_fetch_add_explicit(&p->done, e - b, memory_order_release);
     }
     tl_worker = saved;
 }
@@ -116,8 +120,13 @@ static void *worker_main(void *arg) {
     for (;;) {
         seen = wait_generation(p, seen);
         if (atomic_load_explicit(&p->stop, memory_order_acquire)) break;
-        run_chunks(p, wa->index);
-        atomic_fetch_add_explicit(&p->finished, 1, memory_order_release);
+        /* Join only while the job is open (seq_cst pairs with the caller's
+         * close-then-check in rlx_parallel_for). A worker that arrives late,
+         * e.g. after being descheduled, finds the job closed and never
+         * touches it, so the caller need not wait for it. */
+        atomic_fetch_add(&p->active, 1);
+        if (atomic_load(&p->open)) run_chunks(p, wa->index);
+        atomic_fetch_sub_explicit(&p->active, 1, memory_order_release);
     }
     return NULL;
 }
@@ -144,7 +153,9 @@ rlx_threadpool *rlx_threadpool_new(int threads) {
     }
     atomic_init(&p->generation, 0);
     atomic_init(&p->next, 0);
-    atomic_init(&p->finished, 0);
+    atomic_init(&p->done, 0);
+    atomic_init(&p->open, 0);
+    atomic_init(&p->active, 0);
     atomic_init(&p->sleepers, 0);
     atomic_init(&p->busy, 0);
     atomic_init(&p->stop, false);
@@ -201,19 +212,27 @@ void rlx_parallel_for(rlx_threadpool *pool, int64_t n, int64_t grain, rlx_range_
      * chunk costs, without dropping below the caller's grain. */
     int64_t chunk = (n + (int64_t)size * 4 - 1) / ((int64_t)size * 4);
     if (chunk < grain) chunk = grain;
+    /* No worker is inside the previous job (active was 0 when it closed),
+     * and none can enter until open is set, so the fields are ours. */
     pool->fn = fn;
     pool->ctx = ctx;
     pool->n = n;
     pool->chunk = chunk;
     atomic_store_explicit(&pool->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&pool->finished, 0, memory_order_relaxed);
+    atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
+    atomic_store(&pool->open, 1);
     publish_generation(pool);
 
     run_chunks(pool, 0);
 
-    int others = size - 1;
-    for (int spins = 0; atomic_load_explicit(&pool->finished, memory_order_acquire) < others;
-         spins++) {
+    /* Wait only for chunks that workers claimed, then close the job and wait
+     * for workers still inside it (they hold no chunks, so this is short). */
+    for (int spins = 0; atomic_load_explicit(&pool->done, memory_order_acquire) < n; spins++) {
+        if (spins < SPIN_BEFORE_YIELD) CPU_RELAX();
+        else sched_yield();
+    }
+    atomic_store(&pool->open, 0);
+    for (int spins = 0; atomic_load(&pool->active) > 0; spins++) {
         if (spins < SPIN_BEFORE_YIELD) CPU_RELAX();
         else sched_yield();
     }

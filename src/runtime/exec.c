@@ -49,6 +49,9 @@ void rlx_compile_options_init(rlx_compile_options *o) {
     o->threads = 0;
     o->fuse = 1;
     o->optimize = 1;
+    o->device_index = -1;
+    o->device_name = NULL;
+    o->precision = RLX_PRECISION_F32;
 }
 
 /* Environment variables override the documented options. */

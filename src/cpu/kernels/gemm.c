@@ -324,29 +324,51 @@ static void gemm_task(void *ctx, int64_t begin, int64_t end, int worker) {
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* Splits C into a tm x tn grid of tile-aligned rectangles, one per thread.
- * Among the factorizations of the thread count it takes the one with the
- * smallest largest task, and among those the smallest perimeter (each task
- * packs its own rows of A and columns of B). */
-static void choose_grid(gemm_job *g, int threads) {
+/* Estimated time, in multiply-add units, of splitting C into a tm x tn grid
+ * run by `threads` threads: waves of the largest task, where a task costs its
+ * area plus packing its rows of A and columns of B (one packed element costs
+ * about as much as 8 multiply-adds). Returns -1 if the grid does not fit. */
+static double grid_cost(const gemm_job *g, int64_t tm, int64_t tn, int threads) {
     int64_t mt = ceil_div(g->M, g->uk->mr), nt = ceil_div(g->N, g->uk->nr);
-    int64_t best_tm = 1, best_tn = 1;
+    if (tm > mt || tn > nt) return -1;
+    double rows = (double)RLX_MIN(g->M, ceil_div(mt, tm) * g->uk->mr);
+    double cols = (double)RLX_MIN(g->N, ceil_div(nt, tn) * g->uk->nr);
+    double waves = (double)ceil_div(tm * tn, threads);
+    return waves * (rows * cols + 8.0 * (rows + cols));
+}
+
+/* Best tm x tn factorization of `tasks`, or cost -1 if none fits. */
+static double best_grid(const gemm_job *g, int tasks, int threads, int64_t *tm_out, int64_t *tn_out) {
     double best = -1;
-    for (int t = threads; t >= 1 && best < 0; t--) {
-        for (int tm = 1; tm <= t; tm++) {
-            if (t % tm) continue;
-            int tn = t / tm;
-            if (tm > mt || tn > nt) continue;
-            double rows = (double)RLX_MIN(g->M, ceil_div(mt, tm) * g->uk->mr);
-            double cols = (double)RLX_MIN(g->N, ceil_div(nt, tn) * g->uk->nr);
-            double cost = rows * cols + 16.0 * (rows + cols);
-            if (best < 0 || cost < best) { best = cost; best_tm = tm; best_tn = tn; }
+    for (int tm = 1; tm <= tasks; tm++) {
+        if (tasks % tm) continue;
+        double c = grid_cost(g, tm, tasks / tm, threads);
+        if (c >= 0 && (best < 0 || c < best)) { best = c; *tm_out = tm; *tn_out = tasks / tm; }
+    }
+    return best;
+}
+
+/* Splits C into a grid of tile-aligned rectangles that threads claim
+ * dynamically. One task per thread packs least, but when a thread is
+ * descheduled (other processes on the cores) the others cannot take over its
+ * half; so the finest grid of 4 or 2 tasks per thread is taken whose
+ * estimated cost is within 8% of one task per thread. */
+static void choose_grid(gemm_job *g, int threads) {
+    int64_t tm = 1, tn = 1;
+    double base = -1;
+    for (int t = threads; t >= 1 && base < 0; t--) base = best_grid(g, t, threads, &tm, &tn);
+    if (threads > 1 && base > 0) {
+        for (int per = 4; per >= 2; per /= 2) {
+            int64_t ftm, ftn;
+            double c = best_grid(g, threads * per, threads, &ftm, &ftn);
+            if (c > 0 && c <= 1.08 * base) { tm = ftm; tn = ftn; break; }
         }
     }
-    g->tm = best_tm;
-    g->tn = best_tn;
-    g->rows_per_task = ceil_div(mt, best_tm) * g->uk->mr;
-    g->cols_per_task = ceil_div(nt, best_tn) * g->uk->nr;
+    int64_t mt = ceil_div(g->M, g->uk->mr), nt = ceil_div(g->N, g->uk->nr);
+    g->tm = tm;
+    g->tn = tn;
+    g->rows_per_task = ceil_div(mt, tm) * g->uk->mr;
+    g->cols_per_task = ceil_div(nt, tn) * g->uk->nr;
 }
 
 int rlx_sgemm(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,

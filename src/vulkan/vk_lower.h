@@ -1,0 +1,122 @@
+/*
+ * vk_lower.h — the contract between the Vulkan backend's core (device,
+ * memory, recording, run) and its op lowerings (src/vulkan/lower/*.c).
+ *
+ * A lowering turns one node of a specialized graph (static shapes) into one
+ * or more compute dispatches. Every tensor is addressed by its 64-bit buffer
+ * device address (DESIGN.md 6.2): shaders receive addresses in push
+ * constants and declare GL_EXT_buffer_reference types, so no descriptor sets
+ * exist and no tensor is ever re-windowed because of its offset.
+ *
+ * A lowering returns RLX_OK with dispatches, or RLX_STATUS_UNSUPPORTED (with
+ * a reason via rlx_fail) for cases it does not cover; the core then runs the
+ * node as an explicit host step and reports it. Any other status is an error.
+ *
+ * Lowerings are pure: the core calls them twice, once with
+ * ctx->scratch_addr == 0 to learn ctx->scratch_bytes, then again with the
+ * real scratch address to emit. They must emit the same dispatches both times.
+ */
+#ifndef RLX_VK_LOWER_H
+#define RLX_VK_LOWER_H
+
+#include "ir/ir.h"
+
+#define VK_MAX_SPEC       8
+#define VK_MAX_PUSH       128   /* the Vulkan minimum of maxPushConstantsSize */
+#define VK_MAX_DISPATCHES 8     /* per node */
+
+/* Device features a lowering may choose from (probed once per device). */
+typedef struct vk_caps {
+    uint32_t subgroup_size;
+    uint32_t max_workgroup_invocations;
+    uint32_t max_workgroup_count[3];
+    uint32_t max_shared_memory;
+    bool     shader_float16;       /* f16 arithmetic in shaders */
+    bool     storage_16bit;        /* f16/bf16 loads and stores in storage buffers */
+    bool     shader_int64;
+    bool     coopmat_nv;           /* VK_NV_cooperative_matrix usable: f16 x f16 -> f32, 16x16x16 (probed) */
+    bool     coopmat_khr;          /* VK_KHR_cooperative_matrix present (reported; no shaders yet) */
+    bool     is_software;          /* lavapipe and other CPU devices */
+} vk_caps;
+
+/* A tensor as a lowering sees it: address + dense row-major shape. */
+typedef struct vk_tensor {
+    uint64_t  addr;
+    rlx_dtype dtype;
+    int       rank;
+    int64_t   dims[IR_MAX_RANK];
+    int64_t   numel;
+} vk_tensor;
+
+typedef struct vk_dispatch {
+    const char *shader;                 /* base name of src/vulkan/shaders/<name>.comp */
+    uint32_t    spec[VK_MAX_SPEC];      /* specialization constants, constant_id 0..n_spec-1 */
+    int         n_spec;
+    uint8_t     push[VK_MAX_PUSH];      /* push-constant bytes (std430 layout of the shader's block) */
+    uint32_t    push_bytes;
+    uint32_t    groups[3];              /* workgroup counts; each <= caps.max_workgroup_count */
+    bool        uses_scratch;           /* reads or writes the scratch buffer */
+} vk_dispatch;
+
+typedef enum vk_precision {
+    VK_PRECISION_F32  = 0,   /* f32 semantics */
+    VK_PRECISION_FAST = 1,   /* f16/bf16 operands with f32 accumulation allowed */
+} vk_precision;
+
+typedef struct vk_lower_ctx {
+    /* in */
+    const ir_graph *g;
+    const ir_node  *node;
+    int             n_in;
+    vk_tensor       in[IR_MAX_INPUTS];
+    vk_tensor       out;
+    const vk_caps  *caps;
+    vk_precision    precision;
+    uint64_t        scratch_addr;       /* 0 while measuring */
+    /* out */
+    vk_dispatch     d[VK_MAX_DISPATCHES];
+    int             n_d;
+    uint64_t        scratch_bytes;      /* scratch this node needs (dispatches run in order) */
+    const char     *tier;               /* for the report: "tiled-f32", "coopmat-f16", "matvec", ... */
+} vk_lower_ctx;
+
+typedef rlx_status (*vk_lower_fn)(vk_lower_ctx *c);
+
+/* The lowering for an op, or NULL (host step). Table in vk_lower_table.c. */
+vk_lower_fn vk_lowering_for(ir_op op);
+
+/* ---- helpers for lowerings (vk_lower_util.c) ---- */
+
+/* Appends a dispatch for shader with the given push constants; returns it so
+ * the caller may set spec constants / groups, or NULL if full (error set). */
+vk_dispatch *vk_emit(vk_lower_ctx *c, const char *shader, const void *push, uint32_t push_bytes);
+/* Workgroup counts covering n invocations with local size `local`, spread
+ * over x and y so that no count exceeds the device limit. Shaders recover
+ * the linear id as (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * local + lid. */
+void vk_grid_1d(const vk_caps *caps, uint64_t n, uint32_t local, uint32_t groups[3]);
+/* Collapses a broadcast pair of shapes to at most max_rank dims by merging
+ * neighbouring dims that broadcast alike. Outputs dims and element strides
+ * (0 on broadcast dims) for out and up to 3 operands. Returns the new rank,
+ * or -1 if it cannot fit in max_rank. */
+int vk_collapse_broadcast(const vk_tensor *out, const vk_tensor *const *ins, int n_ins, int max_rank,
+                          int64_t *dims, int64_t strides[][IR_MAX_RANK]);
+/* Shader-side dtype code of a storage dtype (matches common.glsl). */
+uint32_t vk_dtype_code(rlx_dtype dt);
+
+/* ---- lowering entry points by family (src/vulkan/lower/<family>.c) ---- */
+rlx_status vk_lower_binary(vk_lower_ctx *c);     /* ADD..POW, EQ..GE */
+rlx_status vk_lower_unary(vk_lower_ctx *c);      /* RELU..ATAN, CLAMP, CAST */
+rlx_status vk_lower_ternary(vk_lower_ctx *c);    /* WHERE, FMA */
+rlx_status vk_lower_reduce(vk_lower_ctx *c);     /* REDUCE_*, ARGMAX, ARGMIN */
+rlx_status vk_lower_softmax(vk_lower_ctx *c);    /* SOFTMAX, LOG_SOFTMAX */
+rlx_status vk_lower_norm(vk_lower_ctx *c);       /* LAYER_NORM, RMS_NORM, ADD_*_NORM */
+rlx_status vk_lower_cumsum(vk_lower_ctx *c);
+rlx_status vk_lower_matmul(vk_lower_ctx *c);     /* MATMUL, MATMUL_BIAS_ACT */
+rlx_status vk_lower_attention(vk_lower_ctx *c);
+rlx_status vk_lower_rope(vk_lower_ctx *c);
+rlx_status vk_lower_movement(vk_lower_ctx *c);   /* RESHAPE (copy), TRANSPOSE, SLICE, CONCAT, EXPAND */
+rlx_status vk_lower_gather(vk_lower_ctx *c);     /* GATHER_ROWS, GATHER */
+rlx_status vk_lower_topk(vk_lower_ctx *c);       /* TOPK_VALUES, TOPK_INDICES */
+rlx_status vk_lower_loss(vk_lower_ctx *c);       /* SOFTMAX_CE, SOFTMAX_CE_GRAD */
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * vk_parity.h — helpers for CPU <-> Vulkan parity tests.
+ *
+ * vkp_available(): whether a Vulkan device can run the tests. Where none is
+ * found it prints the reason and returns false (the test is skipped), except
+ * when RLX_REQUIRE_VULKAN=1 (CI): then the test fails.
+ * vkp_compare(): compiles the graph for the CPU and for Vulkan, gives both
+ * the same random params, runs both on the inputs and compares every output
+ * (floats norm-relative, other dtypes exactly). With require_gpu it also fails
+ * when any node ran as a host step.
+ */
+#ifndef RLX_TEST_VK_PARITY_H
+#define RLX_TEST_VK_PARITY_H
+
+#include "harness.h"
+
+bool vkp_available(void);
+/* Compile options for the Vulkan side (device from RLX_TEST_VK_DEVICE, else any). */
+void vkp_options(rlx_compile_options *o);
+bool vkp_compare(const rlx_graph *g, const rlx_tensor *in, int n_in, double tol, bool require_gpu);
+
+/* Typical use:
+ *   TEST(vk_add) {
+ *       if (!vkp_available()) return;
+ *       ... build g, inputs ...
+ *       CHECK(vkp_compare(g, in, n, 1e-6, true));
+ *   }
+ */
+#define VKP_REQUIRE() do { if (!vkp_available()) return; } while (0)
+
+#endif
