@@ -1,6 +1,6 @@
 /*
  * vk_lower.h — the contract between the Vulkan backend's core (device,
- * memory, recording, run) and its op lowerings (src/vulkan/lower/*.c).
+ * memory, recording, run) and its op lowerings (src/vulkan/lower/).
  *
  * A lowering turns one node of a specialized graph (static shapes) into one
  * or more compute dispatches. Every tensor is addressed by its 64-bit buffer
