@@ -20,7 +20,21 @@ LDLIBS  = -lm -pthread -ldl
 ARCH := $(shell uname -m)
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c src/*/*/*.c))
+
+# The Vulkan backend builds when its headers and glslc are present; otherwise
+# the library is CPU-only and says so. `make test` installs them on Debian.
+VULKAN ?= $(shell [ -f /usr/include/vulkan/vulkan.h ] && command -v glslc >/dev/null 2>&1 && echo 1)
+SHADER_SRC := $(sort $(wildcard src/vulkan/shaders/*.comp))
+SHADER_INC := $(wildcard src/vulkan/shaders/*.glsl)
+SPV        := $(SHADER_SRC:src/vulkan/shaders/%.comp=$(BUILD)/shaders/%.spv)
+ifeq ($(VULKAN),1)
+CFLAGS_BASE += -DRLX_HAVE_VULKAN
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/vk_shaders.o
+else
+$(info rlx: Vulkan headers or glslc not found: building the CPU backend only (apt-get install libvulkan-dev glslc))
+LIB_SRC  := $(filter-out src/vulkan/%,$(LIB_SRC))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+endif
 TEST_SRC := $(sort $(wildcard tests/*.c))
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 TOOL_SRC := $(sort $(wildcard tools/*.c))
@@ -46,15 +60,30 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(ISA_FLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/shaders/%.spv: src/vulkan/shaders/%.comp $(SHADER_INC)
+	@mkdir -p $(dir $@)
+	glslc --target-env=vulkan1.2 -O -Isrc/vulkan/shaders $< -o $@
+
+$(BUILD)/gen/vk_shaders.c: $(SPV) scripts/embed_spirv.sh
+	@mkdir -p $(dir $@)
+	sh scripts/embed_spirv.sh $(SPV) > $@
+
+$(BUILD)/gen/vk_shaders.o: $(BUILD)/gen/vk_shaders.c
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# Whole-archive so that strong kernel definitions always replace the weak
+# defaults of src/vulkan/vk_lower_fallback.c.
+WHOLE_LIB = -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive
+
 $(RLX): $(TOOL_OBJ) $(LIB)
-	$(CC) $(CFLAGS_ALL) -o $@ $(TOOL_OBJ) $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ $(TOOL_OBJ) $(WHOLE_LIB) $(LDLIBS)
 
 $(TESTS): $(TEST_OBJ) $(LIB)
-	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(WHOLE_LIB) $(LDLIBS)
 
 # The README's C example is extracted and compiled, so the docs cannot rot.
 $(BUILD)/readme_example.c: README.md
@@ -62,7 +91,7 @@ $(BUILD)/readme_example.c: README.md
 	awk '/<!-- example:begin -->/{f=1;next}/<!-- example:end -->/{f=0}f' README.md | sed '/^```/d' > $@
 
 $(README_EXAMPLE): $(BUILD)/readme_example.c $(LIB)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
 
 setup:
 	@bash scripts/setup.sh

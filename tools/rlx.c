@@ -39,8 +39,13 @@ static int cmd_ops(void) {
 
 static int cmd_devices(void) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("cpu     %ld cores (default backend)\n", cores);
-    printf("vulkan  not built in this version of rlx\n");
+    printf("cpu       %ld cores (always available)\n", cores);
+    int n = rlx_vulkan_device_count();
+    if (n == 0) printf("vulkan    none: %s\n", rlx_last_error());
+    for (int i = 0; i < n; i++) {
+        char *d = rlx_vulkan_device_describe(i);
+        if (d) { printf("%s", d); free(d); }
+    }
     return 0;
 }
 

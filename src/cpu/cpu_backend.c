@@ -177,3 +177,17 @@ char *cpu_program_report(const cpu_program *p) {
     }
     return out;
 }
+
+rlx_status cpu_run_node(const ir_graph *g, int32_t node, void *const *inputs, void *output) {
+    const ir_node *n = &g->nodes[node];
+    cpu_kernel_fn fn = cpu_kernel_for(n->op);
+    char lbl[128];
+    if (!fn) return rlx_fail(RLX_STATUS_UNSUPPORTED, "cpu: %s has no CPU kernel", ir_node_label(g, node, lbl, sizeof lbl));
+    cpu_kernel_ctx k;
+    memset(&k, 0, sizeof k);
+    k.node = n;
+    k.n_in = n->n_in;
+    for (int j = 0; j < n->n_in; j++) fill_tensor(&k.in[j], inputs[j], &g->nodes[n->in[j]]);
+    fill_tensor(&k.out, output, n);
+    return fn(&k);
+}

@@ -40,4 +40,8 @@ int        cpu_program_steps(const cpu_program *p);
 /* One line per node: op, name, path ("kernel", "view", "source"), shapes. malloc'ed. */
 char      *cpu_program_report(const cpu_program *p);
 
+/* Runs one node's kernel on host memory, single-threaded (for other backends'
+ * host steps, through the runtime). inputs follow the node's input order. */
+rlx_status cpu_run_node(const ir_graph *g, int32_t node, void *const *inputs, void *output);
+
 #endif

@@ -23,11 +23,13 @@ typedef struct rt_backend {
     /* Host-readable pointer to a node's result after a run (may read back). */
     rlx_status (*program_result)(void *prog, int32_t node, void **host);
     int        (*program_steps)(void *prog);
+    int        (*program_host_steps)(void *prog);
+    const char*(*device_name)(void *dev);
     char      *(*program_report)(void *prog);
 } rt_backend;
 
-/* The backend for a request (AUTO picks the best available), or an error
- * naming what is missing. */
-rlx_status rt_backend_choose(rlx_backend want, const rt_backend **out);
+/* The backend for a request (AUTO picks a hardware GPU when there is one,
+ * else the CPU), or an error naming what is missing. */
+rlx_status rt_backend_choose(const rlx_compile_options *opts, const rt_backend **out);
 
 #endif

@@ -1,11 +1,15 @@
 /*
- * backends.c — the list of backends and the choice among them. Today the CPU
- * backend is always present; a GPU backend registers here when built.
+ * backends.c — the list of backends and the choice among them. The CPU
+ * backend is always present; the Vulkan backend when the build had its
+ * headers and glslc (RLX_HAVE_VULKAN). This is the only file that knows both,
+ * so it also gives Vulkan its host-step runner: the CPU kernels.
  */
 #include "runtime/backend.h"
 #include "cpu/cpu_backend.h"
 #include <stdlib.h>
 #include <string.h>
+
+/* ------------------------------------------------------------------ cpu */
 
 static rlx_status cpu_dev_new(const rlx_compile_options *opts, void **dev) {
     return cpu_device_new(opts->threads, (cpu_device **)dev);
@@ -25,7 +29,9 @@ static rlx_status cpu_prog_result(void *prog, int32_t node, void **host) {
     return RLX_OK;
 }
 static int cpu_prog_steps(void *prog) { return cpu_program_steps(prog); }
+static int cpu_prog_host_steps(void *prog) { (void)prog; return 0; }
 static char *cpu_prog_report(void *prog) { return cpu_program_report(prog); }
+static const char *cpu_dev_name(void *dev) { (void)dev; return "cpu"; }
 
 static const rt_backend cpu_backend = {
     .name = "cpu",
@@ -40,18 +46,84 @@ static const rt_backend cpu_backend = {
     .program_run = cpu_prog_run,
     .program_result = cpu_prog_result,
     .program_steps = cpu_prog_steps,
+    .program_host_steps = cpu_prog_host_steps,
     .program_report = cpu_prog_report,
+    .device_name = cpu_dev_name,
 };
 
-rlx_status rt_backend_choose(rlx_backend want, const rt_backend **out) {
+/* --------------------------------------------------------------- vulkan */
+
+#ifdef RLX_HAVE_VULKAN
+#include "vulkan/vk_backend.h"
+
+static rlx_status host_kernel(void *user, const ir_graph *g, int32_t node, void *const *inputs, void *output) {
+    (void)user;
+    return cpu_run_node(g, node, inputs, output);
+}
+
+static rlx_status vk_dev_new(const rlx_compile_options *o, void **dev) {
+    vk_device_options vo = {.index = o->device_index, .name = o->device_name,
+                            .allow_software = o->backend == RLX_BACKEND_VULKAN, .precision = o->precision,
+                            .host_kernel = host_kernel, .host_user = NULL};
+    return vk_backend_device_new(&vo, (vk_device **)dev);
+}
+static void vk_dev_free(void *dev) { vk_backend_device_free(dev); }
+static rlx_status vk_p_alloc(void *dev, size_t bytes, void **h) { return vk_param_alloc(dev, bytes, h); }
+static rlx_status vk_p_write(void *dev, void *h, const void *d, size_t b) { return vk_param_write(dev, h, d, b); }
+static void vk_p_free(void *dev, void *h) { vk_param_free(dev, h); }
+static rlx_status vk_prog_new(void *dev, const ir_graph *g, const mem_plan *plan, void *const *params, void **prog) {
+    return vk_program_new(dev, g, plan, params, (vk_program **)prog);
+}
+static void vk_prog_free(void *prog) { vk_program_free(prog); }
+static rlx_status vk_prog_run(void *prog, const void *const *inputs) { return vk_program_run(prog, inputs); }
+static rlx_status vk_prog_result(void *prog, int32_t node, void **host) { return vk_program_result(prog, node, host); }
+static int vk_prog_steps(void *prog) { return vk_program_steps(prog); }
+static int vk_prog_host_steps(void *prog) { return vk_program_host_steps(prog); }
+static char *vk_prog_report(void *prog) { return vk_program_report(prog); }
+static const char *vk_dev_name(void *dev) { return vk_backend_device_name(dev); }
+
+static const rt_backend vulkan_backend = {
+    .name = "vulkan",
+    .claims = {.matmul_bias_act = true, .add_norm = true},
+    .device_new = vk_dev_new,
+    .device_free = vk_dev_free,
+    .param_alloc = vk_p_alloc,
+    .param_write = vk_p_write,
+    .param_free = vk_p_free,
+    .program_new = vk_prog_new,
+    .program_free = vk_prog_free,
+    .program_run = vk_prog_run,
+    .program_result = vk_prog_result,
+    .program_steps = vk_prog_steps,
+    .program_host_steps = vk_prog_host_steps,
+    .program_report = vk_prog_report,
+    .device_name = vk_dev_name,
+};
+#endif
+
+rlx_status rt_backend_choose(const rlx_compile_options *o, const rt_backend **out) {
     *out = NULL;
-    switch (want) {
+    switch (o->backend) {
     case RLX_BACKEND_AUTO:
+#ifdef RLX_HAVE_VULKAN
+        /* a device named or indexed explicitly, or a hardware GPU */
+        if (o->device_index >= 0 || (o->device_name && *o->device_name) || vk_hardware_present()) {
+            *out = &vulkan_backend;
+            return RLX_OK;
+        }
+#endif
+        *out = &cpu_backend;
+        return RLX_OK;
     case RLX_BACKEND_CPU:
         *out = &cpu_backend;
         return RLX_OK;
     case RLX_BACKEND_VULKAN:
+#ifdef RLX_HAVE_VULKAN
+        *out = &vulkan_backend;
+        return RLX_OK;
+#else
         return rlx_fail(RLX_STATUS_DEVICE, "backend vulkan: this build of rlx has no Vulkan backend");
+#endif
     }
-    return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "unknown backend %d", (int)want);
+    return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "unknown backend %d", (int)o->backend);
 }

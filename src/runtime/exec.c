@@ -61,7 +61,13 @@ static rlx_status apply_env(rlx_compile_options *o) {
         if (strcmp(dev, "cpu") == 0) o->backend = RLX_BACKEND_CPU;
         else if (strcmp(dev, "vulkan") == 0 || strcmp(dev, "gpu") == 0) o->backend = RLX_BACKEND_VULKAN;
         else if (strcmp(dev, "auto") == 0) o->backend = RLX_BACKEND_AUTO;
-        else return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "RLX_DEVICE='%s': expected cpu, vulkan or auto", dev);
+        else {   /* a Vulkan device index or a substring of its name */
+            char *end;
+            long idx = strtol(dev, &end, 10);
+            o->backend = RLX_BACKEND_VULKAN;
+            if (*end == 0 && idx >= 0 && idx < 64) o->device_index = (int)idx;
+            else o->device_name = dev;
+        }
     }
     o->threads = rlx_env_int("RLX_THREADS", o->threads);
     if (rlx_env_int("RLX_NO_FUSE", 0)) o->fuse = 0;
@@ -193,7 +199,7 @@ rlx_status rlx_compile(const rlx_graph *graph, const rlx_compile_options *opts, 
         goto fail;
     }
     if ((st = apply_env(&e->opts)) != RLX_OK) goto fail;
-    if ((st = rt_backend_choose(e->opts.backend, &e->be)) != RLX_OK) goto fail;
+    if ((st = rt_backend_choose(&e->opts, &e->be)) != RLX_OK) goto fail;
     if ((st = optimize(g, &e->opts, e->be, &e->graph, &e->fused_nodes)) != RLX_OK) goto fail;
     if ((st = e->be->device_new(&e->opts, &e->dev)) != RLX_OK) goto fail;
 
@@ -411,6 +417,7 @@ rlx_status rlx_exec_get_stats(const rlx_exec *e, rlx_exec_stats *s) {
     if (!e || !s) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_get_stats: %s is NULL", !e ? "exec" : "stats");
     memset(s, 0, sizeof *s);
     s->backend = e->be->name;
+    s->device = e->be->device_name(e->dev);
     s->fused_nodes = e->fused_nodes;
     s->specializations = e->n_specs;
     for (int i = 0; i < e->n_params; i++) {
@@ -421,6 +428,7 @@ rlx_status rlx_exec_get_stats(const rlx_exec *e, rlx_exec_stats *s) {
         s->arena_bytes = e->current->plan.arena_bytes;
         s->tensor_bytes = e->current->plan.tensor_bytes;
         s->steps = e->be->program_steps(e->current->prog);
+        s->host_steps = e->be->program_host_steps(e->current->prog);
     }
     return RLX_OK;
 }

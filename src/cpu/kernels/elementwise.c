@@ -23,6 +23,12 @@
  *    range, NaN -> 0; int -> narrower int wraps; anything -> bool is x != 0
  *    (so NaN -> true, as in numpy/torch); bool -> anything is 0/1.
  */
+/* GCC's -O2 vectorizes only loops that need no scalar epilogue or alias check,
+ * which excludes nearly every kernel loop here; the dynamic cost model lets it
+ * vectorize them (clang does so at -O2 already). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=dynamic")
+#endif
 #include "cpu/cpu_kernel.h"
 #include <math.h>
 #include <stdlib.h>

@@ -18,6 +18,12 @@
  *  - argmax/argmin return the first index of the max/min; a NaN counts as the
  *    extreme for both (like torch), so the first NaN's index is returned.
  */
+/* GCC's -O2 vectorizes only loops that need no scalar epilogue or alias check,
+ * which excludes nearly every kernel loop here; the dynamic cost model lets it
+ * vectorize them (clang does so at -O2 already). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=dynamic")
+#endif
 #include "cpu/cpu_kernel.h"
 #include <math.h>
 #include <stdlib.h>

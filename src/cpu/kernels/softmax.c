@@ -9,6 +9,12 @@
  * Semantics (docs/ops.md): a row containing NaN gives NaN everywhere; a row
  * that is all -inf gives NaN (0/0), as in torch; +inf in a row gives NaN.
  */
+/* GCC's -O2 vectorizes only loops that need no scalar epilogue or alias check,
+ * which excludes nearly every kernel loop here; the dynamic cost model lets it
+ * vectorize them (clang does so at -O2 already). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=dynamic")
+#endif
 #include "cpu/cpu_kernel.h"
 #include <math.h>
 

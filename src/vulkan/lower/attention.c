@@ -1,0 +1,137 @@
+/*
+ * attention.c — Vulkan lowering of ATTENTION: one dispatch of the fused
+ * flash-style kernel shaders/attention.comp (see its header for the tiling).
+ *
+ * Tile sizes are chosen here from D, the number of rows per kv head and the
+ * device's shared memory: BQ rows (8/16/32) per workgroup, BK keys (64/32/16)
+ * per tile, and whether K and V get separate tiles. f32 only, D <= 256; other
+ * cases are left to a host step.
+ */
+#include "vulkan/vk_lower.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct att_push {
+    uint64_t q, k, v, mask, out;
+    uint32_t Sq, Skv, H, Hkv;
+    uint32_t rows;
+    uint32_t kind;
+    float    scale_log2;
+    uint32_t pad0;
+    uint32_t ms[4];
+} att_push;
+
+_Static_assert(sizeof(att_push) == 88, "att_push must match attention.comp's push block");
+
+#define ATT_MAX_D 256
+
+static uint64_t att_smem(uint64_t D, uint32_t bq, uint32_t bk, bool split, bool sg16) {
+    uint64_t d4 = (D + 3) / 4;
+    return 16 * (bq * d4 + (uint64_t)bk * (d4 + 1) * (split ? 2 : 1)) + 4ull * bq * bk + (sg16 ? 4 : 4ull * bq * 16);
+}
+
+rlx_status vk_lower_attention(vk_lower_ctx *c) {
+    const vk_tensor *q = &c->in[0], *k = &c->in[1], *v = &c->in[2];
+    const int kind = (int)c->node->ia[0];
+    if (q->dtype != RLX_F32 || k->dtype != RLX_F32 || v->dtype != RLX_F32)
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: the Vulkan kernel is f32 only, got %s",
+                        rlx_dtype_name(q->dtype));
+    if (q->rank != 4 || k->rank != 4 || v->rank != 4)
+        return rlx_fail(RLX_STATUS_SHAPE, "attention: q, k, v must be [B,H,S,D]");
+    const int64_t B = q->dims[0], H = q->dims[1], Sq = q->dims[2], D = q->dims[3];
+    const int64_t Hkv = k->dims[1], Skv = k->dims[2];
+    if (Hkv <= 0 || H % Hkv != 0 || k->dims[0] != B || k->dims[3] != D || memcmp(k->dims, v->dims, sizeof k->dims))
+        return rlx_fail(RLX_STATUS_SHAPE, "attention: k/v shapes do not fit q");
+    if (kind < RLX_MASK_NONE || kind > RLX_MASK_ADDITIVE)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "attention: unknown mask kind %d", kind);
+    if (D > ATT_MAX_D)
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: head dim %lld exceeds the Vulkan kernel's %d",
+                        (long long)D, ATT_MAX_D);
+    c->tier = "flash-f32";
+    if (c->out.numel == 0) return RLX_OK;
+
+    const int64_t group = H / Hkv, rows = group * Sq;
+    const vk_tensor *mk = kind == RLX_MASK_ADDITIVE ? &c->in[3] : NULL;
+    if (kind == RLX_MASK_ADDITIVE && (c->n_in < 4 || mk->dtype != RLX_F32 || mk->rank > 4))
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: additive mask must be f32 of rank <= 4");
+    /* 32-bit element indexing in the shader */
+    if (q->numel >= (int64_t)1 << 31 || k->numel >= (int64_t)1 << 31 || (mk && mk->numel >= (int64_t)1 << 31))
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: tensors of 2^31 elements or more");
+
+    att_push pc;
+    memset(&pc, 0, sizeof pc);
+    pc.q = q->addr;
+    pc.k = k->addr;
+    pc.v = v->addr;
+    pc.out = c->out.addr;
+    pc.Sq = (uint32_t)Sq;
+    pc.Skv = (uint32_t)Skv;
+    pc.H = (uint32_t)H;
+    pc.Hkv = (uint32_t)Hkv;
+    pc.rows = (uint32_t)rows;
+    pc.kind = (uint32_t)kind;
+    pc.scale_log2 = (float)(c->node->fa[0] * 1.4426950408889634);
+    if (mk) {
+        /* element strides of the mask broadcast right-aligned to [B,H,Sq,Skv] */
+        const int64_t full[4] = {B, H, Sq, Skv};
+        int64_t s = 1;
+        for (int i = 3; i >= 0; i--) {
+            int mi = mk->rank - 4 + i;
+            int64_t md = mi >= 0 ? mk->dims[mi] : 1;
+            if (md != 1 && md != full[i])
+                return rlx_fail(RLX_STATUS_SHAPE, "attention: mask dim %d is %lld, cannot broadcast to %lld", mi,
+                                (long long)md, (long long)full[i]);
+            pc.ms[i] = (md == 1) ? 0 : (uint32_t)s;
+            s *= md;
+        }
+        pc.mask = mk->addr;
+    }
+
+    /* tiles: fewer rows per workgroup when there are few rows (decode) or too
+     * few workgroups to fill a large GPU */
+    const uint64_t kvh = (uint64_t)(B * Hkv);
+    uint32_t bq = 32;
+    if (rows <= 8) bq = 8;
+    else if (rows <= 16 || kvh * (uint64_t)((rows + 31) / 32) < 512) bq = 16;
+    const bool sg16 = c->caps->subgroup_size >= 16 && c->caps->subgroup_size <= 128;
+    const uint64_t smax = c->caps->max_shared_memory ? c->caps->max_shared_memory : 16384;
+    static const uint32_t bks[] = {64, 32, 16};
+    uint32_t bk = 0;
+    bool split = true;
+    for (; bq >= 8 && !bk; bq /= 2) {
+        for (int i = 0; i < 3 && !bk; i++)
+            for (int sp = 1; sp >= 0 && !bk; sp--)
+                if (att_smem((uint64_t)D, bq, bks[i], sp, sg16) <= smax) {
+                    bk = bks[i];
+                    split = sp;
+                }
+        if (bk) break;
+    }
+    if (!bk)
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: head dim %lld does not fit %llu bytes of shared memory",
+                        (long long)D, (unsigned long long)smax);
+
+    const uint64_t nblk = ((uint64_t)rows + bq - 1) / bq;
+    const uint32_t *mx = c->caps->max_workgroup_count;
+    if (nblk > (mx[0] ? mx[0] : 65535) || (uint64_t)Hkv > (mx[1] ? mx[1] : 65535) ||
+        (uint64_t)B > (mx[2] ? mx[2] : 65535))
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: grid %llu x %lld x %lld exceeds the device limit",
+                        (unsigned long long)nblk, (long long)Hkv, (long long)B);
+    const bool vec = D % 4 == 0 && q->addr % 16 == 0 && k->addr % 16 == 0 && v->addr % 16 == 0 &&
+                     c->out.addr % 16 == 0;
+
+    vk_dispatch *d = vk_emit(c, "attention", &pc, sizeof pc);
+    if (!d) return RLX_STATUS_INTERNAL;
+    d->spec[0] = (uint32_t)D;
+    d->spec[1] = bq;
+    d->spec[2] = bk;
+    d->spec[3] = split;
+    d->spec[4] = sg16;
+    d->spec[5] = vec;
+    d->n_spec = 6;
+    d->groups[0] = (uint32_t)nblk;
+    d->groups[1] = (uint32_t)Hkv;
+    d->groups[2] = (uint32_t)B;
+    return RLX_OK;
+}

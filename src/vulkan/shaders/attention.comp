@@ -1,0 +1,264 @@
+// attention.comp — fused scaled dot-product attention (flash-style), f32.
+//
+//   out = softmax(q k^T * scale + mask) v;  q [B,H,Sq,D], k/v [B,Hkv,Skv,D].
+//
+// One workgroup (128 invocations, 8 x 16) handles BQ consecutive "rows" of one
+// kv head: the rows of the H/Hkv query heads that share kv head hk are
+// contiguous in q and out, so row r is head hk*group + r/Sq, query r%Sq. GQA
+// decode (Sq = 1) thus fills a block with the group's heads instead of
+// wasting it. The workgroup walks the keys in tiles of BK staged in shared
+// memory with an online softmax (running max m, running sum l, rescaled
+// accumulator) in the log2 domain; the [Sq,Skv] scores never reach memory.
+//
+// Invocation (ty, tx) owns rows ty + 8r (r < BQ/8): their scores for keys
+// tx + 16c (c < BK/16) and their output columns 4*(tx + 16c') .. +3. Row
+// maxima and sums are reduced over the 16 tx lanes with subgroup shuffles when
+// subgroups have >= 16 lanes (SG16), else through shared memory. Each lane
+// keeps a partial l (every lane of a row applies the same rescaling), so only
+// the max needs a reduction per tile.
+//
+// Masks: causal (query i sees keys j <= Skv - Sq + i), additive (mask element
+// strides over [B,H,Sq,Skv], 0 on broadcast dims). Keys past a causal block's
+// last visible key are never loaded. A row with no finite score outputs zeros.
+#version 450
+#extension GL_KHR_shader_subgroup_shuffle : require
+#include "common.glsl"
+#include "nn_common.glsl"
+
+layout(local_size_x = 128) in;
+
+layout(constant_id = 0) const uint D     = 64;   // head dim (<= 256)
+layout(constant_id = 1) const uint BQ    = 16;   // rows per workgroup (multiple of 8)
+layout(constant_id = 2) const uint BK    = 32;   // keys per tile (multiple of 16)
+layout(constant_id = 3) const uint SPLIT = 1;    // 1: separate K and V tiles; 0: V reuses K's space
+layout(constant_id = 4) const uint SG16  = 0;    // 1: subgroup size >= 16, reduce with shuffles
+layout(constant_id = 5) const uint VEC   = 0;    // 1: D % 4 == 0 and 16-byte aligned tensors
+
+const uint D4  = (D + 3) / 4;      // vec4s per row
+const uint KST = D4 + 1;           // row stride of the K/V tiles (vec4), padded against bank conflicts
+const uint RQ  = BQ / 8;           // rows per invocation
+const uint SK  = BK / 16;          // keys per invocation
+const uint DQ  = (D4 + 15) / 16;   // output vec4 columns per invocation
+const uint VOFF = SPLIT != 0 ? BK * KST : 0;
+const uint NRED = SG16 != 0 ? 1 : BQ * 16;
+const float LOG2E = 1.4426950408889634;
+const float NEG_INF = -1.0 / 0.0;
+
+layout(push_constant, std430) uniform Push {
+    uint64_t q, k, v, mask, out_;
+    uint Sq, Skv, H, Hkv;
+    uint rows;          // (H / Hkv) * Sq: rows per kv head
+    uint kind;          // 0 none, 1 causal, 2 additive
+    float scale_log2;   // scale * log2(e)
+    uint pad0;
+    uint ms0, ms1, ms2, ms3;
+} p;
+
+shared vec4 Qs[BQ * D4];
+shared vec4 KV[BK * KST * (SPLIT != 0 ? 2 : 1)];
+shared vec4 Ps[BQ * BK / 4];
+shared float red[NRED];
+
+uint tid, tx, ty;
+
+// Max over the 16 lanes that share a row; every lane gets the result.
+void row_reduce_max(inout float x[RQ]) {
+    if (SG16 != 0) {
+        for (uint r = 0; r < RQ; r++)
+            for (uint o = 1; o < 16; o <<= 1) x[r] = max(x[r], subgroupShuffleXor(x[r], o));
+    } else {
+        for (uint r = 0; r < RQ; r++) red[(ty + 8 * r) * 16 + tx] = x[r];
+        barrier();
+        for (uint r = 0; r < RQ; r++) {
+            float m = red[(ty + 8 * r) * 16];
+            for (uint i = 1; i < 16; i++) m = max(m, red[(ty + 8 * r) * 16 + i]);
+            x[r] = m;
+        }
+        barrier();
+    }
+}
+
+void row_reduce_sum(inout float x[RQ]) {
+    if (SG16 != 0) {
+        for (uint r = 0; r < RQ; r++)
+            for (uint o = 1; o < 16; o <<= 1) x[r] += subgroupShuffleXor(x[r], o);
+    } else {
+        for (uint r = 0; r < RQ; r++) red[(ty + 8 * r) * 16 + tx] = x[r];
+        barrier();
+        for (uint r = 0; r < RQ; r++) {
+            float s = 0.0;
+            for (uint i = 0; i < 16; i++) s += red[(ty + 8 * r) * 16 + i];
+            x[r] = s;
+        }
+        barrier();
+    }
+}
+
+// Loads a [n][D] row block starting at row `row0` of the tensor at `addr`
+// into shared tile `dst` (row stride `st` vec4s at `off`), zero past `nvalid`.
+void load_tile_kv(uint64_t addr, uint row0, uint nvalid, uint off) {
+    for (uint i = tid; i < BK * D4; i += 128) {
+        uint jj = i / D4, d4 = i - jj * D4;
+        vec4 val = vec4(0.0);
+        if (jj < nvalid) {
+            if (VEC != 0) {
+                val = V4Buf(addr).v[(row0 + jj) * D4 + d4];
+            } else {
+                uint base = (row0 + jj) * D;
+                for (uint c = 0; c < 4; c++)
+                    if (d4 * 4 + c < D) val[c] = F32Buf(addr).v[base + d4 * 4 + c];
+            }
+        }
+        KV[off + jj * KST + d4] = val;
+    }
+}
+
+void main() {
+    tid = gl_LocalInvocationIndex;
+    tx = tid & 15u;
+    ty = tid >> 4;
+    const uint blk = gl_WorkGroupID.x, hk = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
+    const uint group = p.H / p.Hkv;
+    const uint r0 = blk * BQ;
+    const uint qrow0 = (b * p.H + hk * group) * p.Sq;   // first q/out row of this kv head
+    const uint kvrow0 = (b * p.Hkv + hk) * p.Skv;
+    const int offs = int(p.Skv) - int(p.Sq);
+    const bool causal = p.kind == 1u, additive = p.kind == 2u;
+
+    // keys this block needs at all
+    uint kv_end = p.Skv;
+    if (causal) {
+        uint last = min(r0 + BQ, p.rows) - 1u;
+        uint maxi = (r0 / p.Sq != last / p.Sq) ? p.Sq - 1u : last % p.Sq;
+        kv_end = uint(clamp(offs + int(maxi) + 1, 0, int(p.Skv)));
+    }
+
+    // Q tile
+    for (uint i = tid; i < BQ * D4; i += 128) {
+        uint rr = i / D4, d4 = i - rr * D4, row = r0 + rr;
+        vec4 val = vec4(0.0);
+        if (row < p.rows) {
+            if (VEC != 0) {
+                val = V4Buf(p.q).v[(qrow0 + row) * D4 + d4];
+            } else {
+                uint base = (qrow0 + row) * D;
+                for (uint c = 0; c < 4; c++)
+                    if (d4 * 4 + c < D) val[c] = F32Buf(p.q).v[base + d4 * 4 + c];
+            }
+        }
+        Qs[i] = val;
+    }
+
+    // per-row state
+    int lim[RQ];        // keys j < lim[r] are visible (causal); 0 for rows past the end
+    uint mbase[RQ];
+    float m[RQ], l[RQ];
+    vec4 acc[RQ][DQ];
+    for (uint r = 0; r < RQ; r++) {
+        uint row = r0 + ty + 8 * r;
+        uint qi = row % p.Sq, h = hk * group + row / p.Sq;
+        lim[r] = row >= p.rows ? 0 : (causal ? offs + int(qi) + 1 : int(p.Skv));
+        mbase[r] = additive && row < p.rows ? b * p.ms0 + h * p.ms1 + qi * p.ms2 : 0u;
+        m[r] = NEG_INF;
+        l[r] = 0.0;
+        for (uint c = 0; c < DQ; c++) acc[r][c] = vec4(0.0);
+    }
+
+    for (uint j0 = 0; j0 < kv_end; j0 += BK) {
+        const uint nk = min(BK, kv_end - j0);
+        barrier();   // the previous tile's K/V/P are no longer read
+        load_tile_kv(p.k, kvrow0 + j0, nk, 0);
+        if (SPLIT != 0) load_tile_kv(p.v, kvrow0 + j0, nk, VOFF);
+        barrier();
+
+        // scores for rows ty + 8r, keys tx + 16c
+        float s[RQ][SK];
+        for (uint r = 0; r < RQ; r++)
+            for (uint c = 0; c < SK; c++) s[r][c] = 0.0;
+        for (uint d4 = 0; d4 < D4; d4++) {
+            vec4 qv[RQ], kv[SK];
+            for (uint r = 0; r < RQ; r++) qv[r] = Qs[(ty + 8 * r) * D4 + d4];
+            for (uint c = 0; c < SK; c++) kv[c] = KV[(tx + 16 * c) * KST + d4];
+            for (uint r = 0; r < RQ; r++)
+                for (uint c = 0; c < SK; c++) s[r][c] += dot(qv[r], kv[c]);
+        }
+
+        float tmax[RQ];
+        for (uint r = 0; r < RQ; r++) {
+            tmax[r] = NEG_INF;
+            for (uint c = 0; c < SK; c++) {
+                uint j = j0 + tx + 16 * c;
+                float x = NEG_INF;
+                if (j < kv_end && int(j) < lim[r]) {
+                    x = s[r][c] * p.scale_log2;
+                    if (additive) x += F32Buf(p.mask).v[mbase[r] + j * p.ms3] * LOG2E;
+                }
+                s[r][c] = x;
+                tmax[r] = max(tmax[r], x);
+            }
+        }
+        row_reduce_max(tmax);
+
+        for (uint r = 0; r < RQ; r++) {
+            float mn = max(m[r], tmax[r]);
+            float corr = 1.0;
+            if (mn == NEG_INF) {
+                for (uint c = 0; c < SK; c++) s[r][c] = 0.0;
+            } else {
+                corr = exp2(m[r] - mn);
+                for (uint c = 0; c < SK; c++) s[r][c] = exp2(s[r][c] - mn);
+                m[r] = mn;
+            }
+            float ps = 0.0;
+            for (uint c = 0; c < SK; c++) ps += s[r][c];
+            l[r] = l[r] * corr + ps;
+            for (uint c = 0; c < DQ; c++) acc[r][c] *= corr;
+            for (uint c = 0; c < SK; c++) {
+                uint idx = (ty + 8 * r) * BK + tx + 16 * c;
+                Ps[idx >> 2][idx & 3u] = s[r][c];
+            }
+        }
+        if (SPLIT == 0) {
+            barrier();   // K no longer read
+            load_tile_kv(p.v, kvrow0 + j0, nk, VOFF);
+        }
+        barrier();
+
+        // acc += P V
+        for (uint jj = 0; jj < BK; jj += 4) {
+            if (jj >= nk) break;
+            vec4 pv[RQ];
+            for (uint r = 0; r < RQ; r++) pv[r] = Ps[((ty + 8 * r) * BK + jj) >> 2];
+            for (uint c = 0; c < DQ; c++) {
+                uint col4 = tx + 16 * c;
+                if (col4 < D4) {
+                    vec4 v0 = KV[VOFF + (jj + 0) * KST + col4];
+                    vec4 v1 = KV[VOFF + (jj + 1) * KST + col4];
+                    vec4 v2 = KV[VOFF + (jj + 2) * KST + col4];
+                    vec4 v3 = KV[VOFF + (jj + 3) * KST + col4];
+                    for (uint r = 0; r < RQ; r++)
+                        acc[r][c] += pv[r].x * v0 + pv[r].y * v1 + pv[r].z * v2 + pv[r].w * v3;
+                }
+            }
+        }
+    }
+
+    row_reduce_sum(l);
+    for (uint r = 0; r < RQ; r++) {
+        uint row = r0 + ty + 8 * r;
+        if (row >= p.rows) continue;
+        float inv = l[r] > 0.0 ? 1.0 / l[r] : 0.0;
+        for (uint c = 0; c < DQ; c++) {
+            uint col4 = tx + 16 * c;
+            if (col4 >= D4) continue;
+            vec4 o = acc[r][c] * inv;
+            if (VEC != 0) {
+                V4Buf(p.out_).v[(qrow0 + row) * D4 + col4] = o;
+            } else {
+                uint base = (qrow0 + row) * D;
+                for (uint e = 0; e < 4; e++)
+                    if (col4 * 4 + e < D) F32Buf(p.out_).v[base + col4 * 4 + e] = o[e];
+            }
+        }
+    }
+}

@@ -1,0 +1,188 @@
+// matmul_tiled.comp — the "tiled-f32" tier: C = act(A x B + bias), f32
+// accumulation, for any device.
+//
+// One workgroup of 256 invocations (16 x 16) computes a BM x BN tile of C,
+// each invocation a TM x TN = (BM/16) x (BN/16) block of registers. A and B
+// tiles of depth BK are staged through shared memory (A transposed to
+// k-major) with two buffers: the next tile is fetched into registers while the
+// current one is multiplied, so one barrier per BK step suffices. Each
+// invocation's rows/columns are groups of 4 spaced 64 apart, so shared reads
+// are vec4 and conflict-free.
+//
+// Edges are zero-filled on load and masked on store, so any M, N, K (K = 0
+// included) is correct. VEC selects 16-byte (f32) / 8-byte (f16, bf16)
+// global accesses where the lowering proved them aligned.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#include "common.glsl"
+#include "matmul_common.glsl"
+
+layout(local_size_x = 256) in;
+
+layout(constant_id = 0) const uint BM = 128;       // 64 or 128
+layout(constant_id = 1) const uint BN = 128;       // 64 or 128
+layout(constant_id = 2) const uint BK = 8;         // 8 or 16
+layout(constant_id = 3) const uint DT = 0;         // DT_F32, DT_F16, DT_BF16 (a, b, bias, c)
+layout(constant_id = 4) const uint TRANS_B = 0;    // b is [N, K]
+layout(constant_id = 5) const uint ACT = 0;        // rlx_activation
+layout(constant_id = 6) const uint HAS_BIAS = 0;
+layout(constant_id = 7) const uint VEC = 0;        // bit 0: A loads, bit 1: B loads, bit 2: C stores
+
+const uint TM = BM / 16u;
+const uint TN = BN / 16u;
+const uint CM = BM / 64u;     // 4-row groups per invocation
+const uint CN = BN / 64u;     // 4-column groups per invocation
+const uint BMP = BM + 4u;     // padded k-major rows (transposed stores stay conflict-free)
+const uint BNP = BN + 4u;
+
+// Loader: 4-element groups along the contiguous dim, spread over the 256 invocations.
+const uint GA = BM * BK / 4u;                  // groups in an A tile
+const uint GB = BN * BK / 4u;                  // groups in a B tile
+const uint LA = (GA + 255u) / 256u;
+const uint LB = (GB + 255u) / 256u;
+
+shared vec4 As[2 * BK * BMP / 4u];
+shared vec4 Bs[2 * BK * BNP / 4u];
+
+vec4 ra[LA];
+vec4 rb[LB];
+
+void fetch(uint64_t aa, uint64_t ba, uint m0, uint n0, uint k0, uint tid) {
+    [[unroll]] for (uint l = 0; l < LA; l++) {
+        uint g = tid + l * 256u;
+        vec4 v = vec4(0.0);
+        if (g < GA) {
+            uint row = g / (BK / 4u), kq = (g % (BK / 4u)) * 4u;
+            uint gm = m0 + row, gk = k0 + kq;
+            if (gm < p.M && gk < p.K) {
+                uint idx = gm * p.K + gk;
+                v = (VEC & 1u) != 0u ? mm_ld4_vec(aa, DT, idx) : mm_ld4_guard(aa, DT, idx, gm * p.K + p.K);
+            }
+        }
+        ra[l] = v;
+    }
+    [[unroll]] for (uint l = 0; l < LB; l++) {
+        uint g = tid + l * 256u;
+        vec4 v = vec4(0.0);
+        if (g < GB) {
+            if (TRANS_B != 0u) {        // b [N, K]: groups of 4 along k
+                uint row = g / (BK / 4u), kq = (g % (BK / 4u)) * 4u;
+                uint gn = n0 + row, gk = k0 + kq;
+                if (gn < p.N && gk < p.K) {
+                    uint idx = gn * p.K + gk;
+                    v = (VEC & 2u) != 0u ? mm_ld4_vec(ba, DT, idx) : mm_ld4_guard(ba, DT, idx, gn * p.K + p.K);
+                }
+            } else {                    // b [K, N]: groups of 4 along n
+                uint kr = g / (BN / 4u), nq = (g % (BN / 4u)) * 4u;
+                uint gk = k0 + kr, gn = n0 + nq;
+                if (gk < p.K && gn < p.N) {
+                    uint idx = gk * p.N + gn;
+                    v = (VEC & 2u) != 0u ? mm_ld4_vec(ba, DT, idx) : mm_ld4_guard(ba, DT, idx, gk * p.N + p.N);
+                }
+            }
+        }
+        rb[l] = v;
+    }
+}
+
+// Writes the fetched registers into shared buffer `buf`: A k-major, B k-major.
+void stash(uint buf, uint tid) {
+    uint abase = buf * BK * BMP, bbase = buf * BK * BNP;
+    [[unroll]] for (uint l = 0; l < LA; l++) {
+        uint g = tid + l * 256u;
+        if (g < GA) {
+            uint row = g / (BK / 4u), kq = (g % (BK / 4u)) * 4u;
+            [[unroll]] for (uint j = 0; j < 4u; j++) {
+                uint e = abase + (kq + j) * BMP + row;
+                As[e >> 2][e & 3u] = ra[l][j];
+            }
+        }
+    }
+    [[unroll]] for (uint l = 0; l < LB; l++) {
+        uint g = tid + l * 256u;
+        if (g < GB) {
+            if (TRANS_B != 0u) {
+                uint row = g / (BK / 4u), kq = (g % (BK / 4u)) * 4u;
+                [[unroll]] for (uint j = 0; j < 4u; j++) {
+                    uint e = bbase + (kq + j) * BNP + row;
+                    Bs[e >> 2][e & 3u] = rb[l][j];
+                }
+            } else {
+                uint kr = g / (BN / 4u), nq = (g % (BN / 4u)) * 4u;
+                Bs[(bbase + kr * BNP + nq) >> 2] = rb[l];
+            }
+        }
+    }
+}
+
+void main() {
+    uint tid = gl_LocalInvocationID.x;
+    uint tx = tid % 16u, ty = tid / 16u;
+    uint n0 = gl_WorkGroupID.x * BN;
+    uint ktiles = (p.K + BK - 1u) / BK;
+
+    for (uint bz = gl_WorkGroupID.z; bz < p.nbatch; bz += gl_NumWorkGroups.z) {
+        uint64_t aa, ba, ca;
+        batch_addrs(bz, DT, aa, ba, ca);
+        for (uint tm = gl_WorkGroupID.y; tm < p.tiles_m; tm += gl_NumWorkGroups.y) {
+            uint m0 = tm * BM;
+            vec4 acc[TM][CN];
+            [[unroll]] for (uint i = 0; i < TM; i++)
+                [[unroll]] for (uint j = 0; j < CN; j++) acc[i][j] = vec4(0.0);
+
+            if (ktiles > 0u) {
+                fetch(aa, ba, m0, n0, 0u, tid);
+                stash(0u, tid);
+            }
+            barrier();
+            for (uint t = 0; t < ktiles; t++) {
+                uint cur = t & 1u;
+                bool more = t + 1u < ktiles;
+                if (more) fetch(aa, ba, m0, n0, (t + 1u) * BK, tid);
+                uint abase = cur * BK * BMP, bbase = cur * BK * BNP;
+                [[unroll]] for (uint k = 0; k < BK; k++) {
+                    vec4 av[CM], bv[CN];
+                    [[unroll]] for (uint i = 0; i < CM; i++) av[i] = As[(abase + k * BMP + i * 64u + ty * 4u) >> 2];
+                    [[unroll]] for (uint j = 0; j < CN; j++) bv[j] = Bs[(bbase + k * BNP + j * 64u + tx * 4u) >> 2];
+                    [[unroll]] for (uint i = 0; i < CM; i++) {
+                        [[unroll]] for (uint j = 0; j < CN; j++) {
+                            acc[i * 4u + 0u][j] += av[i].x * bv[j];
+                            acc[i * 4u + 1u][j] += av[i].y * bv[j];
+                            acc[i * 4u + 2u][j] += av[i].z * bv[j];
+                            acc[i * 4u + 3u][j] += av[i].w * bv[j];
+                        }
+                    }
+                }
+                if (more) stash(cur ^ 1u, tid);
+                barrier();
+            }
+
+            // Epilogue: + bias, activation, convert, store.
+            [[unroll]] for (uint j = 0; j < CN; j++) {
+                uint col = n0 + j * 64u + tx * 4u;
+                if (col >= p.N) continue;
+                vec4 bias = vec4(0.0);
+                if (HAS_BIAS != 0u) bias = mm_ld4_guard(p.bias, DT, col, p.N);
+                [[unroll]] for (uint i = 0; i < TM; i++) {
+                    uint row = m0 + (i / 4u) * 64u + ty * 4u + (i % 4u);
+                    if (row >= p.M) continue;
+                    vec4 v = acc[i][j] + bias;
+                    if (ACT != ACT_NONE) {
+                        v = vec4(mm_activate(v.x, ACT), mm_activate(v.y, ACT), mm_activate(v.z, ACT),
+                                 mm_activate(v.w, ACT));
+                    }
+                    uint idx = row * p.N + col;
+                    if ((VEC & 4u) != 0u) {
+                        mm_st4_vec(ca, DT, idx, v);
+                    } else {
+                        mm_st(ca, DT, idx, v.x);
+                        if (col + 1u < p.N) mm_st(ca, DT, idx + 1u, v.y);
+                        if (col + 2u < p.N) mm_st(ca, DT, idx + 2u, v.z);
+                        if (col + 3u < p.N) mm_st(ca, DT, idx + 3u, v.w);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+/*
+ * vk_backend.h — the Vulkan backend as the runtime sees it: a device (a
+ * shared context plus this executable's settings), params in device-local
+ * buffers, and programs: a planned, specialized graph lowered to compute
+ * dispatches, recorded once into command buffers and replayed per run.
+ *
+ * Nodes without a GPU lowering run as explicit host steps between recorded
+ * segments. The backend knows no other backend: the runtime passes the host
+ * kernel runner in as a callback.
+ */
+#ifndef RLX_VK_BACKEND_H
+#define RLX_VK_BACKEND_H
+
+#include "passes/passes.h"
+
+typedef struct vk_device  vk_device;
+typedef struct vk_program vk_program;
+
+/* Runs node's reference kernel on host memory (inputs in node input order). */
+typedef rlx_status (*vk_host_kernel_fn)(void *user, const ir_graph *g, int32_t node, void *const *inputs, void *output);
+
+typedef struct vk_device_options {
+    int               index;           /* -1: choose */
+    const char       *name;            /* substring, or NULL */
+    bool              allow_software;  /* lavapipe may be chosen without index/name */
+    int               precision;       /* rlx_precision */
+    vk_host_kernel_fn host_kernel;
+    void             *host_user;
+} vk_device_options;
+
+int   vk_device_count(void);
+char *vk_device_describe(int i);
+bool  vk_hardware_present(void);
+
+rlx_status  vk_backend_device_new(const vk_device_options *o, vk_device **out);
+void        vk_backend_device_free(vk_device *d);
+const char *vk_backend_device_name(const vk_device *d);
+
+rlx_status vk_param_alloc(vk_device *d, size_t bytes, void **handle);
+rlx_status vk_param_write(vk_device *d, void *handle, const void *data, size_t bytes);
+void       vk_param_free(vk_device *d, void *handle);
+
+rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
+                          vk_program **out);
+void       vk_program_free(vk_program *p);
+rlx_status vk_program_run(vk_program *p, const void *const *inputs);
+/* Host pointer to an output node's result after a run (persistent staging). */
+rlx_status vk_program_result(vk_program *p, int32_t node, void **host);
+int        vk_program_steps(const vk_program *p);
+int        vk_program_host_steps(const vk_program *p);
+char      *vk_program_report(const vk_program *p);
+/* GPU time of the last run in seconds (timestamp queries), or -1 if unknown. */
+double     vk_program_gpu_seconds(const vk_program *p);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * vk_pipeline.c — compute pipelines from the embedded SPIR-V, one per
+ * (shader, specialization constants), created on first use and cached in the
+ * device context for every program on that device.
+ */
+#include "vulkan/vk_ctx.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const vk_shader_blob *find_shader(const char *name) {
+    for (int i = 0; i < rlx_vk_shader_count; i++)
+        if (strcmp(rlx_vk_shaders[i].name, name) == 0) return &rlx_vk_shaders[i];
+    return NULL;
+}
+
+static rlx_status create_pipeline(vk_ctx *c, const vk_shader_blob *blob, const uint32_t *spec, int n_spec, VkPipeline *out) {
+    VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = blob->bytes,
+                                    .pCode = blob->code};
+    VkShaderModule mod;
+    rlx_status st = vk_check(c->f.vkCreateShaderModule(c->dev, &mci, NULL, &mod), "vkCreateShaderModule");
+    if (st != RLX_OK) return st;
+    VkSpecializationMapEntry entries[VK_MAX_SPEC];
+    for (int i = 0; i < n_spec; i++)
+        entries[i] = (VkSpecializationMapEntry){.constantID = (uint32_t)i, .offset = (uint32_t)(i * 4), .size = 4};
+    VkSpecializationInfo si = {.mapEntryCount = (uint32_t)n_spec, .pMapEntries = entries, .dataSize = (size_t)n_spec * 4,
+                               .pData = spec};
+    VkComputePipelineCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = mod, .pName = "main", .pSpecializationInfo = n_spec ? &si : NULL},
+        .layout = c->layout};
+    char what[96];
+    snprintf(what, sizeof what, "vkCreateComputePipelines(%s)", blob->name);
+    st = vk_check(c->f.vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &ci, NULL, out), what);
+    c->f.vkDestroyShaderModule(c->dev, mod, NULL);
+    return st;
+}
+
+rlx_status vk_pipeline_get(vk_ctx *c, const char *shader, const uint32_t *spec, int n_spec, VkPipeline *out) {
+    if (n_spec < 0 || n_spec > VK_MAX_SPEC) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: bad spec constant count %d", n_spec);
+    pthread_mutex_lock(&c->lock);
+    rlx_status st = RLX_OK;
+    for (int i = 0; i < c->n_pipes; i++) {
+        vk_pipeline_entry *e = &c->pipes[i];
+        if (e->n_spec == n_spec && strcmp(e->shader, shader) == 0 && memcmp(e->spec, spec, (size_t)n_spec * 4) == 0) {
+            *out = e->pipeline;
+            goto done;
+        }
+    }
+    const vk_shader_blob *blob = find_shader(shader);
+    if (!blob) { st = rlx_fail(RLX_STATUS_INTERNAL, "vulkan: no embedded shader named '%s'", shader); goto done; }
+    if (c->n_pipes == c->cap_pipes) {
+        int cap = c->cap_pipes ? c->cap_pipes * 2 : 64;
+        vk_pipeline_entry *p = realloc(c->pipes, (size_t)cap * sizeof *p);
+        if (!p) { st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory"); goto done; }
+        c->pipes = p;
+        c->cap_pipes = cap;
+    }
+    VkPipeline pipe;
+    if ((st = create_pipeline(c, blob, spec, n_spec, &pipe)) != RLX_OK) goto done;
+    vk_pipeline_entry *e = &c->pipes[c->n_pipes++];
+    memset(e, 0, sizeof *e);
+    e->shader = blob->name;
+    memcpy(e->spec, spec, (size_t)n_spec * 4);
+    e->n_spec = n_spec;
+    e->pipeline = pipe;
+    *out = pipe;
+done:
+    pthread_mutex_unlock(&c->lock);
+    return st;
+}

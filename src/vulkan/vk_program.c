@@ -1,0 +1,586 @@
+/*
+ * vk_program.c — a specialized, planned graph on a Vulkan device.
+ *
+ * Build: resolve every tensor to (buffer, offset, device address); lower each
+ * node to dispatches (or mark it a host step); allocate the arena, constants,
+ * scratch, persistent I/O staging and host-step staging; record the command
+ * buffers once. A command buffer ("segment") ends at each host step.
+ *
+ * Barriers: a global memory barrier is recorded before a dispatch only when it
+ * reads or writes arena/scratch bytes that a dispatch since the last barrier
+ * wrote, or writes bytes one of them read (the planner reuses memory, so
+ * write-after-read matters too). Params and constants are read-only.
+ *
+ * Run: copy inputs into staging, submit each segment and wait, run host steps
+ * in between; outputs are read from staging. Host work per run is
+ * O(inputs + outputs + host steps), not O(steps).
+ */
+#include "vulkan/vk_backend.h"
+#include "vulkan/vk_ctx.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct vk_device {
+    vk_ctx           *ctx;
+    vk_device_options opts;
+};
+
+typedef struct vk_loc {
+    VkBuffer buf;
+    VkDeviceSize offset;
+    uint64_t addr;
+    bool     tracked;   /* arena or scratch: hazards matter */
+} vk_loc;
+
+typedef struct vk_range { VkBuffer buf; VkDeviceSize lo, hi; } vk_range;
+
+typedef struct vk_node_info {
+    bool         host;               /* runs as a host step */
+    bool         gpu;                /* lowered to dispatches */
+    char         note[160];          /* tier or host-step reason */
+    int          n_dispatch;
+    VkDeviceSize host_in_off[IR_MAX_INPUTS], host_out_off;  /* in the host-step buffer */
+} vk_node_info;
+
+typedef struct vk_segment {
+    VkCommandBuffer cb;
+    int32_t         host_node_after;   /* -1: last segment */
+} vk_segment;
+
+struct vk_program {
+    vk_device       *dev;
+    vk_ctx          *ctx;
+    const ir_graph  *g;
+    const mem_plan  *plan;
+    vk_buf           arena, consts, scratch, io, hostio;
+    VkDeviceSize    *const_off;        /* per node */
+    VkDeviceSize    *io_off;           /* per node: staging offset of inputs/outputs, or -1 */
+    vk_loc          *loc;              /* per node */
+    vk_node_info    *info;
+    VkCommandPool    pool;
+    vk_segment      *segs;
+    int              n_segs;
+    VkFence          fence;
+    VkQueryPool      queries;
+    int              n_dispatches, n_host;
+    double           last_gpu_seconds;
+};
+
+/* ------------------------------------------------------------ device */
+
+rlx_status vk_backend_device_new(const vk_device_options *o, vk_device **out) {
+    *out = NULL;
+    vk_device *d = calloc(1, sizeof *d);
+    if (!d) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    d->opts = *o;
+    rlx_status st = vk_ctx_acquire(o->index, o->name, o->allow_software, &d->ctx);
+    if (st != RLX_OK) { free(d); return st; }
+    *out = d;
+    return RLX_OK;
+}
+
+void vk_backend_device_free(vk_device *d) {
+    if (!d) return;
+    vk_ctx_release(d->ctx);
+    free(d);
+}
+
+const char *vk_backend_device_name(const vk_device *d) { return d->ctx->name; }
+
+rlx_status vk_param_alloc(vk_device *d, size_t bytes, void **handle) {
+    vk_buf *b = calloc(1, sizeof *b);
+    if (!b) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    rlx_status st = vk_buf_create(d->ctx, bytes, false, "a param", b);
+    if (st == RLX_OK && bytes) {
+        /* params are zero until set */
+        void *zeros = calloc(1, bytes < ((size_t)32 << 20) ? bytes : ((size_t)32 << 20));
+        if (!zeros) st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+        size_t chunk = bytes < ((size_t)32 << 20) ? bytes : ((size_t)32 << 20);
+        for (size_t off = 0; st == RLX_OK && off < bytes; off += chunk)
+            st = vk_upload(d->ctx, b, off, zeros, bytes - off < chunk ? bytes - off : chunk);
+        free(zeros);
+    }
+    if (st != RLX_OK) {
+        vk_buf_destroy(d->ctx, b);
+        free(b);
+        return st;
+    }
+    *handle = b;
+    return RLX_OK;
+}
+
+rlx_status vk_param_write(vk_device *d, void *handle, const void *data, size_t bytes) {
+    return vk_upload(d->ctx, handle, 0, data, bytes);
+}
+
+void vk_param_free(vk_device *d, void *handle) {
+    if (!handle) return;
+    vk_buf_destroy(d->ctx, handle);
+    free(handle);
+}
+
+/* ------------------------------------------------------------ build */
+
+static VkDeviceSize align64(VkDeviceSize v) { return (v + 63) & ~(VkDeviceSize)63; }
+
+static int64_t node_bytes(const ir_node *n) { return ir_shape_numel(&n->shape) * (int64_t)rlx_dtype_size(n->dtype); }
+
+static void fill_vk_tensor(vk_tensor *t, const vk_loc *l, const ir_node *n) {
+    t->addr = l->addr;
+    t->dtype = n->dtype;
+    t->rank = n->shape.rank;
+    ir_shape_dims(&n->shape, t->dims);
+    t->numel = ir_shape_numel(&n->shape);
+}
+
+static void lower_ctx_init(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t scratch_addr) {
+    const ir_node *n = &p->g->nodes[i];
+    memset(c, 0, sizeof *c);
+    c->g = p->g;
+    c->node = n;
+    c->n_in = n->n_in;
+    for (int j = 0; j < n->n_in; j++) fill_vk_tensor(&c->in[j], &p->loc[n->in[j]], &p->g->nodes[n->in[j]]);
+    fill_vk_tensor(&c->out, &p->loc[i], n);
+    c->caps = &p->ctx->caps;
+    c->precision = p->dev->opts.precision ? VK_PRECISION_FAST : VK_PRECISION_F32;
+    c->scratch_addr = scratch_addr;
+}
+
+static bool is_step(const ir_graph *g, const mem_plan *plan, int32_t i) {
+    ir_op op = g->nodes[i].op;
+    return op != IR_OP_INPUT && op != IR_OP_PARAM && op != IR_OP_CONST && !plan->entries[i].is_view;
+}
+
+/* Lowers every node once to decide GPU vs host and to size the scratch. */
+static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDeviceSize *hostio_need) {
+    *scratch_need = 0;
+    *hostio_need = 0;
+    for (int32_t i = 0; i < p->g->n_nodes; i++) {
+        if (!is_step(p->g, p->plan, i)) continue;
+        vk_node_info *info = &p->info[i];
+        const ir_node *n = &p->g->nodes[i];
+        vk_lower_fn fn = vk_lowering_for(n->op);
+        rlx_status st = RLX_STATUS_UNSUPPORTED;
+        vk_lower_ctx c;
+        if (fn) {
+            lower_ctx_init(p, i, &c, 0);
+            rlx_clear_error();
+            st = fn(&c);
+        } else {
+            rlx_fail(RLX_STATUS_UNSUPPORTED, "no GPU kernel for %s", ir_op_info_get(n->op)->name);
+        }
+        if (rlx_env_int("RLX_VK_FORCE_HOST", 0)) {   /* debugging aid: every node on the host */
+            st = RLX_STATUS_UNSUPPORTED;
+            rlx_fail(st, "RLX_VK_FORCE_HOST=1");
+        }
+        if (st == RLX_OK && c.n_d > 0) {
+            info->gpu = true;
+            info->n_dispatch = c.n_d;
+            snprintf(info->note, sizeof info->note, "%s", c.tier ? c.tier : c.d[0].shader);
+            if (c.scratch_bytes > *scratch_need) *scratch_need = c.scratch_bytes;
+        } else if (st == RLX_STATUS_UNSUPPORTED || (st == RLX_OK && c.n_d == 0)) {
+            info->host = true;
+            snprintf(info->note, sizeof info->note, "%s", st == RLX_OK ? "lowering emitted nothing" : rlx_last_error());
+            for (int j = 0; j < n->n_in; j++) {
+                info->host_in_off[j] = *hostio_need;
+                *hostio_need += align64((VkDeviceSize)node_bytes(&p->g->nodes[n->in[j]]));
+            }
+            info->host_out_off = *hostio_need;
+            *hostio_need += align64((VkDeviceSize)node_bytes(n));
+        } else {
+            char lbl[128];
+            return rlx_fail(st, "vulkan: lowering %s: %s", ir_node_label(p->g, i, lbl, sizeof lbl), rlx_last_error());
+        }
+    }
+    return RLX_OK;
+}
+
+/* ---- recording with hazard tracking */
+
+typedef struct recorder {
+    vk_program     *p;
+    VkCommandBuffer cb;
+    vk_range       *reads, *writes;
+    int             n_reads, n_writes, cap_reads, cap_writes;
+    bool            dirty;      /* anything recorded since the last barrier */
+} recorder;
+
+static bool overlaps(const vk_range *set, int n, vk_range r) {
+    for (int i = 0; i < n; i++)
+        if (set[i].buf == r.buf && set[i].lo < r.hi && r.lo < set[i].hi) return true;
+    return false;
+}
+
+static void barrier(recorder *r) {
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    r->p->ctx->f.vkCmdPipelineBarrier(r->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                                      NULL, 0, NULL);
+    r->n_reads = r->n_writes = 0;
+    r->dirty = false;
+}
+
+static bool push_range(vk_range **set, int *n, int *cap, vk_range v) {
+    if (*n == *cap) {
+        int c = *cap ? *cap * 2 : 64;
+        vk_range *s = realloc(*set, (size_t)c * sizeof *s);
+        if (!s) return false;
+        *set = s;
+        *cap = c;
+    }
+    (*set)[(*n)++] = v;
+    return true;
+}
+
+/* Records that the next command reads rd[] and writes wr[]; inserts a barrier
+ * first when they conflict with what ran since the last one. */
+static rlx_status access(recorder *r, const vk_range *rd, int n_rd, const vk_range *wr, int n_wr) {
+    bool conflict = false;
+    for (int i = 0; i < n_rd && !conflict; i++) conflict = overlaps(r->writes, r->n_writes, rd[i]);
+    for (int i = 0; i < n_wr && !conflict; i++)
+        conflict = overlaps(r->writes, r->n_writes, wr[i]) || overlaps(r->reads, r->n_reads, wr[i]);
+    if (conflict) barrier(r);
+    for (int i = 0; i < n_rd; i++)
+        if (!push_range(&r->reads, &r->n_reads, &r->cap_reads, rd[i])) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    for (int i = 0; i < n_wr; i++)
+        if (!push_range(&r->writes, &r->n_writes, &r->cap_writes, wr[i])) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    r->dirty = true;
+    return RLX_OK;
+}
+
+static vk_range range_of(const vk_program *p, int32_t node) {
+    const vk_loc *l = &p->loc[node];
+    vk_range v = {l->buf, l->offset, l->offset + (VkDeviceSize)node_bytes(&p->g->nodes[node])};
+    return v;
+}
+
+static rlx_status begin_segment(vk_program *p, recorder *r, int32_t host_node_before) {
+    vk_segment *s = &p->segs[p->n_segs];
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = p->pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
+    rlx_status st = vk_check(p->ctx->f.vkAllocateCommandBuffers(p->ctx->dev, &ai, &s->cb), "vkAllocateCommandBuffers");
+    if (st != RLX_OK) return st;
+    p->n_segs++;
+    s->host_node_after = -1;
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    if ((st = vk_check(p->ctx->f.vkBeginCommandBuffer(s->cb, &bi), "vkBeginCommandBuffer")) != RLX_OK) return st;
+    r->cb = s->cb;
+    r->n_reads = r->n_writes = 0;
+    if (p->n_segs == 1) {
+        p->ctx->f.vkCmdResetQueryPool(s->cb, p->queries, 0, 2);
+        p->ctx->f.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, p->queries, 0);
+        /* graph inputs: staging -> their arena slots */
+        bool any = false;
+        for (int32_t i = 0; i < p->g->n_nodes; i++) {
+            if (p->g->nodes[i].op != IR_OP_INPUT || node_bytes(&p->g->nodes[i]) == 0) continue;
+            VkBufferCopy region = {p->io_off[i], p->loc[i].offset, (VkDeviceSize)node_bytes(&p->g->nodes[i])};
+            p->ctx->f.vkCmdCopyBuffer(s->cb, p->io.buf, p->loc[i].buf, 1, &region);
+            any = true;
+        }
+        if (any) barrier(r);
+    }
+    if (host_node_before >= 0) {
+        /* the host step's result: host staging -> its slot */
+        const ir_node *n = &p->g->nodes[host_node_before];
+        if (node_bytes(n) > 0) {
+            VkBufferCopy region = {p->info[host_node_before].host_out_off, p->loc[host_node_before].offset,
+                                   (VkDeviceSize)node_bytes(n)};
+            p->ctx->f.vkCmdCopyBuffer(s->cb, p->hostio.buf, p->loc[host_node_before].buf, 1, &region);
+            barrier(r);
+        }
+    }
+    return RLX_OK;
+}
+
+static rlx_status end_segment(vk_program *p, recorder *r, bool last) {
+    if (last) {
+        barrier(r);
+        /* outputs: their slots -> staging */
+        for (int32_t k = 0; k < p->g->n_outputs; k++) {
+            int32_t i = p->g->outputs[k].node;
+            if (node_bytes(&p->g->nodes[i]) == 0) continue;
+            VkBufferCopy region = {p->loc[i].offset, p->io_off[i], (VkDeviceSize)node_bytes(&p->g->nodes[i])};
+            p->ctx->f.vkCmdCopyBuffer(r->cb, p->loc[i].buf, p->io.buf, 1, &region);
+        }
+        p->ctx->f.vkCmdWriteTimestamp(r->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 1);
+    }
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+    p->ctx->f.vkCmdPipelineBarrier(r->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                   VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    return vk_check(p->ctx->f.vkEndCommandBuffer(r->cb), "vkEndCommandBuffer");
+}
+
+static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
+    vk_lower_ctx c;
+    lower_ctx_init(p, i, &c, p->scratch.addr);
+    rlx_status st = vk_lowering_for(p->g->nodes[i].op)(&c);
+    if (st != RLX_OK) return st;
+    if (c.n_d != p->info[i].n_dispatch) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: lowering is not deterministic");
+    const ir_node *n = &p->g->nodes[i];
+    vk_range rd[IR_MAX_INPUTS + 1], wr[2];
+    int n_rd = 0, n_wr = 0;
+    for (int j = 0; j < n->n_in; j++)
+        if (p->loc[n->in[j]].tracked) rd[n_rd++] = range_of(p, n->in[j]);
+    wr[n_wr++] = range_of(p, i);
+    for (int k = 0; k < c.n_d; k++) {
+        const vk_dispatch *d = &c.d[k];
+        VkPipeline pipe;
+        if ((st = vk_pipeline_get(p->ctx, d->shader, d->spec, d->n_spec, &pipe)) != RLX_OK) return st;
+        int n_rd_k = n_rd, n_wr_k = n_wr;
+        vk_range rdk[IR_MAX_INPUTS + 2], wrk[3];
+        memcpy(rdk, rd, sizeof(vk_range) * (size_t)n_rd);
+        memcpy(wrk, wr, sizeof(vk_range) * (size_t)n_wr);
+        if (d->uses_scratch) {
+            vk_range s = {p->scratch.buf, 0, p->scratch.size};
+            rdk[n_rd_k++] = s;
+            wrk[n_wr_k++] = s;
+        }
+        /* dispatches of one node depend on each other (pass 1 feeds pass 2) */
+        if (k > 0) barrier(r);
+        if ((st = access(r, rdk, n_rd_k, wrk, n_wr_k)) != RLX_OK) return st;
+        p->ctx->f.vkCmdBindPipeline(r->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+        if (d->push_bytes)
+            p->ctx->f.vkCmdPushConstants(r->cb, p->ctx->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_bytes, d->push);
+        for (int a = 0; a < 3; a++)
+            if (d->groups[a] == 0 || d->groups[a] > p->ctx->caps.max_workgroup_count[a])
+                return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: %s dispatch has %u workgroups on axis %d (limit %u)", d->shader,
+                                d->groups[a], a, p->ctx->caps.max_workgroup_count[a]);
+        p->ctx->f.vkCmdDispatch(r->cb, d->groups[0], d->groups[1], d->groups[2]);
+        p->n_dispatches++;
+    }
+    return RLX_OK;
+}
+
+/* Ends the segment before host step i: its inputs -> host staging. */
+static rlx_status record_host_step(vk_program *p, recorder *r, int32_t i) {
+    const ir_node *n = &p->g->nodes[i];
+    barrier(r);
+    for (int j = 0; j < n->n_in; j++) {
+        int64_t b = node_bytes(&p->g->nodes[n->in[j]]);
+        if (b == 0) continue;
+        VkBufferCopy region = {p->loc[n->in[j]].offset, p->info[i].host_in_off[j], (VkDeviceSize)b};
+        p->ctx->f.vkCmdCopyBuffer(r->cb, p->loc[n->in[j]].buf, p->hostio.buf, 1, &region);
+    }
+    p->segs[p->n_segs - 1].host_node_after = i;
+    p->n_host++;
+    rlx_status st = end_segment(p, r, false);
+    if (st == RLX_OK) st = begin_segment(p, r, i);
+    return st;
+}
+
+static rlx_status resolve_locations(vk_program *p, void *const *param_handles) {
+    const ir_graph *g = p->g;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const plan_entry *e = &p->plan->entries[i];
+        vk_loc *l = &p->loc[i];
+        switch (e->storage) {
+        case PLAN_ARENA:
+            *l = (vk_loc){p->arena.buf, (VkDeviceSize)e->offset, p->arena.addr + (uint64_t)e->offset, true};
+            break;
+        case PLAN_PARAM: {
+            const vk_buf *b = param_handles[e->base];
+            if (!b) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: param node %d has no buffer", e->base);
+            *l = (vk_loc){b->buf, (VkDeviceSize)e->offset, b->addr + (uint64_t)e->offset, false};
+            break;
+        }
+        case PLAN_CONST: {
+            VkDeviceSize off = p->const_off[e->base] + (VkDeviceSize)e->offset;
+            *l = (vk_loc){p->consts.buf, off, p->consts.addr + off, false};
+            break;
+        }
+        }
+    }
+    return RLX_OK;
+}
+
+rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
+                          vk_program **out) {
+    *out = NULL;
+    vk_program *p = calloc(1, sizeof *p);
+    if (!p) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    p->dev = d;
+    p->ctx = d->ctx;
+    p->g = g;
+    p->plan = plan;
+    size_t n = (size_t)RLX_MAX(g->n_nodes, 1);
+    p->const_off = calloc(n, sizeof *p->const_off);
+    p->io_off = calloc(n, sizeof *p->io_off);
+    p->loc = calloc(n, sizeof *p->loc);
+    p->info = calloc(n, sizeof *p->info);
+    p->segs = calloc(n + 1, sizeof *p->segs);
+    recorder r = {.p = p};
+    rlx_status st = RLX_OK;
+    if (!p->const_off || !p->io_off || !p->loc || !p->info || !p->segs) {
+        st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+        goto fail;
+    }
+    vk_ctx *c = p->ctx;
+
+    /* buffers: arena, constants, I/O staging */
+    VkDeviceSize const_bytes = 0, io_bytes = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].op == IR_OP_CONST) {
+            p->const_off[i] = const_bytes;
+            const_bytes += align64(g->nodes[i].data_bytes);
+        }
+        p->io_off[i] = (VkDeviceSize)-1;
+    }
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == IR_OP_INPUT) { p->io_off[i] = io_bytes; io_bytes += align64((VkDeviceSize)node_bytes(&g->nodes[i])); }
+    for (int32_t k = 0; k < g->n_outputs; k++) {
+        int32_t i = g->outputs[k].node;
+        if (p->io_off[i] != (VkDeviceSize)-1 && g->nodes[i].op != IR_OP_INPUT) continue;
+        if (g->nodes[i].op == IR_OP_INPUT) continue;   /* an input returned as output reads back its own slot */
+        p->io_off[i] = io_bytes;
+        io_bytes += align64((VkDeviceSize)node_bytes(&g->nodes[i]));
+    }
+    if ((st = vk_buf_create(c, plan->arena_bytes, false, "the activation arena", &p->arena)) != RLX_OK) goto fail;
+    if ((st = vk_buf_create(c, const_bytes, false, "constants", &p->consts)) != RLX_OK) goto fail;
+    if ((st = vk_buf_create(c, io_bytes, true, "input/output staging", &p->io)) != RLX_OK) goto fail;
+    for (int32_t i = 0; i < g->n_nodes && st == RLX_OK; i++)
+        if (g->nodes[i].op == IR_OP_CONST)
+            st = vk_upload(c, &p->consts, p->const_off[i], g->nodes[i].data, g->nodes[i].data_bytes);
+    if (st != RLX_OK) goto fail;
+    if ((st = resolve_locations(p, param_handles)) != RLX_OK) goto fail;
+
+    /* lowering decisions, then scratch and host staging */
+    VkDeviceSize scratch_need, hostio_need;
+    if ((st = plan_lowering(p, &scratch_need, &hostio_need)) != RLX_OK) goto fail;
+    if ((st = vk_buf_create(c, scratch_need, false, "scratch", &p->scratch)) != RLX_OK) goto fail;
+    if ((st = vk_buf_create(c, hostio_need, true, "host-step staging", &p->hostio)) != RLX_OK) goto fail;
+
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = c->queue_family};
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                 .queryCount = 2};
+    if ((st = vk_check(c->f.vkCreateCommandPool(c->dev, &pci, NULL, &p->pool), "vkCreateCommandPool")) != RLX_OK ||
+        (st = vk_check(c->f.vkCreateFence(c->dev, &fci, NULL, &p->fence), "vkCreateFence")) != RLX_OK ||
+        (st = vk_check(c->f.vkCreateQueryPool(c->dev, &qci, NULL, &p->queries), "vkCreateQueryPool")) != RLX_OK)
+        goto fail;
+
+    /* record once */
+    if ((st = begin_segment(p, &r, -1)) != RLX_OK) goto fail;
+    for (int32_t i = 0; i < g->n_nodes && st == RLX_OK; i++) {
+        if (!is_step(g, plan, i)) continue;
+        st = p->info[i].host ? record_host_step(p, &r, i) : record_dispatches(p, &r, i);
+        if (st != RLX_OK) {
+            char lbl[128];
+            st = rlx_fail(st, "vulkan: recording %s: %s", ir_node_label(g, i, lbl, sizeof lbl), rlx_last_error());
+        }
+    }
+    if (st == RLX_OK) st = end_segment(p, &r, true);
+    if (st != RLX_OK) goto fail;
+    free(r.reads);
+    free(r.writes);
+    *out = p;
+    return RLX_OK;
+fail:
+    free(r.reads);
+    free(r.writes);
+    vk_program_free(p);
+    return st;
+}
+
+void vk_program_free(vk_program *p) {
+    if (!p) return;
+    vk_ctx *c = p->ctx;
+    if (c) {
+        if (p->queries) c->f.vkDestroyQueryPool(c->dev, p->queries, NULL);
+        if (p->fence) c->f.vkDestroyFence(c->dev, p->fence, NULL);
+        if (p->pool) c->f.vkDestroyCommandPool(c->dev, p->pool, NULL);   /* frees the command buffers */
+        vk_buf_destroy(c, &p->arena);
+        vk_buf_destroy(c, &p->consts);
+        vk_buf_destroy(c, &p->scratch);
+        vk_buf_destroy(c, &p->io);
+        vk_buf_destroy(c, &p->hostio);
+    }
+    free(p->const_off);
+    free(p->io_off);
+    free(p->loc);
+    free(p->info);
+    free(p->segs);
+    free(p);
+}
+
+/* ------------------------------------------------------------ run */
+
+static rlx_status submit_and_wait(vk_program *p, VkCommandBuffer cb) {
+    vk_ctx *c = p->ctx;
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+    pthread_mutex_lock(&c->lock);
+    rlx_status st = vk_check(c->f.vkQueueSubmit(c->queue, 1, &si, p->fence), "vkQueueSubmit");
+    pthread_mutex_unlock(&c->lock);
+    if (st != RLX_OK) return st;
+    st = vk_check(c->f.vkWaitForFences(c->dev, 1, &p->fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    c->f.vkResetFences(c->dev, 1, &p->fence);
+    return st;
+}
+
+static rlx_status run_host_step(vk_program *p, int32_t i) {
+    const ir_node *n = &p->g->nodes[i];
+    void *in[IR_MAX_INPUTS];
+    for (int j = 0; j < n->n_in; j++) in[j] = (char *)p->hostio.map + p->info[i].host_in_off[j];
+    void *outp = (char *)p->hostio.map + p->info[i].host_out_off;
+    if (!p->dev->opts.host_kernel) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: no host kernel runner");
+    return p->dev->opts.host_kernel(p->dev->opts.host_user, p->g, i, in, outp);
+}
+
+rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
+    for (int32_t i = 0; i < p->g->n_nodes; i++) {
+        if (p->g->nodes[i].op != IR_OP_INPUT || !inputs[i]) continue;
+        memcpy((char *)p->io.map + p->io_off[i], inputs[i], (size_t)node_bytes(&p->g->nodes[i]));
+    }
+    for (int s = 0; s < p->n_segs; s++) {
+        rlx_status st = submit_and_wait(p, p->segs[s].cb);
+        if (st != RLX_OK) return st;
+        if (p->segs[s].host_node_after >= 0 && (st = run_host_step(p, p->segs[s].host_node_after)) != RLX_OK) return st;
+    }
+    uint64_t ts[2];
+    p->last_gpu_seconds = -1;
+    if (p->ctx->f.vkGetQueryPoolResults(p->ctx->dev, p->queries, 0, 2, sizeof ts, ts, sizeof ts[0],
+                                        VK_QUERY_RESULT_64_BIT) == VK_SUCCESS && ts[1] >= ts[0])
+        p->last_gpu_seconds = (double)(ts[1] - ts[0]) * p->ctx->timestamp_period_ns * 1e-9;
+    return RLX_OK;
+}
+
+rlx_status vk_program_result(vk_program *p, int32_t node, void **host) {
+    if (p->g->nodes[node].op == IR_OP_INPUT) {
+        *host = (char *)p->io.map + p->io_off[node];
+        return RLX_OK;
+    }
+    if (p->io_off[node] == (VkDeviceSize)-1) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: node %d is not an output", node);
+    *host = (char *)p->io.map + p->io_off[node];
+    return RLX_OK;
+}
+
+int vk_program_steps(const vk_program *p) { return p->n_dispatches + p->n_host; }
+
+int vk_program_host_steps(const vk_program *p) { return p->n_host; }
+
+double vk_program_gpu_seconds(const vk_program *p) { return p->last_gpu_seconds; }
+
+char *vk_program_report(const vk_program *p) {
+    size_t cap = 256 + (size_t)p->g->n_nodes * 320, len = 0;
+    char *out = malloc(cap);
+    if (!out) return NULL;
+    out[0] = 0;
+    for (int32_t i = 0; i < p->g->n_nodes; i++) {
+        const ir_node *n = &p->g->nodes[i];
+        const vk_node_info *info = &p->info[i];
+        const char *path = n->op == IR_OP_INPUT || n->op == IR_OP_PARAM || n->op == IR_OP_CONST ? "source"
+                         : p->plan->entries[i].is_view ? "view" : info->host ? "HOST" : "gpu";
+        char shape[160], lbl[128];
+        ir_shape_format(&n->shape, p->g, shape, sizeof shape);
+        int w = snprintf(out + len, cap - len, "%4d  %-6s %-36s %s%-20s %s\n", i, path, ir_node_label(p->g, i, lbl, sizeof lbl),
+                         rlx_dtype_name(n->dtype), shape, info->note);
+        if (w < 0 || (size_t)w >= cap - len) break;
+        len += (size_t)w;
+    }
+    return out;
+}
