@@ -32,11 +32,19 @@ int64_t load_id(uint i) {
 }
 
 void copy_unit(uint64_t src, uint so, uint dof, bool ok) {
-    if (UNIT == 16) U4Buf(p.dst).v[dof] = ok ? U4Buf(src).v[so] : uvec4(0);
-    else if (UNIT == 8) U2Buf(p.dst).v[dof] = ok ? U2Buf(src).v[so] : uvec2(0);
-    else if (UNIT == 4) U1Buf(p.dst).v[dof] = ok ? U1Buf(src).v[so] : 0u;
-    else if (UNIT == 2) U16Buf(p.dst).v[dof] = ok ? U16Buf(src).v[so] : uint16_t(0);
-    else U8Buf(p.dst).v[dof] = ok ? U8Buf(src).v[so] : uint8_t(0);
+    if (ok) {
+        if (UNIT == 16) U4Buf(p.dst).v[dof] = U4Buf(src).v[so];
+        else if (UNIT == 8) U2Buf(p.dst).v[dof] = U2Buf(src).v[so];
+        else if (UNIT == 4) U1Buf(p.dst).v[dof] = U1Buf(src).v[so];
+        else if (UNIT == 2) U16Buf(p.dst).v[dof] = U16Buf(src).v[so];
+        else U8Buf(p.dst).v[dof] = U8Buf(src).v[so];
+    } else {
+        if (UNIT == 16) U4Buf(p.dst).v[dof] = uvec4(0);
+        else if (UNIT == 8) U2Buf(p.dst).v[dof] = uvec2(0);
+        else if (UNIT == 4) U1Buf(p.dst).v[dof] = 0u;
+        else if (UNIT == 2) U16Buf(p.dst).v[dof] = uint16_t(0);
+        else U8Buf(p.dst).v[dof] = uint8_t(0);
+    }
 }
 
 void main() {

@@ -1,0 +1,250 @@
+/*
+ * matmul.c — Vulkan lowering of MATMUL and MATMUL_BIAS_ACT (DESIGN.md 6.6).
+ *
+ * a [..., M, K] x b [..., K, N] (b [..., N, K] with transpose_b), batch dims
+ * broadcast, then act(. + bias[N]) fused into the epilogue. One dispatch per
+ * node, in one of three tiers chosen from shapes, dtypes and device caps:
+ *  - "matvec"      M == 1: memory-bound decode shape (matvec.comp);
+ *  - "coopmat-f16" tensor cores through VK_NV_cooperative_matrix, for f16
+ *                  operands, or f32/bf16 ones under the fast precision policy
+ *                  (matmul_coopmat.comp);
+ *  - "tiled-f32"   shared-memory tiled GEMM with register blocking, any
+ *                  device, the default (matmul_tiled.comp).
+ * Batch dims are collapsed to at most 3, with per-operand element strides
+ * (0 where broadcast); a dense batch of a against a single b matrix folds into
+ * M. Shaders loop over the batch and row tiles when the grid would exceed the
+ * device's workgroup-count limits. Storage f32, f16 and bf16 (converted on
+ * load, f32 accumulation, stored in the operands' dtype); f64 and integer
+ * dtypes return UNSUPPORTED and run as host steps.
+ *
+ * RLX_VK_MM_TILE=BMxBNxBK (e.g. 128x128x16) overrides the tiled tier's tile,
+ * for tuning.
+ */
+#include "vulkan/vk_lower.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Mirrors MatmulPush in shaders/matmul_common.glsl (std430). */
+typedef struct mm_push {
+    uint64_t a, b, bias, c;
+    uint32_t M, N, K, nbatch;
+    uint32_t bd1, bd2, tiles, pad0;
+    uint64_t sa[3], sb[3];
+} mm_push;
+_Static_assert(sizeof(mm_push) == 112, "mm_push must match MatmulPush in matmul_common.glsl");
+_Static_assert(sizeof(mm_push) <= VK_MAX_PUSH, "mm_push exceeds the push-constant budget");
+
+#define MM_MAX_BATCH_DIMS 3
+#define MM_INDEX_LIMIT    ((int64_t)1 << 31)   /* per-matrix element indices are 32-bit */
+#define MM_FULL_WAVE      264                  /* tiles that fill a large GPU twice */
+#define MM_COOP_SHARED    (128 * 5 * 16 + 128 * 5 * 16 + 8 * 256 * 4)
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static bool aligned(uint64_t addr, uint64_t bytes) { return addr % bytes == 0; }
+
+static uint32_t max_groups(const vk_caps *caps, int axis) {
+    uint32_t m = caps->max_workgroup_count[axis];
+    return m ? m : 65535u;
+}
+
+static const char *label(const vk_lower_ctx *c, char *buf, size_t n) {
+    return ir_node_label(c->g, (int32_t)(c->node - c->g->nodes), buf, n);
+}
+
+/* Tiled tier's tile: BM x BN x BK. */
+static void tiled_tile(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t nb, uint32_t t[3]) {
+    const vk_caps *cp = c->caps;
+    if (cdiv(M, 128) * cdiv(N, 128) * nb >= MM_FULL_WAVE) {
+        t[0] = 128, t[1] = 128;
+    } else if (cdiv(M, 64) * cdiv(N, 128) * nb >= MM_FULL_WAVE) {
+        t[0] = 64, t[1] = 128;
+    } else {
+        t[0] = 64, t[1] = 64;
+    }
+    const char *env = getenv("RLX_VK_MM_TILE");
+    unsigned bm, bn, bk;
+    if (env && sscanf(env, "%ux%ux%u", &bm, &bn, &bk) == 3 && (bm == 64 || bm == 128) && (bn == 64 || bn == 128) &&
+        (bk == 8 || bk == 16)) {
+        t[0] = bm, t[1] = bn, t[2] = bk;
+    } else {
+        t[2] = 8;
+    }
+    /* shared memory: two buffers of BK x (BM + 4) and BK x (BN + 4) floats */
+    if (t[2] == 16 && (uint64_t)2 * 16 * (t[0] + 4 + t[1] + 4) * 4 > cp->max_shared_memory) t[2] = 8;
+}
+
+rlx_status vk_lower_matmul(vk_lower_ctx *c) {
+    const ir_node *n = c->node;
+    const vk_caps *cp = c->caps;
+    char lb[160];
+    if (c->n_in < 2) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", label(c, lb, sizeof lb), c->n_in);
+    const vk_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out;
+    const vk_tensor *bias = n->ia[2] && c->n_in > 2 ? &c->in[2] : NULL;
+    rlx_dtype dt = a->dtype;
+
+    if (dt == RLX_F64)
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: f64 matmul has no GPU kernel", label(c, lb, sizeof lb));
+    if ((dt != RLX_F32 && dt != RLX_F16 && dt != RLX_BF16) || b->dtype != dt || o->dtype != dt ||
+        (bias && bias->dtype != dt))
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: needs one of f32/f16/bf16 for every operand, got %s x %s",
+                        label(c, lb, sizeof lb), rlx_dtype_name(a->dtype), rlx_dtype_name(b->dtype));
+    if (dt != RLX_F32 && !cp->storage_16bit)
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: %s storage needs 16-bit storage buffers", label(c, lb, sizeof lb),
+                        rlx_dtype_name(dt));
+    if (a->rank < 2 || b->rank < 2 || o->rank < 2)
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: operands need rank >= 2, got %d and %d", label(c, lb, sizeof lb),
+                        a->rank, b->rank);
+
+    int tb = n->ia[0] != 0;
+    int64_t act = n->op == IR_OP_MATMUL_BIAS_ACT ? n->ia[1] : RLX_ACT_NONE;
+    if (act < RLX_ACT_NONE || act > RLX_ACT_TANH)
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: unknown activation %lld", label(c, lb, sizeof lb), (long long)act);
+    int64_t M = a->dims[a->rank - 2], K = a->dims[a->rank - 1];
+    int64_t N = tb ? b->dims[b->rank - 2] : b->dims[b->rank - 1];
+    int64_t kb = tb ? b->dims[b->rank - 1] : b->dims[b->rank - 2];
+    if (kb != K || o->dims[o->rank - 2] != M || o->dims[o->rank - 1] != N)
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: inner dims differ: K %lld vs %lld", label(c, lb, sizeof lb),
+                        (long long)K, (long long)kb);
+    if (bias && bias->numel != N)
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: bias has %lld elements, N is %lld", label(c, lb, sizeof lb),
+                        (long long)bias->numel, (long long)N);
+    if (o->numel == 0) {   /* nothing to write */
+        c->tier = "empty";
+        return RLX_OK;
+    }
+
+    /* Batch dims: collapse, then pad to exactly 3 (outermost first). */
+    vk_tensor ob, ab, bb;
+    memset(&ob, 0, sizeof ob);
+    memset(&ab, 0, sizeof ab);
+    memset(&bb, 0, sizeof bb);
+    ob.rank = o->rank - 2;
+    ab.rank = a->rank - 2;
+    bb.rank = b->rank - 2;
+    int64_t nb = 1, a_nb = 1, b_nb = 1;
+    for (int i = 0; i < ob.rank; i++) nb *= (ob.dims[i] = o->dims[i]);
+    for (int i = 0; i < ab.rank; i++) a_nb *= (ab.dims[i] = a->dims[i]);
+    for (int i = 0; i < bb.rank; i++) b_nb *= (bb.dims[i] = b->dims[i]);
+    ob.numel = nb, ab.numel = a_nb, bb.numel = b_nb;
+    const vk_tensor *ops[2] = {&ab, &bb};
+    int64_t cd[IR_MAX_RANK], cs[2][IR_MAX_RANK];
+    int br = vk_collapse_broadcast(&ob, ops, 2, MM_MAX_BATCH_DIMS, cd, cs);
+    if (br < 0)
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: more than %d independent batch dims", label(c, lb, sizeof lb),
+                        MM_MAX_BATCH_DIMS);
+    int64_t bd[3] = {1, 1, 1}, sa[3] = {0, 0, 0}, sb[3] = {0, 0, 0};
+    for (int i = 0; i < br; i++) {
+        int j = 3 - br + i;
+        bd[j] = cd[i];
+        sa[j] = cs[0][i];
+        sb[j] = cs[1][i];
+    }
+
+    /* A dense batch of a against one b matrix is a single taller GEMM. */
+    int64_t Me = M;
+    if (nb > 1 && b_nb == 1 && a_nb == nb && nb * M * K < MM_INDEX_LIMIT && nb * M * N < MM_INDEX_LIMIT) {
+        Me = nb * M;
+        nb = 1;
+        bd[0] = bd[1] = bd[2] = 1;
+        sa[0] = sa[1] = sa[2] = sb[0] = sb[1] = sb[2] = 0;
+    }
+    if (Me * K >= MM_INDEX_LIMIT || K * N >= MM_INDEX_LIMIT || Me * N >= MM_INDEX_LIMIT || nb > UINT32_MAX)
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: a matrix with 2^31 or more elements", label(c, lb, sizeof lb));
+
+    mm_push p;
+    memset(&p, 0, sizeof p);
+    p.a = a->addr;
+    p.b = b->addr;
+    p.bias = bias ? bias->addr : 0;
+    p.c = o->addr;
+    p.M = (uint32_t)Me;
+    p.N = (uint32_t)N;
+    p.K = (uint32_t)K;
+    p.nbatch = (uint32_t)nb;
+    p.bd1 = (uint32_t)bd[1];
+    p.bd2 = (uint32_t)bd[2];
+    for (int i = 0; i < 3; i++) {
+        p.sa[i] = (uint64_t)(sa[i] * M * K);
+        p.sb[i] = (uint64_t)(sb[i] * K * N);
+    }
+
+    uint32_t dtc = vk_dtype_code(dt);
+    uint64_t es = dt == RLX_F32 ? 4 : 2;
+    bool fast = c->precision == VK_PRECISION_FAST;
+    uint32_t gz = (uint32_t)RLX_MIN(nb, (int64_t)max_groups(cp, 2));
+    vk_dispatch *d;
+
+    /* ---- matvec: one row of a per batch entry ---- */
+    uint32_t sgs = cp->subgroup_size;
+    if (Me == 1 && (!tb || (sgs >= 4 && sgs <= 256 && 256 % sgs == 0))) {
+        uint32_t vec = tb ? (K % 4 == 0 && aligned(a->addr, 4 * es) && aligned(b->addr, 4 * es))
+                          : (N % 4 == 0 && aligned(b->addr, 4 * es));
+        int64_t tiles = cdiv(N, tb ? 32 : 128);
+        p.tiles = (uint32_t)tiles;
+        if (!(d = vk_emit(c, "matvec", &p, sizeof p))) return RLX_STATUS_INTERNAL;
+        d->spec[0] = dtc;
+        d->spec[1] = (uint32_t)tb;
+        d->spec[2] = (uint32_t)act;
+        d->spec[3] = bias != NULL;
+        d->spec[4] = vec;
+        d->n_spec = 5;
+        d->groups[0] = (uint32_t)RLX_MIN(tiles, (int64_t)max_groups(cp, 0));
+        d->groups[1] = 1;
+        d->groups[2] = gz;
+        c->tier = "matvec";
+        return RLX_OK;
+    }
+
+    /* ---- cooperative matrix (tensor cores) ---- */
+    bool coop_dtype = dt == RLX_F16 || fast;
+    if (cp->coopmat_nv && cp->shader_float16 && sgs == 32 && cp->max_shared_memory >= MM_COOP_SHARED && coop_dtype &&
+        Me >= 16 && N >= 16 && K >= 16 && cdiv(N, 128) <= max_groups(cp, 0)) {
+        uint32_t vec = 0;
+        if (K % 8 == 0 && aligned(a->addr, 16)) vec |= 1;
+        if ((tb ? K % 8 == 0 : N % 8 == 0) && aligned(b->addr, 16)) vec |= 2;
+        int64_t tiles_m = cdiv(Me, 128);
+        p.tiles = (uint32_t)tiles_m;
+        if (!(d = vk_emit(c, "matmul_coopmat", &p, sizeof p))) return RLX_STATUS_INTERNAL;
+        d->spec[0] = dtc;
+        d->spec[1] = (uint32_t)tb;
+        d->spec[2] = (uint32_t)act;
+        d->spec[3] = bias != NULL;
+        d->spec[4] = vec;
+        d->n_spec = 5;
+        d->groups[0] = (uint32_t)cdiv(N, 128);
+        d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)max_groups(cp, 1));
+        d->groups[2] = gz;
+        c->tier = "coopmat-f16";
+        return RLX_OK;
+    }
+
+    /* ---- tiled f32 ---- */
+    uint32_t t[3];
+    tiled_tile(c, Me, N, nb, t);
+    if (cdiv(N, t[1]) > max_groups(cp, 0))
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: N = %lld needs more workgroups than the device allows",
+                        label(c, lb, sizeof lb), (long long)N);
+    uint32_t vec = 0;
+    if (K % 4 == 0 && aligned(a->addr, 4 * es)) vec |= 1;
+    if ((tb ? K % 4 == 0 : N % 4 == 0) && aligned(b->addr, 4 * es)) vec |= 2;
+    if (N % 4 == 0 && aligned(o->addr, 4 * es)) vec |= 4;
+    int64_t tiles_m = cdiv(Me, t[0]);
+    p.tiles = (uint32_t)tiles_m;
+    if (!(d = vk_emit(c, "matmul_tiled", &p, sizeof p))) return RLX_STATUS_INTERNAL;
+    d->spec[0] = t[0];
+    d->spec[1] = t[1];
+    d->spec[2] = t[2];
+    d->spec[3] = dtc;
+    d->spec[4] = (uint32_t)tb;
+    d->spec[5] = (uint32_t)act;
+    d->spec[6] = bias != NULL;
+    d->spec[7] = vec;
+    d->n_spec = 8;
+    d->groups[0] = (uint32_t)cdiv(N, t[1]);
+    d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)max_groups(cp, 1));
+    d->groups[2] = gz;
+    c->tier = "tiled-f32";
+    return RLX_OK;
+}

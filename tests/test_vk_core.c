@@ -1,0 +1,152 @@
+/*
+ * test_vk_core.c — the Vulkan backend's core on whatever device is present
+ * (lavapipe in CI): replay of the recorded command buffers with changing
+ * inputs, host steps between GPU segments, the out-of-memory path, device
+ * choice errors, the report, and AUTO never picking a software device.
+ */
+#include "vk_parity.h"
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+/* y = relu(x W^T + b); z = exp(x) * 2 — a fused matmul and an elementwise chain */
+static rlx_graph *small_graph(void) {
+    rlx_graph *g = rlx_graph_new();
+    int64_t xd[2] = {5, 7}, wd[2] = {3, 7}, bd[1] = {3};
+    rlx_node x = rlx_input(g, "x", RLX_F32, 2, xd);
+    rlx_node y = rlx_relu(g, rlx_add(g, rlx_matmul(g, x, rlx_param(g, "w", RLX_F32, 2, wd), 1),
+                                     rlx_param(g, "b", RLX_F32, 1, bd)));
+    rlx_output(g, "y", y);
+    rlx_output(g, "z", rlx_mul(g, rlx_exp(g, x), rlx_scalar(g, RLX_F32, 2.0)));
+    return g;
+}
+
+TEST(vk_core_replay_with_changing_inputs) {
+    VKP_REQUIRE();
+    rlx_graph *g = small_graph();
+    for (int run = 0; run < 4; run++) {
+        float x[35];
+        test_fill_uniform_f32(x, 35, -2, 2);
+        rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {5, 7}, .data = x, .bytes = sizeof x};
+        CHECK(vkp_compare(g, &in, 1, 1e-5, false));
+    }
+    /* one exec, several runs: each output must follow its own input */
+    rlx_compile_options o;
+    vkp_options(&o);
+    rlx_exec *e;
+    CHECK_OK(rlx_compile(g, &o, &e));
+    float w[21] = {0}, b[3] = {0};
+    w[0] = 1;   /* y[:,0] = relu(x[:,0]) */
+    CHECK_OK(rlx_exec_set_param_f32(e, "w", w, 21));
+    CHECK_OK(rlx_exec_set_param_f32(e, "b", b, 3));
+    for (int run = 0; run < 5; run++) {
+        float x[35];
+        for (int i = 0; i < 35; i++) x[i] = (float)(run + 1) * (i % 7 == 0 ? 1.0f : -1.0f);
+        rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {5, 7}, .data = x, .bytes = sizeof x};
+        CHECK_OK(rlx_exec_run(e, &in, 1));
+        float y[15];
+        CHECK_OK(rlx_exec_read_output(e, "y", y, sizeof y));
+        for (int r = 0; r < 5; r++) CHECK_MSG(y[r * 3] == (float)(run + 1), "run %d row %d: %g", run, r, y[r * 3]);
+    }
+    rlx_exec_free(e);
+    rlx_graph_free(g);
+}
+
+TEST(vk_core_host_steps_match_cpu) {
+    VKP_REQUIRE();
+    /* every node as a host step between (empty) GPU segments */
+    setenv("RLX_VK_FORCE_HOST", "1", 1);
+    rlx_graph *g = small_graph();
+    float x[35];
+    test_fill_uniform_f32(x, 35, -2, 2);
+    rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {5, 7}, .data = x, .bytes = sizeof x};
+    bool same = vkp_compare(g, &in, 1, 1e-6, false);
+    rlx_compile_options o;
+    vkp_options(&o);
+    rlx_exec *e = NULL;
+    rlx_status st = rlx_compile(g, &o, &e);
+    unsetenv("RLX_VK_FORCE_HOST");
+    CHECK(same);
+    CHECK_OK(st);
+    rlx_exec_stats s;
+    CHECK_OK(rlx_exec_get_stats(e, &s));
+    char *rep = rlx_exec_report(e);
+    CHECK(rep && strstr(rep, "HOST") && strstr(rep, "RLX_VK_FORCE_HOST"));
+    free(rep);
+    CHECK_MSG(s.host_steps >= 3, "host steps %d", s.host_steps);
+    CHECK(strcmp(s.backend, "vulkan") == 0 && s.device && s.device[0]);
+    rlx_exec_free(e);
+    rlx_graph_free(g);
+}
+
+TEST(vk_core_out_of_memory_is_clean) {
+    VKP_REQUIRE();
+    rlx_compile_options o;
+    vkp_options(&o);
+    /* a param far larger than any heap of a test device: 1 TiB */
+    rlx_graph *g = rlx_graph_new();
+    int64_t big[2] = {1 << 20, 1 << 18};
+    rlx_node p = rlx_param(g, "huge", RLX_F32, 2, big);
+    rlx_output(g, "y", rlx_neg(g, p));
+    rlx_exec *e = NULL;
+    CHECK_STATUS(rlx_compile(g, &o, &e), RLX_STATUS_OUT_OF_MEMORY);
+    CHECK(e == NULL);
+    rlx_graph_free(g);
+    /* an arena larger than the heap */
+    g = rlx_graph_new();
+    rlx_node x = rlx_input(g, "x", RLX_F32, 2, big);
+    rlx_output(g, "y", rlx_exp(g, x));
+    CHECK_STATUS(rlx_compile(g, &o, &e), RLX_STATUS_OUT_OF_MEMORY);
+    rlx_graph_free(g);
+    /* and the device still works afterwards */
+    g = small_graph();
+    float xs[35];
+    test_fill_uniform_f32(xs, 35, -1, 1);
+    rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {5, 7}, .data = xs, .bytes = sizeof xs};
+    CHECK(vkp_compare(g, &in, 1, 1e-5, false));
+    rlx_graph_free(g);
+}
+
+TEST(vk_core_device_choice_errors) {
+    VKP_REQUIRE();
+    rlx_graph *g = small_graph();
+    rlx_compile_options o;
+    vkp_options(&o);
+    o.device_index = 99;
+    rlx_exec *e = NULL;
+    CHECK_STATUS(rlx_compile(g, &o, &e), RLX_STATUS_DEVICE);
+    vkp_options(&o);
+    o.device_name = "no-such-gpu-name";
+    CHECK_STATUS(rlx_compile(g, &o, &e), RLX_STATUS_DEVICE);
+    CHECK(strstr(rlx_last_error(), "no-such-gpu-name") != NULL);
+    /* AUTO never picks a software device: on a machine whose only Vulkan
+     * device is lavapipe it compiles for the CPU */
+    rlx_compile_options a;
+    rlx_compile_options_init(&a);
+    CHECK_OK(rlx_compile(g, &a, &e));
+    rlx_exec_stats s;
+    rlx_exec_get_stats(e, &s);
+    bool only_software = true;
+    for (int i = 0; i < rlx_vulkan_device_count(); i++) {
+        char *d = rlx_vulkan_device_describe(i);
+        if (d && !strstr(d, "CPU (software)")) only_software = false;
+        free(d);
+    }
+    if (only_software) CHECK_MSG(strcmp(s.backend, "cpu") == 0, "AUTO chose %s", s.backend);
+    rlx_exec_free(e);
+    rlx_graph_free(g);
+}
+
+TEST(vk_core_cli_without_vulkan) {
+    /* the CLI keeps working where the loader finds no device at all */
+    const char *rlx = getenv("RLX_CLI") ? getenv("RLX_CLI") : "build/rlx";
+    char cmd[512], out[4096];
+    snprintf(cmd, sizeof cmd, "VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json %s devices", rlx);
+    FILE *f = popen(cmd, "r");
+    CHECK(f != NULL);
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = 0;
+    int st = pclose(f);
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "rlx devices failed: %s", out);
+    CHECK_MSG(strstr(out, "cpu") && strstr(out, "vulkan    none"), "output: %s", out);
+}
