@@ -113,6 +113,10 @@ $(BENCH_GEMM): bench/gemm.c $(LIB)
 	$(CC) $(CFLAGS_ALL) -I/usr/include/x86_64-linux-gnu/openblas-pthread -o $@ bench/gemm.c $(LIB) \
 	    -L/usr/lib/x86_64-linux-gnu/openblas-pthread -lopenblas $(LDLIBS)
 
+VK_BENCH = $(BUILD)/vk_bench
+$(VK_BENCH): bench/vk_bench.c $(LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_bench.c $(WHOLE_LIB) $(LDLIBS)
+
 bench:
 	@bash scripts/setup.sh bench
 	@$(MAKE) --no-print-directory $(BENCH_GEMM)

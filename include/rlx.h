@@ -331,6 +331,7 @@ typedef struct rlx_exec_stats {
     int    fused_nodes;        /* nodes created by fusion */
     int    specializations;    /* cached symbol bindings */
     int    host_steps;         /* GPU backends: nodes run on the host between GPU segments */
+    double device_seconds;     /* GPU backends: device time of the last run (timestamps); -1 if unknown */
     const char *backend;       /* "cpu", "vulkan" */
     const char *device;        /* device name */
 } rlx_exec_stats;

@@ -30,6 +30,7 @@ static rlx_status cpu_prog_result(void *prog, int32_t node, void **host) {
 }
 static int cpu_prog_steps(void *prog) { return cpu_program_steps(prog); }
 static int cpu_prog_host_steps(void *prog) { (void)prog; return 0; }
+static double cpu_prog_device_seconds(void *prog) { (void)prog; return -1; }
 static char *cpu_prog_report(void *prog) { return cpu_program_report(prog); }
 static const char *cpu_dev_name(void *dev) { (void)dev; return "cpu"; }
 
@@ -47,6 +48,7 @@ static const rt_backend cpu_backend = {
     .program_result = cpu_prog_result,
     .program_steps = cpu_prog_steps,
     .program_host_steps = cpu_prog_host_steps,
+    .program_device_seconds = cpu_prog_device_seconds,
     .program_report = cpu_prog_report,
     .device_name = cpu_dev_name,
 };
@@ -79,6 +81,7 @@ static rlx_status vk_prog_run(void *prog, const void *const *inputs) { return vk
 static rlx_status vk_prog_result(void *prog, int32_t node, void **host) { return vk_program_result(prog, node, host); }
 static int vk_prog_steps(void *prog) { return vk_program_steps(prog); }
 static int vk_prog_host_steps(void *prog) { return vk_program_host_steps(prog); }
+static double vk_prog_device_seconds(void *prog) { return vk_program_gpu_seconds(prog); }
 static char *vk_prog_report(void *prog) { return vk_program_report(prog); }
 static const char *vk_dev_name(void *dev) { return vk_backend_device_name(dev); }
 
@@ -96,6 +99,7 @@ static const rt_backend vulkan_backend = {
     .program_result = vk_prog_result,
     .program_steps = vk_prog_steps,
     .program_host_steps = vk_prog_host_steps,
+    .program_device_seconds = vk_prog_device_seconds,
     .program_report = vk_prog_report,
     .device_name = vk_dev_name,
 };

@@ -416,6 +416,7 @@ rlx_status rlx_exec_param_info(const rlx_exec *e, int i, rlx_tensor *info) {
 rlx_status rlx_exec_get_stats(const rlx_exec *e, rlx_exec_stats *s) {
     if (!e || !s) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_get_stats: %s is NULL", !e ? "exec" : "stats");
     memset(s, 0, sizeof *s);
+    s->device_seconds = -1;
     s->backend = e->be->name;
     s->device = e->be->device_name(e->dev);
     s->fused_nodes = e->fused_nodes;
@@ -429,6 +430,7 @@ rlx_status rlx_exec_get_stats(const rlx_exec *e, rlx_exec_stats *s) {
         s->tensor_bytes = e->current->plan.tensor_bytes;
         s->steps = e->be->program_steps(e->current->prog);
         s->host_steps = e->be->program_host_steps(e->current->prog);
+        s->device_seconds = e->has_run ? e->be->program_device_seconds(e->current->prog) : -1;
     }
     return RLX_OK;
 }

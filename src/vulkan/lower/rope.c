@@ -1,0 +1,70 @@
+/*
+ * rope.c — Vulkan lowering of ROPE through shaders/rope.comp (f32).
+ *
+ * The offset input (ia[2]) is read by the shader from its buffer on every
+ * run, so one recorded command buffer serves every decode position. The
+ * per-pair frequency is rebuilt in the shader from q = theta^(-2/R) and
+ * 1/(2 pi), passed as hi/lo float pairs computed here in double; see the
+ * shader's header for the accuracy argument (parity with the CPU's double
+ * angles to ~1e-6 relative at any i32 position).
+ */
+#include "vulkan/vk_lower.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct rope_push {
+    uint64_t x, off, out;
+    uint32_t n, items, S, D, R, half;
+    float    q_hi, q_lo, f0_hi, f0_lo;
+} rope_push;
+
+_Static_assert(sizeof(rope_push) == 64, "rope_push must match rope.comp's push block");
+
+static void split_df(double v, float *hi, float *lo) {
+    *hi = (float)v;
+    *lo = (float)(v - (double)*hi);
+}
+
+rlx_status vk_lower_rope(vk_lower_ctx *c) {
+    const vk_tensor *x = &c->in[0];
+    const ir_node *nd = c->node;
+    if (x->dtype != RLX_F32)
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "rope: the Vulkan kernel is f32 only, got %s", rlx_dtype_name(x->dtype));
+    if (x->rank != 4) return rlx_fail(RLX_STATUS_SHAPE, "rope: x must be [B,H,S,D]");
+    const int64_t S = x->dims[2], D = x->dims[3];
+    const int64_t R = nd->ia[1] > 0 ? nd->ia[1] : D;
+    const int style = (int)nd->ia[0];
+    if (R % 2 || R > D) return rlx_fail(RLX_STATUS_SHAPE, "rope: rotary dims %lld must be even and <= D", (long long)R);
+    if (style != RLX_ROPE_NEOX && style != RLX_ROPE_GPTJ)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rope: unknown style %d", style);
+    const bool has_off = nd->ia[2] != 0;
+    if (has_off && (c->n_in < 2 || c->in[1].dtype != RLX_I32 || c->in[1].numel != 1))
+        return rlx_fail(RLX_STATUS_SHAPE, "rope: offset must be one i32 element");
+    c->tier = "rope";
+    if (c->out.numel == 0) return RLX_OK;
+    const int64_t rows = x->numel / D, items = R / 2 + (D - R);
+    if ((uint64_t)x->numel >= ((uint64_t)1 << 32) || (uint64_t)(rows * items) >= ((uint64_t)1 << 32))
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "rope: tensor of 2^32 elements or more");
+
+    rope_push pc;
+    memset(&pc, 0, sizeof pc);
+    pc.x = x->addr;
+    pc.off = has_off ? c->in[1].addr : 0;
+    pc.out = c->out.addr;
+    pc.n = (uint32_t)(rows * items);
+    pc.items = (uint32_t)items;
+    pc.S = (uint32_t)S;
+    pc.D = (uint32_t)D;
+    pc.R = (uint32_t)R;
+    pc.half = (uint32_t)(R / 2);
+    split_df(pow(nd->fa[0], -2.0 / (double)R), &pc.q_hi, &pc.q_lo);
+    split_df(1.0 / (2.0 * 3.14159265358979323846), &pc.f0_hi, &pc.f0_lo);
+    vk_dispatch *d = vk_emit(c, "rope", &pc, sizeof pc);
+    if (!d) return RLX_STATUS_INTERNAL;
+    d->spec[0] = style == RLX_ROPE_GPTJ;
+    d->spec[1] = has_off;
+    d->n_spec = 2;
+    vk_grid_1d(c->caps, pc.n, 256, d->groups);
+    return RLX_OK;
+}

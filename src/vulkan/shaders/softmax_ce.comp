@@ -1,0 +1,94 @@
+// softmax_ce.comp — softmax cross-entropy, f32 logits [N,C], labels [N].
+//   MODE 0: one workgroup per row writes the row loss
+//           (max - x[label]) + log(sum exp(x - max)) to scratch[row].
+//   MODE 1: one workgroup per row writes the gradient row
+//           (softmax(x) - onehot(label)) / N.
+//   MODE 2: one workgroup sums scratch[0..N) in a fixed order and writes the
+//           mean (N = 0 gives 0/0 = NaN, as on the CPU).
+// A label outside [0, C) cannot be reported from a dispatch: its row's loss
+// (and gradient row) is NaN instead (the CPU returns INVALID_ARGUMENT).
+#version 450
+#include "common.glsl"
+#include "nn_common.glsl"
+
+layout(local_size_x = 256) in;
+layout(constant_id = 0) const uint MODE = 0;
+layout(constant_id = 1) const uint LBL64 = 0;
+
+layout(push_constant, std430) uniform Push {
+    uint64_t logits, labels, out_, scratch;
+    uint N, C, pad0, pad1;
+} p;
+
+shared float red[256];
+shared uint redn[256];
+
+float reduce_sum(float x) {
+    uint t = gl_LocalInvocationIndex;
+    red[t] = x;
+    barrier();
+    for (uint s = 128; s > 0; s >>= 1) {
+        if (t < s) red[t] += red[t + s];
+        barrier();
+    }
+    float r = red[0];
+    barrier();
+    return r;
+}
+
+void main() {
+    const uint t = gl_LocalInvocationIndex;
+    const float NAN_ = uintBitsToFloat(0x7fc00000u);
+    if (MODE == 2) {
+        float s = 0.0;
+        for (uint i = t; i < p.N; i += 256) s += F32Buf(p.scratch).v[i];
+        s = reduce_sum(s);
+        if (t == 0) F32Buf(p.out_).v[0] = s / float(p.N);
+        return;
+    }
+    const uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (row >= p.N) return;   // uniform per workgroup
+    const uint base = row * p.C;
+
+    // max, with NaN propagating
+    float mx = -1.0 / 0.0;
+    uint nan = 0;
+    for (uint j = t; j < p.C; j += 256) {
+        float v = F32Buf(p.logits).v[base + j];
+        if (isnan(v)) nan = 1;
+        else mx = max(mx, v);
+    }
+    red[t] = mx;
+    redn[t] = nan;
+    barrier();
+    for (uint s = 128; s > 0; s >>= 1) {
+        if (t < s) {
+            red[t] = max(red[t], red[t + s]);
+            redn[t] |= redn[t + s];
+        }
+        barrier();
+    }
+    mx = redn[0] != 0u ? NAN_ : red[0];
+    barrier();
+
+    float sum = 0.0;
+    for (uint j = t; j < p.C; j += 256) sum += exp(F32Buf(p.logits).v[base + j] - mx);
+    sum = reduce_sum(sum);
+
+    int64_t label = LBL64 != 0 ? I64Buf(p.labels).v[row] : int64_t(I32Buf(p.labels).v[row]);
+    bool ok = label >= 0 && label < int64_t(p.C);
+    if (MODE == 0) {
+        if (t == 0) {
+            float loss = NAN_;
+            if (ok) loss = (mx - F32Buf(p.logits).v[base + uint(label)]) + log(sum);
+            F32Buf(p.scratch).v[row] = loss;
+        }
+        return;
+    }
+    float inv = 1.0 / sum, invN = 1.0 / float(p.N);
+    for (uint j = t; j < p.C; j += 256) {
+        float v = F32Buf(p.logits).v[base + j];
+        float g = (exp(v - mx) * inv - (int64_t(j) == label ? 1.0 : 0.0)) * invN;
+        F32Buf(p.out_).v[base + j] = ok ? g : NAN_;
+    }
+}

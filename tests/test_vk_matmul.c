@@ -1,0 +1,223 @@
+/*
+ * test_vk_matmul.c — CPU <-> Vulkan parity of MATMUL and MATMUL_BIAS_ACT:
+ * edge shapes (1x1x1, odd sizes, tile tails, a BERT-like 128x768x768),
+ * matvec (M == 1, both weight layouts, aligned and ragged K), broadcast
+ * batch dims, bias with every activation, f16/bf16 operands (weights as
+ * inputs and as f16 params), K = 0, and f64 falling back to a host step.
+ * Sizes stay modest: lavapipe is a slow software GPU.
+ */
+#include "vk_parity.h"
+#include "core/core.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mm_case {
+    int     ar, br;
+    int64_t ad[4], bd[4];
+    int     tb;
+    int     bias;
+    rlx_activation act;
+    rlx_dtype dt;
+} mm_case;
+
+static void fill(void *dst, rlx_dtype dt, int64_t n, double lo, double hi) {
+    for (int64_t i = 0; i < n; i++) {
+        float v = (float)test_rand_uniform(lo, hi);
+        if (dt == RLX_F32) ((float *)dst)[i] = v;
+        else if (dt == RLX_F16) ((uint16_t *)dst)[i] = rlx_f32_to_f16(v);
+        else if (dt == RLX_BF16) ((uint16_t *)dst)[i] = rlx_f32_to_bf16(v);
+        else ((double *)dst)[i] = v;
+    }
+}
+
+static int64_t numel(int r, const int64_t *d) {
+    int64_t n = 1;
+    for (int i = 0; i < r; i++) n *= d[i];
+    return n;
+}
+
+static rlx_tensor mk_tensor(const char *name, rlx_dtype dt, int r, const int64_t *d) {
+    rlx_tensor t;
+    memset(&t, 0, sizeof t);
+    t.name = name;
+    t.dtype = dt;
+    t.rank = r;
+    memcpy(t.dims, d, sizeof(int64_t) * (size_t)r);
+    t.bytes = (size_t)numel(r, d) * rlx_dtype_size(dt);
+    t.data = malloc(t.bytes ? t.bytes : 1);
+    fill(t.data, dt, numel(r, d), -1, 1);
+    return t;
+}
+
+/* Builds y = [cast f32](matmul_bias_act(a, b, bias)) with a, b, bias as inputs and compares. */
+static bool run_case(const mm_case *k, double tol) {
+    int64_t N = k->tb ? k->bd[k->br - 2] : k->bd[k->br - 1];
+    rlx_graph *g = rlx_graph_new();
+    rlx_node a = rlx_input(g, "a", k->dt, k->ar, k->ad);
+    rlx_node b = rlx_input(g, "b", k->dt, k->br, k->bd);
+    rlx_node bias = k->bias ? rlx_input(g, "bias", k->dt, 1, &N) : RLX_NO_NODE;
+    rlx_node y = (k->bias || k->act != RLX_ACT_NONE) ? rlx_matmul_bias_act(g, a, b, k->tb, bias, k->act)
+                                                     : rlx_matmul(g, a, b, k->tb);
+    /* f16/bf16 outputs would be compared bitwise: compare them as f32 */
+    if (k->dt == RLX_F16 || k->dt == RLX_BF16) y = rlx_cast(g, y, RLX_F32);
+    rlx_output(g, "y", y);
+    rlx_tensor in[3];
+    in[0] = mk_tensor("a", k->dt, k->ar, k->ad);
+    in[1] = mk_tensor("b", k->dt, k->br, k->bd);
+    in[2] = mk_tensor("bias", k->dt, 1, &N);
+    bool ok = rlx_graph_status(g) == RLX_OK;
+    if (!ok) printf("    graph: %s\n", rlx_last_error());
+    if (ok) ok = vkp_compare(g, in, k->bias ? 3 : 2, tol, true);
+    if (!ok) {
+        printf("    case: a [");
+        for (int i = 0; i < k->ar; i++) printf("%s%lld", i ? "," : "", (long long)k->ad[i]);
+        printf("] b [");
+        for (int i = 0; i < k->br; i++) printf("%s%lld", i ? "," : "", (long long)k->bd[i]);
+        printf("] transpose_b %d bias %d act %d dtype %s\n", k->tb, k->bias, (int)k->act, rlx_dtype_name(k->dt));
+    }
+    for (int i = 0; i < 3; i++) free(in[i].data);
+    rlx_graph_free(g);
+    return ok;
+}
+
+/* 2-D case a [M,K] x b [K,N] (or [N,K]). */
+static bool run_2d(int64_t M, int64_t K, int64_t N, int tb, int bias, rlx_activation act, rlx_dtype dt, double tol) {
+    mm_case k = {.ar = 2, .br = 2, .ad = {M, K}, .tb = tb, .bias = bias, .act = act, .dt = dt};
+    k.bd[0] = tb ? N : K;
+    k.bd[1] = tb ? K : N;
+    return run_case(&k, tol);
+}
+
+TEST(vk_matmul_edge_shapes) {
+    VKP_REQUIRE();
+    static const int64_t s[][3] = {
+        {1, 1, 1}, {2, 1, 3}, {3, 7, 5}, {17, 33, 65}, {16, 16, 16}, {64, 64, 64},
+        {65, 17, 129}, {130, 9, 66}, {7, 64, 4}, {33, 130, 31},
+    };
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+        for (int tb = 0; tb < 2; tb++)
+            CHECK_MSG(run_2d(s[i][0], s[i][1], s[i][2], tb, 0, RLX_ACT_NONE, RLX_F32, 1e-5), "M %lld K %lld N %lld tb %d",
+                      (long long)s[i][0], (long long)s[i][1], (long long)s[i][2], tb);
+}
+
+TEST(vk_matmul_bert_like) {
+    VKP_REQUIRE();
+    /* the linear layers of a BERT-base block at sequence length 128 */
+    CHECK(run_2d(128, 768, 768, 1, 1, RLX_ACT_NONE, RLX_F32, 2e-5));
+    CHECK(run_2d(128, 768, 256, 0, 1, RLX_ACT_GELU, RLX_F32, 2e-5));
+}
+
+TEST(vk_matmul_matvec) {
+    VKP_REQUIRE();
+    static const int64_t s[][2] = {{1, 1}, {37, 19}, {256, 300}, {64, 129}, {768, 96}, {5, 200}};
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+        for (int tb = 0; tb < 2; tb++)
+            CHECK_MSG(run_2d(1, s[i][0], s[i][1], tb, 0, RLX_ACT_NONE, RLX_F32, 1e-5), "K %lld N %lld tb %d",
+                      (long long)s[i][0], (long long)s[i][1], tb);
+    CHECK(run_2d(1, 64, 50, 1, 1, RLX_ACT_SILU, RLX_F32, 1e-5));
+    CHECK(run_2d(1, 63, 50, 0, 1, RLX_ACT_GELU, RLX_F32, 1e-5));
+}
+
+TEST(vk_matmul_batch_broadcast) {
+    VKP_REQUIRE();
+    for (int tb = 0; tb < 2; tb++) {
+        /* [2,3,M,K] x [K,N]: folds into one taller GEMM */
+        mm_case k1 = {.ar = 4, .br = 2, .ad = {2, 3, 5, 7}, .bd = {7, 9}, .tb = tb, .dt = RLX_F32};
+        if (tb) k1.bd[0] = 9, k1.bd[1] = 7;
+        CHECK(run_case(&k1, 1e-5));
+        /* [3,1,M,K] x [1,4,K,N]: both broadcast */
+        mm_case k2 = {.ar = 4, .br = 4, .ad = {3, 1, 6, 10}, .bd = {1, 4, 10, 11}, .tb = tb, .dt = RLX_F32};
+        if (tb) k2.bd[2] = 11, k2.bd[3] = 10;
+        CHECK(run_case(&k2, 1e-5));
+        /* [M,K] x [4,K,N]: a broadcast over b's batch, ranks differ */
+        mm_case k3 = {.ar = 2, .br = 3, .ad = {5, 12}, .bd = {4, 12, 8}, .tb = tb, .dt = RLX_F32};
+        if (tb) k3.bd[1] = 8, k3.bd[2] = 12;
+        CHECK(run_case(&k3, 1e-5));
+        /* [2,3,4,M,K] x [3,1,K,N]: three batch dims */
+        mm_case k4 = {.ar = 4, .br = 4, .ad = {2, 3, 4, 9}, .bd = {2, 3, 9, 5}, .tb = tb, .dt = RLX_F32};
+        if (tb) k4.bd[2] = 5, k4.bd[3] = 9;
+        CHECK(run_case(&k4, 1e-5));
+        /* batched matvec: [4,1,K] x [4,K,N] (attention-score shape) */
+        mm_case k5 = {.ar = 3, .br = 3, .ad = {4, 1, 32}, .bd = {4, 32, 20}, .tb = tb, .dt = RLX_F32};
+        if (tb) k5.bd[1] = 20, k5.bd[2] = 32;
+        CHECK(run_case(&k5, 1e-5));
+        /* [2,1,K] x [K,N]: a dense batch of single rows folds to M = 2 */
+        mm_case k6 = {.ar = 3, .br = 2, .ad = {2, 1, 16}, .bd = {16, 24}, .tb = tb, .dt = RLX_F32};
+        if (tb) k6.bd[0] = 24, k6.bd[1] = 16;
+        CHECK(run_case(&k6, 1e-5));
+    }
+    /* [2,1,M,K] x [1,5,K,N]: outer product of batches */
+    mm_case k7 = {.ar = 4, .br = 4, .ad = {2, 1, 3, 4}, .bd = {1, 5, 4, 6}, .tb = 0, .dt = RLX_F32};
+    CHECK(run_case(&k7, 1e-5));
+}
+
+TEST(vk_matmul_bias_activations) {
+    VKP_REQUIRE();
+    for (int act = RLX_ACT_NONE; act <= RLX_ACT_TANH; act++) {
+        CHECK_MSG(run_2d(33, 40, 29, act % 2, 1, (rlx_activation)act, RLX_F32, 1e-5), "act %d", act);
+        CHECK_MSG(run_2d(20, 16, 36, 1, 0, (rlx_activation)act, RLX_F32, 1e-5), "act %d no bias", act);
+    }
+    /* activations over a wide range: large magnitudes saturate tanh/sigmoid/gelu */
+    mm_case k = {.ar = 2, .br = 2, .ad = {9, 64}, .bd = {64, 12}, .tb = 0, .bias = 1, .act = RLX_ACT_GELU,
+                 .dt = RLX_F32};
+    CHECK(run_case(&k, 1e-5));
+}
+
+TEST(vk_matmul_f16_bf16) {
+    VKP_REQUIRE();
+    for (int tb = 0; tb < 2; tb++) {
+        CHECK(run_2d(17, 33, 65, tb, 1, RLX_ACT_RELU, RLX_F16, 2e-3));
+        CHECK(run_2d(64, 128, 64, tb, 0, RLX_ACT_NONE, RLX_F16, 2e-3));
+        CHECK(run_2d(1, 96, 70, tb, 1, RLX_ACT_NONE, RLX_F16, 2e-3));
+        CHECK(run_2d(1, 37, 11, tb, 0, RLX_ACT_NONE, RLX_F16, 2e-3));
+        CHECK(run_2d(31, 40, 24, tb, 1, RLX_ACT_SILU, RLX_BF16, 1e-2));
+        CHECK(run_2d(1, 64, 40, tb, 0, RLX_ACT_NONE, RLX_BF16, 1e-2));
+    }
+}
+
+/* f16 weights as a param (the linear layer of an f16 model), f32 in and out. */
+TEST(vk_matmul_f16_param) {
+    VKP_REQUIRE();
+    static const int64_t rows[] = {1, 24};
+    for (int r = 0; r < 2; r++) {
+        rlx_graph *g = rlx_graph_new();
+        int64_t xd[2] = {rows[r], 64}, wd[2] = {48, 64}, bd[1] = {48};
+        rlx_node x = rlx_cast(g, rlx_input(g, "x", RLX_F32, 2, xd), RLX_F16);
+        rlx_node w = rlx_param(g, "w", RLX_F16, 2, wd);
+        rlx_node b = rlx_param(g, "b", RLX_F16, 1, bd);
+        rlx_node y = rlx_cast(g, rlx_matmul_bias_act(g, x, w, 1, b, RLX_ACT_GELU_TANH), RLX_F32);
+        rlx_output(g, "y", y);
+        rlx_tensor in = mk_tensor("x", RLX_F32, 2, xd);
+        bool ok = vkp_compare(g, &in, 1, 2e-3, true);
+        free(in.data);
+        rlx_graph_free(g);
+        CHECK_MSG(ok, "rows %lld", (long long)rows[r]);
+    }
+}
+
+TEST(vk_matmul_k_zero) {
+    VKP_REQUIRE();
+    CHECK(run_2d(3, 0, 5, 0, 1, RLX_ACT_SIGMOID, RLX_F32, 1e-6));
+    CHECK(run_2d(1, 0, 5, 1, 1, RLX_ACT_NONE, RLX_F32, 1e-6));
+}
+
+TEST(vk_matmul_f64_host_step) {
+    VKP_REQUIRE();
+    rlx_graph *g = rlx_graph_new();
+    int64_t ad[2] = {4, 6}, bd[2] = {6, 3};
+    rlx_output(g, "y", rlx_matmul(g, rlx_input(g, "a", RLX_F64, 2, ad), rlx_input(g, "b", RLX_F64, 2, bd), 0));
+    rlx_tensor in[2] = {mk_tensor("a", RLX_F64, 2, ad), mk_tensor("b", RLX_F64, 2, bd)};
+    bool ok = vkp_compare(g, in, 2, 1e-12, false);
+    rlx_compile_options o;
+    vkp_options(&o);
+    rlx_exec *e = NULL;
+    rlx_exec_stats st;
+    memset(&st, 0, sizeof st);
+    if (ok && rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_run(e, in, 2) == RLX_OK) rlx_exec_get_stats(e, &st);
+    rlx_exec_free(e);
+    free(in[0].data);
+    free(in[1].data);
+    rlx_graph_free(g);
+    CHECK(ok);
+    CHECK_MSG(st.host_steps == 1, "host steps %d", st.host_steps);
+}
