@@ -70,6 +70,7 @@ for name, (sec, amount, unit) in rlx.items():
         copy_bw = 2.0 * big * 4 / copy_torch
         pct = f"{100 * (amount / sec) / copy_bw:.0f}%"
     print(f"| {name:28} | {sec*1e3:9.3f} | {tt*1e3:9.3f} | {tt/sec:15.2f} | {rate:8.1f} {unit:5} | {pct:>12} |")
-if "run_100_tiny_steps_wall" in rlx:
-    print(f"| {'run_100_tiny_steps_wall':28} | {rlx['run_100_tiny_steps_wall'][0]*1e3:9.4f} | {'':9} | {'':15} | {rlx['run_100_tiny_steps_wall'][0]*1e6:8.1f} us    | {'':12} |")
+for name in ("run_100_tiny_steps_device", "run_100_tiny_steps_wall", "run_100_tiny_steps_host"):
+    if name in rlx:
+        print(f"| {name:28} | {rlx[name][0]*1e3:9.4f} | {'':9} | {'':15} | {rlx[name][0]*1e6:8.1f} us    | {'':12} |")
 print(f"\ntorch {torch.__version__}, device {torch.cuda.get_device_name()}")

@@ -11,9 +11,10 @@
  */
 /* GCC's -O2 vectorizes only loops that need no scalar epilogue or alias check,
  * which excludes nearly every kernel loop here; the dynamic cost model lets it
- * vectorize them (clang does so at -O2 already). */
+ * vectorize them (clang does so at -O2 already). no-trapping-math lets float
+ * selects (clamp, relu, max) become blends; results are unchanged. */
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("vect-cost-model=dynamic")
+#pragma GCC optimize("vect-cost-model=dynamic", "no-trapping-math")
 #endif
 #include "cpu/cpu_kernel.h"
 #include <math.h>

@@ -100,7 +100,7 @@ bool cmp_l(int64_t x, int64_t y) {
 }
 
 void main() {
-    uint o = linear_id();
+    uint o = LIN_ID(LOCAL);
     if (o >= pc.n) return;
     uint ia = 0, ib = 0, rem = o;
     for (int d = int(pc.rank) - 1; d >= 0; d--) {

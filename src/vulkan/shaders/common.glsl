@@ -30,10 +30,11 @@ layout(buffer_reference, std430, buffer_reference_align = 1) buffer I8Buf   { in
 #define DT_BOOL 7u
 #define DT_I8   8u
 
-// Linear invocation id for a dispatch laid out by vk_grid_1d().
-uint linear_id() {
-    return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
-}
+// Linear invocation id for a dispatch laid out by vk_grid_1d(). A macro, not
+// a function: gl_WorkGroupSize must be read after the shader declares its
+// local size (a function here would see the default size 1 when the size is
+// a specialization constant; lavapipe hides that, NVIDIA does not).
+#define linear_id() ((gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * gl_WorkGroupSize.x + gl_LocalInvocationID.x)
 
 float bf16_to_f32(uint16_t h) { return uintBitsToFloat(uint(h) << 16); }
 uint16_t f32_to_bf16(float f) {

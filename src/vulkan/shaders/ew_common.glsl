@@ -16,6 +16,13 @@
 #define F_INF uintBitsToFloat(0x7f800000u)
 #define F_NAN uintBitsToFloat(0x7fc00000u)
 
+// Linear invocation id for a vk_grid_1d() dispatch whose local size is the
+// spec constant `local`. common.glsl's linear_id() reads gl_WorkGroupSize.x,
+// which comes out as the declared default (1) when the size is specialized
+// through local_size_x_id (seen with glslc -O + lavapipe), so these shaders
+// pass their local size explicitly.
+#define LIN_ID(local) ((gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * (local) + gl_LocalInvocationID.x)
+
 // ---------------------------------------------------------------- dtypes
 
 bool dt_is_float(uint dt) { return dt == DT_F32 || dt == DT_F16 || dt == DT_BF16; }
@@ -74,10 +81,11 @@ void store_l(uint64_t addr, uint dt, uint i, int64_t v) {
 
 // ------------------------------------------------------------- NaN rules
 
-// Either operand NaN -> NaN (docs/ops.md max/min). isnan() is used rather
-// than x != x, which a compiler may fold away.
-float nan_max(float a, float b) { return isnan(a) ? a : (isnan(b) ? b : (b > a ? b : a)); }
-float nan_min(float a, float b) { return isnan(a) ? a : (isnan(b) ? b : (b < a ? b : a)); }
+// Either operand NaN -> NaN (docs/ops.md max/min); ties (+0 vs -0) give b,
+// as the CPU's (a > b || a is NaN) ? a : b. isnan() is used rather than
+// a != a, which a compiler may fold away.
+float nan_max(float a, float b) { return (a > b || isnan(a)) ? a : b; }
+float nan_min(float a, float b) { return (a < b || isnan(a)) ? a : b; }
 
 // -------------------------------------------------------------------- math
 

@@ -57,8 +57,10 @@ float frac_turns(float a, vec2 f) {
     return t;
 }
 
+void rotate(uint row, uint j, uint base);
+
 void main() {
-    uint64_t lid = linear_id64();
+    uint64_t lid = uint64_t(linear_id());
     if (lid >= uint64_t(p.n)) return;
     uint o = uint(lid);
     uint row = o / p.items, j = o - row * p.items;
@@ -66,8 +68,12 @@ void main() {
     if (j >= p.half_) {
         uint d = p.R + (j - p.half_);
         F32Buf(p.out_).v[base + d] = F32Buf(p.x).v[base + d];
-        return;
+    } else {
+        rotate(row, j, base);
     }
+}
+
+void rotate(uint row, uint j, uint base) {
     int pos = int(row % p.S);
     if (HAS_OFF != 0) pos += I32Buf(p.off).v[0];
 

@@ -26,7 +26,7 @@ layout(push_constant) uniform PC {
 } pc;
 
 void main() {
-    uint o = linear_id();
+    uint o = LIN_ID(LOCAL);
     if (o >= pc.n) return;
     uint i0 = 0, i1 = 0, i2 = 0, rem = o;
     for (int d = int(pc.rank) - 1; d >= 0; d--) {

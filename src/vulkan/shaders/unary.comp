@@ -72,7 +72,10 @@ int64_t op_l(int64_t x) {
     switch (OP) {
     case UOP_RELU:  return x < 0l ? 0l : x;
     case UOP_NEG:   return -x;
-    case UOP_ABS:   return x < 0l ? -x : x;
+    case UOP_ABS: {
+        int64_t m = x >> 63;   // branch-free: the x < 0 ? -x : x form miscompiles on lavapipe (returns x)
+        return (x ^ m) - m;
+    }
     case UOP_ROUND: return x;
     case UOP_CLAMP: {
         int64_t v = x < pc.ilo ? pc.ilo : x;
@@ -103,7 +106,7 @@ int64_t f_to_int(float v, uint dt) {
 }
 
 void main() {
-    uint i = linear_id();
+    uint i = LIN_ID(LOCAL);
     if (i >= pc.n) return;
     if (OP == UOP_CAST) {
         if (DT_OUT == DT_BOOL) {
