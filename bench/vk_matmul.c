@@ -11,7 +11,8 @@
  *
  *   cc -std=c11 -Iinclude bench/vk_matmul.c build/librlx.a -lm -pthread -ldl
  *   ./a.out [device-name-substring]
- * RLX_BENCH_DIV=n divides every size by n (a quick check on a slow device).
+ * RLX_BENCH_DIV=n divides every size by n (a quick check on a slow device);
+ * RLX_BENCH_ONLY=text runs only the cases whose name contains text.
  */
 #define _POSIX_C_SOURCE 199309L
 #include "rlx.h"
@@ -172,8 +173,10 @@ int main(int argc, char **argv) {
     const char *div_env = getenv("RLX_BENCH_DIV");
     int64_t div = div_env ? atoll(div_env) : 1;
     if (div < 1) div = 1;
+    const char *only = getenv("RLX_BENCH_ONLY");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bench_case cc = cases[i];
+        if (only && !strstr(cc.name, only)) continue;
         const bench_case *c = &cc;
         cc.M = cc.M / div > 0 ? cc.M / div : 1;
         cc.K = cc.K / div > 0 ? cc.K / div : 1;

@@ -89,7 +89,7 @@ void rlx_store_from_f64(void *data, rlx_dtype dt, int64_t i, double v) {
     case RLX_I32:  ((int32_t *)data)[i] = (int32_t)to_int_range(v, -2147483648.0, 2147483647.0); break;
     case RLX_I64:  ((int64_t *)data)[i] = (int64_t)to_int_range(v, -9223372036854775808.0, 9223372036854774784.0); break;
     case RLX_U8:   ((uint8_t *)data)[i] = (uint8_t)to_int_range(v, 0, 255); break;
-    case RLX_BOOL: ((uint8_t *)data)[i] = (v != 0 && !isnan(v)) ? 1 : 0; break;
+    case RLX_BOOL: ((uint8_t *)data)[i] = v != 0 ? 1 : 0; break;   /* NaN is true, as in numpy */
     case RLX_I8:   ((int8_t *)data)[i] = (int8_t)to_int_range(v, -128, 127); break;
     default: break;
     }

@@ -64,6 +64,8 @@ struct vk_program {
     VkFence          fence;
     VkQueryPool      queries;
     int              n_dispatches, n_host;
+    int32_t         *input_nodes;      /* so a run touches only inputs and outputs */
+    int              n_input_nodes;
     double           last_gpu_seconds;
 };
 
@@ -414,9 +416,10 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     p->loc = calloc(n, sizeof *p->loc);
     p->info = calloc(n, sizeof *p->info);
     p->segs = calloc(n + 1, sizeof *p->segs);
+    p->input_nodes = calloc(n, sizeof *p->input_nodes);
     recorder r = {.p = p};
     rlx_status st = RLX_OK;
-    if (!p->const_off || !p->io_off || !p->loc || !p->info || !p->segs) {
+    if (!p->const_off || !p->io_off || !p->loc || !p->info || !p->segs || !p->input_nodes) {
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
         goto fail;
     }
@@ -432,7 +435,11 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
         p->io_off[i] = (VkDeviceSize)-1;
     }
     for (int32_t i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i].op == IR_OP_INPUT) { p->io_off[i] = io_bytes; io_bytes += align64((VkDeviceSize)node_bytes(&g->nodes[i])); }
+        if (g->nodes[i].op == IR_OP_INPUT) {
+            p->io_off[i] = io_bytes;
+            io_bytes += align64((VkDeviceSize)node_bytes(&g->nodes[i]));
+            p->input_nodes[p->n_input_nodes++] = i;
+        }
     for (int32_t k = 0; k < g->n_outputs; k++) {
         int32_t i = g->outputs[k].node;
         if (p->io_off[i] != (VkDeviceSize)-1 && g->nodes[i].op != IR_OP_INPUT) continue;
@@ -505,6 +512,7 @@ void vk_program_free(vk_program *p) {
     free(p->loc);
     free(p->info);
     free(p->segs);
+    free(p->input_nodes);
     free(p);
 }
 
@@ -532,9 +540,9 @@ static rlx_status run_host_step(vk_program *p, int32_t i) {
 }
 
 rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
-    for (int32_t i = 0; i < p->g->n_nodes; i++) {
-        if (p->g->nodes[i].op != IR_OP_INPUT || !inputs[i]) continue;
-        memcpy((char *)p->io.map + p->io_off[i], inputs[i], (size_t)node_bytes(&p->g->nodes[i]));
+    for (int k = 0; k < p->n_input_nodes; k++) {
+        int32_t i = p->input_nodes[k];
+        if (inputs[i]) memcpy((char *)p->io.map + p->io_off[i], inputs[i], (size_t)node_bytes(&p->g->nodes[i]));
     }
     for (int s = 0; s < p->n_segs; s++) {
         rlx_status st = submit_and_wait(p, p->segs[s].cb);

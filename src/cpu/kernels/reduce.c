@@ -167,22 +167,27 @@ static double sum_f32(const float *x, int64_t n)
     return (s0 + s1) + (s2 + s3);
 }
 
+/* NaN is tracked apart from the running extreme so the loop has no branch. */
 static float max_f32(const float *x, int64_t n, float m)
 {
+    int nan = m != m;
     for (int64_t i = 0; i < n; i++) {
-        if (m != m) break;
-        if (x[i] > m || x[i] != x[i]) m = x[i];
+        float v = x[i];
+        m = v > m ? v : m;
+        nan |= v != v;
     }
-    return m;
+    return nan ? NAN : m;
 }
 
 static float min_f32(const float *x, int64_t n, float m)
 {
+    int nan = m != m;
     for (int64_t i = 0; i < n; i++) {
-        if (m != m) break;
-        if (x[i] < m || x[i] != x[i]) m = x[i];
+        float v = x[i];
+        m = v < m ? v : m;
+        nan |= v != v;
     }
-    return m;
+    return nan ? NAN : m;
 }
 
 /* Innermost group reduced: output o = reduce over roff[] x contiguous run. */

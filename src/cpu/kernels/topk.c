@@ -84,6 +84,8 @@ static void topk_rows(void *ctx, int64_t begin, int64_t end, int worker)
         int64_t size = 0;
         for (int64_t i = 0; i < n; i++) {
             topk_item it = {key(p, row, i), i};
+            /* Fast reject: a number below the worst kept one (false for NaNs). */
+            if (size == k && it.v < h[0].v) continue;
             if (size < k) {
                 h[size] = it;
                 sift_up(h, size++);

@@ -11,6 +11,9 @@
 
 #include <math.h>
 #include <string.h>
+#ifdef RLX_ATT_TUNE
+#include <stdlib.h>
+#endif
 
 typedef struct att_push {
     uint64_t q, k, v, mask, out;
@@ -112,6 +115,10 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: head dim %lld does not fit %llu bytes of shared memory",
                         (long long)D, (unsigned long long)smax);
 
+#ifdef RLX_ATT_TUNE
+    { const char *e = getenv("ATT_BQ"); if (e) bq = (uint32_t)atoi(e); e = getenv("ATT_BK"); if (e) bk = (uint32_t)atoi(e);
+      e = getenv("ATT_SPLIT"); if (e) split = atoi(e); }
+#endif
     const uint64_t nblk = ((uint64_t)rows + bq - 1) / bq;
     const uint32_t *mx = c->caps->max_workgroup_count;
     if (nblk > (mx[0] ? mx[0] : 65535) || (uint64_t)Hkv > (mx[1] ? mx[1] : 65535) ||

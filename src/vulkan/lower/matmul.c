@@ -17,8 +17,9 @@
  * load, f32 accumulation, stored in the operands' dtype); f64 and integer
  * dtypes return UNSUPPORTED and run as host steps.
  *
- * RLX_VK_MM_TILE=BMxBNxBK (e.g. 128x128x16) overrides the tiled tier's tile,
- * for tuning.
+ * Tuning knobs: RLX_VK_MM_TILE=BMxBNxBK (e.g. 128x128x16) overrides the tiled
+ * tier's tile, RLX_VK_MM_COOP=WMxWNxBK (e.g. 4x4x32) the cooperative-matrix
+ * tier's fragments per subgroup and depth.
  */
 #include "vulkan/vk_lower.h"
 #include <stdio.h>
@@ -29,7 +30,7 @@
 typedef struct mm_push {
     uint64_t a, b, bias, c;
     uint32_t M, N, K, nbatch;
-    uint32_t bd1, bd2, tiles, pad0;
+    uint32_t bd1, bd2, tiles, pad0;   /* pad0: matvec's columns per workgroup */
     uint64_t sa[3], sb[3];
 } mm_push;
 _Static_assert(sizeof(mm_push) == 112, "mm_push must match MatmulPush in matmul_common.glsl");
@@ -38,7 +39,6 @@ _Static_assert(sizeof(mm_push) <= VK_MAX_PUSH, "mm_push exceeds the push-constan
 #define MM_MAX_BATCH_DIMS 3
 #define MM_INDEX_LIMIT    ((int64_t)1 << 31)   /* per-matrix element indices are 32-bit */
 #define MM_FULL_WAVE      264                  /* tiles that fill a large GPU twice */
-#define MM_COOP_SHARED    (128 * 5 * 16 + 128 * 5 * 16 + 8 * 256 * 4)
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -73,6 +73,23 @@ static void tiled_tile(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t nb, 
     }
     /* shared memory: two buffers of BK x (BM + 4) and BK x (BN + 4) floats */
     if (t[2] == 16 && (uint64_t)2 * 16 * (t[0] + 4 + t[1] + 4) * 4 > cp->max_shared_memory) t[2] = 8;
+}
+
+/* Shared memory of matmul_coopmat.comp for fragments per subgroup wm x wn and depth bk. */
+static uint64_t coop_shared(uint32_t wm, uint32_t wn, uint32_t bk) {
+    uint64_t bm = 32 * wm, bn = 64 * wn, sa = (bk + 8) / 8, sbn = (bn + 8) / 8;
+    uint64_t bw = bk * sbn > bn * sa ? bk * sbn : bn * sa;
+    return (bm * sa + bw) * 16 + 8 * 256 * 4;
+}
+
+/* Cooperative-matrix tier's config: fragments per subgroup WM x WN, depth BK. */
+static void coop_tile(uint32_t t[3]) {
+    t[0] = 4, t[1] = 2, t[2] = 32;
+    const char *env = getenv("RLX_VK_MM_COOP");
+    unsigned wm, wn, bk;
+    if (env && sscanf(env, "%ux%ux%u", &wm, &wn, &bk) == 3 && (wm == 2 || wm == 4) && (wn == 2 || wn == 4) &&
+        (bk == 32 || bk == 64))
+        t[0] = wm, t[1] = wn, t[2] = bk;
 }
 
 rlx_status vk_lower_matmul(vk_lower_ctx *c) {
@@ -181,8 +198,10 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     if (Me == 1 && (!tb || (sgs >= 4 && sgs <= 256 && 256 % sgs == 0))) {
         uint32_t vec = tb ? (K % 4 == 0 && aligned(a->addr, 4 * es) && aligned(b->addr, 4 * es))
                           : (N % 4 == 0 && aligned(b->addr, 4 * es));
-        int64_t tiles = cdiv(N, tb ? 32 : 128);
+        uint32_t cols = tb ? 256 / sgs : 64;   /* columns per workgroup (matvec.comp) */
+        int64_t tiles = cdiv(N, cols);
         p.tiles = (uint32_t)tiles;
+        p.pad0 = cols;
         if (!(d = vk_emit(c, "matvec", &p, sizeof p))) return RLX_STATUS_INTERNAL;
         d->spec[0] = dtc;
         d->spec[1] = (uint32_t)tb;
@@ -199,12 +218,16 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
 
     /* ---- cooperative matrix (tensor cores) ---- */
     bool coop_dtype = dt == RLX_F16 || fast;
-    if (cp->coopmat_nv && cp->shader_float16 && sgs == 32 && cp->max_shared_memory >= MM_COOP_SHARED && coop_dtype &&
-        Me >= 16 && N >= 16 && K >= 16 && cdiv(N, 128) <= max_groups(cp, 0)) {
+    uint32_t ct[3];
+    coop_tile(ct);
+    if (coop_shared(ct[0], ct[1], ct[2]) > cp->max_shared_memory) ct[0] = 4, ct[1] = 2, ct[2] = 32;
+    uint32_t cbm = 32 * ct[0], cbn = 64 * ct[1];
+    if (cp->coopmat_nv && cp->shader_float16 && sgs == 32 && cp->max_shared_memory >= coop_shared(ct[0], ct[1], ct[2]) &&
+        coop_dtype && Me >= 16 && N >= 16 && K >= 16 && cdiv(N, cbn) <= max_groups(cp, 0)) {
         uint32_t vec = 0;
         if (K % 8 == 0 && aligned(a->addr, 16)) vec |= 1;
         if ((tb ? K % 8 == 0 : N % 8 == 0) && aligned(b->addr, 16)) vec |= 2;
-        int64_t tiles_m = cdiv(Me, 128);
+        int64_t tiles_m = cdiv(Me, cbm);
         p.tiles = (uint32_t)tiles_m;
         if (!(d = vk_emit(c, "matmul_coopmat", &p, sizeof p))) return RLX_STATUS_INTERNAL;
         d->spec[0] = dtc;
@@ -212,8 +235,11 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
         d->spec[2] = (uint32_t)act;
         d->spec[3] = bias != NULL;
         d->spec[4] = vec;
-        d->n_spec = 5;
-        d->groups[0] = (uint32_t)cdiv(N, 128);
+        d->spec[5] = ct[0];
+        d->spec[6] = ct[1];
+        d->spec[7] = ct[2];
+        d->n_spec = 8;
+        d->groups[0] = (uint32_t)cdiv(N, cbn);
         d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)max_groups(cp, 1));
         d->groups[2] = gz;
         c->tier = "coopmat-f16";

@@ -87,6 +87,18 @@ void store_l(uint64_t addr, uint dt, uint i, int64_t v) {
 float nan_max(float a, float b) { return (a > b || isnan(a)) ? a : b; }
 float nan_min(float a, float b) { return (a < b || isnan(a)) ? a : b; }
 
+// Compensated (Kahan) summation: (s, c) += v, s - c being the running total.
+// `precise` keeps the compiler from folding (t - s) - y to 0; once the sum
+// overflows or meets an infinity the compensation is dropped (it would turn
+// inf into NaN).
+void kahan_add(inout float s, inout float c, float v) {
+    precise float y = v - c;
+    precise float t = s + y;
+    precise float nc = (t - s) - y;
+    c = isinf(t) ? 0.0 : nc;
+    s = t;
+}
+
 // -------------------------------------------------------------------- math
 
 // 2^n * x for n in [-300, 300], in two steps so that neither factor overflows.

@@ -7,10 +7,10 @@
 // outside [0, limit) writes zeros instead of reading out of range (the CPU
 // backend returns RLX_STATUS_INVALID_ARGUMENT for the same input).
 #version 450
+layout(local_size_x = 256) in;   // before the includes: common.glsl reads gl_WorkGroupSize
 #include "common.glsl"
 #include "nn_common.glsl"
 
-layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint UNIT  = 4;
 layout(constant_id = 1) const uint MODE  = 0;
 layout(constant_id = 2) const uint IDS64 = 0;
@@ -27,8 +27,17 @@ layout(push_constant, std430) uniform Push {
     uint xs[8];      // MODE 1: x element strides
 } p;
 
-int64_t load_id(uint i) {
-    return IDS64 != 0 ? I64Buf(p.ids).v[i] : int64_t(I32Buf(p.ids).v[i]);
+// id i if it lies in [0, limit); ok = false otherwise. Done on 32-bit words
+// (an i64 id is in range iff its high word is 0 and its low word < limit).
+uint load_id(uint i, out bool ok) {
+    if (IDS64 != 0) {
+        uvec2 w = U2Buf(p.ids).v[i];
+        ok = w.y == 0u && w.x < p.limit;
+        return w.x;
+    }
+    int v = I32Buf(p.ids).v[i];
+    ok = v >= 0 && uint(v) < p.limit;
+    return uint(v);
 }
 
 void copy_unit(uint64_t src, uint so, uint dof, bool ok) {
@@ -53,9 +62,9 @@ void main() {
     uint o = uint(lid);
     if (MODE == 0) {
         uint i = o / p.row_units, j = o - i * p.row_units;
-        int64_t id = load_id(i);
-        bool ok = id >= 0 && id < int64_t(p.limit);
-        uint64_t row = p.src + uint64_t(ok ? id : 0) * uint64_t(p.row_units) * uint64_t(UNIT);
+        bool ok;
+        uint id = load_id(i, ok);
+        uint64_t row = p.src + uint64_t(ok ? id : 0u) * uint64_t(p.row_units) * uint64_t(UNIT);
         copy_unit(row, j, o, ok);
     } else {
         uint rem = o, off = 0;
@@ -65,9 +74,9 @@ void main() {
             rem /= n;
             if (uint(d) != p.axis) off += i * p.xs[d];
         }
-        int64_t id = load_id(o);
-        bool ok = id >= 0 && id < int64_t(p.limit);
-        if (ok) off += uint(id) * p.xs[p.axis];
+        bool ok;
+        uint id = load_id(o, ok);
+        if (ok) off += id * p.xs[p.axis];
         copy_unit(p.src, ok ? off : 0u, o, ok);
     }
 }

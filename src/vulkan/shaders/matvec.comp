@@ -2,16 +2,18 @@
 // c[n] = act(sum_k a[k] * b[k, n] + bias[n]), f32 accumulation.
 //
 // TRANS_B (b [N, K], a linear layer's weight layout): each subgroup owns
-// output columns, its lanes stride along a weight row with 4-element loads
-// and subgroupAdd() finishes the dot product; a subgroup handles up to 4
-// rows at once so several loads are in flight. Works for any subgroup size
-// that divides 256 (8 on lavapipe, 32 on NVIDIA, 64 on AMD).
+// one output column at a time, its lanes stride along the weight row with
+// 4-element loads (four in flight) and subgroupAdd() finishes the dot
+// product. A workgroup covers p.pad0 columns (256 / subgroup size, so every
+// subgroup has one and the grid is wide enough to fill the GPU). Works for
+// any subgroup size that divides 256 (8 on lavapipe, 32 on NVIDIA).
 //
-// Otherwise (b [K, N]): each invocation owns 4 adjacent columns of one of 8
-// k-slices, so a row of b is read contiguously across the workgroup; the 8
+// Otherwise (b [K, N]): each invocation owns 4 adjacent columns of one of 16
+// k-slices, so a row of b is read contiguously across the workgroup; the 16
 // partial sums meet in shared memory.
 //
-// p.tiles_m holds the number of column tiles (the x grid may be smaller and loop).
+// p.tiles_m holds the number of column tiles (the x grid may be smaller and
+// loop), p.pad0 the columns per workgroup when TRANS_B.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -28,9 +30,8 @@ layout(constant_id = 2) const uint ACT = 0;
 layout(constant_id = 3) const uint HAS_BIAS = 0;
 layout(constant_id = 4) const uint VEC = 0;   // bit 0: a and b rows allow aligned 4-element loads
 
-const uint COLS_T = 32u;    // columns per workgroup, TRANS_B
-const uint COLS_N = 128u;   // columns per workgroup, b [K, N]
-const uint KS = 8u;         // k-slices, b [K, N]
+const uint COLS_N = 64u;    // columns per workgroup, b [K, N]
+const uint KS = 16u;        // k-slices, b [K, N]
 
 shared vec4 red[KS * COLS_N / 4u];
 
@@ -52,21 +53,24 @@ void main() {
             if (TRANS_B != 0u) {
                 uint sg = gl_SubgroupID, nsg = gl_NumSubgroups;
                 uint lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize;
-                uint n0 = tile * COLS_T;
-                for (uint c0 = sg; c0 < COLS_T; c0 += 4u * nsg) {
-                    float acc[4] = float[4](0.0, 0.0, 0.0, 0.0);
-                    for (uint k = lane * 4u; k < p.K; k += sgs * 4u) {
-                        vec4 av = ld4(aa, k, p.K);
-                        [[unroll]] for (uint u = 0; u < 4u; u++) {
-                            uint c = c0 + u * nsg, n = n0 + c;
-                            if (c < COLS_T && n < p.N) acc[u] += dot(av, ld4(ba, n * p.K + k, n * p.K + p.K));
-                        }
+                uint n0 = tile * p.pad0;
+                for (uint c = sg; c < p.pad0; c += nsg) {
+                    uint n = n0 + c;
+                    if (n >= p.N) break;   // subgroup-uniform
+                    uint64_t row = ba + uint64_t(n) * uint64_t(p.K) * uint64_t(elem_size(DT));
+                    vec4 acc = vec4(0.0);
+                    uint step = sgs * 4u;
+                    uint k = lane * 4u;
+                    // 4 loads of the weight row in flight per lane
+                    for (; k + 3u * step < p.K; k += 4u * step) {
+                        vec4 w0 = ld4(row, k, p.K), w1 = ld4(row, k + step, p.K);
+                        vec4 w2 = ld4(row, k + 2u * step, p.K), w3 = ld4(row, k + 3u * step, p.K);
+                        acc += ld4(aa, k, p.K) * w0 + ld4(aa, k + step, p.K) * w1 +
+                               ld4(aa, k + 2u * step, p.K) * w2 + ld4(aa, k + 3u * step, p.K) * w3;
                     }
-                    [[unroll]] for (uint u = 0; u < 4u; u++) {
-                        float s = subgroupAdd(acc[u]);
-                        uint c = c0 + u * nsg, n = n0 + c;
-                        if (lane == 0u && c < COLS_T && n < p.N) mm_st(ca, DT, n, epilogue(s, n));
-                    }
+                    for (; k < p.K; k += step) acc += ld4(aa, k, p.K) * ld4(row, k, p.K);
+                    float s = subgroupAdd(acc.x + acc.y + acc.z + acc.w);
+                    if (lane == 0u) mm_st(ca, DT, n, epilogue(s, n));
                 }
             } else {
                 uint tx = tid % (COLS_N / 4u), ks = tid / (COLS_N / 4u);

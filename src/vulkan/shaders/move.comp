@@ -4,10 +4,10 @@
 // sum(idx * ss) and writing at sum(idx * ds) units from the two base
 // addresses. The lowering merges dims and widens units where it can.
 #version 450
+layout(local_size_x = 256) in;   // before the includes: common.glsl reads gl_WorkGroupSize
 #include "common.glsl"
 #include "nn_common.glsl"
 
-layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint UNIT = 4;
 layout(constant_id = 1) const uint RANK = 1;
 

@@ -10,10 +10,10 @@
 // angle is accurate to ~1e-7 rad at any i32 position; sin/cos then see
 // arguments in [-pi, pi].
 #version 450
+layout(local_size_x = 256) in;   // before the includes: common.glsl reads gl_WorkGroupSize
 #include "common.glsl"
 #include "nn_common.glsl"
 
-layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint GPTJ = 0;
 layout(constant_id = 1) const uint HAS_OFF = 0;
 
@@ -60,7 +60,7 @@ float frac_turns(float a, vec2 f) {
 void rotate(uint row, uint j, uint base);
 
 void main() {
-    uint64_t lid = uint64_t(linear_id());
+    uint64_t lid = linear_id64();
     if (lid >= uint64_t(p.n)) return;
     uint o = uint(lid);
     uint row = o / p.items, j = o - row * p.items;

@@ -8,10 +8,10 @@
 // A label outside [0, C) cannot be reported from a dispatch: its row's loss
 // (and gradient row) is NaN instead (the CPU returns INVALID_ARGUMENT).
 #version 450
+layout(local_size_x = 256) in;   // before the includes: common.glsl reads gl_WorkGroupSize
 #include "common.glsl"
 #include "nn_common.glsl"
 
-layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint MODE = 0;
 layout(constant_id = 1) const uint LBL64 = 0;
 
@@ -75,12 +75,22 @@ void main() {
     for (uint j = t; j < p.C; j += 256) sum += exp(F32Buf(p.logits).v[base + j] - mx);
     sum = reduce_sum(sum);
 
-    int64_t label = LBL64 != 0 ? I64Buf(p.labels).v[row] : int64_t(I32Buf(p.labels).v[row]);
-    bool ok = label >= 0 && label < int64_t(p.C);
+    // label range check on 32-bit words (an i64 label is valid iff its high word is 0)
+    uint label;
+    bool ok;
+    if (LBL64 != 0) {
+        uvec2 w = U2Buf(p.labels).v[row];
+        label = w.x;
+        ok = w.y == 0u && w.x < p.C;
+    } else {
+        int v = I32Buf(p.labels).v[row];
+        label = uint(v);
+        ok = v >= 0 && label < p.C;
+    }
     if (MODE == 0) {
         if (t == 0) {
             float loss = NAN_;
-            if (ok) loss = (mx - F32Buf(p.logits).v[base + uint(label)]) + log(sum);
+            if (ok) loss = (mx - F32Buf(p.logits).v[base + label]) + log(sum);
             F32Buf(p.scratch).v[row] = loss;
         }
         return;
@@ -88,7 +98,7 @@ void main() {
     float inv = 1.0 / sum, invN = 1.0 / float(p.N);
     for (uint j = t; j < p.C; j += 256) {
         float v = F32Buf(p.logits).v[base + j];
-        float g = (exp(v - mx) * inv - (int64_t(j) == label ? 1.0 : 0.0)) * invN;
+        float g = (exp(v - mx) * inv - (j == label ? 1.0 : 0.0)) * invN;
         F32Buf(p.out_).v[base + j] = ok ? g : NAN_;
     }
 }

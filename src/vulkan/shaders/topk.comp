@@ -7,10 +7,10 @@
 // up to CACHE elements keep their keys in shared memory across passes.
 // Values are copied bit for bit from the input.
 #version 450
+layout(local_size_x = 256) in;   // before the includes: common.glsl reads gl_WorkGroupSize
 #include "common.glsl"
 #include "nn_common.glsl"
 
-layout(local_size_x = 256) in;
 layout(constant_id = 0) const uint DT = 0;       // rlx dtype code of x
 layout(constant_id = 1) const uint IDX = 0;      // 1: write i32 indices, 0: values
 layout(constant_id = 2) const uint CACHE = 1;    // row keys kept in shared memory when n <= CACHE
