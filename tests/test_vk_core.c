@@ -71,7 +71,7 @@ TEST(vk_core_host_steps_match_cpu) {
     rlx_exec_stats s;
     CHECK_OK(rlx_exec_get_stats(e, &s));
     char *rep = rlx_exec_report(e);
-    CHECK(rep && strstr(rep, "HOST") && strstr(rep, "RLX_VK_FORCE_HOST"));
+    CHECK(rep && strstr(rep, "HOST") && strstr(rep, "forced by RLX_VK_FORCE_HOST"));
     free(rep);
     CHECK_MSG(s.host_steps >= 3, "host steps %d", s.host_steps);
     CHECK(strcmp(s.backend, "vulkan") == 0 && s.device && s.device[0]);

@@ -94,6 +94,9 @@ TEST(vk_attention) {
         {1, 2, 2, 5, 9, 17, RLX_MASK_ADDITIVE, 2, 4 | 8, 0.3f, 0},  /* [Sq,Skv], odd D */
         {1, 3, 3, 4, 7, 80, RLX_MASK_ADDITIVE, 1, 8, 0, 0},         /* [Skv] */
         {1, 1, 1, 20, 45, 256, RLX_MASK_CAUSAL, 0, 0, 0, 0},        /* largest D */
+        {1, 4, 2, 1, 1000, 64, RLX_MASK_CAUSAL, 0, 0, 0, 0},        /* decode: keys split over workgroups */
+        {2, 2, 1, 2, 777, 80, RLX_MASK_ADDITIVE, 4, 1 | 8, 0, 1},   /* split keys, masked, a dead row */
+        {1, 2, 2, 3, 600, 17, RLX_MASK_CAUSAL, 0, 0, 0, 0},         /* split keys, odd D */
         {1, 2, 1, 3, 19, 200, RLX_MASK_ADDITIVE, 3, 2 | 4 | 8, 0, 1},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

@@ -23,6 +23,7 @@ void demo_options_init(demo_options *o) {
     o->runs = 20;
     o->threads = 0;
     o->report = 0;
+    o->device = NULL;
 }
 
 static double now_s(void) {
@@ -107,6 +108,14 @@ int demo_run(const demo_options *o) {
     rlx_compile_options best, ref;
     rlx_compile_options_init(&best);
     best.threads = o->threads;
+    if (o->device && strcmp(o->device, "auto") != 0) {
+        char *end;
+        long idx = strtol(o->device, &end, 10);
+        if (strcmp(o->device, "cpu") == 0) best.backend = RLX_BACKEND_CPU;
+        else if (strcmp(o->device, "vulkan") == 0) best.backend = RLX_BACKEND_VULKAN;
+        else if (*end == 0 && idx >= 0) { best.backend = RLX_BACKEND_VULKAN; best.device_index = (int)idx; }
+        else { best.backend = RLX_BACKEND_VULKAN; best.device_name = o->device; }
+    }
     rlx_compile_options_init(&ref);
     ref.backend = RLX_BACKEND_CPU;
     ref.optimize = 0;
@@ -164,7 +173,8 @@ int demo_run(const demo_options *o) {
     }
     printf("rlx demo: transformer encoder, %d layers, d_model %d, %d heads, d_ff %d, batch %d x seq %d\n", o->layers,
            o->d_model, o->heads, o->d_ff, o->batch, o->seq);
-    printf("  backend          %s (%d steps, %d fused nodes)\n", s.backend, s.steps, s.fused_nodes);
+    printf("  backend          %s on %s (%d steps, %d fused nodes, %d host steps)\n", s.backend, s.device, s.steps,
+           s.fused_nodes, s.host_steps);
     printf("  params           %.2f MiB\n", s.param_bytes / 1048576.0);
     printf("  arena            %.2f MiB planned for %.2f MiB of tensors (op-by-op graph: %.2f MiB)\n",
            s.arena_bytes / 1048576.0, s.tensor_bytes / 1048576.0, sr.arena_bytes / 1048576.0);

@@ -10,6 +10,7 @@ typedef struct demo_options {
     int runs;
     int threads;
     int report;
+    const char *device;   /* NULL/"auto", "cpu", "vulkan", a device index or name */
 } demo_options;
 
 void demo_options_init(demo_options *o);

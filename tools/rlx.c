@@ -20,7 +20,7 @@ static int usage(FILE *f) {
             "  ops                     list every op with its arity and semantics\n"
             "  devices                 list the backends and devices available here\n"
             "  demo [--layers N] [--d-model N] [--heads N] [--d-ff N] [--seq N] [--batch N]\n"
-            "       [--runs N] [--threads N] [--report]\n"
+            "       [--runs N] [--threads N] [--device auto|cpu|vulkan|INDEX|NAME] [--report]\n"
             "                          build, compile and time a transformer encoder;\n"
             "                          check it against an unoptimized CPU run\n");
     return f == stderr ? 2 : 0;
@@ -70,6 +70,11 @@ static int cmd_demo(int argc, char **argv) {
     };
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--report") == 0) { o.report = 1; continue; }
+        if (strcmp(argv[i], "--device") == 0) {
+            if (i + 1 >= argc) { fprintf(stderr, "rlx demo: --device needs a value\n"); return 2; }
+            o.device = argv[++i];
+            continue;
+        }
         size_t k = 0;
         while (k < sizeof flags / sizeof flags[0] && strcmp(argv[i], flags[k].flag) != 0) k++;
         if (k == sizeof flags / sizeof flags[0]) { fprintf(stderr, "rlx demo: unknown option '%s'\n", argv[i]); return 2; }

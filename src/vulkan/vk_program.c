@@ -154,6 +154,19 @@ static bool is_step(const ir_graph *g, const mem_plan *plan, int32_t i) {
     return op != IR_OP_INPUT && op != IR_OP_PARAM && op != IR_OP_CONST && !plan->entries[i].is_view;
 }
 
+/* RLX_VK_FORCE_HOST=1 runs every node on the host; a comma-separated list of
+ * op names ("attention,layer_norm") runs just those there. */
+static bool forced_to_host(ir_op op) {
+    const char *v = getenv("RLX_VK_FORCE_HOST");
+    if (!v || !*v || strcmp(v, "0") == 0) return false;
+    if (strcmp(v, "1") == 0) return true;
+    const char *name = ir_op_info_get(op)->name;
+    size_t len = strlen(name);
+    for (const char *p = v; (p = strstr(p, name)) != NULL; p += len)
+        if ((p == v || p[-1] == ',') && (p[len] == 0 || p[len] == ',')) return true;
+    return false;
+}
+
 /* Lowers every node once to decide GPU vs host and to size the scratch. */
 static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDeviceSize *hostio_need) {
     *scratch_need = 0;
@@ -172,9 +185,9 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
         } else {
             rlx_fail(RLX_STATUS_UNSUPPORTED, "no GPU kernel for %s", ir_op_info_get(n->op)->name);
         }
-        if (rlx_env_int("RLX_VK_FORCE_HOST", 0)) {   /* debugging aid: every node on the host */
+        if (forced_to_host(n->op)) {   /* debugging aid: bisect a wrong result by op */
             st = RLX_STATUS_UNSUPPORTED;
-            rlx_fail(st, "RLX_VK_FORCE_HOST=1");
+            rlx_fail(st, "forced by RLX_VK_FORCE_HOST");
         }
         if (st == RLX_OK && c.n_d > 0) {
             info->gpu = true;

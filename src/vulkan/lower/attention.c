@@ -23,11 +23,21 @@ typedef struct att_push {
     float    scale_log2;
     uint32_t pad0;
     uint32_t ms[4];
+    uint64_t scratch;
+    uint32_t chunk, ml_off;
 } att_push;
 
-_Static_assert(sizeof(att_push) == 88, "att_push must match attention.comp's push block");
+typedef struct att_combine_push {
+    uint64_t scratch, out;
+    uint32_t n, D, rows, Hkv, nsplit, ml_off;
+} att_combine_push;
+
+_Static_assert(sizeof(att_combine_push) == 40, "att_combine_push must match attention_combine.comp");
+_Static_assert(sizeof(att_push) == 104, "att_push must match attention.comp's push block");
 
 #define ATT_MAX_D 256
+#define ATT_TARGET_WGS     256   /* workgroups that keep a large GPU busy */
+#define ATT_SPLIT_MIN_KEYS 256   /* fewest keys per split */
 
 static uint64_t att_smem(uint64_t D, uint32_t bq, uint32_t bk, bool split, bool sg16) {
     uint64_t d4 = (D + 3) / 4;
@@ -99,11 +109,11 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     else if (rows <= 16 || kvh * (uint64_t)((rows + 31) / 32) < 512) bq = 16;
     const bool sg16 = c->caps->subgroup_size >= 16 && c->caps->subgroup_size <= 128;
     const uint64_t smax = c->caps->max_shared_memory ? c->caps->max_shared_memory : 16384;
-    static const uint32_t bks[] = {64, 32, 16};
+    static const uint32_t bks[] = {32, 16};   /* 32 measured faster than 64 on an H200 */
     uint32_t bk = 0;
     bool split = true;
     for (; bq >= 8 && !bk; bq /= 2) {
-        for (int i = 0; i < 3 && !bk; i++)
+        for (int i = 0; i < 2 && !bk; i++)
             for (int sp = 1; sp >= 0 && !bk; sp--)
                 if (att_smem((uint64_t)D, bq, bks[i], sp, sg16) <= smax) {
                     bk = bks[i];
@@ -120,9 +130,38 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
       e = getenv("ATT_SPLIT"); if (e) split = atoi(e); }
 #endif
     const uint64_t nblk = ((uint64_t)rows + bq - 1) / bq;
+
+    /* Few workgroups (decode, small batches) leave most of a GPU idle and
+     * serialize the keys: split the keys over workgroups (at least
+     * ATT_SPLIT_MIN_KEYS each) and merge the partials in a second pass. */
+    const uint64_t wgs = nblk * kvh;
+    uint64_t ns = 1, chunk = (uint64_t)Skv;
+    if (wgs < ATT_TARGET_WGS / 2) {
+        ns = ATT_TARGET_WGS / wgs;
+        if (ns > (uint64_t)Skv / ATT_SPLIT_MIN_KEYS) ns = (uint64_t)Skv / ATT_SPLIT_MIN_KEYS;
+        if (ns < 2) ns = 1;
+    }
+#ifdef RLX_ATT_TUNE
+    { const char *e = getenv("ATT_NS"); if (e) ns = (uint64_t)atoi(e); }
+#endif
+    if (ns > 1) {
+        chunk = ((uint64_t)Skv + ns - 1) / ns;
+        chunk = (chunk + bk - 1) / bk * bk;
+        ns = ((uint64_t)Skv + chunk - 1) / chunk;
+    }
+    if (ns > 1) {
+        const uint64_t parts = (uint64_t)B * ns * (uint64_t)Hkv * (uint64_t)rows;
+        c->scratch_bytes = parts * ((uint64_t)D + 2) * sizeof(float);
+        pc.scratch = c->scratch_addr;
+        pc.ml_off = (uint32_t)(parts * (uint64_t)D);
+        if (parts * ((uint64_t)D + 2) >= ((uint64_t)1 << 32))
+            return rlx_fail(RLX_STATUS_INTERNAL, "attention: split scratch too large");
+    }
+    pc.chunk = (uint32_t)(ns > 1 ? chunk : (uint64_t)Skv);
+
     const uint32_t *mx = c->caps->max_workgroup_count;
     if (nblk > (mx[0] ? mx[0] : 65535) || (uint64_t)Hkv > (mx[1] ? mx[1] : 65535) ||
-        (uint64_t)B > (mx[2] ? mx[2] : 65535))
+        (uint64_t)B * ns > (mx[2] ? mx[2] : 65535))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: grid %llu x %lld x %lld exceeds the device limit",
                         (unsigned long long)nblk, (long long)Hkv, (long long)B);
     const bool vec = D % 4 == 0 && q->addr % 16 == 0 && k->addr % 16 == 0 && v->addr % 16 == 0 &&
@@ -136,9 +175,28 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     d->spec[3] = split;
     d->spec[4] = sg16;
     d->spec[5] = vec;
-    d->n_spec = 6;
+    d->spec[6] = (uint32_t)ns;
+    d->n_spec = 7;
     d->groups[0] = (uint32_t)nblk;
     d->groups[1] = (uint32_t)Hkv;
-    d->groups[2] = (uint32_t)B;
+    d->groups[2] = (uint32_t)(B * (int64_t)ns);
+    if (ns == 1) return RLX_OK;
+    d->uses_scratch = true;
+    c->tier = "flash-f32-splitkv";
+
+    att_combine_push cp;
+    memset(&cp, 0, sizeof cp);
+    cp.scratch = c->scratch_addr;
+    cp.out = c->out.addr;
+    cp.n = (uint32_t)c->out.numel;
+    cp.D = (uint32_t)D;
+    cp.rows = (uint32_t)rows;
+    cp.Hkv = (uint32_t)Hkv;
+    cp.nsplit = (uint32_t)ns;
+    cp.ml_off = pc.ml_off;
+    d = vk_emit(c, "attention_combine", &cp, sizeof cp);
+    if (!d) return RLX_STATUS_INTERNAL;
+    d->uses_scratch = true;
+    vk_grid_1d(c->caps, (uint64_t)c->out.numel, 256, d->groups);
     return RLX_OK;
 }

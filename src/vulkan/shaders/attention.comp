@@ -20,6 +20,11 @@
 // Masks: causal (query i sees keys j <= Skv - Sq + i), additive (mask element
 // strides over [B,H,Sq,Skv], 0 on broadcast dims). Keys past a causal block's
 // last visible key are never loaded. A row with no finite score outputs zeros.
+//
+// Split keys (NSPLIT > 1, decode and other launches with few workgroups): the
+// z dimension is (b, split); split s handles keys [s*chunk, (s+1)*chunk) and
+// writes its unnormalized accumulator and (m, l) to scratch;
+// attention_combine.comp merges the splits.
 #version 450
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "common.glsl"
@@ -33,6 +38,7 @@ layout(constant_id = 2) const uint BK    = 32;   // keys per tile (multiple of 1
 layout(constant_id = 3) const uint SPLIT = 1;    // 1: separate K and V tiles; 0: V reuses K's space
 layout(constant_id = 4) const uint SG16  = 0;    // 1: subgroup size >= 16, reduce with shuffles
 layout(constant_id = 5) const uint VEC   = 0;    // 1: D % 4 == 0 and 16-byte aligned tensors
+layout(constant_id = 6) const uint NSPLIT = 1;   // > 1: keys split over workgroups (partials to scratch)
 
 const uint D4  = (D + 3) / 4;      // vec4s per row
 const uint KST = D4 + 1;           // row stride of the K/V tiles (vec4), padded against bank conflicts
@@ -52,6 +58,9 @@ layout(push_constant, std430) uniform Push {
     float scale_log2;   // scale * log2(e)
     uint pad0;
     uint ms0, ms1, ms2, ms3;
+    uint64_t scratch;   // NSPLIT > 1: partial accumulators, then (m, l) pairs at ml_off
+    uint chunk;         // keys per split (>= Skv when NSPLIT == 1)
+    uint ml_off;        // float offset of the (m, l) pairs in scratch
 } p;
 
 shared vec4 Qs[BQ * D4];
@@ -117,7 +126,8 @@ void main() {
     tid = gl_LocalInvocationIndex;
     tx = tid & 15u;
     ty = tid >> 4;
-    const uint blk = gl_WorkGroupID.x, hk = gl_WorkGroupID.y, b = gl_WorkGroupID.z;
+    const uint blk = gl_WorkGroupID.x, hk = gl_WorkGroupID.y, b = gl_WorkGroupID.z / NSPLIT;
+    const uint split = gl_WorkGroupID.z - b * NSPLIT;
     const uint group = p.H / p.Hkv;
     const uint r0 = blk * BQ;
     const uint qrow0 = (b * p.H + hk * group) * p.Sq;   // first q/out row of this kv head
@@ -132,6 +142,9 @@ void main() {
         uint maxi = (r0 / p.Sq != last / p.Sq) ? p.Sq - 1u : last % p.Sq;
         kv_end = uint(clamp(offs + int(maxi) + 1, 0, int(p.Skv)));
     }
+    // this workgroup's keys: [ks, ke)
+    const uint ks = split * p.chunk;
+    kv_end = min(kv_end, ks + p.chunk);
 
     // Q tile
     for (uint i = tid; i < BQ * D4; i += 128) {
@@ -164,7 +177,7 @@ void main() {
         for (uint c = 0; c < DQ; c++) acc[r][c] = vec4(0.0);
     }
 
-    for (uint j0 = 0; j0 < kv_end; j0 += BK) {
+    for (uint j0 = ks; j0 < kv_end; j0 += BK) {
         const uint nk = min(BK, kv_end - j0);
         barrier();   // the previous tile's K/V/P are no longer read
         load_tile_kv(p.k, kvrow0 + j0, nk, 0);
@@ -244,6 +257,25 @@ void main() {
     }
 
     row_reduce_sum(l);
+    if (NSPLIT > 1) {
+        // partials: unnormalized acc, and (m, l) in the log2 domain
+        for (uint r = 0; r < RQ; r++) {
+            uint row = r0 + ty + 8 * r;
+            if (row >= p.rows) continue;
+            uint part = (gl_WorkGroupID.z * p.Hkv + hk) * p.rows + row;
+            if (tx == 0) {
+                F32Buf(p.scratch).v[p.ml_off + 2 * part] = m[r];
+                F32Buf(p.scratch).v[p.ml_off + 2 * part + 1] = l[r];
+            }
+            for (uint c = 0; c < DQ; c++) {
+                uint col4 = tx + 16 * c;
+                if (col4 >= D4) continue;
+                for (uint e = 0; e < 4; e++)
+                    if (col4 * 4 + e < D) F32Buf(p.scratch).v[part * D + col4 * 4 + e] = acc[r][c][e];
+            }
+        }
+        return;
+    }
     for (uint r = 0; r < RQ; r++) {
         uint row = r0 + ty + 8 * r;
         if (row >= p.rows) continue;

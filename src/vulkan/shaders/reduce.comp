@@ -13,7 +13,9 @@
 //   mode 1: one invocation per output, a serial fold (inner group kept, many
 //           outputs: neighbouring invocations read neighbouring elements).
 // Float sums use compensated (Kahan) partials and a pairwise tree, which
-// keeps them within a few ulp of the CPU's double accumulation. Integers
+// keeps them within a few ulp of the CPU's double accumulation; float
+// products carry a separate exponent, so partial products do not underflow
+// or overflow where the CPU's double would not. Integers
 // accumulate in 64 bits and wrap to the dtype's width on store, like the CPU.
 // max/min propagate NaN; argmax/argmin return the first extreme index, and a
 // NaN counts as the extreme (the first NaN wins).
@@ -83,9 +85,18 @@ int64_t identity_l() {
     return 0l;
 }
 
+// Product as m * 2^e: renormalizes m after each multiplication.
+void prod_fold(inout float m, inout int e, float v) {
+    m *= v;
+    if (m != 0.0 && !isinf(m) && !isnan(m)) {
+        int k;
+        m = frexp(m, k);
+        e += k;
+    }
+}
+
 // max/min folding with NaN propagation (a NaN accumulator stays).
 float fold_f(float a, float v) {
-    if (OP == ROP_PROD) return a * v;
     if (isnan(a)) return a;
     if (isnan(v)) return v;
     return IS_MAX ? max(a, v) : min(a, v);
@@ -116,6 +127,7 @@ void fold_row(uint base, uint first, uint step, out float af, out int64_t al, ou
     float s = 0.0, c = 0.0;   // Kahan sum: s - c is the running total
     float a = identity_f();
     int64_t l = identity_l();
+    int e = 0;   // float product: exponent of a
     uint bi = 0xffffffffu;
     for (uint r = first; r < pc.count; r += step) {
         uint i = base + red_off(r);
@@ -125,6 +137,8 @@ void fold_row(uint base, uint first, uint step, out float af, out int64_t al, ou
                 kahan_add(s, c, v);
             } else if (IS_ARG) {
                 if (bi == 0xffffffffu || better_f(v, r, a, bi)) { a = v; bi = r; }
+            } else if (OP == ROP_PROD) {
+                prod_fold(a, e, v);
             } else {
                 a = fold_f(a, v);
             }
@@ -138,7 +152,7 @@ void fold_row(uint base, uint first, uint step, out float af, out int64_t al, ou
         }
     }
     af = IS_SUM ? s - c : a;
-    al = l;
+    al = (isf && OP == ROP_PROD) ? int64_t(e) : l;
     ai = bi;
 }
 
@@ -147,6 +161,7 @@ void write_out(uint o, float f, int64_t l, uint idx) {
         I32Buf(pc.out_).v[o] = int(idx);
     } else if (dt_is_float(DT)) {
         if (OP == ROP_MEAN) f = f / float(pc.count);
+        if (OP == ROP_PROD) f = scale2(f, int(clamp(l, -300l, 300l)));
         store_f(pc.out_, DT, o, f);
     } else {
         store_l(pc.out_, DT, o, l);
@@ -185,6 +200,12 @@ void main() {
                 bool take = ib != 0xffffffffu && (sh_i[t] == 0xffffffffu ||
                             (dt_is_float(DT) ? better_f(fb, ib, sh_f[t], sh_i[t]) : better_l(lb, ib, sh_l[t], sh_i[t])));
                 if (take) { sh_f[t] = fb; sh_l[t] = lb; sh_i[t] = ib; }
+            } else if (dt_is_float(DT) && OP == ROP_PROD) {
+                float m = sh_f[t];
+                int e = int(sh_l[t] + lb);
+                prod_fold(m, e, fb);
+                sh_f[t] = m;
+                sh_l[t] = int64_t(e);
             } else if (dt_is_float(DT)) {
                 sh_f[t] = IS_SUM ? sh_f[t] + fb : fold_f(sh_f[t], fb);
             } else {
