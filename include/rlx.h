@@ -226,6 +226,20 @@ typedef enum rlx_mask {
 rlx_node rlx_attention(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v,
                        rlx_mask mask_kind, rlx_node mask, float scale);
 
+/* Attention over a KV cache at its active extent: only the first kv_len keys
+ * (an RLX_I32 tensor of one element, read at run time) exist; query i has
+ * position kv_len - Sq + i. k and v are typically rlx_kv_write results, so a
+ * decode step needs no recompile as the cache fills. */
+rlx_node rlx_attention_kv(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v, rlx_mask mask_kind,
+                          rlx_node mask, float scale, rlx_node kv_len);
+
+/* Persistent KV cache update: cache is a param [B,H,capacity,D] (state kept on
+ * the device between runs), rows [B,H,S,D], pos an RLX_I32 tensor of one
+ * element. Writes rows at positions [pos, pos+S) in place and returns the
+ * cache. A run with pos + S > capacity fails with RLX_STATUS_INVALID_ARGUMENT
+ * ("context limit"). */
+rlx_node rlx_kv_write(rlx_graph *g, rlx_node cache, rlx_node rows, rlx_node pos);
+
 typedef enum rlx_rope_style {
     RLX_ROPE_NEOX = 0,   /* rotate pairs (i, i + d/2) */
     RLX_ROPE_GPTJ = 1,   /* rotate pairs (2i, 2i + 1) */

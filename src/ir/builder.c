@@ -578,18 +578,24 @@ rlx_status rlx_topk(rlx_graph *g, rlx_node x, int k, rlx_node *values, rlx_node 
 
 /* ------------------------------------------------------------- nn blocks */
 
-rlx_node rlx_attention(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v, rlx_mask mask_kind, rlx_node mask,
-                       float scale) {
-    const char *fn = "rlx_attention";
-    rlx_node in[4] = {q, k, v, mask};
+rlx_node rlx_attention_kv(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v, rlx_mask mask_kind, rlx_node mask,
+                          float scale, rlx_node kv_len) {
+    const char *fn = kv_len == RLX_NO_NODE ? "rlx_attention" : "rlx_attention_kv";
+    rlx_node in[5] = {q, k, v, mask, kv_len};
     bool additive = mask_kind == RLX_MASK_ADDITIVE;
     if (!inputs_ok(g, fn, in, 3)) return RLX_NO_NODE;
     if (additive && !inputs_ok(g, fn, in + 3, 1)) return RLX_NO_NODE;
     if (!additive && mask != RLX_NO_NODE)
         return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "a mask tensor needs RLX_MASK_ADDITIVE");
+    int n_in = additive ? 4 : 3;
+    if (kv_len != RLX_NO_NODE) {
+        if (!inputs_ok(g, fn, &kv_len, 1)) return RLX_NO_NODE;
+        in[n_in++] = kv_len;
+    }
     ir_node n;
     node_init(&n, IR_OP_ATTENTION);
     n.ia[0] = mask_kind;
+    n.ia[1] = kv_len != RLX_NO_NODE;
     n.fa[0] = scale;
     if (!(scale > 0)) {
         ir_dim d = g->g.nodes[q].shape.rank == 4 ? g->g.nodes[q].shape.d[3] : ir_dim_const(0);
@@ -597,7 +603,17 @@ rlx_node rlx_attention(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v, rlx_mas
             return fail_msg(g, RLX_STATUS_SHAPE, fn, "default scale needs a static head dim D > 0 (pass a scale)");
         n.fa[0] = 1.0 / sqrt((double)d.k);
     }
-    return make(g, fn, IR_OP_ATTENTION, in, additive ? 4 : 3, &n);
+    return make(g, fn, IR_OP_ATTENTION, in, n_in, &n);
+}
+
+rlx_node rlx_attention(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v, rlx_mask mask_kind, rlx_node mask,
+                       float scale) {
+    return rlx_attention_kv(g, q, k, v, mask_kind, mask, scale, RLX_NO_NODE);
+}
+
+rlx_node rlx_kv_write(rlx_graph *g, rlx_node cache, rlx_node rows, rlx_node pos) {
+    rlx_node in[3] = {cache, rows, pos};
+    return make(g, "rlx_kv_write", IR_OP_KV_WRITE, in, 3, NULL);
 }
 
 rlx_node rlx_rope(rlx_graph *g, rlx_node x, rlx_node offset, rlx_rope_style style, float theta, int rotary_dims) {

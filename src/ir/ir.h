@@ -85,7 +85,8 @@ struct rlx_graph {
  *   CONCAT:       ia[0]=axis
  *   GATHER:       ia[0]=axis
  *   TOPK_*:       ia[0]=k
- *   ATTENTION:    ia[0]=mask kind fa[0]=scale (resolved, > 0)
+ *   ATTENTION:    ia[0]=mask kind ia[1]=has kv_len input (last) fa[0]=scale (resolved, > 0)
+ *   KV_WRITE:     (inputs cache, rows, pos; output aliases the cache param)
  *   ROPE:         ia[0]=style ia[1]=rotary dims (resolved) ia[2]=has_offset fa[0]=theta
  *   INPUT/PARAM:  name = interface name
  */

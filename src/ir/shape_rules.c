@@ -462,8 +462,14 @@ rlx_status shape_attention(const ir_graph *g, ir_node *n) {
     bool additive = n->ia[0] == RLX_MASK_ADDITIVE;
     if (n->ia[0] < RLX_MASK_NONE || n->ia[0] > RLX_MASK_ADDITIVE)
         FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown mask kind %lld", (long long)n->ia[0]);
-    if (n->n_in != (additive ? 4 : 3))
+    int want_in = (additive ? 4 : 3) + (n->ia[1] ? 1 : 0);
+    if (n->n_in != want_in)
         FAIL(RLX_STATUS_INVALID_ARGUMENT, "%s", additive ? "additive mask needs a mask tensor" : "mask tensor given without RLX_MASK_ADDITIVE");
+    if (n->ia[1]) {
+        const ir_shape *L = in_shape(g, n, want_in - 1);
+        if (in_dtype(g, n, want_in - 1) != RLX_I32 || (ir_shape_is_static(L) && ir_shape_numel(L) != 1))
+            FAIL(RLX_STATUS_SHAPE, "kv_len must be an i32 tensor of one element");
+    }
     TRY(require_float(g, n, in_dtype(g, n, 0), "q"));
     TRY(require_same_dtype(g, n, 0, 1));
     TRY(require_same_dtype(g, n, 0, 2));
@@ -480,7 +486,8 @@ rlx_status shape_attention(const ir_graph *g, ir_node *n) {
              fmt_shape(g, q, sq, sizeof sq), fmt_shape(g, k, sk, sizeof sk), fmt_shape(g, v, sv, sizeof sv));
     /* Queries sit at the end of the keys, so under a causal mask Sq > Skv
      * would give the first queries no key at all: a caller's mistake. */
-    if (n->ia[0] == RLX_MASK_CAUSAL && ir_dim_is_static(q->d[2]) && ir_dim_is_static(k->d[2]) && q->d[2].k > k->d[2].k)
+    if (n->ia[0] == RLX_MASK_CAUSAL && !n->ia[1] && ir_dim_is_static(q->d[2]) && ir_dim_is_static(k->d[2]) &&
+        q->d[2].k > k->d[2].k)
         FAIL(RLX_STATUS_SHAPE, "causal attention needs Sq <= Skv (queries sit at the end of the keys), got Sq %lld > Skv %lld",
              (long long)q->d[2].k, (long long)k->d[2].k);
     if (additive) {
@@ -540,6 +547,23 @@ rlx_status shape_ce_loss(const ir_graph *g, ir_node *n) {
 rlx_status shape_ce_grad(const ir_graph *g, ir_node *n) {
     TRY(check_ce(g, n));
     n->shape = *in_shape(g, n, 0);
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+rlx_status shape_kv_write(const ir_graph *g, ir_node *n) {
+    const ir_shape *c = in_shape(g, n, 0), *r = in_shape(g, n, 1), *pos = in_shape(g, n, 2);
+    char sc[128], sr[128];
+    if (in_node(g, n, 0)->op != IR_OP_PARAM)
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "the cache must be a param (persistent state), not a computed tensor");
+    TRY(require_same_dtype(g, n, 0, 1));
+    if (c->rank != 4 || r->rank != 4 || !dims_compatible(c->d[0], r->d[0]) || !dims_compatible(c->d[1], r->d[1]) ||
+        !dims_compatible(c->d[3], r->d[3]))
+        FAIL(RLX_STATUS_SHAPE, "cache %s and rows %s must be [B,H,capacity,D] and [B,H,S,D]",
+             fmt_shape(g, c, sc, sizeof sc), fmt_shape(g, r, sr, sizeof sr));
+    if (in_dtype(g, n, 2) != RLX_I32 || (ir_shape_is_static(pos) && ir_shape_numel(pos) != 1))
+        FAIL(RLX_STATUS_SHAPE, "pos must be an i32 tensor of one element");
+    n->shape = *c;
     n->dtype = in_dtype(g, n, 0);
     return RLX_OK;
 }

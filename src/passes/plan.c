@@ -64,7 +64,12 @@ rlx_status plan_memory(const ir_graph *g, mem_plan *plan) {
         int64_t view_offset = 0;
         bool view = node->op == IR_OP_RESHAPE ||
                     (node->op == IR_OP_SLICE && slice_is_contiguous(g, node, &view_offset));
-        if (node->op == IR_OP_PARAM) e[i].storage = PLAN_PARAM;
+        if (node->op == IR_OP_KV_WRITE) {   /* in place: the result is the cache param itself */
+            const plan_entry *src = &e[node->in[0]];
+            e[i].storage = src->storage;
+            e[i].base = src->base;
+            e[i].offset = src->offset;
+        } else if (node->op == IR_OP_PARAM) e[i].storage = PLAN_PARAM;
         else if (node->op == IR_OP_CONST) e[i].storage = PLAN_CONST;
         else if (view) {
             const plan_entry *src = &e[node->in[0]];

@@ -401,7 +401,8 @@ static rlx_status resolve_locations(vk_program *p, void *const *param_handles) {
         case PLAN_PARAM: {
             const vk_buf *b = param_handles[e->base];
             if (!b) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: param node %d has no buffer", e->base);
-            *l = (vk_loc){b->buf, (VkDeviceSize)e->offset, b->addr + (uint64_t)e->offset, false};
+            /* tracked: kv_write changes params (a KV cache) in place */
+            *l = (vk_loc){b->buf, (VkDeviceSize)e->offset, b->addr + (uint64_t)e->offset, true};
             break;
         }
         case PLAN_CONST: {
@@ -552,7 +553,24 @@ static rlx_status run_host_step(vk_program *p, int32_t i) {
     return p->dev->opts.host_kernel(p->dev->opts.host_user, p->g, i, in, outp);
 }
 
+/* The GPU kv_write skips out-of-range rows silently; check what the host can
+ * see (a pos given as a graph input) so a full cache is a clear error. */
+static rlx_status check_kv_writes(const vk_program *p, const void *const *inputs) {
+    for (int32_t i = 0; i < p->g->n_nodes; i++) {
+        const ir_node *n = &p->g->nodes[i];
+        if (n->op != IR_OP_KV_WRITE || p->g->nodes[n->in[2]].op != IR_OP_INPUT || !inputs[n->in[2]]) continue;
+        int64_t pos = *(const int32_t *)inputs[n->in[2]], S = p->g->nodes[n->in[1]].shape.d[2].k, C = n->shape.d[2].k;
+        if (pos < 0 || pos + S > C)
+            return rlx_fail(RLX_STATUS_INVALID_ARGUMENT,
+                            "kv_write '%s': positions [%lld, %lld) exceed the cache capacity %lld (context limit)",
+                            n->name ? n->name : "", (long long)pos, (long long)(pos + S), (long long)C);
+    }
+    return RLX_OK;
+}
+
 rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
+    rlx_status cst = check_kv_writes(p, inputs);
+    if (cst != RLX_OK) return cst;
     for (int k = 0; k < p->n_input_nodes; k++) {
         int32_t i = p->input_nodes[k];
         if (inputs[i]) memcpy((char *)p->io.map + p->io_off[i], inputs[i], (size_t)node_bytes(&p->g->nodes[i]));

@@ -62,6 +62,7 @@ typedef struct att_ctx {
     const float *q, *k, *v, *mask;
     float       *out;
     int64_t      B, H, Hkv, Sq, Skv, D, group, nqb;
+    int64_t      Lkv;          /* active keys: Skv, or the kv_len input (a KV cache's fill) */
     int64_t      mstr[4];      /* mask element strides over [B,H,Sq,Skv] */
     float        scale;
     int          causal;
@@ -207,7 +208,7 @@ ATT_INLINE void att_task_body(const att_ctx *c, int64_t t, float *scr)
     const int64_t qb = t % c->nqb, h = (t / c->nqb) % c->H, b = t / (c->nqb * c->H);
     const int64_t hk = h / c->group;
     const int64_t i0 = qb * ATT_BQ, i1 = RLX_MIN(Sq, i0 + ATT_BQ), nr = i1 - i0;
-    const int64_t offs = Skv - Sq;   /* position of query 0 */
+    const int64_t offs = c->Lkv - Sq;   /* position of query 0 */
     const float *q = c->q + ((b * c->H + h) * Sq + i0) * D;
     const float *kb = c->k + (b * c->Hkv + hk) * Skv * D;
     const float *vb = c->v + (b * c->Hkv + hk) * Skv * D;
@@ -215,9 +216,9 @@ ATT_INLINE void att_task_body(const att_ctx *c, int64_t t, float *scr)
     float *m = Kt + D * ATT_BK, *l = m + ATT_BQ;
     const int use_kt = nr >= ATT_KT_MIN_ROWS;
 
-    int64_t kv_end = Skv;
+    int64_t kv_end = c->Lkv;
     if (c->causal)
-        kv_end = RLX_MAX((int64_t)0, RLX_MIN(Skv, offs + i1));
+        kv_end = RLX_MAX((int64_t)0, RLX_MIN(c->Lkv, offs + i1));
     for (int64_t r = 0; r < nr; r++) {
         m[r] = -INFINITY;
         l[r] = 0.0f;
@@ -376,6 +377,15 @@ rlx_status cpu_attention(const cpu_kernel_ctx *k)
         cpu_broadcast_strides(mk, &full, c.mstr);
         c.mask = mk->data;
     }
+    c.Lkv = c.Skv;
+    if (n->ia[1]) {   /* active extent: only the first kv_len keys exist */
+        const cpu_tensor *lt = &k->in[kind == RLX_MASK_ADDITIVE ? 4 : 3];
+        int64_t L = lt->dtype == RLX_I32 ? ((const int32_t *)lt->data)[0] : -1;
+        if (L < 0 || L > c.Skv)
+            return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: kv_len %lld is outside [0, %lld] (the key capacity)",
+                            node_label(n, lb, sizeof lb), (long long)L, (long long)c.Skv);
+        c.Lkv = L;
+    }
     if (k->out.numel == 0)
         return RLX_OK;
 
@@ -397,7 +407,7 @@ rlx_status cpu_attention(const cpu_kernel_ctx *k)
 #endif
     int64_t tasks = c.B * c.H * c.nqb;
     /* A task is at least nr * kv * D multiply-adds; keep tiny calls inline. */
-    int64_t work = c.B * c.H * c.Sq * c.Skv * c.D;
+    int64_t work = c.B * c.H * c.Sq * c.Lkv * c.D;
     rlx_parallel_for(work >= ((int64_t)1 << 16) ? k->pool : NULL, tasks, 1, att_range, &c);
     rlx_aligned_free(c.scratch);
     return RLX_OK;

@@ -34,7 +34,7 @@ layout(constant_id = 3) const uint HAS_BIAS = 0;
 layout(constant_id = 4) const uint VEC = 0;        // bit 0: A loads, bit 1: B loads (8-element aligned)
 layout(constant_id = 5) const uint WM = 4;         // accumulator fragments per subgroup along M (2 or 4)
 layout(constant_id = 6) const uint WN = 2;         // ... along N (2 or 4)
-layout(constant_id = 7) const uint BK = 32;        // 32 or 64
+layout(constant_id = 7) const uint BK = 64;        // 32 or 64
 
 const uint BM = 2u * WM * 16u, BN = 4u * WN * 16u;
 const uint SA = (BK + 8u) / 8u;      // A row stride in uvec4 (8 halves each); also B [N, K]

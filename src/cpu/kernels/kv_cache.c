@@ -1,0 +1,29 @@
+/*
+ * kv_cache.c — KV_WRITE: rows [B,H,S,D] written into a cache param
+ * [B,H,capacity,D] at positions [pos, pos+S). The planner makes the output
+ * the cache itself, so normally this touches only S rows per head. When the
+ * output is a separate buffer (a GPU backend's host step), the cache is
+ * copied first so the result is still "the cache with the rows written".
+ */
+#include "cpu/cpu_kernel.h"
+#include <string.h>
+
+rlx_status cpu_kv_write(const cpu_kernel_ctx *k) {
+    const cpu_tensor *cache = &k->in[0], *rows = &k->in[1], *pos = &k->in[2];
+    const char *name = k->node->name ? k->node->name : "";
+    int64_t B = cache->dims[0], H = cache->dims[1], C = cache->dims[2], D = cache->dims[3], S = rows->dims[2];
+    int64_t p = ((const int32_t *)pos->data)[0];
+    if (p < 0 || p + S > C)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT,
+                        "kv_write '%s': positions [%lld, %lld) exceed the cache capacity %lld (context limit)", name,
+                        (long long)p, (long long)(p + S), (long long)C);
+    size_t es = rlx_dtype_size(cache->dtype);
+    if (k->out.data != cache->data) memcpy(k->out.data, cache->data, (size_t)cache->numel * es);
+    uint8_t *out = k->out.data;
+    const uint8_t *src = rows->data;
+    size_t row_bytes = (size_t)(S * D) * es;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++)
+            memcpy(out + ((size_t)((b * H + h) * C + p) * (size_t)D) * es, src + (size_t)(b * H + h) * row_bytes, row_bytes);
+    return RLX_OK;
+}
