@@ -52,7 +52,7 @@ $(BUILD)/src/cpu/kernels/gemm_avx512.o: ISA_FLAGS = -mavx512f -mavx512vl -mavx51
 $(BUILD)/src/cpu/kernels/gemm_avx2.o:   ISA_FLAGS = -mavx2 -mfma
 endif
 
-.PHONY: all test demo sanitize bench setup clean
+.PHONY: all test demo sanitize bench gpu-bench setup clean
 
 all: $(LIB) $(RLX)
 
@@ -116,6 +116,11 @@ $(BENCH_GEMM): bench/gemm.c $(LIB)
 VK_BENCH = $(BUILD)/vk_bench
 $(VK_BENCH): bench/vk_bench.c $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_bench.c $(WHOLE_LIB) $(LDLIBS)
+
+$(BUILD)/vk_matmul: bench/vk_matmul.c $(LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_matmul.c $(WHOLE_LIB) $(LDLIBS)
+
+gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(RLX) $(TESTS)
 
 bench:
 	@bash scripts/setup.sh bench
