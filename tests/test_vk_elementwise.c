@@ -85,7 +85,8 @@ static const struct { const char *name; bin_fn fn; } cmps[] = {
 
 /* All arithmetic ops and comparisons of one operand pair in one graph. */
 /* mode 1: with special values; mode 2: integral floats, so that comparisons
- * see equal operands */
+ * see equal operands; mode 3: like 2 without zeros (f16 0/0 is a NaN whose
+ * sign differs between x86 and GPUs, and f16 is compared bit-exactly) */
 static bool binary_case(rlx_dtype dt, ref_shape sa, ref_shape sb, double lo, double hi, int mode)
 {
     rlx_graph *g = ops_graph();
@@ -95,9 +96,12 @@ static bool binary_case(rlx_dtype dt, ref_shape sa, ref_shape sb, double lo, dou
     if (mode == 1) {
         add_specials(a, dt, na_);
         add_specials(b, dt, nb_);
-    } else if (mode == 2) {
+    } else if (mode >= 2) {
         for (int64_t i = 0; i < na_; i++) ref_store(a, dt, i, round(ref_load(a, dt, i)));
-        for (int64_t i = 0; i < nb_; i++) ref_store(b, dt, i, round(ref_load(b, dt, i)));
+        for (int64_t i = 0; i < nb_; i++) {
+            double v = round(ref_load(b, dt, i));
+            ref_store(b, dt, i, mode == 3 && v == 0 ? 1 : v);
+        }
     }
     rlx_node na = add_input(g, &in, dt, sa, a), nb = add_input(g, &in, dt, sb, b);
     char name[32];
@@ -169,7 +173,7 @@ TEST(vk_ew_binary_half) {
         for (int c = 0; c < 4; c++) {
             ref_shape sa, sb;
             shape_pair(c, &sa, &sb);
-            CHECK_MSG(binary_case(dts[t], sa, sb, -4, 4, 2 * (c & 1)), "%s binary case %d", rlx_dtype_name(dts[t]), c);
+            CHECK_MSG(binary_case(dts[t], sa, sb, -4, 4, 3 * (c & 1)), "%s binary case %d", rlx_dtype_name(dts[t]), c);
         }
     ops_free_all();
 }

@@ -3,11 +3,12 @@
  * src/vulkan/lower/{attention,rope,topk,loss}.c: fused attention (no mask,
  * causal with Skv > Sq, additive masks of several broadcast shapes with -inf
  * entries and fully masked rows, GQA/MQA, decode Sq = 1, D in {16, 17, 64,
- * 80, 256}, tiles crossing), rope (both styles, partial rotary dims, offsets
- * up to 10^6, offset changing between runs of one exec), topk values and
- * indices (ties, NaN, +-0, several dtypes, rows cached in shared memory or
- * not) and softmax cross-entropy loss and gradient. require_gpu is set: a
- * host step is a failure (except where a host step is the point).
+ * 80, 200, 256}, tiles crossing, keys split over workgroups), rope (both
+ * styles, partial rotary dims, offsets up to 10^6, offset changing between
+ * runs of one exec), topk values and indices (ties, NaN, +-0, several dtypes,
+ * rows cached in shared memory or not) and softmax cross-entropy loss and
+ * gradient. require_gpu is set: a host step is a failure (except where a host
+ * step is the point).
  */
 #include "ops_common.h"
 #include "vk_parity.h"

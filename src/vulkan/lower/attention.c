@@ -1,19 +1,18 @@
 /*
- * attention.c — Vulkan lowering of ATTENTION: one dispatch of the fused
- * flash-style kernel shaders/attention.comp (see its header for the tiling).
+ * attention.c — Vulkan lowering of ATTENTION through the fused flash-style
+ * kernel shaders/attention.comp (see its header for the tiling).
  *
  * Tile sizes are chosen here from D, the number of rows per kv head and the
- * device's shared memory: BQ rows (8/16/32) per workgroup, BK keys (64/32/16)
- * per tile, and whether K and V get separate tiles. f32 only, D <= 256; other
- * cases are left to a host step.
+ * device's shared memory: BQ rows (8/16/32) per workgroup, BK keys (32/16)
+ * per tile, and whether K and V get separate tiles. When the launch has few
+ * workgroups (decode), the keys are split over workgroups and a second
+ * dispatch (attention_combine.comp) merges the partials kept in scratch.
+ * f32 only, D <= 256; other cases are left to a host step.
  */
 #include "vulkan/vk_lower.h"
 
 #include <math.h>
 #include <string.h>
-#ifdef RLX_ATT_TUNE
-#include <stdlib.h>
-#endif
 
 typedef struct att_push {
     uint64_t q, k, v, mask, out;
@@ -109,7 +108,8 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     else if (rows <= 16 || kvh * (uint64_t)((rows + 31) / 32) < 512) bq = 16;
     const bool sg16 = c->caps->subgroup_size >= 16 && c->caps->subgroup_size <= 128;
     const uint64_t smax = c->caps->max_shared_memory ? c->caps->max_shared_memory : 16384;
-    static const uint32_t bks[] = {32, 16};   /* 32 measured faster than 64 on an H200 */
+    /* keys per tile: 32 measured faster than 64 on an H200 (D = 64, 80, 128) */
+    static const uint32_t bks[] = {32, 16};
     uint32_t bk = 0;
     bool split = true;
     for (; bq >= 8 && !bk; bq /= 2) {
@@ -125,10 +125,6 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: head dim %lld does not fit %llu bytes of shared memory",
                         (long long)D, (unsigned long long)smax);
 
-#ifdef RLX_ATT_TUNE
-    { const char *e = getenv("ATT_BQ"); if (e) bq = (uint32_t)atoi(e); e = getenv("ATT_BK"); if (e) bk = (uint32_t)atoi(e);
-      e = getenv("ATT_SPLIT"); if (e) split = atoi(e); }
-#endif
     const uint64_t nblk = ((uint64_t)rows + bq - 1) / bq;
 
     /* Few workgroups (decode, small batches) leave most of a GPU idle and
@@ -141,9 +137,6 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
         if (ns > (uint64_t)Skv / ATT_SPLIT_MIN_KEYS) ns = (uint64_t)Skv / ATT_SPLIT_MIN_KEYS;
         if (ns < 2) ns = 1;
     }
-#ifdef RLX_ATT_TUNE
-    { const char *e = getenv("ATT_NS"); if (e) ns = (uint64_t)atoi(e); }
-#endif
     if (ns > 1) {
         chunk = ((uint64_t)Skv + ns - 1) / ns;
         chunk = (chunk + bk - 1) / bk * bk;

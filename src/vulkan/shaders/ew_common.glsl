@@ -27,10 +27,14 @@
 
 bool dt_is_float(uint dt) { return dt == DT_F32 || dt == DT_F16 || dt == DT_BF16; }
 
+// f16 NaN is stored as the CPU stores it (sign | 0x7e00): packHalf2x16
+// gives 0x7fff on NVIDIA.
 void store_f(uint64_t addr, uint dt, uint i, float v) {
     switch (dt) {
     case DT_F32:  F32Buf(addr).v[i] = v; break;
-    case DT_F16:  U16Buf(addr).v[i] = f32_to_f16(v); break;
+    case DT_F16:
+        U16Buf(addr).v[i] = isnan(v) ? uint16_t(((floatBitsToUint(v) >> 16) & 0x8000u) | 0x7e00u) : f32_to_f16(v);
+        break;
     case DT_BF16: U16Buf(addr).v[i] = f32_to_bf16(v); break;
     }
 }

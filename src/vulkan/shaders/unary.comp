@@ -43,7 +43,9 @@ layout(push_constant) uniform PC {
 
 float op_f(float x) {
     switch (OP) {
-    case UOP_RELU:      return x < 0.0 ? 0.0 : x;
+    // NaN passes relu and clamp; isnan() is explicit because NVIDIA's
+    // compiler turns x < 0 ? 0 : x into max(x, 0), which drops NaN.
+    case UOP_RELU:      return (x < 0.0 && !isnan(x)) ? 0.0 : x;
     case UOP_SIGMOID:   return sigmoid(x);
     case UOP_TANH:      return rlx_tanh(x);
     case UOP_EXP:       return rlx_exp(x);
@@ -61,7 +63,8 @@ float op_f(float x) {
     case UOP_TAN:       return rlx_tan(x);
     case UOP_ATAN:      return rlx_atan(x);
     case UOP_CLAMP: {
-        float v = x < pc.lo ? pc.lo : x;   // NaN passes through
+        if (isnan(x)) return x;
+        float v = x < pc.lo ? pc.lo : x;
         return v > pc.hi ? pc.hi : v;
     }
     }

@@ -1,0 +1,376 @@
+/*
+ * gguf_write.c — the GGUF v3 writer. Metadata values are serialized when set
+ * (so the writer owns them); tensor data is borrowed and streamed at write
+ * time, so `rlx quantize` never holds a second copy of a model in memory.
+ */
+#include "io/gguf.h"
+#include "io/quant.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct wkv {
+    char *key;
+    uint8_t *blob;      /* u32 type + serialized value */
+    size_t len;
+} wkv;
+
+typedef struct wtensor {
+    char *name;
+    uint32_t type, n_dims;
+    int64_t dims[GGUF_MAX_DIMS];
+    const void *data;
+    uint64_t size;
+} wtensor;
+
+struct gguf_writer {
+    wkv *kv;
+    size_t n_kv, cap_kv;
+    wtensor *t;
+    size_t n_t, cap_t;
+};
+
+gguf_writer *gguf_writer_new(void) { return calloc(1, sizeof(gguf_writer)); }
+
+void gguf_writer_free(gguf_writer *w) {
+    if (!w) return;
+    for (size_t i = 0; i < w->n_kv; i++) { free(w->kv[i].key); free(w->kv[i].blob); }
+    for (size_t i = 0; i < w->n_t; i++) free(w->t[i].name);
+    free(w->kv);
+    free(w->t);
+    free(w);
+}
+
+static bool grow(void **buf, size_t *cap, size_t n, size_t elem) {
+    if (n <= *cap) return true;
+    size_t nc = *cap ? *cap * 2 : 16;
+    while (nc < n) nc *= 2;
+    void *nb = realloc(*buf, nc * elem);
+    if (!nb) return false;
+    *buf = nb;
+    *cap = nc;
+    return true;
+}
+
+/* ------------------------------------------------------------ byte buffer */
+
+typedef struct bbuf {
+    uint8_t *p;
+    size_t len, cap;
+    bool oom;
+} bbuf;
+
+static void put(bbuf *b, const void *src, size_t n) {
+    if (b->oom) return;
+    if (b->len + n < b->len || !grow((void **)&b->p, &b->cap, b->len + n, 1)) { b->oom = true; return; }
+    memcpy(b->p + b->len, src, n);
+    b->len += n;
+}
+static void put_u32(bbuf *b, uint32_t v) { put(b, &v, 4); }
+static void put_u64(bbuf *b, uint64_t v) { put(b, &v, 8); }
+static void put_str(bbuf *b, const char *s, size_t n) { put_u64(b, n); put(b, s, n); }
+
+/* --------------------------------------------------------------- metadata */
+
+bool gguf_writer_has_key(const gguf_writer *w, const char *key) {
+    if (!w || !key) return false;
+    for (size_t i = 0; i < w->n_kv; i++)
+        if (strcmp(w->kv[i].key, key) == 0) return true;
+    return false;
+}
+
+/* Takes ownership of b's bytes as key's value (replacing an existing one). */
+static rlx_status set_blob(gguf_writer *w, const char *key, bbuf *b) {
+    if (b->oom) { free(b->p); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf writer: out of memory"); }
+    for (size_t i = 0; i < w->n_kv; i++)
+        if (strcmp(w->kv[i].key, key) == 0) {
+            free(w->kv[i].blob);
+            w->kv[i].blob = b->p;
+            w->kv[i].len = b->len;
+            return RLX_OK;
+        }
+    char *k = rlx_strdup(key);
+    if (!k || !grow((void **)&w->kv, &w->cap_kv, w->n_kv + 1, sizeof *w->kv)) {
+        free(k);
+        free(b->p);
+        return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf writer: out of memory");
+    }
+    w->kv[w->n_kv++] = (wkv){k, b->p, b->len};
+    return RLX_OK;
+}
+
+static rlx_status check_key(const gguf_writer *w, const char *key) {
+    if (!w || !key) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL argument");
+    if (!key[0]) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: empty key");
+    return RLX_OK;
+}
+
+static rlx_status set_scalar(gguf_writer *w, const char *key, gguf_vtype t, const void *v) {
+    rlx_status st = check_key(w, key);
+    if (st) return st;
+    bbuf b = {0};
+    put_u32(&b, t);
+    put(&b, v, gguf_vtype_size(t));
+    return set_blob(w, key, &b);
+}
+
+rlx_status gguf_set_u8(gguf_writer *w, const char *k, uint8_t v) { return set_scalar(w, k, GGUF_VT_U8, &v); }
+rlx_status gguf_set_i8(gguf_writer *w, const char *k, int8_t v) { return set_scalar(w, k, GGUF_VT_I8, &v); }
+rlx_status gguf_set_u16(gguf_writer *w, const char *k, uint16_t v) { return set_scalar(w, k, GGUF_VT_U16, &v); }
+rlx_status gguf_set_i16(gguf_writer *w, const char *k, int16_t v) { return set_scalar(w, k, GGUF_VT_I16, &v); }
+rlx_status gguf_set_u32(gguf_writer *w, const char *k, uint32_t v) { return set_scalar(w, k, GGUF_VT_U32, &v); }
+rlx_status gguf_set_i32(gguf_writer *w, const char *k, int32_t v) { return set_scalar(w, k, GGUF_VT_I32, &v); }
+rlx_status gguf_set_u64(gguf_writer *w, const char *k, uint64_t v) { return set_scalar(w, k, GGUF_VT_U64, &v); }
+rlx_status gguf_set_i64(gguf_writer *w, const char *k, int64_t v) { return set_scalar(w, k, GGUF_VT_I64, &v); }
+rlx_status gguf_set_f32(gguf_writer *w, const char *k, float v) { return set_scalar(w, k, GGUF_VT_F32, &v); }
+rlx_status gguf_set_f64(gguf_writer *w, const char *k, double v) { return set_scalar(w, k, GGUF_VT_F64, &v); }
+rlx_status gguf_set_bool(gguf_writer *w, const char *k, bool v) {
+    uint8_t b = v ? 1 : 0;
+    return set_scalar(w, k, GGUF_VT_BOOL, &b);
+}
+
+rlx_status gguf_set_str_n(gguf_writer *w, const char *key, const char *v, size_t len) {
+    rlx_status st = check_key(w, key);
+    if (st) return st;
+    if (!v && len) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: '%s': NULL string", key);
+    bbuf b = {0};
+    put_u32(&b, GGUF_VT_STRING);
+    put_str(&b, v, len);
+    return set_blob(w, key, &b);
+}
+
+rlx_status gguf_set_str(gguf_writer *w, const char *key, const char *v) {
+    if (!v) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL string");
+    return gguf_set_str_n(w, key, v, strlen(v));
+}
+
+rlx_status gguf_set_arr(gguf_writer *w, const char *key, gguf_vtype elem, const void *data, uint64_t n) {
+    rlx_status st = check_key(w, key);
+    if (st) return st;
+    size_t es = gguf_vtype_size(elem);
+    if (es == 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: '%s': array elements must be fixed-size, not %s",
+                                 key, gguf_vtype_name(elem));
+    if (!data && n) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: '%s': NULL array data", key);
+    uint64_t bytes;
+    if (!rlx_mul_overflow_u64(n, es, &bytes) || bytes > SIZE_MAX / 2)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: '%s': array too large", key);
+    if (elem == GGUF_VT_BOOL)
+        for (uint64_t i = 0; i < n; i++)
+            if (((const uint8_t *)data)[i] > 1)
+                return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: '%s': bool element %llu is not 0 or 1", key,
+                                (unsigned long long)i);
+    bbuf b = {0};
+    put_u32(&b, GGUF_VT_ARRAY);
+    put_u32(&b, elem);
+    put_u64(&b, n);
+    put(&b, data, (size_t)bytes);
+    return set_blob(w, key, &b);
+}
+
+rlx_status gguf_set_arr_str(gguf_writer *w, const char *key, const char *const *v, uint64_t n) {
+    rlx_status st = check_key(w, key);
+    if (st) return st;
+    if (!v && n) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: '%s': NULL array", key);
+    bbuf b = {0};
+    put_u32(&b, GGUF_VT_ARRAY);
+    put_u32(&b, GGUF_VT_STRING);
+    put_u64(&b, n);
+    for (uint64_t i = 0; i < n; i++) {
+        if (!v[i]) { free(b.p); return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: '%s': string %llu is NULL", key, (unsigned long long)i); }
+        put_str(&b, v[i], strlen(v[i]));
+    }
+    return set_blob(w, key, &b);
+}
+
+rlx_status gguf_set_from(gguf_writer *w, const gguf_file *f, int64_t kv) {
+    const char *key = gguf_kv_key(f, kv);
+    rlx_status st = check_key(w, key);
+    if (st) return st;
+    gguf_vtype t = gguf_kv_type(f, kv);
+    bbuf b = {0};
+    put_u32(&b, t);
+    if (t == GGUF_VT_STRING) {
+        size_t len;
+        const char *s = gguf_kv_str(f, kv, &len);
+        put_str(&b, s, len);
+    } else if (t == GGUF_VT_ARRAY) {
+        gguf_vtype et = gguf_kv_arr_type(f, kv);
+        uint64_t n = gguf_kv_arr_len(f, kv);
+        put_u32(&b, et);
+        put_u64(&b, n);
+        if (et == GGUF_VT_STRING) {
+            for (uint64_t i = 0; i < n; i++) {
+                size_t len;
+                const char *s = gguf_kv_arr_str(f, kv, i, &len);
+                put_str(&b, s, len);
+            }
+        } else {
+            put(&b, gguf_kv_arr_data(f, kv), (size_t)(n * gguf_vtype_size(et)));  /* bounded by the file */
+        }
+    } else {
+        /* Widen through the getters, then keep the low bytes: exact for every
+           scalar type on a little-endian host, and the type tag is unchanged. */
+        int64_t iv;
+        uint64_t uv;
+        double dv;
+        uint8_t raw[8] = {0};
+        switch (t) {
+        case GGUF_VT_U64: gguf_kv_uint(f, kv, &uv); memcpy(raw, &uv, 8); break;
+        case GGUF_VT_F32: { gguf_kv_float(f, kv, &dv); float x = (float)dv; memcpy(raw, &x, 4); break; }
+        case GGUF_VT_F64: gguf_kv_float(f, kv, &dv); memcpy(raw, &dv, 8); break;
+        default: gguf_kv_int(f, kv, &iv); memcpy(raw, &iv, 8); break;   /* little-endian truncation */
+        }
+        put(&b, raw, gguf_vtype_size(t));
+    }
+    return set_blob(w, key, &b);
+}
+
+/* ---------------------------------------------------------------- tensors */
+
+rlx_status gguf_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *dims,
+                           const void *data, uint64_t size) {
+    if (!w || !name || (!dims && n_dims) || (!data && size))
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL argument");
+    if (!name[0]) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: empty tensor name");
+    const qtype_info *qi = qtype_get(type);
+    if (!qi) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: tensor '%s': unknown ggml type %u", name, type);
+    if (n_dims > GGUF_MAX_DIMS)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: tensor '%s': %u dims, at most %d", name, n_dims,
+                        GGUF_MAX_DIMS);
+    uint64_t n = 1;
+    for (uint32_t i = 0; i < n_dims; i++)
+        if (dims[i] < 0 || !rlx_mul_overflow_u64(n, (uint64_t)dims[i], &n) || n > INT64_MAX)
+            return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: tensor '%s': bad dim %u", name, i);
+    uint64_t want;
+    if ((n_dims > 0 && dims[0] % qi->block_size) || !qtype_row_bytes(type, n, &want))
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: tensor '%s': row length is not a multiple of the %s block size %u",
+                        name, qi->name, qi->block_size);
+    if (want != size)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: tensor '%s': %llu bytes given, %s needs %llu", name,
+                        (unsigned long long)size, qi->name, (unsigned long long)want);
+    for (size_t i = 0; i < w->n_t; i++)
+        if (strcmp(w->t[i].name, name) == 0)
+            return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: tensor '%s' added twice", name);
+    char *nm = rlx_strdup(name);
+    if (!nm || !grow((void **)&w->t, &w->cap_t, w->n_t + 1, sizeof *w->t)) {
+        free(nm);
+        return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf writer: out of memory");
+    }
+    wtensor *t = &w->t[w->n_t++];
+    memset(t, 0, sizeof *t);
+    t->name = nm;
+    t->type = type;
+    t->n_dims = n_dims;
+    for (uint32_t i = 0; i < n_dims; i++) t->dims[i] = dims[i];
+    t->data = data;
+    t->size = size;
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------------ write */
+
+static uint64_t align_up(uint64_t v, uint32_t a) { return (v + a - 1) / a * a; }
+
+static rlx_status alignment_of(const gguf_writer *w, uint32_t *out) {
+    *out = GGUF_DEFAULT_ALIGNMENT;
+    for (size_t i = 0; i < w->n_kv; i++) {
+        if (strcmp(w->kv[i].key, "general.alignment") != 0) continue;
+        uint32_t t, a;
+        memcpy(&t, w->kv[i].blob, 4);
+        if (t != GGUF_VT_U32) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: general.alignment must be u32");
+        memcpy(&a, w->kv[i].blob + 4, 4);
+        if (!a || (a & (a - 1)))
+            return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: general.alignment %u is not a power of two", a);
+        *out = a;
+    }
+    return RLX_OK;
+}
+
+/* Everything before the data section, padded to the alignment. */
+static rlx_status build_head(const gguf_writer *w, bbuf *b, uint32_t *align) {
+    rlx_status st = alignment_of(w, align);
+    if (st) return st;
+    put(b, "GGUF", 4);
+    put_u32(b, 3);
+    put_u64(b, w->n_t);
+    put_u64(b, w->n_kv);
+    for (size_t i = 0; i < w->n_kv; i++) {
+        put_str(b, w->kv[i].key, strlen(w->kv[i].key));
+        put(b, w->kv[i].blob, w->kv[i].len);
+    }
+    uint64_t off = 0;
+    for (size_t i = 0; i < w->n_t; i++) {
+        const wtensor *t = &w->t[i];
+        put_str(b, t->name, strlen(t->name));
+        put_u32(b, t->n_dims);
+        put(b, t->dims, 8 * (size_t)t->n_dims);
+        put_u32(b, t->type);
+        put_u64(b, off);
+        off = align_up(off + t->size, *align);
+    }
+    static const uint8_t zeros[256];
+    size_t pad = (size_t)(align_up(b->len, *align) - b->len);
+    while (pad > 0) {
+        size_t k = pad < sizeof zeros ? pad : sizeof zeros;
+        put(b, zeros, k);
+        pad -= k;
+    }
+    if (b->oom) { free(b->p); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf writer: out of memory"); }
+    return RLX_OK;
+}
+
+rlx_status gguf_write_memory(const gguf_writer *w, void **out, size_t *size) {
+    if (!w || !out || !size) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL argument");
+    bbuf b = {0};
+    uint32_t align;
+    rlx_status st = build_head(w, &b, &align);
+    if (st) return st;
+    static const uint8_t zeros[256];
+    for (size_t i = 0; i < w->n_t; i++) {
+        put(&b, w->t[i].data, (size_t)w->t[i].size);
+        size_t pad = (size_t)(align_up(w->t[i].size, align) - w->t[i].size);
+        while (pad > 0) {
+            size_t k = pad < sizeof zeros ? pad : sizeof zeros;
+            put(&b, zeros, k);
+            pad -= k;
+        }
+    }
+    if (b.oom) { free(b.p); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf writer: out of memory"); }
+    if (!b.p) b.p = malloc(1);   /* cannot happen (the header is never empty), but keep *out valid */
+    *out = b.p;
+    *size = b.len;
+    return RLX_OK;
+}
+
+rlx_status gguf_write_file(const gguf_writer *w, const char *path) {
+    if (!w || !path) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL argument");
+    bbuf b = {0};
+    uint32_t align;
+    rlx_status st = build_head(w, &b, &align);
+    if (st) return st;
+    FILE *fp = fopen(path, "wb");
+    if (!fp) {
+        free(b.p);
+        return rlx_fail(RLX_STATUS_IO, "gguf writer: cannot create '%s': %s", path, strerror(errno));
+    }
+    bool ok = fwrite(b.p, 1, b.len, fp) == b.len;
+    free(b.p);
+    static const uint8_t zeros[256];
+    for (size_t i = 0; ok && i < w->n_t; i++) {
+        ok = fwrite(w->t[i].data, 1, (size_t)w->t[i].size, fp) == w->t[i].size;
+        size_t pad = (size_t)(align_up(w->t[i].size, align) - w->t[i].size);
+        while (ok && pad > 0) {
+            size_t k = pad < sizeof zeros ? pad : sizeof zeros;
+            ok = fwrite(zeros, 1, k, fp) == k;
+            pad -= k;
+        }
+    }
+    int e = errno;
+    if (fclose(fp) != 0) ok = false;
+    if (!ok) {
+        remove(path);
+        return rlx_fail(RLX_STATUS_IO, "gguf writer: writing '%s' failed: %s", path, strerror(e));
+    }
+    return RLX_OK;
+}
