@@ -85,6 +85,8 @@ static void prefill_vs_decode(llama_arch arch, rlx_backend backend, float *out) 
     rlx_exec_free(e);
     CHECK_MSG(d < 1e-5, "arch %d backend %d: prefill vs decode rel diff %.3g", arch, backend, d);
     CHECK_MSG(s.specializations == 2, "%d specializations (want 2: prefill and decode)", s.specializations);
+    /* on the GPU every node, the KV cache writes and the active-extent attention included, is a kernel */
+    CHECK_MSG(backend != RLX_BACKEND_VULKAN || s.host_steps == 0, "%d host steps on vulkan", s.host_steps);
     memcpy(out, prefill, sizeof prefill);
 }
 

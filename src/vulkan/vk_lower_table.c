@@ -4,14 +4,6 @@
  */
 #include "vulkan/vk_lower.h"
 
-/* The GPU attention kernel does not read a kv_len input yet: such nodes run
- * on the host until it does. */
-static rlx_status lower_attention_entry(vk_lower_ctx *c) {
-    if (c->node->ia[1])
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention with kv_len: no GPU kernel reads the active extent yet");
-    return vk_lower_attention(c);
-}
-
 static const vk_lower_fn table[IR_OP_COUNT] = {
     [IR_OP_ADD] = vk_lower_binary, [IR_OP_SUB] = vk_lower_binary, [IR_OP_MUL] = vk_lower_binary,
     [IR_OP_DIV] = vk_lower_binary, [IR_OP_MAX] = vk_lower_binary, [IR_OP_MIN] = vk_lower_binary,
@@ -38,7 +30,7 @@ static const vk_lower_fn table[IR_OP_COUNT] = {
     [IR_OP_GATHER_ROWS] = vk_lower_gather, [IR_OP_GATHER] = vk_lower_gather,
     [IR_OP_CUMSUM] = vk_lower_cumsum,
     [IR_OP_TOPK_VALUES] = vk_lower_topk, [IR_OP_TOPK_INDICES] = vk_lower_topk,
-    [IR_OP_ATTENTION] = lower_attention_entry, [IR_OP_ROPE] = vk_lower_rope,
+    [IR_OP_ATTENTION] = vk_lower_attention, [IR_OP_ROPE] = vk_lower_rope,
     [IR_OP_SOFTMAX_CE] = vk_lower_loss, [IR_OP_SOFTMAX_CE_GRAD] = vk_lower_loss,
     [IR_OP_KV_WRITE] = vk_lower_kv_write,
 };

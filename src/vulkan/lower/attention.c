@@ -24,6 +24,7 @@ typedef struct att_push {
     uint32_t ms[4];
     uint64_t scratch;
     uint32_t chunk, ml_off;
+    uint64_t kvlen;   /* 0, or the address of the i32 active key count */
 } att_push;
 
 typedef struct att_combine_push {
@@ -32,7 +33,7 @@ typedef struct att_combine_push {
 } att_combine_push;
 
 _Static_assert(sizeof(att_combine_push) == 40, "att_combine_push must match attention_combine.comp");
-_Static_assert(sizeof(att_push) == 104, "att_push must match attention.comp's push block");
+_Static_assert(sizeof(att_push) == 112, "att_push must match attention.comp's push block");
 
 #define ATT_MAX_D 256
 #define ATT_TARGET_WGS     256   /* workgroups that keep a large GPU busy */
@@ -84,6 +85,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     pc.rows = (uint32_t)rows;
     pc.kind = (uint32_t)kind;
     pc.scale_log2 = (float)(c->node->fa[0] * 1.4426950408889634);
+    if (c->node->ia[1]) pc.kvlen = c->in[c->n_in - 1].addr;   /* active extent, read on the device */
     if (mk) {
         /* element strides of the mask broadcast right-aligned to [B,H,Sq,Skv] */
         const int64_t full[4] = {B, H, Sq, Skv};

@@ -61,6 +61,7 @@ layout(push_constant, std430) uniform Push {
     uint64_t scratch;   // NSPLIT > 1: partial accumulators, then (m, l) pairs at ml_off
     uint chunk;         // keys per split (>= Skv when NSPLIT == 1)
     uint ml_off;        // float offset of the (m, l) pairs in scratch
+    uint64_t kvlen;     // 0, or an i32 buffer holding the active key count (a KV cache's fill)
 } p;
 
 shared vec4 Qs[BQ * D4];
@@ -132,15 +133,18 @@ void main() {
     const uint r0 = blk * BQ;
     const uint qrow0 = (b * p.H + hk * group) * p.Sq;   // first q/out row of this kv head
     const uint kvrow0 = (b * p.Hkv + hk) * p.Skv;
-    const int offs = int(p.Skv) - int(p.Sq);
+    // active extent: only the first L keys exist; read on the device so a
+    // recorded decode step replays unchanged as the cache fills
+    const uint L = p.kvlen != 0ul ? uint(clamp(I32Buf(p.kvlen).v[0], 0, int(p.Skv))) : p.Skv;
+    const int offs = int(L) - int(p.Sq);
     const bool causal = p.kind == 1u, additive = p.kind == 2u;
 
     // keys this block needs at all
-    uint kv_end = p.Skv;
+    uint kv_end = L;
     if (causal) {
         uint last = min(r0 + BQ, p.rows) - 1u;
         uint maxi = (r0 / p.Sq != last / p.Sq) ? p.Sq - 1u : last % p.Sq;
-        kv_end = uint(clamp(offs + int(maxi) + 1, 0, int(p.Skv)));
+        kv_end = uint(clamp(offs + int(maxi) + 1, 0, int(L)));
     }
     // this workgroup's keys: [ks, ke)
     const uint ks = split * p.chunk;
@@ -170,7 +174,7 @@ void main() {
     for (uint r = 0; r < RQ; r++) {
         uint row = r0 + ty + 8 * r;
         uint qi = row % p.Sq, h = hk * group + row / p.Sq;
-        lim[r] = row >= p.rows ? 0 : (causal ? offs + int(qi) + 1 : int(p.Skv));
+        lim[r] = row >= p.rows ? 0 : (causal ? offs + int(qi) + 1 : int(L));
         mbase[r] = additive && row < p.rows ? b * p.ms0 + h * p.ms1 + qi * p.ms2 : 0u;
         m[r] = NEG_INF;
         l[r] = 0.0;

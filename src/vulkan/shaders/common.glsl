@@ -30,7 +30,8 @@ layout(buffer_reference, std430, buffer_reference_align = 1) buffer I8Buf   { in
 #define DT_BOOL 7u
 #define DT_I8   8u
 
-// Linear invocation id for a dispatch laid out by vk_grid_1d(). A macro, not
+// Linear invocation id for a dispatch laid out by vk_grid_1d(). Declare the
+// local size before using it (gl_WorkGroupSize is 1 until then). A macro, not
 // a function: gl_WorkGroupSize must be read after the shader declares its
 // local size (a function here would see the default size 1 when the size is
 // a specialization constant; lavapipe hides that, NVIDIA does not).

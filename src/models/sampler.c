@@ -1,0 +1,289 @@
+/*
+ * sampler.c — token sampling (semantics and order in sampler.h).
+ *
+ * The RNG is xoshiro256** seeded through splitmix64: small, fast, and owned by
+ * the sampler, so no global state and no dependence on the C library's rand().
+ * Candidates are (logit, id) pairs kept sorted by logit descending, id
+ * ascending, which makes every step deterministic despite qsort's instability.
+ * top-k uses a k-element min-heap (O(n log k)) so the common k=40 case never
+ * sorts the whole vocabulary.
+ */
+#include "models/sampler.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cand { float logit; int32_t id; } cand;
+
+struct sampler {
+    sampler_params p;
+    uint64_t  rng[4];
+    int32_t  *hist;          /* ring buffer of the last repeat_last_n accepted ids */
+    int32_t   hist_n, hist_pos;
+    cand     *c;             /* scratch, grown to n_vocab */
+    float    *pen;           /* penalized logits */
+    uint32_t *stamp;         /* per-id marks for counting distinct history ids */
+    int32_t  *count;
+    double   *prob;
+    uint32_t  stamp_now;
+    int32_t   cap;
+};
+
+/* ------------------------------------------------------------------ rng */
+
+static uint64_t splitmix64(uint64_t *x) {
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static uint64_t xoshiro_next(uint64_t s[4]) {
+    uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return r;
+}
+
+static double rng_uniform(sampler *s) {   /* [0, 1) with 53 random bits */
+    return (double)(xoshiro_next(s->rng) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static void rng_seed(sampler *s) {
+    uint64_t x = s->p.seed;
+    for (int i = 0; i < 4; i++) s->rng[i] = splitmix64(&x);
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+void rlx_sampler_params_init(sampler_params *p) {
+    if (!p) return;
+    p->temperature = 0.8f;
+    p->top_k = 40;
+    p->top_p = 0.95f;
+    p->min_p = 0.05f;
+    p->repeat_penalty = 1.0f;
+    p->repeat_last_n = 64;
+    p->frequency_penalty = 0.0f;
+    p->presence_penalty = 0.0f;
+    p->seed = 0x5EED;
+}
+
+rlx_status rlx_sampler_new(const sampler_params *p, sampler **out) {
+    if (out) *out = NULL;
+    if (!p || !out) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_sampler_new: %s is NULL", !p ? "params" : "out");
+    if (isnan(p->temperature) || isnan(p->top_p) || isnan(p->min_p) || isnan(p->repeat_penalty) ||
+        isnan(p->frequency_penalty) || isnan(p->presence_penalty))
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_sampler_new: a parameter is NaN");
+    if (!(p->repeat_penalty > 0) || isinf(p->repeat_penalty))
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_sampler_new: repeat_penalty %g must be finite and > 0",
+                        (double)p->repeat_penalty);
+    if (p->top_p < 0 || p->min_p < 0 || p->min_p > 1)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_sampler_new: top_p %g / min_p %g outside [0, 1]",
+                        (double)p->top_p, (double)p->min_p);
+    if (p->repeat_last_n < 0)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_sampler_new: repeat_last_n %d is negative", p->repeat_last_n);
+    sampler *s = calloc(1, sizeof *s);
+    if (!s) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_sampler_new: out of memory");
+    s->p = *p;
+    if (p->repeat_last_n > 0) {
+        s->hist = malloc((size_t)p->repeat_last_n * sizeof *s->hist);
+        if (!s->hist) { free(s); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_sampler_new: out of memory"); }
+    }
+    rng_seed(s);
+    *out = s;
+    return RLX_OK;
+}
+
+void rlx_sampler_free(sampler *s) {
+    if (!s) return;
+    free(s->hist);
+    free(s->c);
+    free(s->pen);
+    free(s->stamp);
+    free(s->count);
+    free(s->prob);
+    free(s);
+}
+
+void rlx_sampler_accept(sampler *s, int32_t id) {
+    if (!s || s->p.repeat_last_n == 0) return;
+    s->hist[s->hist_pos] = id;
+    s->hist_pos = (s->hist_pos + 1) % s->p.repeat_last_n;
+    if (s->hist_n < s->p.repeat_last_n) s->hist_n++;
+}
+
+void rlx_sampler_reset(sampler *s) {
+    if (!s) return;
+    s->hist_n = s->hist_pos = 0;
+    rng_seed(s);
+}
+
+static bool grow(sampler *s, int32_t n) {
+    if (n <= s->cap) return true;
+    cand *c = realloc(s->c, (size_t)n * sizeof *c);
+    if (c) s->c = c;
+    float *pen = realloc(s->pen, (size_t)n * sizeof *pen);
+    if (pen) s->pen = pen;
+    int32_t *count = realloc(s->count, (size_t)n * sizeof *count);
+    if (count) s->count = count;
+    uint32_t *stamp = realloc(s->stamp, (size_t)n * sizeof *stamp);
+    if (stamp) {
+        s->stamp = stamp;
+        memset(stamp + s->cap, 0, (size_t)(n - s->cap) * sizeof *stamp);
+    }
+    double *prob = realloc(s->prob, (size_t)n * sizeof *prob);
+    if (prob) s->prob = prob;
+    if (!c || !pen || !count || !stamp || !prob) return false;
+    s->cap = n;
+    return true;
+}
+
+/* ---------------------------------------------------------------- steps */
+
+/* NaN never wins; +inf is clamped so that softmax stays finite and all +inf
+ * tokens tie for the whole mass. */
+static float sanitize(float x) {
+    if (isnan(x)) return -INFINITY;
+    if (x == INFINITY) return FLT_MAX;
+    return x;
+}
+
+static void apply_penalties(sampler *s, int32_t n_vocab) {
+    const sampler_params *p = &s->p;
+    if (s->hist_n == 0 || (p->repeat_penalty == 1.0f && p->frequency_penalty == 0 && p->presence_penalty == 0)) return;
+    if (++s->stamp_now == 0) {   /* wrapped: clear the marks once every 2^32 calls */
+        memset(s->stamp, 0, (size_t)s->cap * sizeof *s->stamp);
+        s->stamp_now = 1;
+    }
+    for (int32_t k = 0; k < s->hist_n; k++) {
+        int32_t id = s->hist[k];
+        if (id < 0 || id >= n_vocab) continue;
+        if (s->stamp[id] != s->stamp_now) { s->stamp[id] = s->stamp_now; s->count[id] = 0; }
+        s->count[id]++;
+    }
+    for (int32_t k = 0; k < s->hist_n; k++) {
+        int32_t id = s->hist[k];
+        if (id < 0 || id >= n_vocab || s->count[id] == 0) continue;
+        float *x = &s->pen[id];
+        if (*x > 0) *x /= p->repeat_penalty;
+        else        *x *= p->repeat_penalty;
+        *x -= (float)s->count[id] * p->frequency_penalty + p->presence_penalty;
+        *x = sanitize(*x);   /* dividing FLT_MAX by a penalty < 1 overflows */
+        s->count[id] = 0;   /* once per distinct id */
+    }
+}
+
+/* Sorted-before: larger logit first, lower id on ties. */
+static bool cand_before(const cand *a, const cand *b) {
+    return a->logit > b->logit || (a->logit == b->logit && a->id < b->id);
+}
+
+static int cand_cmp(const void *a, const void *b) {
+    const cand *x = a, *y = b;
+    return cand_before(x, y) ? -1 : cand_before(y, x) ? 1 : 0;
+}
+
+/* Keeps the k best of c[0..n) in c[0..k), sorted. A min-heap whose root is
+ * the worst kept candidate. */
+static int32_t top_k(cand *c, int32_t n, int32_t k) {
+    if (k >= n) { qsort(c, (size_t)n, sizeof *c, cand_cmp); return n; }
+    for (int32_t i = 0; i < n; i++) {
+        cand x = c[i];
+        int32_t m = i < k ? i : k;   /* heap size before x */
+        if (i >= k) {
+            if (!cand_before(&x, &c[0])) continue;
+            /* replace the root and sift down */
+            int32_t j = 0;
+            for (;;) {
+                int32_t ch = 2 * j + 1;
+                if (ch >= k) break;
+                if (ch + 1 < k && cand_before(&c[ch], &c[ch + 1])) ch++;
+                if (!cand_before(&x, &c[ch])) break;
+                c[j] = c[ch];
+                j = ch;
+            }
+            c[j] = x;
+        } else {   /* sift up: parent must be "worse" (after) than child */
+            int32_t j = m;
+            while (j > 0 && cand_before(&c[(j - 1) / 2], &x)) { c[j] = c[(j - 1) / 2]; j = (j - 1) / 2; }
+            c[j] = x;
+        }
+    }
+    qsort(c, (size_t)k, sizeof *c, cand_cmp);
+    return k;
+}
+
+/* Softmax probabilities of sorted candidates at temperature 1 into p. */
+static void softmax_sorted(const cand *c, int32_t n, double *p) {
+    double sum = 0;
+    for (int32_t i = 0; i < n; i++) { p[i] = exp((double)c[i].logit - (double)c[0].logit); sum += p[i]; }
+    for (int32_t i = 0; i < n; i++) p[i] /= sum;
+}
+
+rlx_status rlx_sampler_sample(sampler *s, const float *logits, int32_t n_vocab, int32_t *token) {
+    if (token) *token = -1;
+    if (!s || !logits || !token)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_sampler_sample: %s is NULL",
+                        !s ? "sampler" : !logits ? "logits" : "token");
+    if (n_vocab <= 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_sampler_sample: n_vocab %d", n_vocab);
+    if (!grow(s, n_vocab)) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_sampler_sample: out of memory for %d logits", n_vocab);
+    const sampler_params *p = &s->p;
+
+    for (int32_t i = 0; i < n_vocab; i++) s->pen[i] = sanitize(logits[i]);
+    apply_penalties(s, n_vocab);
+
+    int32_t n = 0;
+    for (int32_t i = 0; i < n_vocab; i++)
+        if (s->pen[i] > -INFINITY) s->c[n++] = (cand){ s->pen[i], i };
+    if (n == 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_sampler_sample: all %d logits are NaN or -inf", n_vocab);
+
+    if (!(p->temperature > 0)) {   /* greedy: first maximum */
+        int32_t best = 0;
+        for (int32_t i = 1; i < n; i++) if (s->c[i].logit > s->c[best].logit) best = i;
+        *token = s->c[best].id;
+        return RLX_OK;
+    }
+
+    /* top-k (also sorts); without top-k the whole set is sorted for top-p. */
+    n = top_k(s->c, n, p->top_k > 0 ? p->top_k : n);
+
+    double *prob = s->prob;
+
+    if (p->top_p < 1.0f && n > 1) {
+        softmax_sorted(s->c, n, prob);
+        double cum = 0;
+        int32_t keep = n;
+        for (int32_t i = 0; i < n; i++) {
+            cum += prob[i];
+            if (cum >= p->top_p) { keep = i + 1; break; }
+        }
+        n = keep;
+    }
+    if (p->min_p > 0.0f && n > 1) {
+        /* p_i >= min_p * p_max  <=>  logit_i >= logit_max + log(min_p) */
+        double floor_logit = (double)s->c[0].logit + log((double)p->min_p);
+        int32_t keep = 1;
+        while (keep < n && (double)s->c[keep].logit >= floor_logit) keep++;
+        n = keep;
+    }
+
+    double sum = 0;
+    for (int32_t i = 0; i < n; i++) {
+        prob[i] = exp(((double)s->c[i].logit - (double)s->c[0].logit) / (double)p->temperature);
+        sum += prob[i];
+    }
+    double u = rng_uniform(s) * sum, acc = 0;
+    int32_t pick = n - 1;   /* rounding can leave u just above the last sum */
+    for (int32_t i = 0; i < n; i++) {
+        acc += prob[i];
+        if (u < acc) { pick = i; break; }
+    }
+    *token = s->c[pick].id;
+    return RLX_OK;
+}
