@@ -365,6 +365,72 @@ rlx_status rlx_exec_get_stats(const rlx_exec *e, rlx_exec_stats *stats);
  * with its op, node name, path (kernel or host) and shapes. malloc'ed; free(). */
 char *rlx_exec_report(const rlx_exec *e);
 
+/* ---------------------------------------------------------------- models */
+
+/* A Llama-family decoder (llama 1/2/3, mistral, qwen2, qwen3) loaded from a
+ * GGUF file, with its tokenizer and a KV cache that stays on the device. */
+typedef struct rlx_model rlx_model;
+
+typedef struct rlx_model_options {
+    rlx_compile_options compile;   /* backend, device, threads (init: defaults) */
+    int n_ctx;                     /* KV cache positions; 0 = min(trained context, 4096) */
+} rlx_model_options;
+
+void       rlx_model_options_init(rlx_model_options *o);
+rlx_status rlx_model_load(const char *path, const rlx_model_options *o, rlx_model **out);
+void       rlx_model_free(rlx_model *m);
+
+typedef struct rlx_model_info {
+    const char *arch;              /* "llama", "qwen2", ... */
+    const char *name;              /* general.name or "" */
+    int n_vocab, n_ctx, n_layer, n_embd, n_head, n_head_kv;
+    int32_t bos, eos;              /* -1 when none */
+    const char *backend, *device;
+} rlx_model_info;
+
+rlx_status rlx_model_get_info(const rlx_model *m, rlx_model_info *info);
+
+/* Text -> ids (BOS/EOS as the model's tokenizer says when add_special).
+ * *n is the count needed; cap too small returns INVALID_ARGUMENT. */
+rlx_status rlx_model_tokenize(rlx_model *m, const char *text, int add_special, int32_t *ids, int cap, int *n);
+/* ids -> text in buf (NUL-terminated); *len is the length needed. */
+rlx_status rlx_model_detokenize(rlx_model *m, const int32_t *ids, int n, char *buf, size_t cap, size_t *len);
+
+/* Empties the KV cache: the next eval starts at position 0. */
+rlx_status rlx_model_reset(rlx_model *m);
+/* Appends n tokens at the current position and returns the logits of the
+ * last one ([n_vocab], valid until the next call). Exceeding n_ctx is
+ * INVALID_ARGUMENT ("context limit"). */
+rlx_status rlx_model_eval(rlx_model *m, const int32_t *ids, int n, const float **logits);
+
+typedef struct rlx_sampling {
+    float    temperature;      /* <= 0: greedy (0.8) */
+    int      top_k;            /* <= 0: off (40) */
+    float    top_p;            /* >= 1: off (0.95) */
+    float    min_p;            /* <= 0: off (0.05) */
+    float    repeat_penalty;   /* 1: off (1.0) */
+    int      repeat_last_n;    /* (64) */
+    uint64_t seed;             /* same seed, same tokens */
+} rlx_sampling;
+
+void rlx_sampling_init(rlx_sampling *s);
+
+/* Called with each generated piece of text (valid UTF-8, possibly empty).
+ * Return nonzero to stop. */
+typedef int (*rlx_token_fn)(const char *text, size_t len, int32_t id, void *user);
+
+typedef struct rlx_generate_stats {
+    int    prompt_tokens, generated_tokens;
+    double prompt_seconds, generate_seconds;
+    int    stopped_at_eos;
+} rlx_generate_stats;
+
+/* Resets the cache, evaluates the prompt (an empty prompt starts from BOS),
+ * then samples up to n_predict tokens, stopping at end-of-generation tokens.
+ * on_token may be NULL; stats may be NULL. */
+rlx_status rlx_model_generate(rlx_model *m, const char *prompt, int n_predict, const rlx_sampling *s,
+                              rlx_token_fn on_token, void *user, rlx_generate_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

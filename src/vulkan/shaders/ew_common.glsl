@@ -39,6 +39,19 @@ void store_f(uint64_t addr, uint dt, uint i, float v) {
     }
 }
 
+// load_f with f16 NaNs widened as the CPU widens them (payload shifted into
+// the f32 significand); unpackHalf2x16 gives a canonical NaN on NVIDIA,
+// which a cast on to bf16 would expose.
+float load_f_exact(uint64_t addr, uint dt, uint i) {
+    if (dt == DT_F16) {
+        uint h = uint(U16Buf(addr).v[i]);
+        if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0u)
+            return uintBitsToFloat(((h & 0x8000u) << 16) | 0x7f800000u | ((h & 0x3ffu) << 13));
+        return f16_to_f32(uint16_t(h));
+    }
+    return load_f(addr, dt, i);
+}
+
 // 32-bit integer view of i32/u8/bool/i8 (u8 zero-, i8 sign-extended).
 int load_i(uint64_t addr, uint dt, uint i) {
     switch (dt) {

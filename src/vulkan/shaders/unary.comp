@@ -122,7 +122,7 @@ void main() {
             }
             U8Buf(pc.out_).v[i] = uint8_t(nz ? 1u : 0u);
         } else if (dt_is_float(DT) && dt_is_float(DT_OUT)) {
-            store_f(pc.out_, DT_OUT, i, load_f(pc.x, DT, i));
+            store_f(pc.out_, DT_OUT, i, load_f_exact(pc.x, DT, i));
         } else if (dt_is_float(DT)) {
             store_l(pc.out_, DT_OUT, i, f_to_int(load_f(pc.x, DT, i), DT_OUT));
         } else if (dt_is_float(DT_OUT)) {

@@ -1,0 +1,434 @@
+/*
+ * model.c — rlx_model: a Llama-family GGUF file turned into a compiled
+ * decoder (models/llama.c), its tokenizer, and the generate loop.
+ *
+ * Weights are converted to f32 params at load (the reference path; quantized
+ * kernels that read the blocks directly are the next step, see docs/models.md).
+ * The KV cache is a pair of params per layer, so it stays on the device
+ * between calls; decode steps replay one cached specialization.
+ */
+#include "io/gguf.h"
+#include "io/quant.h"
+#include "models/llama.h"
+#include "models/sampler.h"
+#include "models/tokenizer.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rlx_model {
+    llama_hparams hp;
+    char          arch[32];
+    char          name[128];
+    int           n_ctx;
+    int           pos;            /* positions filled in the KV cache */
+    rlx_exec     *exec;
+    tokenizer    *tok;
+    float        *last_logits;    /* [n_vocab] */
+};
+
+void rlx_model_options_init(rlx_model_options *o) {
+    if (!o) return;
+    rlx_compile_options_init(&o->compile);
+    o->n_ctx = 0;
+}
+
+void rlx_sampling_init(rlx_sampling *s) {
+    if (!s) return;
+    sampler_params p;
+    rlx_sampler_params_init(&p);
+    s->temperature = p.temperature;
+    s->top_k = p.top_k;
+    s->top_p = p.top_p;
+    s->min_p = p.min_p;
+    s->repeat_penalty = p.repeat_penalty;
+    s->repeat_last_n = p.repeat_last_n;
+    s->seed = p.seed;
+}
+
+/* ---------------------------------------------------------------- load */
+
+static rlx_status arch_key_u32(const gguf_file *f, const char *arch, const char *suffix, bool required, uint32_t dflt,
+                               uint32_t *out) {
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    if (gguf_find_key(f, key) < 0) {
+        if (required) return rlx_fail(RLX_STATUS_FORMAT, "model: the file lacks '%s'", key);
+        *out = dflt;
+        return RLX_OK;
+    }
+    return gguf_get_u32(f, key, out);
+}
+
+static rlx_status arch_key_f32(const gguf_file *f, const char *arch, const char *suffix, float dflt, float *out) {
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    if (gguf_find_key(f, key) < 0) { *out = dflt; return RLX_OK; }
+    return gguf_get_f32(f, key, out);
+}
+
+static rlx_status read_hparams(const gguf_file *f, rlx_model *m) {
+    const char *arch;
+    rlx_status st = gguf_get_str(f, "general.architecture", &arch);
+    if (st != RLX_OK) return st;
+    snprintf(m->arch, sizeof m->arch, "%s", arch);
+    const char *name = NULL;
+    if (gguf_find_key(f, "general.name") >= 0 && gguf_get_str(f, "general.name", &name) == RLX_OK)
+        snprintf(m->name, sizeof m->name, "%s", name);
+    llama_hparams *hp = &m->hp;
+    memset(hp, 0, sizeof *hp);
+    if (strcmp(arch, "llama") == 0 || strcmp(arch, "mistral") == 0) {
+        hp->arch = LLAMA_ARCH_LLAMA;
+        hp->rope_style = RLX_ROPE_GPTJ;   /* GGUF llama weights are permuted for adjacent pairs */
+    } else if (strcmp(arch, "qwen2") == 0) {
+        hp->arch = LLAMA_ARCH_QWEN2;
+        hp->rope_style = RLX_ROPE_NEOX;
+        hp->qkv_bias = true;
+    } else if (strcmp(arch, "qwen3") == 0) {
+        hp->arch = LLAMA_ARCH_QWEN3;
+        hp->rope_style = RLX_ROPE_NEOX;
+        hp->qk_norm = true;
+    } else {
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "model: architecture '%s' is not supported (llama, mistral, qwen2, qwen3)",
+                        arch);
+    }
+    uint32_t v, heads, heads_kv;
+    if ((st = arch_key_u32(f, arch, "context_length", false, 4096, &v)) != RLX_OK) return st;
+    hp->n_ctx_train = (int)v;
+    if ((st = arch_key_u32(f, arch, "embedding_length", true, 0, &v)) != RLX_OK) return st;
+    hp->n_embd = (int)v;
+    if ((st = arch_key_u32(f, arch, "block_count", true, 0, &v)) != RLX_OK) return st;
+    hp->n_layer = (int)v;
+    if ((st = arch_key_u32(f, arch, "feed_forward_length", true, 0, &v)) != RLX_OK) return st;
+    hp->n_ff = (int)v;
+    if ((st = arch_key_u32(f, arch, "attention.head_count", true, 0, &heads)) != RLX_OK) return st;
+    if ((st = arch_key_u32(f, arch, "attention.head_count_kv", false, heads, &heads_kv)) != RLX_OK) return st;
+    hp->n_head = (int)heads;
+    hp->n_head_kv = (int)heads_kv;
+    if ((st = arch_key_u32(f, arch, "attention.key_length", false, heads ? (uint32_t)hp->n_embd / heads : 0, &v)) != RLX_OK)
+        return st;
+    hp->head_dim = (int)v;
+    if ((st = arch_key_f32(f, arch, "rope.freq_base", 10000.0f, &hp->rope_theta)) != RLX_OK) return st;
+    if ((st = arch_key_f32(f, arch, "attention.layer_norm_rms_epsilon", 1e-5f, &hp->rms_eps)) != RLX_OK) return st;
+    char key[128];
+    snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
+    if (gguf_find_key(f, key) >= 0 || gguf_find_tensor(f, "rope_freqs.weight"))
+        rlx_log_msg(RLX_LOG_WARN, "model: rope scaling (llama3 long context) is not applied yet; quality past the "
+                                  "original context may suffer");
+    const gguf_tensor *emb = gguf_find_tensor(f, "token_embd.weight");
+    if (!emb || emb->n_dims != 2) return rlx_fail(RLX_STATUS_FORMAT, "model: no 2-D 'token_embd.weight' tensor");
+    hp->n_vocab = (int)emb->dims[1];
+    hp->tied_embeddings = gguf_find_tensor(f, "output.weight") == NULL;
+    return llama_hparams_check(hp);
+}
+
+/* Copies one GGUF tensor into a param, dequantized to f32. */
+static rlx_status load_param(rlx_exec *e, const gguf_file *f, const rlx_tensor *info) {
+    const gguf_tensor *t = gguf_find_tensor(f, info->name);
+    if (!t) return rlx_fail(RLX_STATUS_FORMAT, "model: the file has no tensor '%s'", info->name);
+    /* ggml dims are reversed: dims[0] is our last dim */
+    int64_t numel = 1;
+    for (int d = 0; d < info->rank; d++) numel *= info->dims[d];
+    bool fits = (int)t->n_dims <= info->rank || t->n_elements == numel;
+    for (int d = 0; fits && d < info->rank && d < (int)t->n_dims; d++)
+        if (t->dims[d] != info->dims[info->rank - 1 - d]) fits = false;
+    if (!fits || t->n_elements != numel)
+        return rlx_fail(RLX_STATUS_FORMAT, "model: tensor '%s' has %lld elements in a shape that is not the expected one",
+                        info->name, (long long)t->n_elements);
+    if (t->type == QTYPE_F32) return rlx_exec_set_param(e, info->name, RLX_F32, t->data, (size_t)numel * 4);
+    float *buf = malloc((size_t)numel * sizeof *buf);
+    if (!buf) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "model: no memory to convert '%s'", info->name);
+    rlx_status st = quant_dequantize_row(t->type, t->data, buf, numel);
+    if (st != RLX_OK) st = rlx_fail(st, "model: tensor '%s' (%s): %s", info->name, qtype_name(t->type), rlx_last_error());
+    if (st == RLX_OK) st = rlx_exec_set_param_f32(e, info->name, buf, (size_t)numel);
+    free(buf);
+    return st;
+}
+
+/* GGUF tokenizer metadata -> tokenizer. Strings and arrays are read through
+ * the reader's checked accessors; the tokenizer copies what it keeps. */
+static rlx_status load_tokenizer(const gguf_file *f, tokenizer **out) {
+    tok_vocab_desc d;
+    tok_vocab_desc_init(&d);
+    rlx_status st = gguf_get_str(f, "tokenizer.ggml.model", &d.model);
+    if (st != RLX_OK) return st;
+    if (gguf_find_key(f, "tokenizer.ggml.pre") >= 0) gguf_get_str(f, "tokenizer.ggml.pre", &d.pre);
+    int64_t kv;
+    uint64_t n;
+    if ((st = gguf_get_arr(f, "tokenizer.ggml.tokens", GGUF_VT_STRING, &kv, &n)) != RLX_OK) return st;
+    if (n == 0 || n > (1u << 24)) return rlx_fail(RLX_STATUS_FORMAT, "model: %llu tokens in the vocabulary", (unsigned long long)n);
+    const char **tokens = calloc(n, sizeof *tokens);
+    uint32_t *lens = calloc(n, sizeof *lens);
+    float *scores = NULL;
+    int32_t *types = NULL;
+    const char **merges = NULL;
+    uint32_t *merge_lens = NULL;
+    if (!tokens || !lens) { st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "model: out of memory"); goto done; }
+    for (uint64_t i = 0; i < n; i++) {
+        size_t len;
+        tokens[i] = gguf_kv_arr_str(f, kv, i, &len);
+        lens[i] = (uint32_t)len;
+        if (!tokens[i]) { st = rlx_fail(RLX_STATUS_FORMAT, "model: token %llu is unreadable", (unsigned long long)i); goto done; }
+    }
+    d.n_tokens = (int32_t)n;
+    d.tokens = tokens;
+    d.token_lens = lens;
+    uint64_t m;
+    if (gguf_find_key(f, "tokenizer.ggml.scores") >= 0 &&
+        gguf_get_arr(f, "tokenizer.ggml.scores", GGUF_VT_F32, &kv, &m) == RLX_OK && m == n) {
+        if (!(scores = malloc(n * sizeof *scores))) { st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "model: out of memory"); goto done; }
+        for (uint64_t i = 0; i < n; i++) {
+            double x = 0;
+            gguf_kv_arr_float(f, kv, i, &x);
+            scores[i] = (float)x;
+        }
+        d.scores = scores;
+    }
+    if (gguf_find_key(f, "tokenizer.ggml.token_type") >= 0 &&
+        gguf_get_arr(f, "tokenizer.ggml.token_type", GGUF_VT_I32, &kv, &m) == RLX_OK && m == n) {
+        if (!(types = malloc(n * sizeof *types))) { st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "model: out of memory"); goto done; }
+        for (uint64_t i = 0; i < n; i++) {
+            int64_t x = 0;
+            gguf_kv_arr_int(f, kv, i, &x);
+            types[i] = (int32_t)x;
+        }
+        d.token_types = types;
+    }
+    if (gguf_find_key(f, "tokenizer.ggml.merges") >= 0 &&
+        gguf_get_arr(f, "tokenizer.ggml.merges", GGUF_VT_STRING, &kv, &m) == RLX_OK && m > 0 && m < (1u << 24)) {
+        merges = calloc(m, sizeof *merges);
+        merge_lens = calloc(m, sizeof *merge_lens);
+        if (!merges || !merge_lens) { st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "model: out of memory"); goto done; }
+        for (uint64_t i = 0; i < m; i++) {
+            size_t len;
+            merges[i] = gguf_kv_arr_str(f, kv, i, &len);
+            merge_lens[i] = (uint32_t)len;
+            if (!merges[i]) { st = rlx_fail(RLX_STATUS_FORMAT, "model: merge %llu is unreadable", (unsigned long long)i); goto done; }
+        }
+        d.n_merges = (int32_t)m;
+        d.merges = merges;
+        d.merge_lens = merge_lens;
+    }
+    struct { const char *key; int32_t *dst; } ids[] = {
+        {"tokenizer.ggml.bos_token_id", &d.bos_id}, {"tokenizer.ggml.eos_token_id", &d.eos_id},
+        {"tokenizer.ggml.eot_token_id", &d.eot_id}, {"tokenizer.ggml.unknown_token_id", &d.unk_id},
+        {"tokenizer.ggml.padding_token_id", &d.pad_id},
+    };
+    for (size_t i = 0; i < RLX_ARRAY_LEN(ids); i++) {
+        uint32_t x;
+        if (gguf_find_key(f, ids[i].key) >= 0 && gguf_get_u32(f, ids[i].key, &x) == RLX_OK && x < n) *ids[i].dst = (int32_t)x;
+    }
+    struct { const char *key; int *dst; } flags[] = {
+        {"tokenizer.ggml.add_bos_token", &d.add_bos}, {"tokenizer.ggml.add_eos_token", &d.add_eos},
+        {"tokenizer.ggml.add_space_prefix", &d.add_space_prefix},
+    };
+    for (size_t i = 0; i < RLX_ARRAY_LEN(flags); i++) {
+        bool b;
+        if (gguf_find_key(f, flags[i].key) >= 0 && gguf_get_bool(f, flags[i].key, &b) == RLX_OK) *flags[i].dst = b;
+    }
+    st = rlx_tokenizer_new(&d, out);
+done:
+    free(tokens);
+    free(lens);
+    free(scores);
+    free(types);
+    free(merges);
+    free(merge_lens);
+    return st;
+}
+
+rlx_status rlx_model_load(const char *path, const rlx_model_options *o, rlx_model **out) {
+    if (!out) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_load: out is NULL");
+    *out = NULL;
+    if (!path) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_load: path is NULL");
+    rlx_model_options defaults;
+    if (!o) { rlx_model_options_init(&defaults); o = &defaults; }
+    if (o->n_ctx < 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_load: n_ctx %d < 0", o->n_ctx);
+    gguf_file *f = NULL;
+    rlx_status st = gguf_open(path, &f);
+    if (st != RLX_OK) return st;
+    rlx_model *m = calloc(1, sizeof *m);
+    rlx_graph *g = NULL;
+    if (!m) { gguf_close(f); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_model_load: out of memory"); }
+    if ((st = read_hparams(f, m)) != RLX_OK) goto fail;
+    m->n_ctx = o->n_ctx ? o->n_ctx : RLX_MIN(m->hp.n_ctx_train > 0 ? m->hp.n_ctx_train : 4096, 4096);
+    if ((st = load_tokenizer(f, &m->tok)) != RLX_OK) goto fail;
+    if ((st = llama_build_graph(&m->hp, m->n_ctx, &g)) != RLX_OK) goto fail;
+    if ((st = rlx_compile(g, &o->compile, &m->exec)) != RLX_OK) goto fail;
+    for (int i = 0; i < rlx_exec_param_count(m->exec) && st == RLX_OK; i++) {
+        rlx_tensor info;
+        rlx_exec_param_info(m->exec, i, &info);
+        if (strncmp(info.name, "cache.", 6) == 0) continue;   /* zero until written */
+        st = load_param(m->exec, f, &info);
+    }
+    if (st != RLX_OK) goto fail;
+    if (!(m->last_logits = malloc(sizeof(float) * (size_t)m->hp.n_vocab))) {
+        st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_model_load: out of memory");
+        goto fail;
+    }
+    rlx_graph_free(g);
+    gguf_close(f);
+    *out = m;
+    return RLX_OK;
+fail:
+    rlx_graph_free(g);
+    gguf_close(f);
+    rlx_model_free(m);
+    return st;
+}
+
+void rlx_model_free(rlx_model *m) {
+    if (!m) return;
+    rlx_exec_free(m->exec);
+    rlx_tokenizer_free(m->tok);
+    free(m->last_logits);
+    free(m);
+}
+
+rlx_status rlx_model_get_info(const rlx_model *m, rlx_model_info *info) {
+    if (!m || !info) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_get_info: %s is NULL", m ? "info" : "model");
+    rlx_exec_stats s;
+    rlx_exec_get_stats(m->exec, &s);
+    memset(info, 0, sizeof *info);
+    info->arch = m->arch;
+    info->name = m->name;
+    info->n_vocab = m->hp.n_vocab;
+    info->n_ctx = m->n_ctx;
+    info->n_layer = m->hp.n_layer;
+    info->n_embd = m->hp.n_embd;
+    info->n_head = m->hp.n_head;
+    info->n_head_kv = m->hp.n_head_kv;
+    info->bos = rlx_tokenizer_bos(m->tok);
+    info->eos = rlx_tokenizer_eos(m->tok);
+    info->backend = s.backend;
+    info->device = s.device;
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ text */
+
+rlx_status rlx_model_tokenize(rlx_model *m, const char *text, int add_special, int32_t *ids, int cap, int *n) {
+    if (!m || !text || !n) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_tokenize: NULL argument");
+    if (cap < 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_tokenize: cap < 0");
+    size_t need = 0;
+    rlx_status st = rlx_tokenizer_encode(m->tok, text, strlen(text), add_special != 0, false, ids, (size_t)cap, &need);
+    *n = (int)need;
+    return st;
+}
+
+rlx_status rlx_model_detokenize(rlx_model *m, const int32_t *ids, int n, char *buf, size_t cap, size_t *len) {
+    if (!m || (!ids && n) || n < 0 || !len) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_detokenize: bad argument");
+    return rlx_tokenizer_decode(m->tok, ids, (size_t)n, 0, buf, cap, len);
+}
+
+/* ------------------------------------------------------------ eval */
+
+rlx_status rlx_model_reset(rlx_model *m) {
+    if (!m) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_reset: model is NULL");
+    m->pos = 0;   /* cache rows past kv_len are never read, so no clearing is needed */
+    return RLX_OK;
+}
+
+rlx_status rlx_model_eval(rlx_model *m, const int32_t *ids, int n, const float **logits) {
+    if (!m || !ids || n <= 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_eval: model/ids NULL or n <= 0");
+    if (m->pos + n > m->n_ctx)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_eval: context limit: %d + %d tokens exceed n_ctx %d",
+                        m->pos, n, m->n_ctx);
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= m->hp.n_vocab)
+            return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_eval: token %d at %d is outside the vocabulary of %d",
+                            ids[i], i, m->hp.n_vocab);
+    int32_t pos = m->pos, len = m->pos + n;
+    rlx_tensor in[3] = {
+        {.name = "tokens", .dtype = RLX_I32, .rank = 1, .dims = {n}, .data = (void *)ids, .bytes = 4 * (size_t)n},
+        {.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &pos, .bytes = 4},
+        {.name = "kv_len", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &len, .bytes = 4},
+    };
+    rlx_status st = rlx_exec_run(m->exec, in, 3);
+    rlx_tensor out;
+    if (st == RLX_OK) st = rlx_exec_output(m->exec, "logits", &out);
+    if (st != RLX_OK) return st;
+    memcpy(m->last_logits, (const float *)out.data + (size_t)(n - 1) * (size_t)m->hp.n_vocab,
+           sizeof(float) * (size_t)m->hp.n_vocab);
+    m->pos += n;
+    if (logits) *logits = m->last_logits;
+    return RLX_OK;
+}
+
+/* ------------------------------------------------------------ generate */
+
+static double seconds_now(void) { return rlx_now_seconds(); }
+
+rlx_status rlx_model_generate(rlx_model *m, const char *prompt, int n_predict, const rlx_sampling *s,
+                              rlx_token_fn on_token, void *user, rlx_generate_stats *stats) {
+    if (!m || !prompt) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_generate: %s is NULL", m ? "prompt" : "model");
+    if (n_predict < 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_generate: n_predict < 0");
+    rlx_generate_stats local;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    rlx_sampling defaults;
+    if (!s) { rlx_sampling_init(&defaults); s = &defaults; }
+    sampler_params sp;
+    rlx_sampler_params_init(&sp);
+    sp.temperature = s->temperature;
+    sp.top_k = s->top_k;
+    sp.top_p = s->top_p;
+    sp.min_p = s->min_p;
+    sp.repeat_penalty = s->repeat_penalty;
+    sp.repeat_last_n = s->repeat_last_n;
+    sp.seed = s->seed;
+    sampler *smp = NULL;
+    tok_stream *stream = NULL;
+    int32_t *ids = NULL;
+    size_t n_ids = 0;
+    rlx_status st = rlx_sampler_new(&sp, &smp);
+    if (st == RLX_OK) st = rlx_tokenizer_encode_alloc(m->tok, prompt, strlen(prompt), true, false, &ids, &n_ids);
+    if (st != RLX_OK) goto done;
+    if (n_ids == 0) {   /* an empty prompt starts from BOS */
+        int32_t bos = rlx_tokenizer_bos(m->tok);
+        if (bos < 0) { st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_generate: empty prompt and no BOS token"); goto done; }
+        free(ids);
+        if (!(ids = malloc(sizeof *ids))) { st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "out of memory"); goto done; }
+        ids[0] = bos;
+        n_ids = 1;
+    }
+    if ((st = rlx_tok_stream_new(m->tok, 0, &stream)) != RLX_OK) goto done;
+    rlx_model_reset(m);
+    const float *logits;
+    double t0 = seconds_now();
+    if ((st = rlx_model_eval(m, ids, (int)n_ids, &logits)) != RLX_OK) goto done;
+    stats->prompt_tokens = (int)n_ids;
+    stats->prompt_seconds = seconds_now() - t0;
+    for (size_t i = 0; i < n_ids; i++) {
+        const char *text;
+        size_t len;
+        rlx_sampler_accept(smp, ids[i]);
+        rlx_tok_stream_push(stream, ids[i], &text, &len);   /* the prompt primes the detokenizer; not echoed */
+    }
+    t0 = seconds_now();
+    for (int i = 0; i < n_predict; i++) {
+        int32_t next;
+        if ((st = rlx_sampler_sample(smp, logits, m->hp.n_vocab, &next)) != RLX_OK) break;
+        rlx_sampler_accept(smp, next);
+        if (rlx_tokenizer_is_eog(m->tok, next)) { stats->stopped_at_eos = 1; break; }
+        stats->generated_tokens++;
+        const char *text;
+        size_t len;
+        if ((st = rlx_tok_stream_push(stream, next, &text, &len)) != RLX_OK) break;
+        if (on_token && on_token(text, len, next, user)) break;
+        if (i + 1 == n_predict) break;
+        if (m->pos >= m->n_ctx) { st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_generate: context limit %d reached", m->n_ctx); break; }
+        if ((st = rlx_model_eval(m, &next, 1, &logits)) != RLX_OK) break;
+    }
+    stats->generate_seconds = seconds_now() - t0;
+    if (st == RLX_OK) {
+        const char *text;
+        size_t len;
+        if (rlx_tok_stream_flush(stream, &text, &len) == RLX_OK && len && on_token) on_token(text, len, -1, user);
+    }
+done:
+    rlx_tok_stream_free(stream);
+    rlx_sampler_free(smp);
+    free(ids);
+    return st;
+}

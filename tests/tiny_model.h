@@ -1,0 +1,22 @@
+/*
+ * tiny_model.h — writes a tiny random-weight Llama-family GGUF for tests (no
+ * downloads): SentencePiece vocabulary with byte fallback, every weight in a
+ * chosen storage type (F32, F16, Q8_0, Q4_K, ...).
+ */
+#ifndef RLX_TEST_TINY_MODEL_H
+#define RLX_TEST_TINY_MODEL_H
+
+#include <stdint.h>
+
+typedef struct tiny_model_spec {
+    const char *arch;        /* "llama", "qwen2", "qwen3" */
+    uint32_t    weight_type; /* qtype for 2-D weights (norms stay F32) */
+    int         n_layer, n_embd, n_head, n_head_kv, n_ff, n_ctx;
+    uint64_t    seed;
+} tiny_model_spec;
+
+void tiny_model_spec_init(tiny_model_spec *s);
+/* Writes the model to path; returns 0 on success. */
+int tiny_model_write(const tiny_model_spec *s, const char *path);
+
+#endif
