@@ -161,3 +161,25 @@ TEST(model_context_limit_and_errors) {
     CHECK_STATUS(rlx_model_load("/nonexistent/model.gguf", NULL, &m), RLX_STATUS_IO);
     CHECK_STATUS(rlx_model_load(NULL, NULL, &m), RLX_STATUS_INVALID_ARGUMENT);
 }
+
+TEST(model_cli_generate) {
+    tiny_model_spec spec;
+    tiny_model_spec_init(&spec);
+    char path[128], cmd[512], out[8192];
+    tmp_path(path, sizeof path, "cli");
+    CHECK(tiny_model_write(&spec, path) == 0);
+    const char *rlx = getenv("RLX_CLI") ? getenv("RLX_CLI") : "build/rlx";
+    snprintf(cmd, sizeof cmd, "%s generate -m %s -p 'the cat' -n 8 --temp 0 --device cpu 2>&1", rlx, path);
+    FILE *f = popen(cmd, "r");
+    CHECK(f != NULL);
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = 0;
+    int st = pclose(f);
+    snprintf(cmd, sizeof cmd, "%s generate -m /nonexistent.gguf 2>/dev/null", rlx);
+    int bad = system(cmd);
+    unlink(path);
+    CHECK_MSG(st == 0, "rlx generate failed: %s", out);
+    CHECK_MSG(strstr(out, "generation: 8 tokens") || strstr(out, "stopped at EOS"), "output: %s", out);
+    CHECK(strstr(out, "tok/s") != NULL);
+    CHECK(bad != 0);
+}

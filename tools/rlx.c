@@ -5,8 +5,10 @@
  *   rlx ops              the op table
  *   rlx devices          backends and devices rlx can use here
  *   rlx demo [options]   transformer encoder demo (see --help)
+ *   rlx generate ...     text generation with a GGUF model
  */
 #include "demo.h"
+#include "generate.h"
 #include "rlx.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +24,10 @@ static int usage(FILE *f) {
             "  demo [--layers N] [--d-model N] [--heads N] [--d-ff N] [--seq N] [--batch N]\n"
             "       [--runs N] [--threads N] [--device auto|cpu|vulkan|INDEX|NAME] [--report]\n"
             "                          build, compile and time a transformer encoder;\n"
-            "                          check it against an unoptimized CPU run\n");
+            "                          check it against an unoptimized CPU run\n"
+            "  generate -m FILE [-p PROMPT] [-n N] [--device D] [--temp T] [--top-k K]\n"
+            "       [--top-p P] [--seed S] [--ctx N]\n"
+            "                          generate text with a Llama-family GGUF model\n");
     return f == stderr ? 2 : 0;
 }
 
@@ -92,6 +97,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "ops") == 0) return cmd_ops();
     if (strcmp(cmd, "devices") == 0) return cmd_devices();
     if (strcmp(cmd, "demo") == 0) return cmd_demo(argc - 2, argv + 2);
+    if (strcmp(cmd, "generate") == 0) return cmd_generate(argc - 2, argv + 2);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) return usage(stdout);
     fprintf(stderr, "rlx: unknown command '%s'\n", cmd);
     return usage(stderr);

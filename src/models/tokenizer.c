@@ -35,6 +35,14 @@ size_t tok_utf8_len(uint8_t lead) {
     return 1;   /* stray continuation or invalid byte: a unit of its own */
 }
 
+size_t tok_utf8_unit(const uint8_t *p, size_t n) {
+    size_t k = tok_utf8_len(p[0]);
+    if (k > n) return 1;
+    for (size_t i = 1; i < k; i++)
+        if ((p[i] & 0xC0) != 0x80) return 1;
+    return k;
+}
+
 /* FNV-1a: short strings, good enough spread for power-of-two tables. */
 static uint32_t hash_bytes(const char *s, size_t n) {
     uint32_t h = 2166136261u;

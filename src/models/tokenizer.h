@@ -223,6 +223,9 @@ bool tok_heap_pop(tok_heap *h, tok_bigram *out); /* false: empty */
 
 /* Byte length of the UTF-8 sequence a lead byte starts (1 for invalid bytes). */
 size_t tok_utf8_len(uint8_t lead);
+/* Length of the character at p[0..n): tok_utf8_len when that many bytes are
+ * there and the trailing ones are continuation bytes, else 1. */
+size_t tok_utf8_unit(const uint8_t *p, size_t n);
 
 /* Model-specific encoders of one run of plain text (no special tokens). */
 rlx_status tok_spm_encode(const tokenizer *t, const char *text, size_t len, bool add_prefix,

@@ -4,7 +4,9 @@
  *
  * Encoding, as llama.cpp's SPM tokenizer does it:
  *  1. Spaces become "▁" (U+2581), and one is prefixed when add_space_prefix.
- *  2. The text is split into UTF-8 characters (a stray byte is its own unit).
+ *  2. The text is split into UTF-8 characters. A byte that does not start a
+ *     complete sequence is its own unit, so that invalid input never swallows
+ *     the "▁" that follows it (it would then decode as bytes, not a space).
  *  3. Repeatedly merge the adjacent pair whose concatenation is a vocabulary
  *     token with the highest score (ties: leftmost pair). A heap of candidate
  *     pairs keeps this O(n log n) on long prompts, where a rescan per merge
@@ -111,7 +113,7 @@ rlx_status tok_spm_encode(const tokenizer *t, const char *text, size_t len, bool
 
     int32_t n_sym = 0;
     for (size_t i = 0; i < n;) {
-        size_t k = RLX_MIN(tok_utf8_len((uint8_t)buf[i]), n - i);
+        size_t k = tok_utf8_unit((const uint8_t *)buf + i, n - i);
         int32_t id = tok_lookup(t, buf + i, k);
         sym[n_sym] = (spm_sym){ n_sym - 1, n_sym + 1, (uint32_t)i, (uint32_t)k,
                                 tok_is_text_token(t, id) ? id : TOK_NONE };
