@@ -131,3 +131,16 @@ clean:
 	rm -rf build build-san
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOL_OBJ:.o=.d)
+
+# libFuzzer target for the GGUF reader (clang only; not part of `make test`).
+#   make fuzz && $(BUILD)/fuzz/fuzz_gguf -max_total_time=60 $(BUILD)/fuzz/corpus
+# Seed corpus: RLX_FUZZ_SEEDS=$(BUILD)/fuzz/corpus build/rlx_tests gguf_roundtrip writes valid files.
+FUZZ_CC ?= clang
+FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Isrc -O1 -g \
+             -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_SRC = src/io/gguf.c src/io/quant.c src/io/quant_k.c src/core/status.c src/core/util.c src/core/dtype.c src/core/log.c
+.PHONY: fuzz
+fuzz: $(BUILD)/fuzz/fuzz_gguf
+$(BUILD)/fuzz/fuzz_gguf: tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) $(wildcard src/io/*.h)
+	@mkdir -p $(BUILD)/fuzz/corpus
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) -lm -pthread

@@ -10,7 +10,7 @@ what=${1:-all}
 out=${OUT:-/tmp}
 build/rlx devices 2>&1 | tee "$out/devices.txt"
 if [ "$what" = tests ] || [ "$what" = all ]; then
-    RLX_REQUIRE_VULKAN=1 RLX_TEST_VK_DEVICE=H200 RLX_CLI=build/rlx build/rlx_tests vk_ > "$out/tests.txt" 2>&1
+    RLX_REQUIRE_VULKAN=1 RLX_TEST_VK_DEVICE=H200 RLX_CLI=build/rlx build/rlx_tests vk_ kv_cache llama model_ > "$out/tests.txt" 2>&1
     grep -E "FAIL|passed" -A4 "$out/tests.txt" | tail -40
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then

@@ -9,6 +9,7 @@
  */
 #include "demo.h"
 #include "generate.h"
+#include "io_cmds.h"
 #include "rlx.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,9 @@ static int usage(FILE *f) {
             "                          check it against an unoptimized CPU run\n"
             "  generate -m FILE [-p PROMPT] [-n N] [--device D] [--temp T] [--top-k K]\n"
             "       [--top-p P] [--seed S] [--ctx N]\n"
-            "                          generate text with a Llama-family GGUF model\n");
+            "                          generate text with a Llama-family GGUF model\n"
+            "  inspect FILE            print a GGUF file's metadata and tensor table\n"
+            "  quantize IN OUT TYPE    quantize a GGUF file's 2-D float weights (q8_0, q4_K_M, ...)\n");
     return f == stderr ? 2 : 0;
 }
 
@@ -98,6 +101,8 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "devices") == 0) return cmd_devices();
     if (strcmp(cmd, "demo") == 0) return cmd_demo(argc - 2, argv + 2);
     if (strcmp(cmd, "generate") == 0) return cmd_generate(argc - 2, argv + 2);
+    if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
+    if (strcmp(cmd, "quantize") == 0) return cmd_quantize(argc - 2, argv + 2);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) return usage(stdout);
     fprintf(stderr, "rlx: unknown command '%s'\n", cmd);
     return usage(stderr);

@@ -150,8 +150,8 @@ static rlx_status parse_kv(parser *p, kv_rec *kv) {
     uint64_t start = p->pos;
     rlx_status st = rd_str(p, &kv->key, NULL, false, "key");
     if (st) return st;
-    const char *key = f->arena + kv->key;
-    snprintf(p->ctx, sizeof p->ctx, "key %lld '%.100s'", (long long)f->n_kv, key);
+    /* by offset: parsing the value may grow (move) the arena */
+    snprintf(p->ctx, sizeof p->ctx, "key %lld '%.100s'", (long long)f->n_kv, f->arena + kv->key);
     uint32_t type;
     if ((st = rd_u32(p, &type, "value type"))) return st;
     if (type >= GGUF_VT_COUNT) { p->pos -= 4; return perr(p, "unknown value type %u", type); }
@@ -207,7 +207,7 @@ static rlx_status parse_kv(parser *p, kv_rec *kv) {
         p->pos += VT_SIZES[type];
     }
     if (st) return st;
-    if (strcmp(key, "general.alignment") == 0) {
+    if (strcmp(f->arena + kv->key, "general.alignment") == 0) {
         uint32_t a;
         if (type != GGUF_VT_U32) { p->pos = start; return perr(p, "general.alignment must be u32, not %s", VT_NAMES[type]); }
         memcpy(&a, f->base + kv->val, 4);

@@ -165,10 +165,11 @@ static rlx_status copy_tokens(tokenizer *t, const tok_vocab_desc *d) {
         if (total > UINT32_MAX) return rlx_fail(RLX_STATUS_FORMAT, "tokenizer: vocabulary text exceeds 4 GiB");
     }
     t->text     = malloc(total ? total : 1);
-    t->text_off = malloc((size_t)n * sizeof *t->text_off);
-    t->text_len = malloc((size_t)n * sizeof *t->text_len);
-    t->scores   = calloc((size_t)n, sizeof *t->scores);
-    t->types    = malloc((size_t)n);
+    size_t nz = (uint32_t)n;   /* n > 0, checked by check_desc */
+    t->text_off = malloc(nz * sizeof *t->text_off);
+    t->text_len = malloc(nz * sizeof *t->text_len);
+    t->scores   = calloc(nz, sizeof *t->scores);
+    t->types    = malloc(nz);
     if (!t->text || !t->text_off || !t->text_len || !t->scores || !t->types)
         return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "tokenizer: out of memory for %d tokens", n);
     size_t off = 0;
@@ -223,13 +224,14 @@ static rlx_status build_map(tokenizer *t) {
 static rlx_status build_pieces(tokenizer *t) {
     size_t total = 0, maxlen = 0;
     for (int32_t i = 0; i < t->n_tokens; i++) {
-        total += 4u * t->text_len[i] + 8;
+        total += (size_t)t->text_len[i] + 8;   /* a piece is never longer than its text + 5 */
         if (t->text_len[i] > maxlen) maxlen = t->text_len[i];
     }
-    char *tmp = malloc(4 * maxlen + 8);
+    char *tmp = malloc(maxlen + 8);
     t->piece     = malloc(total);
-    t->piece_off = malloc((size_t)t->n_tokens * sizeof *t->piece_off);
-    t->piece_len = malloc((size_t)t->n_tokens * sizeof *t->piece_len);
+    size_t nz = (uint32_t)t->n_tokens;
+    t->piece_off = malloc(nz * sizeof *t->piece_off);
+    t->piece_len = malloc(nz * sizeof *t->piece_len);
     if (!tmp || !t->piece || !t->piece_off || !t->piece_len) {
         free(tmp);
         return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "tokenizer: out of memory for decoded pieces");
@@ -271,8 +273,9 @@ static int cmp_len_desc(const void *a, const void *b) {
 }
 
 static rlx_status build_special(tokenizer *t) {
-    len_id *tmp = malloc((size_t)t->n_tokens * sizeof *tmp);
-    t->special = malloc((size_t)t->n_tokens * sizeof *t->special);
+    size_t nz = (uint32_t)t->n_tokens;
+    len_id *tmp = malloc(nz * sizeof *tmp);
+    t->special = malloc(nz * sizeof *t->special);
     if (!tmp || !t->special) { free(tmp); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "tokenizer: out of memory"); }
     for (int32_t i = 0; i < t->n_tokens; i++) {
         uint8_t ty = t->types[i];

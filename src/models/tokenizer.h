@@ -234,7 +234,7 @@ rlx_status tok_bpe_encode(const tokenizer *t, const char *text, size_t len, tok_
 /* Builder hooks: SPM byte tokens / BPE byte map, merges. */
 rlx_status tok_spm_init(tokenizer *t);
 rlx_status tok_bpe_init(tokenizer *t, const tok_vocab_desc *d);
-/* The decoded bytes of token id's text into dst (capacity >= 4 * text_len + 8);
+/* The decoded bytes of token id's text into dst (capacity >= text_len + 8);
  * returns the byte count. */
 size_t     tok_spm_piece(const tokenizer *t, int32_t id, char *dst);
 size_t     tok_bpe_piece(const tokenizer *t, int32_t id, char *dst);

@@ -1,0 +1,107 @@
+/*
+ * inspect.c — `rlx inspect FILE`: prints a GGUF file's header, its metadata
+ * (long arrays abbreviated) and its tensor table. An invalid file prints the
+ * reader's message (what is wrong, and at which byte) and exits 1.
+ */
+#include "io_cmds.h"
+#include "io/gguf.h"
+#include "io/quant.h"
+#include <stdio.h>
+#include <string.h>
+
+enum { SHOW_ELEMS = 6, SHOW_CHARS = 64 };
+
+/* A string value, quoted, with control bytes escaped and long ones cut. */
+static void print_str(const char *s, size_t len) {
+    putchar('"');
+    for (size_t i = 0; i < len && i < SHOW_CHARS; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') printf("\\%c", c);
+        else if (c == '\n') printf("\\n");
+        else if (c < 0x20 || c == 0x7f) printf("\\x%02x", c);
+        else putchar(c);
+    }
+    putchar('"');
+    if (len > SHOW_CHARS) printf("...(%zu bytes)", len);
+}
+
+static void print_scalar(const gguf_file *f, int64_t kv, gguf_vtype t, uint64_t i, bool arr) {
+    int64_t iv;
+    uint64_t uv;
+    double dv;
+    size_t len;
+    if (t == GGUF_VT_STRING) {
+        const char *s = arr ? gguf_kv_arr_str(f, kv, i, &len) : gguf_kv_str(f, kv, &len);
+        print_str(s, len);
+    } else if (t == GGUF_VT_BOOL) {
+        arr ? gguf_kv_arr_int(f, kv, i, &iv) : gguf_kv_int(f, kv, &iv);
+        printf("%s", iv ? "true" : "false");
+    } else if (t == GGUF_VT_F32 || t == GGUF_VT_F64) {
+        arr ? gguf_kv_arr_float(f, kv, i, &dv) : gguf_kv_float(f, kv, &dv);
+        printf("%.9g", dv);
+    } else if (t == GGUF_VT_U64) {
+        if (arr) {
+            const unsigned char *p = (const unsigned char *)gguf_kv_arr_data(f, kv) + 8 * i;
+            memcpy(&uv, p, 8);
+        } else {
+            gguf_kv_uint(f, kv, &uv);
+        }
+        printf("%llu", (unsigned long long)uv);
+    } else {
+        arr ? gguf_kv_arr_int(f, kv, i, &iv) : gguf_kv_int(f, kv, &iv);
+        printf("%lld", (long long)iv);
+    }
+}
+
+int cmd_inspect(int argc, char **argv) {
+    if (argc != 1 || argv[0][0] == '-') {
+        fprintf(stderr, "usage: rlx inspect FILE\n");
+        return 2;
+    }
+    gguf_file *f;
+    if (gguf_open(argv[0], &f) != RLX_OK) {
+        fprintf(stderr, "rlx inspect: %s\n", rlx_last_error());
+        return 1;
+    }
+    printf("%s: GGUF v%u, %llu bytes, alignment %u, data at byte %llu\n", argv[0], gguf_version(f),
+           (unsigned long long)gguf_file_size(f), gguf_alignment(f), (unsigned long long)gguf_data_offset(f));
+
+    printf("\nmetadata (%lld keys)\n", (long long)gguf_kv_count(f));
+    for (int64_t kv = 0; kv < gguf_kv_count(f); kv++) {
+        gguf_vtype t = gguf_kv_type(f, kv);
+        printf("  %-40s ", gguf_kv_key(f, kv));
+        if (t != GGUF_VT_ARRAY) {
+            printf("%-8s ", gguf_vtype_name(t));
+            print_scalar(f, kv, t, 0, false);
+        } else {
+            gguf_vtype et = gguf_kv_arr_type(f, kv);
+            uint64_t n = gguf_kv_arr_len(f, kv);
+            char ty[40];
+            snprintf(ty, sizeof ty, "%s[%llu]", gguf_vtype_name(et), (unsigned long long)n);
+            printf("%-8s [", ty);
+            for (uint64_t i = 0; i < n && i < SHOW_ELEMS; i++) {
+                if (i) printf(", ");
+                print_scalar(f, kv, et, i, true);
+            }
+            printf("%s]", n > SHOW_ELEMS ? ", ..." : "");
+        }
+        putchar('\n');
+    }
+
+    uint64_t total = 0;
+    for (int64_t i = 0; i < gguf_tensor_count(f); i++) total += gguf_tensor_at(f, i)->size;
+    printf("\ntensors (%lld, %.2f MiB)\n", (long long)gguf_tensor_count(f), (double)total / (1024.0 * 1024.0));
+    printf("  %-40s %-7s %-24s %12s %12s\n", "name", "type", "dims", "bytes", "offset");
+    for (int64_t i = 0; i < gguf_tensor_count(f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        char dims[64];
+        int k = snprintf(dims, sizeof dims, "[");
+        for (uint32_t d = 0; d < t->n_dims && k < (int)sizeof dims; d++)
+            k += snprintf(dims + k, sizeof dims - (size_t)k, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
+        if (k < (int)sizeof dims) snprintf(dims + k, sizeof dims - (size_t)k, "]");
+        printf("  %-40s %-7s %-24s %12llu %12llu\n", t->name, qtype_name(t->type), dims, (unsigned long long)t->size,
+               (unsigned long long)t->offset);
+    }
+    gguf_close(f);
+    return 0;
+}
