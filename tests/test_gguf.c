@@ -321,6 +321,20 @@ TEST(gguf_v2_and_empty) {
     b_hdr(&b, 3, 0, 0);
     CHECK_OK(gguf_open_memory(b.p, b.len, &f));
     gguf_close(f);
+    /* a long value after its key grows the string arena (regression: the key
+     * was read through a pointer into the old arena; ASan saw it, fuzzing found it) */
+    b.len = 0;
+    b_hdr(&b, 3, 0, 2);
+    char big[3000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    b_str(&b, "general.alignment"); b_u32(&b, GGUF_VT_U32); b_u32(&b, 64);
+    b_str(&b, "k"); b_u32(&b, GGUF_VT_STRING); b_str(&b, big);
+    CHECK_OK(gguf_open_memory(b.p, b.len, &f));
+    const char *s;
+    CHECK_OK(gguf_get_str(f, "k", &s));
+    CHECK(strlen(s) == sizeof big - 1 && gguf_alignment(f) == 64);
+    gguf_close(f);
     free(b.p);
 }
 

@@ -150,3 +150,30 @@ TEST(vk_core_cli_without_vulkan) {
     CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "rlx devices failed: %s", out);
     CHECK_MSG(strstr(out, "cpu") && strstr(out, "vulkan    none"), "output: %s", out);
 }
+
+TEST(vk_core_vectorized_elementwise_paths) {
+    VKP_REQUIRE();
+    /* same-shape contiguous f32 (the vec4 path) next to an odd size (the scalar path) */
+    int64_t sizes[2] = {4096, 4099};
+    for (int k = 0; k < 2; k++) {
+        rlx_graph *g = rlx_graph_new();
+        int64_t d[1] = {sizes[k]};
+        rlx_node a = rlx_input(g, "a", RLX_F32, 1, d), b = rlx_input(g, "b", RLX_F32, 1, d);
+        rlx_output(g, "sum", rlx_add(g, a, b));
+        rlx_output(g, "max", rlx_max(g, a, b));
+        rlx_output(g, "gelu", rlx_gelu(g, a));
+        rlx_output(g, "copy", rlx_cast(g, b, RLX_F32));
+        float *x = malloc(sizeof(float) * (size_t)sizes[k]), *y = malloc(sizeof(float) * (size_t)sizes[k]);
+        test_fill_uniform_f32(x, sizes[k], -3, 3);
+        test_fill_uniform_f32(y, sizes[k], -3, 3);
+        rlx_tensor in[2] = {
+            {.name = "a", .dtype = RLX_F32, .rank = 1, .dims = {sizes[k]}, .data = x, .bytes = 4 * (size_t)sizes[k]},
+            {.name = "b", .dtype = RLX_F32, .rank = 1, .dims = {sizes[k]}, .data = y, .bytes = 4 * (size_t)sizes[k]},
+        };
+        bool ok = vkp_compare(g, in, 2, 2e-6, true);
+        free(x);
+        free(y);
+        rlx_graph_free(g);
+        CHECK(ok);
+    }
+}

@@ -64,6 +64,7 @@
     X(vkCreateFence)                              \
     X(vkDestroyFence)                             \
     X(vkWaitForFences)                            \
+    X(vkGetFenceStatus)                           \
     X(vkResetFences)
 
 typedef struct vk_instance_fns {

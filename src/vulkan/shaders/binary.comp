@@ -12,6 +12,8 @@
 layout(constant_id = 0) const uint OP = 0;
 layout(constant_id = 1) const uint DT = 0;
 layout(constant_id = 2) const uint LOCAL = 256;
+layout(constant_id = 3) const uint VEC = 0;   // 1: f32, both operands contiguous, n % 4 == 0, 16-byte aligned
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer EwVec4 { vec4 v[]; };
 layout(local_size_x_id = 2) in;
 
 #define BOP_ADD 0u
@@ -100,6 +102,13 @@ bool cmp_l(int64_t x, int64_t y) {
 }
 
 void main() {
+    if (VEC != 0) {   // memory-bound fast path: one 16-byte load per operand per invocation
+        uint q = LIN_ID(LOCAL);
+        if (q >= pc.n / 4u) return;
+        vec4 x = EwVec4(pc.a).v[q], y = EwVec4(pc.b).v[q];
+        EwVec4(pc.out_).v[q] = vec4(op_f(x.x, y.x), op_f(x.y, y.y), op_f(x.z, y.z), op_f(x.w, y.w));
+        return;
+    }
     uint o = LIN_ID(LOCAL);
     if (o >= pc.n) return;
     uint ia = 0, ib = 0, rem = o;

@@ -12,6 +12,8 @@ layout(constant_id = 0) const uint OP = 0;
 layout(constant_id = 1) const uint DT = 0;
 layout(constant_id = 2) const uint DT_OUT = 0;
 layout(constant_id = 3) const uint LOCAL = 256;
+layout(constant_id = 4) const uint VEC = 0;   // 1: f32 in and out, n % 4 == 0, 16-byte aligned
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer EwVec4 { vec4 v[]; };
 layout(local_size_x_id = 3) in;
 
 #define UOP_RELU      0u
@@ -109,6 +111,13 @@ int64_t f_to_int(float v, uint dt) {
 }
 
 void main() {
+    if (VEC != 0) {   // memory-bound fast path: one 16-byte load and store per invocation
+        uint q = LIN_ID(LOCAL);
+        if (q >= pc.n / 4u) return;
+        vec4 x = EwVec4(pc.x).v[q];
+        EwVec4(pc.out_).v[q] = OP == UOP_CAST ? x : vec4(op_f(x.x), op_f(x.y), op_f(x.z), op_f(x.w));
+        return;
+    }
     uint i = LIN_ID(LOCAL);
     if (i >= pc.n) return;
     if (OP == UOP_CAST) {
