@@ -177,3 +177,30 @@ TEST(vk_core_vectorized_elementwise_paths) {
         CHECK(ok);
     }
 }
+
+TEST(vk_core_norm_rows_in_registers_and_long_rows) {
+    VKP_REQUIRE();
+    /* rows that fit the register cache (<= 4096) and rows that do not */
+    int64_t widths[3] = {1000, 4096, 5000};
+    for (int k = 0; k < 3; k++) {
+        rlx_graph *g = rlx_graph_new();
+        int64_t d[2] = {3, widths[k]}, dd[1] = {widths[k]};
+        rlx_node x = rlx_input(g, "x", RLX_F32, 2, d), r = rlx_input(g, "r", RLX_F32, 2, d);
+        rlx_node gamma = rlx_param(g, "g", RLX_F32, 1, dd), beta = rlx_param(g, "b", RLX_F32, 1, dd);
+        rlx_output(g, "ln", rlx_layer_norm(g, rlx_add(g, x, r), gamma, beta, 1e-5f));
+        rlx_output(g, "rms", rlx_rms_norm(g, x, gamma, RLX_NO_NODE, 1e-6f));
+        size_t n = (size_t)(3 * widths[k]);
+        float *a = malloc(4 * n), *b = malloc(4 * n);
+        test_fill_uniform_f32(a, (int64_t)n, -2, 5);
+        test_fill_uniform_f32(b, (int64_t)n, -1, 1);
+        rlx_tensor in[2] = {
+            {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {3, widths[k]}, .data = a, .bytes = 4 * n},
+            {.name = "r", .dtype = RLX_F32, .rank = 2, .dims = {3, widths[k]}, .data = b, .bytes = 4 * n},
+        };
+        bool ok = vkp_compare(g, in, 2, 1e-5, true);
+        free(a);
+        free(b);
+        rlx_graph_free(g);
+        CHECK_MSG(ok, "width %lld", (long long)widths[k]);
+    }
+}

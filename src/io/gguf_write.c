@@ -64,7 +64,7 @@ typedef struct bbuf {
 static void put(bbuf *b, const void *src, size_t n) {
     if (b->oom) return;
     if (b->len + n < b->len || !grow((void **)&b->p, &b->cap, b->len + n, 1)) { b->oom = true; return; }
-    memcpy(b->p + b->len, src, n);
+    if (n) memcpy(b->p + b->len, src, n);   /* src may be NULL for an empty array */
     b->len += n;
 }
 static void put_u32(bbuf *b, uint32_t v) { put(b, &v, 4); }

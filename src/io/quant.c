@@ -268,7 +268,7 @@ static rlx_status check_row(uint32_t type, int64_t n, bool encode, const qtype_i
 }
 
 rlx_status quant_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n) {
-    const qtype_info *t;
+    const qtype_info *t = NULL;
     rlx_status st = check_row(type, n, false, &t);
     if (st) return st;
     if (n) t->to_f32(src, dst, n);
@@ -276,7 +276,7 @@ rlx_status quant_dequantize_row(uint32_t type, const void *src, float *dst, int6
 }
 
 rlx_status quant_quantize_row(uint32_t type, const float *src, void *dst, int64_t n) {
-    const qtype_info *t;
+    const qtype_info *t = NULL;
     rlx_status st = check_row(type, n, true, &t);
     if (st) return st;
     if (n) t->from_f32(src, dst, n);
