@@ -54,6 +54,20 @@ torch_t = {
     "matmul_4096_f16": bench(lambda: torch.mm(Ah, Bh), runs=10),
     "attention_1x12x512x64": bench(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v)),
 }
+# PyTorch eager: 100 dependent ops on a 4-element tensor, wall time per iteration
+import time
+tiny = torch.ones(4, device=dev); one_t = torch.ones(4, device=dev)
+def tiny_chain():
+    y = tiny
+    for i in range(100):
+        y = y + one_t if i % 2 else y * one_t
+    return y
+for _ in range(20): tiny_chain()
+torch.cuda.synchronize()
+walls = []
+for _ in range(200):
+    t0 = time.perf_counter(); tiny_chain(); torch.cuda.synchronize(); walls.append(time.perf_counter() - t0)
+torch_tiny_wall = statistics.median(walls)
 copy_rlx = rlx.get("copy_256MiB", (None,))[0]
 copy_torch = torch_t["copy_256MiB"]
 print()
@@ -70,7 +84,9 @@ for name, (sec, amount, unit) in rlx.items():
         copy_bw = 2.0 * big * 4 / copy_torch
         pct = f"{100 * (amount / sec) / copy_bw:.0f}%"
     print(f"| {name:28} | {sec*1e3:9.3f} | {tt*1e3:9.3f} | {tt/sec:15.2f} | {rate:8.1f} {unit:5} | {pct:>12} |")
-for name in ("run_100_tiny_steps_device", "run_100_tiny_steps_wall", "run_100_tiny_steps_host"):
+for name in ("run_100_tiny_steps_device", "run_100_tiny_steps_wall", "run_100_tiny_steps_host",
+             "run_1_tiny_step_device", "run_1_tiny_step_wall", "run_1_tiny_step_host"):
     if name in rlx:
         print(f"| {name:28} | {rlx[name][0]*1e3:9.4f} | {'':9} | {'':15} | {rlx[name][0]*1e6:8.1f} us    | {'':12} |")
+print(f"| {'torch eager 100 tiny ops wall':28} | {torch_tiny_wall*1e3:9.4f} | {'':9} | {'':15} | {torch_tiny_wall*1e6:8.1f} us    | {'':12} |")
 print(f"\ntorch {torch.__version__}, device {torch.cuda.get_device_name()}")
