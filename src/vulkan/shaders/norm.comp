@@ -51,54 +51,30 @@ float tree_sum(float v, uint t) {
     return s;
 }
 
-// Rows of up to 256 * CACHE elements stay in registers after the first read,
-// so the statistics passes cost no memory traffic (one read, one write per
-// element: the memory roofline); longer rows re-read x (and r) per pass.
-#define CACHE 16u
-
 void main() {
     uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     if (row >= pc.rows) return;   // uniform across the workgroup
     uint t = gl_LocalInvocationID.x;
     uint base = row * pc.d;
     float fd = float(pc.d);
-    bool cached = pc.d <= 256u * CACHE;
-    float vals[CACHE];
-    if (cached)
-        for (uint k = 0; k < CACHE; k++) {
-            uint j = t + 256u * k;
-            vals[k] = j < pc.d ? load_s(base + j) : 0.0;
-        }
     float mean_hi = 0.0, mean_lo = 0.0;
     if (KIND == 0u) {
         float s = 0.0, c = 0.0;
-        if (cached) {
-            for (uint k = 0; k < CACHE; k++) if (t + 256u * k < pc.d) kahan_add(s, c, vals[k]);
-        } else {
-            for (uint j = t; j < pc.d; j += 256u) kahan_add(s, c, load_s(base + j));
-        }
+        for (uint j = t; j < pc.d; j += 256u) kahan_add(s, c, load_s(base + j));
         precise float total = tree_sum(s - c, t);
         mean_hi = total / fd;
         precise float res = fma(-mean_hi, fd, total);   // total - mean_hi * d, exactly
         mean_lo = res / fd;
     }
     float s = 0.0, c = 0.0;
-    if (cached) {
-        for (uint k = 0; k < CACHE; k++) {
-            if (t + 256u * k >= pc.d) continue;
-            precise float v = (vals[k] - mean_hi) - mean_lo;
-            kahan_add(s, c, v * v);
-        }
-    } else {
-        for (uint j = t; j < pc.d; j += 256u) {
-            precise float v = (load_s(base + j) - mean_hi) - mean_lo;
-            kahan_add(s, c, v * v);
-        }
+    for (uint j = t; j < pc.d; j += 256u) {
+        precise float v = (load_s(base + j) - mean_hi) - mean_lo;
+        kahan_add(s, c, v * v);
     }
     float ss = tree_sum(s - c, t);
     float inv = 1.0 / sqrt(ss / fd + pc.eps);
-    for (uint k = 0, j = t; j < pc.d; j += 256u, k++) {
-        float v = cached ? vals[min(k, CACHE - 1u)] : load_s(base + j);
+    for (uint j = t; j < pc.d; j += 256u) {
+        float v = load_s(base + j);
         float y;
         if (KIND == 0u) y = (((v - mean_hi) - mean_lo) * inv) * load_f(pc.gamma, DT, j);
         else y = v * inv * load_f(pc.gamma, DT, j);
