@@ -79,11 +79,20 @@ typedef enum rlx_dtype {
     RLX_U8   = 6,
     RLX_BOOL = 7,   /* one byte, 0 or 1 */
     RLX_I8   = 8,
+    /* GGUF block-quantized storage (ggml layouts): valid for params used as
+     * the weight of rlx_dequant_matmul or the table of rlx_gather_rows. The
+     * last dim must be a multiple of the block (32, or 256 for the K types). */
+    RLX_Q4_0 = 9,  RLX_Q4_1 = 10, RLX_Q5_0 = 11, RLX_Q5_1 = 12, RLX_Q8_0 = 13,
+    RLX_Q2_K = 14, RLX_Q3_K = 15, RLX_Q4_K = 16, RLX_Q5_K = 17, RLX_Q6_K = 18, RLX_Q8_K = 19,
     RLX_DTYPE_COUNT
 } rlx_dtype;
 
-const char *rlx_dtype_name(rlx_dtype dtype);   /* "f32", ...; "?" if unknown */
-size_t      rlx_dtype_size(rlx_dtype dtype);   /* bytes; 0 if unknown        */
+const char *rlx_dtype_name(rlx_dtype dtype);   /* "f32", "q4_K", ...; "?" if unknown */
+size_t      rlx_dtype_size(rlx_dtype dtype);   /* bytes per element; 0 for block types and unknown */
+int         rlx_dtype_is_quantized(rlx_dtype dtype);
+/* Bytes of a tensor of this dtype and shape (block types: whole blocks per
+ * row). 0 when the shape does not fit the dtype's block or overflows. */
+size_t      rlx_tensor_bytes(rlx_dtype dtype, int rank, const int64_t *dims);
 
 /* ----------------------------------------------------------------- graph */
 
@@ -162,6 +171,11 @@ rlx_node rlx_fma  (rlx_graph *g, rlx_node a, rlx_node b, rlx_node c);    /* a * 
 rlx_node rlx_clamp(rlx_graph *g, rlx_node x, double lo, double hi);
 rlx_node rlx_cast (rlx_graph *g, rlx_node x, rlx_dtype to);
 
+/* x [..., K] (f32) times w [N, K] transposed -> [..., N] f32, where w may be
+ * f32, f16, bf16 or a block-quantized type: a linear layer over weights kept
+ * in their storage type (dequantized inside the kernel). */
+rlx_node rlx_dequant_matmul(rlx_graph *g, rlx_node x, rlx_node w);
+
 /* Matmul: a [..., M, K] x b [..., K, N] -> [..., M, N], batch dims broadcast.
  * With transpose_b, b is [..., N, K] (a linear layer's weight layout). */
 rlx_node rlx_matmul(rlx_graph *g, rlx_node a, rlx_node b, int transpose_b);
@@ -202,7 +216,8 @@ rlx_node rlx_slice    (rlx_graph *g, rlx_node x, int axis, int64_t start, int64_
 rlx_node rlx_concat   (rlx_graph *g, const rlx_node *xs, int n, int axis); /* n <= 8 */
 rlx_node rlx_expand   (rlx_graph *g, rlx_node x, int rank, const int64_t *dims);
 
-/* rows of table [V, ...] picked by integer ids [...]: out [ids..., table[1:]...]. */
+/* rows of table [V, ...] picked by integer ids [...]: out [ids..., table[1:]...].
+ * A block-quantized table [V, D] gives f32 rows (a quantized embedding). */
 rlx_node rlx_gather_rows(rlx_graph *g, rlx_node table, rlx_node ids);
 /* torch.gather: out[i..] = x[i.. with axis index replaced by index[i..]]; index has x's rank. */
 rlx_node rlx_gather(rlx_graph *g, rlx_node x, rlx_node index, int axis);

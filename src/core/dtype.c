@@ -6,15 +6,35 @@
 #include <math.h>
 #include <string.h>
 
-const char *rlx_dtype_name(rlx_dtype dt) {
-    static const char *names[RLX_DTYPE_COUNT] = {
-        "f32", "f16", "bf16", "f64", "i32", "i64", "u8", "bool", "i8"};
-    return (unsigned)dt < RLX_DTYPE_COUNT ? names[dt] : "?";
-}
+/* Per dtype: name, bytes per element (0 for block types), and for block
+ * types the elements and bytes of one block (ggml layouts). */
+static const struct { const char *name; uint8_t size; uint16_t block_elems, block_bytes; } dtypes[RLX_DTYPE_COUNT] = {
+    [RLX_F32] = {"f32", 4, 1, 4},     [RLX_F16] = {"f16", 2, 1, 2},   [RLX_BF16] = {"bf16", 2, 1, 2},
+    [RLX_F64] = {"f64", 8, 1, 8},     [RLX_I32] = {"i32", 4, 1, 4},   [RLX_I64] = {"i64", 8, 1, 8},
+    [RLX_U8] = {"u8", 1, 1, 1},       [RLX_BOOL] = {"bool", 1, 1, 1}, [RLX_I8] = {"i8", 1, 1, 1},
+    [RLX_Q4_0] = {"q4_0", 0, 32, 18}, [RLX_Q4_1] = {"q4_1", 0, 32, 20}, [RLX_Q5_0] = {"q5_0", 0, 32, 22},
+    [RLX_Q5_1] = {"q5_1", 0, 32, 24}, [RLX_Q8_0] = {"q8_0", 0, 32, 34}, [RLX_Q2_K] = {"q2_K", 0, 256, 84},
+    [RLX_Q3_K] = {"q3_K", 0, 256, 110}, [RLX_Q4_K] = {"q4_K", 0, 256, 144}, [RLX_Q5_K] = {"q5_K", 0, 256, 176},
+    [RLX_Q6_K] = {"q6_K", 0, 256, 210}, [RLX_Q8_K] = {"q8_K", 0, 256, 292},
+};
 
-size_t rlx_dtype_size(rlx_dtype dt) {
-    static const size_t sizes[RLX_DTYPE_COUNT] = {4, 2, 2, 8, 4, 8, 1, 1, 1};
-    return (unsigned)dt < RLX_DTYPE_COUNT ? sizes[dt] : 0;
+const char *rlx_dtype_name(rlx_dtype dt) { return (unsigned)dt < RLX_DTYPE_COUNT ? dtypes[dt].name : "?"; }
+
+size_t rlx_dtype_size(rlx_dtype dt) { return (unsigned)dt < RLX_DTYPE_COUNT ? dtypes[dt].size : 0; }
+
+int rlx_dtype_is_quantized(rlx_dtype dt) { return (unsigned)dt < RLX_DTYPE_COUNT && dtypes[dt].size == 0; }
+
+size_t rlx_tensor_bytes(rlx_dtype dt, int rank, const int64_t *dims) {
+    if ((unsigned)dt >= RLX_DTYPE_COUNT || rank < 0 || rank > RLX_MAX_RANK || (rank && !dims)) return 0;
+    uint64_t n = 1;
+    for (int i = 0; i < rank; i++)
+        if (dims[i] < 0 || !rlx_mul_overflow_u64(n, (uint64_t)dims[i], &n)) return 0;
+    uint64_t be = dtypes[dt].block_elems, bytes;
+    if (be > 1) {
+        if (rank == 0 || dims[rank - 1] % (int64_t)be) return 0;   /* rows are whole blocks */
+    }
+    if (!rlx_mul_overflow_u64(n / be, dtypes[dt].block_bytes, &bytes) || bytes > SIZE_MAX) return 0;
+    return (size_t)bytes;
 }
 
 static uint32_t f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }

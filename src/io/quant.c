@@ -282,3 +282,22 @@ rlx_status quant_quantize_row(uint32_t type, const float *src, void *dst, int64_
     if (n) t->from_f32(src, dst, n);
     return RLX_OK;
 }
+
+static const struct { rlx_dtype dt; uint32_t q; } dtype_qtype[] = {
+    {RLX_F32, QTYPE_F32},   {RLX_F16, QTYPE_F16},   {RLX_BF16, QTYPE_BF16}, {RLX_Q4_0, QTYPE_Q4_0},
+    {RLX_Q4_1, QTYPE_Q4_1}, {RLX_Q5_0, QTYPE_Q5_0}, {RLX_Q5_1, QTYPE_Q5_1}, {RLX_Q8_0, QTYPE_Q8_0},
+    {RLX_Q2_K, QTYPE_Q2_K}, {RLX_Q3_K, QTYPE_Q3_K}, {RLX_Q4_K, QTYPE_Q4_K}, {RLX_Q5_K, QTYPE_Q5_K},
+    {RLX_Q6_K, QTYPE_Q6_K}, {RLX_Q8_K, QTYPE_Q8_K},
+};
+
+uint32_t quant_type_of_dtype(rlx_dtype dt) {
+    for (size_t i = 0; i < sizeof dtype_qtype / sizeof dtype_qtype[0]; i++)
+        if (dtype_qtype[i].dt == dt) return dtype_qtype[i].q;
+    return QTYPE_ID_LIMIT;
+}
+
+int quant_dtype_of_type(uint32_t type) {
+    for (size_t i = 0; i < sizeof dtype_qtype / sizeof dtype_qtype[0]; i++)
+        if (dtype_qtype[i].q == type) return (int)dtype_qtype[i].dt;
+    return -1;
+}

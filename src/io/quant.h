@@ -81,4 +81,10 @@ bool qtype_row_bytes(uint32_t type, uint64_t n, uint64_t *bytes);
 rlx_status quant_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n);
 rlx_status quant_quantize_row(uint32_t type, const float *src, void *dst, int64_t n);
 
+/* The ggml type of an rlx dtype (f32, f16, bf16 and the block types), or
+ * QTYPE_ID_LIMIT when it has none. */
+uint32_t quant_type_of_dtype(rlx_dtype dt);
+/* The rlx dtype of a ggml type, or -1. */
+int      quant_dtype_of_type(uint32_t type);
+
 #endif

@@ -196,9 +196,11 @@ rlx_node rlx_constant(rlx_graph *g, rlx_dtype dt, int rank, const int64_t *dims,
     node_init(&n, IR_OP_CONST);
     if (!shape_from_public(g, fn, "constant", rank, dims, &n.shape)) return RLX_NO_NODE;
     if (!ir_shape_is_static(&n.shape)) return fail_msg(g, RLX_STATUS_SHAPE, fn, "constants need static dims");
-    uint64_t bytes;
-    if (!rlx_mul_overflow_u64((uint64_t)ir_shape_numel(&n.shape), rlx_dtype_size(dt), &bytes) || bytes > (1ull << 40))
-        return fail_msg(g, RLX_STATUS_SHAPE, fn, "constant is too large");
+    int64_t cdims[IR_MAX_RANK];
+    ir_shape_dims(&n.shape, cdims);
+    uint64_t bytes = rlx_tensor_bytes(dt, rank, cdims);
+    if ((bytes == 0 && ir_shape_numel(&n.shape) != 0) || bytes > (1ull << 40))
+        return fail_msg(g, RLX_STATUS_SHAPE, fn, "constant is too large or not whole blocks of its dtype");
     if (bytes && !data) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "data is NULL");
     n.dtype = dt;
     n.data_bytes = (size_t)bytes;
@@ -348,6 +350,11 @@ rlx_node rlx_matmul_bias_act(rlx_graph *g, rlx_node a, rlx_node b, int transpose
     n.ia[2] = bias != RLX_NO_NODE;
     rlx_node in[3] = {a, b, bias};
     return make(g, "rlx_matmul_bias_act", IR_OP_MATMUL_BIAS_ACT, in, bias != RLX_NO_NODE ? 3 : 2, &n);
+}
+
+rlx_node rlx_dequant_matmul(rlx_graph *g, rlx_node x, rlx_node w) {
+    rlx_node in[2] = {x, w};
+    return make(g, "rlx_dequant_matmul", IR_OP_DEQUANT_MATMUL, in, 2, NULL);
 }
 
 /* ------------------------------------------------------------ reductions */

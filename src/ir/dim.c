@@ -124,3 +124,9 @@ bool ir_dtype_is_float(rlx_dtype dt) {
 bool ir_dtype_is_int(rlx_dtype dt) {
     return dt == RLX_I32 || dt == RLX_I64 || dt == RLX_U8 || dt == RLX_I8;
 }
+
+int64_t ir_node_bytes(const ir_node *n) {
+    int64_t dims[IR_MAX_RANK];
+    ir_shape_dims(&n->shape, dims);
+    return (int64_t)rlx_tensor_bytes(n->dtype, n->shape.rank, dims);
+}

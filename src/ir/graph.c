@@ -3,7 +3,7 @@
  * its op's shape rule), cloning, lookup of named inputs/params/outputs,
  * structural verification and whole-graph shape re-inference.
  */
-#include "ir/ir.h"
+#include "ir/shape_rules.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +80,8 @@ rlx_status ir_graph_append(ir_graph *g, ir_node *n, int32_t *out_id) {
     *slot = *n;
     /* The rule reads the node in place so labels in its errors show the name. */
     g->n_nodes++;
-    rlx_status st = ir_op_info_get(n->op)->rule(g, slot);
+    rlx_status st = ir_check_quantized_inputs(g, slot);
+    if (st == RLX_OK) st = ir_op_info_get(n->op)->rule(g, slot);
     if (st != RLX_OK) {
         g->n_nodes--;
         return st;

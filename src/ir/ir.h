@@ -103,6 +103,9 @@ int64_t ir_dim_eval(ir_dim d, const int64_t *sym_values);
 void    ir_dim_format(ir_dim d, const ir_graph *g, char *buf, size_t n);
 int64_t ir_dim_to_public(ir_dim d);  /* static value, single symbol code, or RLX_DIM_INFER */
 
+/* Bytes of a node's tensor (static shape; block-quantized dtypes whole blocks). */
+int64_t ir_node_bytes(const ir_node *n);
+
 /* shapes */
 bool    ir_shape_is_static(const ir_shape *s);
 int64_t ir_shape_numel(const ir_shape *s);       /* static shapes only */

@@ -83,6 +83,42 @@ rlx_status shape_source(const ir_graph *g, ir_node *n) {
             FAIL(RLX_STATUS_SHAPE, "dim %d is negative (%lld)", i, (long long)n->shape.d[i].k);
     if (n->op == IR_OP_PARAM && !ir_shape_is_static(&n->shape))
         FAIL(RLX_STATUS_SHAPE, "params need static dims");
+    if (rlx_dtype_is_quantized(n->dtype)) {
+        if (n->op == IR_OP_INPUT)
+            FAIL(RLX_STATUS_SHAPE, "inputs cannot be %s; block-quantized data belongs in params", rlx_dtype_name(n->dtype));
+        int64_t dims[IR_MAX_RANK];
+        ir_shape_dims(&n->shape, dims);
+        if (n->shape.rank < 1 || (ir_shape_numel(&n->shape) > 0 && rlx_tensor_bytes(n->dtype, n->shape.rank, dims) == 0))
+            FAIL(RLX_STATUS_SHAPE, "a %s tensor needs a last dim that is a whole number of blocks", rlx_dtype_name(n->dtype));
+    }
+    return RLX_OK;
+}
+
+/* Block-quantized tensors only feed the ops that decode them. */
+static bool takes_quantized(ir_op op) { return op == IR_OP_DEQUANT_MATMUL || op == IR_OP_GATHER_ROWS; }
+
+rlx_status ir_check_quantized_inputs(const ir_graph *g, ir_node *n) {
+    if (takes_quantized(n->op)) return RLX_OK;
+    for (int i = 0; i < n->n_in; i++)
+        if (rlx_dtype_is_quantized(in_dtype(g, n, i)))
+            FAIL(RLX_STATUS_SHAPE, "input %d is %s; block-quantized tensors only feed dequant_matmul and gather_rows", i,
+                 rlx_dtype_name(in_dtype(g, n, i)));
+    return RLX_OK;
+}
+
+rlx_status shape_dequant_matmul(const ir_graph *g, ir_node *n) {
+    const ir_shape *x = in_shape(g, n, 0), *w = in_shape(g, n, 1);
+    rlx_dtype wt = in_dtype(g, n, 1);
+    char sx[128], sw[128];
+    if (in_dtype(g, n, 0) != RLX_F32) FAIL(RLX_STATUS_SHAPE, "x must be f32, got %s", rlx_dtype_name(in_dtype(g, n, 0)));
+    if (!(wt == RLX_F32 || wt == RLX_F16 || wt == RLX_BF16 || rlx_dtype_is_quantized(wt)))
+        FAIL(RLX_STATUS_SHAPE, "w must be f32, f16, bf16 or block-quantized, got %s", rlx_dtype_name(wt));
+    if (x->rank < 1 || w->rank != 2 || !dims_compatible(x->d[x->rank - 1], w->d[1]))
+        FAIL(RLX_STATUS_SHAPE, "x %s and w %s do not fit: need x [..., K] and w [N, K]", fmt_shape(g, x, sx, sizeof sx),
+             fmt_shape(g, w, sw, sizeof sw));
+    n->shape = *x;
+    n->shape.d[x->rank - 1] = w->d[0];
+    n->dtype = RLX_F32;
     return RLX_OK;
 }
 
@@ -418,10 +454,12 @@ rlx_status shape_gather_rows(const ir_graph *g, ir_node *n) {
     TRY(require_index(g, n, in_dtype(g, n, 1), "ids"));
     if (t->rank < 1) FAIL(RLX_STATUS_SHAPE, "table needs rank >= 1");
     if (ids->rank + t->rank - 1 > IR_MAX_RANK) FAIL(RLX_STATUS_SHAPE, "result rank exceeds %d", IR_MAX_RANK);
+    bool quantized = rlx_dtype_is_quantized(in_dtype(g, n, 0));
+    if (quantized && t->rank != 2) FAIL(RLX_STATUS_SHAPE, "a quantized table must be [V, D]");
     ir_shape out = *ids;
     for (int i = 1; i < t->rank; i++) out.d[out.rank++] = t->d[i];
     n->shape = out;
-    n->dtype = in_dtype(g, n, 0);
+    n->dtype = quantized ? RLX_F32 : in_dtype(g, n, 0);   /* quantized rows are decoded to f32 */
     return RLX_OK;
 }
 

@@ -13,4 +13,7 @@
 #include "ir/ops.def"
 #undef X
 
+/* Rejects block-quantized inputs to ops that do not decode them. */
+rlx_status ir_check_quantized_inputs(const ir_graph *g, ir_node *n);
+
 #endif

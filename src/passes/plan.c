@@ -58,7 +58,7 @@ rlx_status plan_memory(const ir_graph *g, mem_plan *plan) {
     /* 1. storage and sizes */
     for (int32_t i = 0; i < n; i++) {
         const ir_node *node = &g->nodes[i];
-        e[i].bytes = ir_shape_numel(&node->shape) * (int64_t)rlx_dtype_size(node->dtype);
+        e[i].bytes = ir_node_bytes(node);
         e[i].first = e[i].last = i;
         e[i].base = i;
         int64_t view_offset = 0;

@@ -215,7 +215,7 @@ rlx_status rlx_compile(const rlx_graph *graph, const rlx_compile_options *opts, 
         const ir_node *node = &e->graph.nodes[i];
         if (node->op == IR_OP_INPUT) e->input_nodes[e->n_inputs++] = i;
         if (node->op != IR_OP_PARAM) continue;
-        size_t bytes = (size_t)ir_shape_numel(&node->shape) * rlx_dtype_size(node->dtype);
+        size_t bytes = (size_t)ir_node_bytes(node);
         e->param_nodes[e->n_params++] = i;
         if ((st = e->be->param_alloc(e->dev, bytes, &e->param_by_node[i])) != RLX_OK) goto fail;
     }
@@ -245,7 +245,7 @@ rlx_status rlx_exec_set_param(rlx_exec *e, const char *name, rlx_dtype dtype, co
     int32_t id = find_param(e, name);
     if (id < 0) return rlx_fail(RLX_STATUS_NOT_FOUND, "rlx_exec_set_param: no param named '%s'", name);
     const ir_node *p = &e->graph.nodes[id];
-    size_t want = (size_t)ir_shape_numel(&p->shape) * rlx_dtype_size(p->dtype);
+    size_t want = (size_t)ir_node_bytes(p);
     if (dtype != p->dtype)
         return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_set_param '%s': dtype %s given, the param is %s", name,
                         rlx_dtype_name(dtype), rlx_dtype_name(p->dtype));
@@ -356,7 +356,7 @@ rlx_status rlx_exec_output(rlx_exec *e, const char *name, rlx_tensor *out) {
     out->dtype = n->dtype;
     out->rank = n->shape.rank;
     ir_shape_dims(&n->shape, out->dims);
-    out->bytes = (size_t)ir_shape_numel(&n->shape) * rlx_dtype_size(n->dtype);
+    out->bytes = (size_t)ir_node_bytes(n);
     return e->be->program_result(e->current->prog, node, &out->data);
 }
 
@@ -386,7 +386,7 @@ static void describe(const rlx_exec *e, int32_t node, const char *name, rlx_tens
     info->rank = n->shape.rank;
     bool all_static = ir_shape_is_static(&n->shape);
     for (int d = 0; d < n->shape.rank; d++) info->dims[d] = ir_dim_to_public(n->shape.d[d]);
-    info->bytes = all_static ? (size_t)ir_shape_numel(&n->shape) * rlx_dtype_size(n->dtype) : 0;
+    info->bytes = all_static ? (size_t)ir_node_bytes(n) : 0;
 }
 
 static rlx_status check_index(const rlx_exec *e, int i, int count, const char *fn, rlx_tensor *info) {
@@ -423,7 +423,7 @@ rlx_status rlx_exec_get_stats(const rlx_exec *e, rlx_exec_stats *s) {
     s->specializations = e->n_specs;
     for (int i = 0; i < e->n_params; i++) {
         const ir_node *p = &e->graph.nodes[e->param_nodes[i]];
-        s->param_bytes += (size_t)ir_shape_numel(&p->shape) * rlx_dtype_size(p->dtype);
+        s->param_bytes += (size_t)ir_node_bytes(p);
     }
     if (e->current) {
         s->arena_bytes = e->current->plan.arena_bytes;

@@ -119,5 +119,6 @@ rlx_status vk_lower_gather(vk_lower_ctx *c);     /* GATHER_ROWS, GATHER */
 rlx_status vk_lower_topk(vk_lower_ctx *c);       /* TOPK_VALUES, TOPK_INDICES */
 rlx_status vk_lower_loss(vk_lower_ctx *c);       /* SOFTMAX_CE, SOFTMAX_CE_GRAD */
 rlx_status vk_lower_kv_write(vk_lower_ctx *c);   /* KV_WRITE */
+rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c); /* DEQUANT_MATMUL */
 
 #endif

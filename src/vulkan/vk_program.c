@@ -126,7 +126,7 @@ void vk_param_free(vk_device *d, void *handle) {
 
 static VkDeviceSize align64(VkDeviceSize v) { return (v + 63) & ~(VkDeviceSize)63; }
 
-static int64_t node_bytes(const ir_node *n) { return ir_shape_numel(&n->shape) * (int64_t)rlx_dtype_size(n->dtype); }
+static int64_t node_bytes(const ir_node *n) { return ir_node_bytes(n); }
 
 static void fill_vk_tensor(vk_tensor *t, const vk_loc *l, const ir_node *n) {
     t->addr = l->addr;

@@ -8,6 +8,7 @@
  * because the error message is kept per thread.
  */
 #include "cpu/cpu_kernel.h"
+#include "io/quant.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -78,12 +79,31 @@ static void rows_range(void *ctx, int64_t begin, int64_t end, int worker)
                c->table + (size_t)load_id(c->ids, c->id_dtype, i) * c->row, c->row);
 }
 
+/* A block-quantized table [V, D]: each picked row is decoded to f32. */
+static rlx_status gather_quantized_rows(const cpu_kernel_ctx *k)
+{
+    const cpu_tensor *table = &k->in[0], *ids = &k->in[1];
+    int64_t D = table->dims[1];
+    size_t row_bytes = rlx_tensor_bytes(table->dtype, 1, &D);
+    uint32_t qt = quant_type_of_dtype(table->dtype);
+    float *out = k->out.data;
+    for (int64_t i = 0; i < ids->numel; i++) {
+        int64_t id = load_id(ids->data, ids->dtype, i);
+        rlx_status st = quant_dequantize_row(qt, (const char *)table->data + (size_t)id * row_bytes, out + i * D, D);
+        if (st != RLX_OK)
+            return rlx_fail(st, "gather_rows: cannot decode %s rows", rlx_dtype_name(table->dtype));
+    }
+    return RLX_OK;
+}
+
 rlx_status cpu_gather_rows(const cpu_kernel_ctx *k)
 {
     const cpu_tensor *table = &k->in[0], *ids = &k->in[1];
     rlx_status st = check_ids(k, ids, table->dims[0]);
     if (st != RLX_OK || k->out.numel == 0)
         return st;
+    if (rlx_dtype_is_quantized(table->dtype))
+        return gather_quantized_rows(k);
     rows_ctx c;
     c.table = table->data;
     c.ids = ids->data;

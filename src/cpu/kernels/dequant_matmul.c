@@ -1,0 +1,108 @@
+/*
+ * dequant_matmul.c — DEQUANT_MATMUL on the CPU: out[M,N] = x[M,K] · w[N,K]ᵀ
+ * with w in its storage type (f32, f16, bf16 or a GGUF block type).
+ *
+ * Decode-shaped calls (few rows of x) are memory-bound: each worker decodes
+ * one weight row at a time into an L1-sized buffer and dots it with every x
+ * row, so the quantized bytes are read once and never expanded in memory.
+ * Larger M decodes 64-row tiles of w and hands them to the f32 GEMM.
+ * Block decoding uses the reference codecs in io/quant.c; the CPU backend
+ * depends on that codec, not on the GGUF reader.
+ */
+#include "cpu/cpu_kernel.h"
+#include "cpu/kernels/gemm.h"
+#include "io/quant.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define DQ_TILE 64      /* weight rows per GEMM tile */
+#define DQ_SMALL_M 4    /* up to this many x rows: row-by-row dot products */
+
+typedef struct dq_ctx {
+    const float   *x;
+    const uint8_t *w;
+    float         *out;
+    int64_t        M, N, K;
+    size_t         row_bytes;
+    uint32_t       qtype;
+    float         *scratch;     /* per worker */
+    size_t         scratch_floats;
+    rlx_status     status;      /* first failure (set under no lock: any failure value will do) */
+} dq_ctx;
+
+static rlx_status decode_row(const dq_ctx *c, int64_t n, float *dst) {
+    return quant_dequantize_row(c->qtype, c->w + (size_t)n * c->row_bytes, dst, c->K);
+}
+
+static float dot(const float *a, const float *b, int64_t k) {
+    float acc[16] = {0};
+    int64_t i = 0;
+    for (; i + 16 <= k; i += 16)
+        for (int l = 0; l < 16; l++) acc[l] += a[i + l] * b[i + l];
+    float s = 0;
+    for (; i < k; i++) s += a[i] * b[i];
+    for (int l = 0; l < 16; l++) s += acc[l];
+    return s;
+}
+
+static void rows_range(void *p, int64_t begin, int64_t end, int worker) {
+    dq_ctx *c = p;
+    float *row = c->scratch + (size_t)worker * c->scratch_floats;
+    for (int64_t n = begin; n < end; n++) {
+        rlx_status st = decode_row(c, n, row);
+        if (st != RLX_OK) { c->status = st; return; }
+        for (int64_t m = 0; m < c->M; m++) c->out[m * c->N + n] = dot(c->x + m * c->K, row, c->K);
+    }
+}
+
+static void tiles_range(void *p, int64_t begin, int64_t end, int worker) {
+    dq_ctx *c = p;
+    float *tile = c->scratch + (size_t)worker * c->scratch_floats;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t n0 = t * DQ_TILE, nt = RLX_MIN((int64_t)DQ_TILE, c->N - n0);
+        for (int64_t r = 0; r < nt; r++) {
+            rlx_status st = decode_row(c, n0 + r, tile + r * c->K);
+            if (st != RLX_OK) { c->status = st; return; }
+        }
+        gemm_epilogue epi = {0};
+        if (rlx_sgemm(NULL, c->M, nt, c->K, c->x, c->K, tile, c->K, 1, c->out + n0, c->N, &epi) != 0) {
+            c->status = RLX_STATUS_OUT_OF_MEMORY;
+            return;
+        }
+    }
+}
+
+rlx_status cpu_dequant_matmul(const cpu_kernel_ctx *k) {
+    const cpu_tensor *x = &k->in[0], *w = &k->in[1];
+    const char *name = k->node->name ? k->node->name : "";
+    dq_ctx c;
+    memset(&c, 0, sizeof c);
+    c.K = w->dims[1];
+    c.N = w->dims[0];
+    c.M = c.K ? x->numel / c.K : 0;
+    c.x = x->data;
+    c.w = w->data;
+    c.out = k->out.data;
+    c.qtype = quant_type_of_dtype(w->dtype);
+    c.row_bytes = rlx_tensor_bytes(w->dtype, 1, &c.K);
+    if (c.qtype == QTYPE_ID_LIMIT || (c.K && !c.row_bytes))
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "dequant_matmul '%s': weights of type %s cannot be decoded", name,
+                        rlx_dtype_name(w->dtype));
+    if (c.M == 0 || c.N == 0) return RLX_OK;
+    if (c.K == 0) {
+        memset(c.out, 0, sizeof(float) * (size_t)(c.M * c.N));
+        return RLX_OK;
+    }
+    bool small = c.M <= DQ_SMALL_M;
+    c.scratch_floats = (size_t)c.K * (small ? 1 : DQ_TILE);
+    c.scratch_floats = (c.scratch_floats + 15) & ~(size_t)15;
+    int workers = rlx_threadpool_size(k->pool);
+    c.scratch = rlx_aligned_alloc(c.scratch_floats * sizeof(float) * (size_t)workers);
+    if (!c.scratch) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "dequant_matmul '%s': no scratch memory", name);
+    if (small) rlx_parallel_for(k->pool, c.N, 16, rows_range, &c);
+    else rlx_parallel_for(k->pool, (c.N + DQ_TILE - 1) / DQ_TILE, 1, tiles_range, &c);
+    rlx_aligned_free(c.scratch);
+    if (c.status != RLX_OK)
+        return rlx_fail(c.status, "dequant_matmul '%s': decoding %s weights failed", name, rlx_dtype_name(w->dtype));
+    return RLX_OK;
+}

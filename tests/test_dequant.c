@@ -1,0 +1,116 @@
+/*
+ * test_dequant.c — weights kept in their storage type: dequant_matmul and a
+ * quantized gather_rows for every block type (and f16/bf16/f32) against a
+ * float64 reference over the decoded weights, on the CPU (decode-shaped and
+ * tiled paths) and on Vulkan; and the rules that keep block types out of ops
+ * that cannot decode them.
+ */
+#include "vk_parity.h"
+#include "io/quant.h"
+#include <stdlib.h>
+#include <string.h>
+
+static const rlx_dtype wtypes[] = {RLX_F32, RLX_F16, RLX_BF16, RLX_Q4_0, RLX_Q4_1, RLX_Q5_0, RLX_Q5_1,
+                                   RLX_Q8_0, RLX_Q2_K, RLX_Q3_K, RLX_Q4_K, RLX_Q5_K, RLX_Q6_K, RLX_Q8_K};
+
+/* Quantizes a random [N,K] f32 matrix to dt; *decoded gets what the bytes mean. */
+static void *make_weights(rlx_dtype dt, int64_t N, int64_t K, double **decoded, size_t *bytes) {
+    int64_t dims[2] = {N, K};
+    *bytes = rlx_tensor_bytes(dt, 2, dims);
+    float *f = malloc(sizeof(float) * (size_t)(N * K)), *back = malloc(sizeof(float) * (size_t)(N * K));
+    test_fill_uniform_f32(f, N * K, -1, 1);
+    void *q = malloc(*bytes);
+    uint32_t qt = quant_type_of_dtype(dt);
+    quant_quantize_row(qt, f, q, N * K);
+    quant_dequantize_row(qt, q, back, N * K);
+    *decoded = malloc(sizeof(double) * (size_t)(N * K));
+    for (int64_t i = 0; i < N * K; i++) (*decoded)[i] = back[i];
+    free(f);
+    free(back);
+    return q;
+}
+
+static bool run_case(rlx_dtype dt, int64_t M, int64_t N, int64_t K, bool vulkan) {
+    double *wd;
+    size_t wbytes;
+    void *w = make_weights(dt, N, K, &wd, &wbytes);
+    float *x = malloc(sizeof(float) * (size_t)(M * K));
+    test_fill_uniform_f32(x, M * K, -1, 1);
+    double *want = calloc((size_t)(M * N), sizeof(double));
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t k = 0; k < K; k++) want[m * N + n] += (double)x[m * K + k] * wd[n * K + k];
+    rlx_graph *g = rlx_graph_new();
+    int64_t xd[2] = {M, K}, wdims[2] = {N, K}, ids_d[1] = {3};
+    rlx_node xn = rlx_input(g, "x", RLX_F32, 2, xd);
+    rlx_node wn = rlx_param(g, "w", dt, 2, wdims);
+    rlx_output(g, "y", rlx_dequant_matmul(g, xn, wn));
+    int32_t ids[3] = {0, (int32_t)N - 1, (int32_t)N / 2};
+    rlx_node idn = rlx_constant(g, RLX_I32, 1, ids_d, ids);
+    /* f16/bf16 tables keep their dtype in gather_rows; decoded (f32) rows are checked for the others */
+    bool rows_f32 = dt == RLX_F32 || rlx_dtype_is_quantized(dt);
+    rlx_output(g, "rows", rows_f32 ? rlx_gather_rows(g, wn, idn) : rlx_gather_rows(g, rlx_param(g, "t", RLX_F32, 2, wdims), idn));
+    rlx_compile_options o;
+    if (vulkan) vkp_options(&o); else rlx_compile_options_init(&o);
+    rlx_exec *e = NULL;
+    bool ok = rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_set_param(e, "w", dt, w, wbytes) == RLX_OK;
+    rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = x, .bytes = sizeof(float) * (size_t)(M * K)};
+    float *y = malloc(sizeof(float) * (size_t)(M * N)), rows[3 * 512];
+    ok = ok && rlx_exec_run(e, &in, 1) == RLX_OK && rlx_exec_read_output(e, "y", y, sizeof(float) * (size_t)(M * N)) == RLX_OK &&
+         rlx_exec_read_output(e, "rows", rows, sizeof(float) * 3 * (size_t)K) == RLX_OK;
+    if (!ok) printf("    %s M %lld: %s\n", rlx_dtype_name(dt), (long long)M, rlx_last_error());
+    if (ok) {
+        char what[64];
+        snprintf(what, sizeof what, "%s y M=%lld N=%lld K=%lld%s", rlx_dtype_name(dt), (long long)M, (long long)N,
+                 (long long)K, vulkan ? " vulkan" : "");
+        ok = test_close_f32_f64(what, y, want, M * N, 2e-5);
+        double rw[3 * 512];
+        for (int r = 0; r < 3; r++)
+            for (int64_t k = 0; k < K; k++) rw[r * K + k] = wd[ids[r] * K + k];
+        snprintf(what, sizeof what, "%s gather_rows%s", rlx_dtype_name(dt), vulkan ? " vulkan" : "");
+        ok = ok && (!rows_f32 || test_close_f32_f64(what, rows, rw, 3 * K, 1e-7));
+    }
+    rlx_exec_free(e);
+    rlx_graph_free(g);
+    free(w);
+    free(wd);
+    free(x);
+    free(want);
+    free(y);
+    return ok;
+}
+
+TEST(dequant_matmul_every_type_cpu) {
+    for (size_t t = 0; t < sizeof wtypes / sizeof wtypes[0]; t++) {
+        int64_t K = rlx_tensor_bytes(wtypes[t], 1, (int64_t[]){32}) ? 96 : 512;   /* K-quants need 256-multiples */
+        CHECK(run_case(wtypes[t], 1, 70, K, false));   /* decode: row by row */
+        CHECK(run_case(wtypes[t], 9, 70, K, false));   /* prefill: decoded tiles + GEMM */
+    }
+}
+
+TEST(dequant_matmul_every_type_vulkan) {
+    VKP_REQUIRE();
+    for (size_t t = 0; t < sizeof wtypes / sizeof wtypes[0]; t++) {
+        int64_t K = rlx_tensor_bytes(wtypes[t], 1, (int64_t[]){32}) ? 96 : 512;
+        CHECK(run_case(wtypes[t], 1, 70, K, true));
+        CHECK(run_case(wtypes[t], 9, 70, K, true));
+    }
+}
+
+TEST(dequant_quantized_dtype_rules) {
+    rlx_graph *g = rlx_graph_new();
+    int64_t wd[2] = {4, 64}, bad[2] = {4, 48};
+    rlx_node w = rlx_param(g, "w", RLX_Q8_0, 2, wd);
+    CHECK(w >= 0);
+    CHECK(rlx_add(g, w, w) == RLX_NO_NODE);   /* arithmetic cannot decode blocks */
+    CHECK(rlx_graph_status(g) == RLX_STATUS_SHAPE && strstr(rlx_last_error(), "q8_0"));
+    rlx_graph_free(g);
+    g = rlx_graph_new();
+    CHECK(rlx_param(g, "w", RLX_Q4_K, 2, bad) == RLX_NO_NODE);   /* 48 is not whole 256-blocks */
+    CHECK(rlx_graph_status(g) == RLX_STATUS_SHAPE);
+    CHECK(rlx_input(g, "x", RLX_Q8_0, 2, wd) == RLX_NO_NODE);
+    rlx_graph_free(g);
+    CHECK(rlx_tensor_bytes(RLX_Q8_0, 2, wd) == 4 * 2 * 34);
+    CHECK(rlx_tensor_bytes(RLX_Q4_K, 2, bad) == 0);
+    CHECK(rlx_dtype_is_quantized(RLX_Q6_K) && !rlx_dtype_is_quantized(RLX_F16));
+}
