@@ -68,7 +68,7 @@ static double rel_diff(const float *a, const float *b, int n) {
 static void prefill_vs_decode(llama_arch arch, rlx_backend backend, float *out) {
     llama_hparams hp = small_hparams(arch);
     rlx_graph *g;
-    CHECK_OK(llama_build_graph(&hp, CTX, &g));
+    CHECK_OK(llama_build_graph(&hp, CTX, NULL, NULL, &g));
     rlx_compile_options o;
     if (backend == RLX_BACKEND_VULKAN) vkp_options(&o); else rlx_compile_options_init(&o);
     rlx_exec *e;
@@ -113,7 +113,7 @@ TEST(llama_vulkan_equals_cpu) {
 TEST(llama_context_limit) {
     llama_hparams hp = small_hparams(LLAMA_ARCH_LLAMA);
     rlx_graph *g;
-    CHECK_OK(llama_build_graph(&hp, 4, &g));
+    CHECK_OK(llama_build_graph(&hp, 4, NULL, NULL, &g));
     rlx_exec *e;
     CHECK_OK(rlx_compile(g, NULL, &e));
     rlx_graph_free(g);
@@ -129,6 +129,6 @@ TEST(llama_bad_hparams) {
     llama_hparams hp = small_hparams(LLAMA_ARCH_LLAMA);
     hp.n_head_kv = 3;
     rlx_graph *g = NULL;
-    CHECK_STATUS(llama_build_graph(&hp, 8, &g), RLX_STATUS_FORMAT);
+    CHECK_STATUS(llama_build_graph(&hp, 8, NULL, NULL, &g), RLX_STATUS_FORMAT);
     CHECK(g == NULL);
 }

@@ -24,16 +24,26 @@ static rlx_node param1(rlx_graph *g, const char *fmt, int layer, int64_t d0) {
     return rlx_param(g, name, RLX_F32, 1, &d0);
 }
 
-static rlx_node param2(rlx_graph *g, const char *fmt, int layer, int64_t d0, int64_t d1) {
+/* Weight storage choice, threaded through the builder. */
+typedef struct weight_types {
+    llama_weight_dtype_fn fn;
+    void *user;
+} weight_types;
+
+static rlx_node param2(rlx_graph *g, const weight_types *wt, const char *fmt, int layer, int64_t d0, int64_t d1) {
     char name[96];
     int64_t d[2] = {d0, d1};
     snprintf(name, sizeof name, fmt, layer);
-    return rlx_param(g, name, RLX_F32, 2, d);
+    rlx_dtype dt = wt && wt->fn ? wt->fn(wt->user, name) : RLX_F32;
+    return rlx_param(g, name, dt, 2, d);
 }
 
-/* x [seq, in] times W [out, in]^T (+ bias [out]) */
+/* x [seq, in] times W [out, in]^T (+ bias [out]): f32 weights go through the
+ * GEMM (and its bias/activation fusion), others stay in their storage type. */
 static rlx_node linear(rlx_graph *g, rlx_node x, rlx_node w, rlx_node bias) {
-    rlx_node y = rlx_matmul(g, x, w, 1);
+    rlx_dtype wdt;
+    rlx_node_shape(g, w, &wdt, NULL, NULL);
+    rlx_node y = wdt == RLX_F32 ? rlx_matmul(g, x, w, 1) : rlx_dequant_matmul(g, x, w);
     return bias == RLX_NO_NODE ? y : rlx_add(g, y, bias);
 }
 
@@ -44,7 +54,9 @@ static rlx_node split_heads(rlx_graph *g, rlx_node x, int64_t seq, int heads, in
     return rlx_transpose(g, rlx_reshape(g, x, 4, d), perm);
 }
 
-rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, rlx_graph **out) {
+rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_weight_dtype_fn dtype_of, void *user,
+                             rlx_graph **out) {
+    weight_types wts = {dtype_of, user}, *wt = &wts;
     *out = NULL;
     rlx_status st = llama_hparams_check(hp);
     if (st != RLX_OK) return st;
@@ -56,8 +68,11 @@ rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, rlx_graph **out
     rlx_node tokens = rlx_input(g, "tokens", RLX_I32, 1, tok_dims);
     rlx_node pos = rlx_input(g, "pos", RLX_I32, 1, one);
     rlx_node kv_len = rlx_input(g, "kv_len", RLX_I32, 1, one);
-    rlx_node embd = param2(g, "token_embd.weight", 0, hp->n_vocab, E);
-    rlx_node x = rlx_gather_rows(g, embd, tokens);
+    rlx_node embd = param2(g, wt, "token_embd.weight", 0, hp->n_vocab, E);
+    rlx_node x = rlx_gather_rows(g, embd, tokens);   /* block types decode to f32 */
+    rlx_dtype xdt;
+    rlx_node_shape(g, x, &xdt, NULL, NULL);
+    if (xdt != RLX_F32) x = rlx_cast(g, x, RLX_F32);
     int64_t cache_dims[4] = {1, hp->n_head_kv, n_ctx, hd};
     for (int l = 0; l < hp->n_layer; l++) {
         rlx_node h = rlx_rms_norm(g, x, param1(g, "blk.%d.attn_norm.weight", l, E), RLX_NO_NODE, hp->rms_eps);
@@ -67,9 +82,9 @@ rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, rlx_graph **out
             bk = param1(g, "blk.%d.attn_k.bias", l, (int64_t)hp->n_head_kv * hd);
             bv = param1(g, "blk.%d.attn_v.bias", l, (int64_t)hp->n_head_kv * hd);
         }
-        rlx_node q = linear(g, h, param2(g, "blk.%d.attn_q.weight", l, (int64_t)hp->n_head * hd, E), bq);
-        rlx_node k = linear(g, h, param2(g, "blk.%d.attn_k.weight", l, (int64_t)hp->n_head_kv * hd, E), bk);
-        rlx_node v = linear(g, h, param2(g, "blk.%d.attn_v.weight", l, (int64_t)hp->n_head_kv * hd, E), bv);
+        rlx_node q = linear(g, h, param2(g, wt, "blk.%d.attn_q.weight", l, (int64_t)hp->n_head * hd, E), bq);
+        rlx_node k = linear(g, h, param2(g, wt, "blk.%d.attn_k.weight", l, (int64_t)hp->n_head_kv * hd, E), bk);
+        rlx_node v = linear(g, h, param2(g, wt, "blk.%d.attn_v.weight", l, (int64_t)hp->n_head_kv * hd, E), bv);
         q = split_heads(g, q, seq, hp->n_head, hd);
         k = split_heads(g, k, seq, hp->n_head_kv, hd);
         v = split_heads(g, v, seq, hp->n_head_kv, hd);
@@ -88,15 +103,15 @@ rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, rlx_graph **out
         int perm[4] = {0, 2, 1, 3};
         int64_t flat[2] = {seq, (int64_t)hp->n_head * hd};
         a = rlx_reshape(g, rlx_transpose(g, a, perm), 2, flat);
-        x = rlx_add(g, x, linear(g, a, param2(g, "blk.%d.attn_output.weight", l, E, (int64_t)hp->n_head * hd), RLX_NO_NODE));
+        x = rlx_add(g, x, linear(g, a, param2(g, wt, "blk.%d.attn_output.weight", l, E, (int64_t)hp->n_head * hd), RLX_NO_NODE));
         rlx_node f = rlx_rms_norm(g, x, param1(g, "blk.%d.ffn_norm.weight", l, E), RLX_NO_NODE, hp->rms_eps);
-        rlx_node gate = rlx_silu(g, linear(g, f, param2(g, "blk.%d.ffn_gate.weight", l, hp->n_ff, E), RLX_NO_NODE));
-        rlx_node up = linear(g, f, param2(g, "blk.%d.ffn_up.weight", l, hp->n_ff, E), RLX_NO_NODE);
-        x = rlx_add(g, x, linear(g, rlx_mul(g, gate, up), param2(g, "blk.%d.ffn_down.weight", l, E, hp->n_ff), RLX_NO_NODE));
+        rlx_node gate = rlx_silu(g, linear(g, f, param2(g, wt, "blk.%d.ffn_gate.weight", l, hp->n_ff, E), RLX_NO_NODE));
+        rlx_node up = linear(g, f, param2(g, wt, "blk.%d.ffn_up.weight", l, hp->n_ff, E), RLX_NO_NODE);
+        x = rlx_add(g, x, linear(g, rlx_mul(g, gate, up), param2(g, wt, "blk.%d.ffn_down.weight", l, E, hp->n_ff), RLX_NO_NODE));
     }
     x = rlx_rms_norm(g, x, param1(g, "output_norm.weight", 0, E), RLX_NO_NODE, hp->rms_eps);
-    rlx_node w_out = hp->tied_embeddings ? embd : param2(g, "output.weight", 0, hp->n_vocab, E);
-    rlx_output(g, "logits", rlx_matmul(g, x, w_out, 1));
+    rlx_node w_out = hp->tied_embeddings ? embd : param2(g, wt, "output.weight", 0, hp->n_vocab, E);
+    rlx_output(g, "logits", linear(g, x, w_out, RLX_NO_NODE));
     st = rlx_graph_status(g);
     if (st != RLX_OK) { rlx_graph_free(g); return st; }
     *out = g;

@@ -38,7 +38,13 @@ typedef struct llama_hparams {
 /* Checks the hyperparameters (positive sizes, head counts that divide). */
 rlx_status llama_hparams_check(const llama_hparams *hp);
 
+/* Storage dtype of a 2-D weight param (f32, f16, bf16 or a block type); the
+ * graph then multiplies through rlx_dequant_matmul so the weight stays in
+ * that type on the device. NULL means every weight is f32. */
+typedef rlx_dtype (*llama_weight_dtype_fn)(void *user, const char *name);
+
 /* Builds the decoder graph for a KV cache of n_ctx positions. */
-rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, rlx_graph **out);
+rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_weight_dtype_fn dtype_of, void *user,
+                             rlx_graph **out);
 
 #endif

@@ -2,8 +2,10 @@
  * model.c — rlx_model: a Llama-family GGUF file turned into a compiled
  * decoder (models/llama.c), its tokenizer, and the generate loop.
  *
- * Weights are converted to f32 params at load (the reference path; quantized
- * kernels that read the blocks directly are the next step, see docs/models.md).
+ * 2-D weights keep their GGUF storage type (f16, bf16, Q4_K, Q8_0, ...) as
+ * params and are multiplied through rlx_dequant_matmul, so a Q4_K model
+ * occupies Q4_K bytes on the device and decode reads Q4_K bytes per token.
+ * Types rlx has no kernel for are decoded to f32 at load (or rejected).
  * The KV cache is a pair of params per layer, so it stays on the device
  * between calls; decode steps replay one cached specialization.
  */
@@ -22,6 +24,7 @@ struct rlx_model {
     char          name[128];
     int           n_ctx;
     int           pos;            /* positions filled in the KV cache */
+    bool          keep_storage;   /* false: every weight decoded to f32 (RLX_MODEL_F32=1) */
     rlx_exec     *exec;
     tokenizer    *tok;
     float        *last_logits;    /* [n_vocab] */
@@ -122,7 +125,17 @@ static rlx_status read_hparams(const gguf_file *f, rlx_model *m) {
     return llama_hparams_check(hp);
 }
 
-/* Copies one GGUF tensor into a param, dequantized to f32. */
+/* Storage dtype for a 2-D weight: its GGUF type when rlx can compute with it. */
+static rlx_dtype weight_dtype(void *user, const char *name) {
+    const gguf_file *f = user;
+    const gguf_tensor *t = gguf_find_tensor(f, name);
+    if (!t || t->n_dims != 2) return RLX_F32;
+    int dt = quant_dtype_of_type(t->type);
+    return dt < 0 ? RLX_F32 : (rlx_dtype)dt;
+}
+
+/* Copies one GGUF tensor into a param: as stored when the param has the
+ * file's type, else decoded to f32. */
 static rlx_status load_param(rlx_exec *e, const gguf_file *f, const rlx_tensor *info) {
     const gguf_tensor *t = gguf_find_tensor(f, info->name);
     if (!t) return rlx_fail(RLX_STATUS_FORMAT, "model: the file has no tensor '%s'", info->name);
@@ -135,7 +148,14 @@ static rlx_status load_param(rlx_exec *e, const gguf_file *f, const rlx_tensor *
     if (!fits || t->n_elements != numel)
         return rlx_fail(RLX_STATUS_FORMAT, "model: tensor '%s' has %lld elements in a shape that is not the expected one",
                         info->name, (long long)t->n_elements);
-    if (t->type == QTYPE_F32) return rlx_exec_set_param(e, info->name, RLX_F32, t->data, (size_t)numel * 4);
+    if (t->type == quant_type_of_dtype(info->dtype)) {
+        if (t->size != info->bytes)
+            return rlx_fail(RLX_STATUS_FORMAT, "model: tensor '%s' has %llu bytes, its shape needs %zu", info->name,
+                            (unsigned long long)t->size, info->bytes);
+        return rlx_exec_set_param(e, info->name, info->dtype, t->data, info->bytes);
+    }
+    if (info->dtype != RLX_F32)
+        return rlx_fail(RLX_STATUS_INTERNAL, "model: tensor '%s' type mismatch", info->name);
     float *buf = malloc((size_t)numel * sizeof *buf);
     if (!buf) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "model: no memory to convert '%s'", info->name);
     rlx_status st = quant_dequantize_row(t->type, t->data, buf, numel);
@@ -253,7 +273,8 @@ rlx_status rlx_model_load(const char *path, const rlx_model_options *o, rlx_mode
     if ((st = read_hparams(f, m)) != RLX_OK) goto fail;
     m->n_ctx = o->n_ctx ? o->n_ctx : RLX_MIN(m->hp.n_ctx_train > 0 ? m->hp.n_ctx_train : 4096, 4096);
     if ((st = load_tokenizer(f, &m->tok)) != RLX_OK) goto fail;
-    if ((st = llama_build_graph(&m->hp, m->n_ctx, &g)) != RLX_OK) goto fail;
+    m->keep_storage = rlx_env_int("RLX_MODEL_F32", 0) == 0;
+    if ((st = llama_build_graph(&m->hp, m->n_ctx, m->keep_storage ? weight_dtype : NULL, f, &g)) != RLX_OK) goto fail;
     if ((st = rlx_compile(g, &o->compile, &m->exec)) != RLX_OK) goto fail;
     for (int i = 0; i < rlx_exec_param_count(m->exec) && st == RLX_OK; i++) {
         rlx_tensor info;
