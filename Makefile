@@ -120,7 +120,10 @@ $(VK_BENCH): bench/vk_bench.c $(LIB)
 $(BUILD)/vk_matmul: bench/vk_matmul.c $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_matmul.c $(WHOLE_LIB) $(LDLIBS)
 
-gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(RLX) $(TESTS)
+$(BUILD)/llm_bench: bench/llm_bench.c $(LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ bench/llm_bench.c $(WHOLE_LIB) $(LDLIBS)
+
+gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(BUILD)/llm_bench $(RLX) $(TESTS)
 
 bench:
 	@bash scripts/setup.sh bench
