@@ -93,12 +93,20 @@ $(BUILD)/readme_example.c: README.md
 $(README_EXAMPLE): $(BUILD)/readme_example.c $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
 
+README_MODEL_EXAMPLE = $(BUILD)/readme_model_example
+$(BUILD)/readme_model_example.c: README.md
+	@mkdir -p $(BUILD)
+	awk '/<!-- model-example:begin -->/{f=1;next}/<!-- model-example:end -->/{f=0}f' README.md | sed '/^```/d' > $@
+
+$(README_MODEL_EXAMPLE): $(BUILD)/readme_model_example.c $(LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
+
 setup:
 	@bash scripts/setup.sh
 
 test: setup
-	@$(MAKE) --no-print-directory $(TESTS) $(README_EXAMPLE) $(RLX)
-	@RLX_README_EXAMPLE=$(README_EXAMPLE) RLX_CLI=$(RLX) $(TESTS)
+	@$(MAKE) --no-print-directory $(TESTS) $(README_EXAMPLE) $(README_MODEL_EXAMPLE) $(RLX)
+	@RLX_README_EXAMPLE=$(README_EXAMPLE) RLX_README_MODEL_EXAMPLE=$(README_MODEL_EXAMPLE) RLX_CLI=$(RLX) $(TESTS)
 
 demo: setup
 	@$(MAKE) --no-print-directory $(RLX)

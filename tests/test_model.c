@@ -190,3 +190,21 @@ TEST(model_cli_generate) {
     CHECK(strstr(out, "tok/s") != NULL);
     CHECK(bad != 0);
 }
+
+TEST(model_readme_example_runs) {
+    const char *exe = getenv("RLX_README_MODEL_EXAMPLE") ? getenv("RLX_README_MODEL_EXAMPLE") : "build/readme_model_example";
+    tiny_model_spec spec;
+    tiny_model_spec_init(&spec);
+    char path[128], cmd[512], out[8192];
+    tmp_path(path, sizeof path, "readme");
+    CHECK(tiny_model_write(&spec, path) == 0);
+    snprintf(cmd, sizeof cmd, "RLX_DEVICE=cpu %s %s 'hello world' 2>&1", exe, path);
+    FILE *f = popen(cmd, "r");
+    CHECK(f != NULL);
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = 0;
+    int st = pclose(f);
+    unlink(path);
+    CHECK_MSG(st == 0, "%s: %s", exe, out);
+    CHECK_MSG(strstr(out, " tokens, ") && strstr(out, "tok/s"), "output: %s", out);
+}
