@@ -274,3 +274,49 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     c->tier = "tiled-f32";
     return RLX_OK;
 }
+
+/* out[M, N] = a[M, K] · b[N, K]ᵀ in f32 through the tiled tier, no bias or
+ * activation: dequant_matmul's prefill path over decoded weights. */
+rlx_status vk_emit_matmul_f32_nt(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64_t out, int64_t M, int64_t N,
+                                 int64_t K, bool uses_scratch) {
+    char lb[160];
+    if (M * K >= MM_INDEX_LIMIT || K * N >= MM_INDEX_LIMIT || M * N >= MM_INDEX_LIMIT)
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: a matrix with 2^31 or more elements", label(c, lb, sizeof lb));
+    uint32_t t[3];
+    tiled_tile(c, M, N, 1, t);
+    if (cdiv(N, t[1]) > max_groups(c->caps, 0))
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: N = %lld needs more workgroups than the device allows",
+                        label(c, lb, sizeof lb), (long long)N);
+    mm_push p;
+    memset(&p, 0, sizeof p);
+    p.a = a;
+    p.b = b;
+    p.c = out;
+    p.M = (uint32_t)M;
+    p.N = (uint32_t)N;
+    p.K = (uint32_t)K;
+    p.nbatch = 1;
+    p.bd1 = p.bd2 = 1;
+    int64_t tiles_m = cdiv(M, t[0]);
+    p.tiles = (uint32_t)tiles_m;
+    uint32_t vec = 0;
+    if (K % 4 == 0 && aligned(a, 16)) vec |= 1;
+    if (K % 4 == 0 && aligned(b, 16)) vec |= 2;
+    if (N % 4 == 0 && aligned(out, 16)) vec |= 4;
+    vk_dispatch *d = vk_emit(c, "matmul_tiled", &p, sizeof p);
+    if (!d) return RLX_STATUS_INTERNAL;
+    d->spec[0] = t[0];
+    d->spec[1] = t[1];
+    d->spec[2] = t[2];
+    d->spec[3] = vk_dtype_code(RLX_F32);
+    d->spec[4] = 1;   /* b is [N, K] */
+    d->spec[5] = RLX_ACT_NONE;
+    d->spec[6] = 0;
+    d->spec[7] = vec;
+    d->n_spec = 8;
+    d->groups[0] = (uint32_t)cdiv(N, t[1]);
+    d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)max_groups(c->caps, 1));
+    d->groups[2] = 1;
+    d->uses_scratch = uses_scratch;
+    return RLX_OK;
+}

@@ -74,7 +74,7 @@ void main() {
         qb_decode(QT, A4 != 0u, b, part, v, off);
     } else {
         [[unroll]] for (uint j = 0u; j < 32u; j++) v[j] = 0.0;
-        uint base = part * 32u;   // parts cover the block in this order when decoded (see qb_decode)
+        uint base = part * 32u;   // any partition of the block into parts will do for zeros
         off[0] = base; off[1] = base + 8u; off[2] = base + 16u; off[3] = base + 24u;
     }
     uint64_t orow = uint64_t(i) * uint64_t(p.K) + uint64_t(blk * qb_block_elems(QT));

@@ -126,8 +126,8 @@ void qb_decode(uint qt, bool a4, uint64_t blk, uint part, out float v[32], out u
     }
 
     if (qt == QB_Q4_K || qt == QB_Q5_K) {
-        // sub-blocks s0 = 2 * pair (low nibbles) and s0 + 1 (high), elements half*16 .. +16 of each
-        uint pair = part >> 1, half = part & 1u;
+        // sub-blocks s0 = 2 * pair (low nibbles) and s0 + 1 (high), elements hf*16 .. +16 of each
+        uint pair = part >> 1, hf = part & 1u;
         uint s0 = 2u * pair;
         vec2 dm = unpackHalf2x16(qb_word(blk, 0u, a4));
         uint sc0, m0, sc1, m1;
@@ -135,11 +135,11 @@ void qb_decode(uint qt, bool a4, uint64_t blk, uint part, out float v[32], out u
         qb_k4_scale_min(blk, 4u, s0 + 1u, sc1, m1);
         float ds0 = dm.x * float(sc0), dm0 = dm.y * float(m0);
         float ds1 = dm.x * float(sc1), dm1 = dm.y * float(m1);
-        uint qso = (qt == QB_Q4_K ? 16u : 48u) + pair * 32u + half * 16u;
+        uint qso = (qt == QB_Q4_K ? 16u : 48u) + pair * 32u + hf * 16u;
         uint w[4], h[4];
         [[unroll]] for (uint i = 0u; i < 4u; i++) {
             w[i] = qb_word(blk, qso + 4u * i, a4);
-            h[i] = qt == QB_Q5_K ? qb_word(blk, 16u + half * 16u + 4u * i, a4) : 0u;
+            h[i] = qt == QB_Q5_K ? qb_word(blk, 16u + hf * 16u + 4u * i, a4) : 0u;
         }
         [[unroll]] for (uint e = 0u; e < 16u; e++) {
             uint b = QB_BYTE(w, e);
@@ -152,7 +152,7 @@ void qb_decode(uint qt, bool a4, uint64_t blk, uint part, out float v[32], out u
             QB_SET(v[e], ds0 * float(q0) - dm0);
             QB_SET(v[e + 16u], ds1 * float(q1) - dm1);
         }
-        off[0] = s0 * 32u + half * 16u;
+        off[0] = s0 * 32u + hf * 16u;
         off[1] = off[0] + 8u;
         off[2] = off[0] + 32u;
         off[3] = off[0] + 40u;
