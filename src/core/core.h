@@ -45,6 +45,12 @@ uint16_t rlx_f32_to_f16(float f);
 float    rlx_bf16_to_f32(uint16_t h);
 uint16_t rlx_f32_to_bf16(float f);
 
+/* Integer loads/stores through int64 (i64 does not fit a double): stores wrap
+ * to the dtype's width, bool stores x != 0; floats load truncated. */
+int64_t rlx_load_as_i64(const void *data, rlx_dtype dt, int64_t i);
+void    rlx_store_from_i64(void *data, rlx_dtype dt, int64_t i, int64_t v);
+bool    rlx_dtype_is_int_like(rlx_dtype dt);   /* i32 i64 u8 i8 bool */
+
 /* Loads element i of a typed buffer as double / stores a double with the
  * dtype's conversion (integers round toward zero, bool is x != 0). */
 double rlx_load_as_f64(const void *data, rlx_dtype dt, int64_t i);

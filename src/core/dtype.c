@@ -114,3 +114,29 @@ void rlx_store_from_f64(void *data, rlx_dtype dt, int64_t i, double v) {
     default: break;
     }
 }
+
+bool rlx_dtype_is_int_like(rlx_dtype dt) {
+    return dt == RLX_I32 || dt == RLX_I64 || dt == RLX_U8 || dt == RLX_I8 || dt == RLX_BOOL;
+}
+
+int64_t rlx_load_as_i64(const void *p, rlx_dtype dt, int64_t i) {
+    switch (dt) {
+    case RLX_I32:  return ((const int32_t *)p)[i];
+    case RLX_I64:  return ((const int64_t *)p)[i];
+    case RLX_U8:   return ((const uint8_t *)p)[i];
+    case RLX_BOOL: return ((const uint8_t *)p)[i] != 0;
+    case RLX_I8:   return ((const int8_t *)p)[i];
+    default:       return (int64_t)rlx_load_as_f64(p, dt, i);
+    }
+}
+
+void rlx_store_from_i64(void *p, rlx_dtype dt, int64_t i, int64_t v) {
+    switch (dt) {
+    case RLX_I32:  ((int32_t *)p)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
+    case RLX_I64:  ((int64_t *)p)[i] = v; break;
+    case RLX_U8:   ((uint8_t *)p)[i] = (uint8_t)(uint64_t)v; break;
+    case RLX_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    case RLX_I8:   ((int8_t *)p)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
+    default:       rlx_store_from_f64(p, dt, i, (double)v); break;
+    }
+}

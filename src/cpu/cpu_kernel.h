@@ -66,6 +66,8 @@ rlx_status cpu_dequant_matmul(const cpu_kernel_ctx *k);
 void cpu_dense_strides(int rank, const int64_t *dims, int64_t *strides);
 /* Strides of `in` broadcast to out's rank/dims (0 on broadcast dims). */
 void cpu_broadcast_strides(const cpu_tensor *in, const cpu_tensor *out, int64_t *strides);
+/* "op 'name'" (or "op") for error messages. */
+const char *cpu_node_label(const ir_node *n, char *buf, size_t len);
 /* Applies an activation (rlx_activation) to v. */
 float cpu_activate(float v, int act);
 

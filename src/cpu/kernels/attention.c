@@ -48,16 +48,6 @@
 #define ATT_INLINE static inline
 #endif
 
-static const char *node_label(const ir_node *n, char *buf, size_t len)
-{
-    const char *op = ir_op_info_get(n->op)->name;
-    if (n->name)
-        snprintf(buf, len, "%s '%s'", op, n->name);
-    else
-        snprintf(buf, len, "%s", op);
-    return buf;
-}
-
 typedef struct att_ctx {
     const float *q, *k, *v, *mask;
     float       *out;
@@ -327,10 +317,10 @@ rlx_status cpu_attention(const cpu_kernel_ctx *k)
 
     if (q->dtype != RLX_F32 || kk->dtype != RLX_F32 || v->dtype != RLX_F32)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: only f32 is supported, got %s",
-                        node_label(n, lb, sizeof lb), rlx_dtype_name(q->dtype));
+                        cpu_node_label(n, lb, sizeof lb), rlx_dtype_name(q->dtype));
     if (q->rank != 4 || kk->rank != 4 || v->rank != 4)
         return rlx_fail(RLX_STATUS_SHAPE, "%s: q, k, v must be [B,H,S,D]",
-                        node_label(n, lb, sizeof lb));
+                        cpu_node_label(n, lb, sizeof lb));
     att_ctx c;
     memset(&c, 0, sizeof c);
     c.B = q->dims[0];
@@ -342,13 +332,13 @@ rlx_status cpu_attention(const cpu_kernel_ctx *k)
     if (kk->dims[0] != c.B || kk->dims[3] != c.D || c.Hkv <= 0 || c.H % c.Hkv != 0 ||
         memcmp(kk->dims, v->dims, 4 * sizeof(int64_t)) != 0)
         return rlx_fail(RLX_STATUS_SHAPE, "%s: k/v shape [%lld,%lld,%lld,%lld] does not fit q "
-                        "[%lld,%lld,%lld,%lld]", node_label(n, lb, sizeof lb),
+                        "[%lld,%lld,%lld,%lld]", cpu_node_label(n, lb, sizeof lb),
                         (long long)kk->dims[0], (long long)kk->dims[1], (long long)kk->dims[2],
                         (long long)kk->dims[3], (long long)c.B, (long long)c.H, (long long)c.Sq,
                         (long long)c.D);
     if (kind != RLX_MASK_NONE && kind != RLX_MASK_CAUSAL && kind != RLX_MASK_ADDITIVE)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: unknown mask kind %d",
-                        node_label(n, lb, sizeof lb), kind);
+                        cpu_node_label(n, lb, sizeof lb), kind);
     c.group = c.H / c.Hkv;
     c.q = q->data;
     c.k = kk->data;
@@ -360,7 +350,7 @@ rlx_status cpu_attention(const cpu_kernel_ctx *k)
         const cpu_tensor *mk = &k->in[3];
         if (k->n_in < 4 || mk->dtype != RLX_F32 || mk->rank > 4)
             return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: additive mask must be f32 of rank <= 4",
-                            node_label(n, lb, sizeof lb));
+                            cpu_node_label(n, lb, sizeof lb));
         cpu_tensor full;
         memset(&full, 0, sizeof full);
         full.rank = 4;
@@ -372,7 +362,7 @@ rlx_status cpu_attention(const cpu_kernel_ctx *k)
             int64_t md = mk->dims[d], fd = full.dims[4 - mk->rank + d];
             if (md != 1 && md != fd)
                 return rlx_fail(RLX_STATUS_SHAPE, "%s: mask dim %d is %lld, cannot broadcast to %lld",
-                                node_label(n, lb, sizeof lb), d, (long long)md, (long long)fd);
+                                cpu_node_label(n, lb, sizeof lb), d, (long long)md, (long long)fd);
         }
         cpu_broadcast_strides(mk, &full, c.mstr);
         c.mask = mk->data;
@@ -383,7 +373,7 @@ rlx_status cpu_attention(const cpu_kernel_ctx *k)
         int64_t L = lt->dtype == RLX_I32 ? ((const int32_t *)lt->data)[0] : -1;
         if (L < 0 || L > c.Skv)
             return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: kv_len %lld is outside [0, %lld] (the key capacity)",
-                            node_label(n, lb, sizeof lb), (long long)L, (long long)c.Skv);
+                            cpu_node_label(n, lb, sizeof lb), (long long)L, (long long)c.Skv);
         c.Lkv = L;
     }
     if (k->out.numel == 0)
@@ -396,7 +386,7 @@ rlx_status cpu_attention(const cpu_kernel_ctx *k)
     c.scratch = rlx_aligned_alloc(c.scratch_floats * sizeof(float) * (size_t)workers);
     if (!c.scratch)
         return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: no memory for %d x %zu scratch floats",
-                        node_label(n, lb, sizeof lb), workers, c.scratch_floats);
+                        cpu_node_label(n, lb, sizeof lb), workers, c.scratch_floats);
 
     c.task = att_task_base;
 #ifdef ATT_X86_DISPATCH

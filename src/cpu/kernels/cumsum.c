@@ -26,35 +26,6 @@ typedef struct cs_plan {
     int64_t     outer, n, inner, n_chunks;
 } cs_plan;
 
-static bool is_int_dtype(rlx_dtype dt)
-{
-    return dt == RLX_I32 || dt == RLX_I64 || dt == RLX_U8 || dt == RLX_I8 || dt == RLX_BOOL;
-}
-
-static int64_t ld_i64(const void *p, rlx_dtype dt, int64_t i)
-{
-    switch (dt) {
-    case RLX_I32:  return ((const int32_t *)p)[i];
-    case RLX_I64:  return ((const int64_t *)p)[i];
-    case RLX_U8:   return ((const uint8_t *)p)[i];
-    case RLX_BOOL: return ((const uint8_t *)p)[i] != 0;
-    case RLX_I8:   return ((const int8_t *)p)[i];
-    default:       return 0;
-    }
-}
-
-static void st_i64(void *p, rlx_dtype dt, int64_t i, int64_t v)
-{
-    switch (dt) {
-    case RLX_I32:  ((int32_t *)p)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
-    case RLX_I64:  ((int64_t *)p)[i] = v; break;
-    case RLX_U8:   ((uint8_t *)p)[i] = (uint8_t)(uint64_t)v; break;
-    case RLX_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    case RLX_I8:   ((int8_t *)p)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
-    default: break;
-    }
-}
-
 static void cs_f32_rows(void *ctx, int64_t begin, int64_t end, int worker)
 {
     (void)worker;
@@ -94,7 +65,7 @@ static void cs_generic(void *ctx, int64_t begin, int64_t end, int worker)
 {
     (void)worker;
     const cs_plan *p = ctx;
-    bool is_int = is_int_dtype(p->dt);
+    bool is_int = rlx_dtype_is_int_like(p->dt);
     for (int64_t t = begin; t < end; t++) {
         int64_t base = (t / p->inner) * p->n * p->inner + t % p->inner;
         uint64_t si = 0;
@@ -102,8 +73,8 @@ static void cs_generic(void *ctx, int64_t begin, int64_t end, int worker)
         for (int64_t i = 0; i < p->n; i++) {
             int64_t j = base + i * p->inner;
             if (is_int) {
-                si += (uint64_t)ld_i64(p->x, p->dt, j);
-                st_i64(p->out, p->dt, j, (int64_t)si);
+                si += (uint64_t)rlx_load_as_i64(p->x, p->dt, j);
+                rlx_store_from_i64(p->out, p->dt, j, (int64_t)si);
             } else {
                 sf += rlx_load_as_f64(p->x, p->dt, j);
                 rlx_store_from_f64(p->out, p->dt, j, sf);

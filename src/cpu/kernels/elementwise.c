@@ -51,41 +51,6 @@ static const char *op_name(const cpu_kernel_ctx *k)
     return info ? info->name : "?";
 }
 
-static bool is_int_dtype(rlx_dtype dt)
-{
-    return dt == RLX_I32 || dt == RLX_I64 || dt == RLX_U8 || dt == RLX_I8 || dt == RLX_BOOL;
-}
-
-/* Integer loads/stores go through int64 because i64 does not fit a double. */
-static int64_t ld_i64(const void *p, rlx_dtype dt, int64_t i)
-{
-    switch (dt) {
-    case RLX_I32:  return ((const int32_t *)p)[i];
-    case RLX_I64:  return ((const int64_t *)p)[i];
-    case RLX_U8:   return ((const uint8_t *)p)[i];
-    case RLX_BOOL: return ((const uint8_t *)p)[i] != 0;
-    case RLX_I8:   return ((const int8_t *)p)[i];
-    default:       return (int64_t)rlx_load_as_f64(p, dt, i);
-    }
-}
-
-/* Stores v wrapped to the dtype's width; floats get the nearest value. */
-static void st_i64(void *p, rlx_dtype dt, int64_t i, int64_t v)
-{
-    switch (dt) {
-    case RLX_I32:  ((int32_t *)p)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
-    case RLX_I64:  ((int64_t *)p)[i] = v; break;
-    case RLX_U8:   ((uint8_t *)p)[i] = (uint8_t)(uint64_t)v; break;
-    case RLX_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    case RLX_I8:   ((int8_t *)p)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
-    case RLX_F32:  ((float *)p)[i] = (float)v; break;
-    case RLX_F64:  ((double *)p)[i] = (double)v; break;
-    case RLX_F16:  ((uint16_t *)p)[i] = rlx_f32_to_f16((float)v); break;
-    case RLX_BF16: ((uint16_t *)p)[i] = rlx_f32_to_bf16((float)v); break;
-    default: break;
-    }
-}
-
 /* ---------------------------------------------------- broadcast iterator */
 
 typedef struct ew_iter {
@@ -277,8 +242,8 @@ static void bin_generic_row(void *p, int64_t o, const int64_t *off, const int64_
     const bin_ctx *c = p;
     for (int64_t i = 0; i < n; i++) {
         int64_t ia = off[0] + i * st[0], ib = off[1] + i * st[1];
-        if (is_int_dtype(c->dt)) {
-            st_i64(c->out, c->dt, o + i, bin_int(c->op, ld_i64(c->a, c->dt, ia), ld_i64(c->b, c->dt, ib)));
+        if (rlx_dtype_is_int_like(c->dt)) {
+            rlx_store_from_i64(c->out, c->dt, o + i, bin_int(c->op, rlx_load_as_i64(c->a, c->dt, ia), rlx_load_as_i64(c->b, c->dt, ib)));
         } else {
             double r = bin_f64(c->op, rlx_load_as_f64(c->a, c->dt, ia), rlx_load_as_f64(c->b, c->dt, ib));
             rlx_store_from_f64(c->out, c->dt, o + i, r);
@@ -394,8 +359,8 @@ static void un_generic_range(void *p, int64_t begin, int64_t end, int worker)
     (void)worker;
     const un_ctx *c = p;
     for (int64_t i = begin; i < end; i++) {
-        if (is_int_dtype(c->dt))
-            st_i64(c->out, c->dt, i, un_int(c, ld_i64(c->x, c->dt, i)));
+        if (rlx_dtype_is_int_like(c->dt))
+            rlx_store_from_i64(c->out, c->dt, i, un_int(c, rlx_load_as_i64(c->x, c->dt, i)));
         else
             rlx_store_from_f64(c->out, c->dt, i, un_f64(c, rlx_load_as_f64(c->x, c->dt, i)));
     }
@@ -417,7 +382,7 @@ rlx_status cpu_unary(const cpu_kernel_ctx *k)
     rlx_dtype dt = k->out.dtype;
     if (k->n_in != 1 || k->in[0].dtype != dt || k->in[0].numel != k->out.numel)
         return rlx_fail(RLX_STATUS_INTERNAL, "%s '%s': input and output differ", op_name(k), node_name(k));
-    if (is_int_dtype(dt) && op != IR_OP_RELU && op != IR_OP_NEG && op != IR_OP_ABS &&
+    if (rlx_dtype_is_int_like(dt) && op != IR_OP_RELU && op != IR_OP_NEG && op != IR_OP_ABS &&
         op != IR_OP_ROUND && op != IR_OP_CLAMP)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s '%s': needs a float dtype, got %s", op_name(k),
                         node_name(k), rlx_dtype_name(dt));
@@ -467,8 +432,8 @@ static void cmp_generic_row(void *p, int64_t o, const int64_t *off, const int64_
     const cmp_ctx *c = p;
     for (int64_t i = 0; i < n; i++) {
         int64_t ia = off[0] + i * st[0], ib = off[1] + i * st[1];
-        if (is_int_dtype(c->dt)) {
-            int64_t x = ld_i64(c->a, c->dt, ia), y = ld_i64(c->b, c->dt, ib);
+        if (rlx_dtype_is_int_like(c->dt)) {
+            int64_t x = rlx_load_as_i64(c->a, c->dt, ia), y = rlx_load_as_i64(c->b, c->dt, ib);
             c->out[o + i] = CMP_APPLY(c->op, x, y);
         } else {
             double x = rlx_load_as_f64(c->a, c->dt, ia), y = rlx_load_as_f64(c->b, c->dt, ib);
@@ -595,7 +560,7 @@ rlx_status cpu_fma(const cpu_kernel_ctx *k)
     rlx_dtype dt = k->out.dtype;
     if (k->n_in != 3 || k->in[0].dtype != dt || k->in[1].dtype != dt || k->in[2].dtype != dt)
         return rlx_fail(RLX_STATUS_INTERNAL, "fma '%s': operands must all be %s", node_name(k), rlx_dtype_name(dt));
-    if (is_int_dtype(dt))
+    if (rlx_dtype_is_int_like(dt))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "fma '%s': needs a float dtype, got %s", node_name(k),
                         rlx_dtype_name(dt));
     fma_ctx c = {dt, k->in[0].data, k->in[1].data, k->in[2].data, k->out.data};
@@ -622,10 +587,10 @@ static int32_t f32_to_i32_sat(float v)
 static void cast_generic(const cast_ctx *c, int64_t i)
 {
     if (c->to == RLX_BOOL) {
-        bool nz = is_int_dtype(c->from) ? ld_i64(c->x, c->from, i) != 0 : rlx_load_as_f64(c->x, c->from, i) != 0;
+        bool nz = rlx_dtype_is_int_like(c->from) ? rlx_load_as_i64(c->x, c->from, i) != 0 : rlx_load_as_f64(c->x, c->from, i) != 0;
         ((uint8_t *)c->out)[i] = nz;
-    } else if (is_int_dtype(c->from)) {
-        st_i64(c->out, c->to, i, ld_i64(c->x, c->from, i));   /* wraps; exact for i64 */
+    } else if (rlx_dtype_is_int_like(c->from)) {
+        rlx_store_from_i64(c->out, c->to, i, rlx_load_as_i64(c->x, c->from, i));   /* wraps; exact for i64 */
     } else {
         rlx_store_from_f64(c->out, c->to, i, rlx_load_as_f64(c->x, c->from, i)); /* trunc, saturate, NaN->0 */
     }

@@ -13,16 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *node_label(const ir_node *n, char *buf, size_t len)
-{
-    const char *op = ir_op_info_get(n->op)->name;
-    if (n->name)
-        snprintf(buf, len, "%s '%s'", op, n->name);
-    else
-        snprintf(buf, len, "%s", op);
-    return buf;
-}
-
 static inline int64_t load_id(const void *ids, rlx_dtype dt, int64_t i)
 {
     return dt == RLX_I64 ? ((const int64_t *)ids)[i] : (int64_t)((const int32_t *)ids)[i];
@@ -50,11 +40,11 @@ static rlx_status check_ids(const cpu_kernel_ctx *k, const cpu_tensor *ids, int6
     char lb[160];
     if (ids->dtype != RLX_I32 && ids->dtype != RLX_I64)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: ids must be i32 or i64, got %s",
-                        node_label(k->node, lb, sizeof lb), rlx_dtype_name(ids->dtype));
+                        cpu_node_label(k->node, lb, sizeof lb), rlx_dtype_name(ids->dtype));
     int64_t bad = find_bad_id(ids->data, ids->dtype, ids->numel, limit);
     if (bad >= 0)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: id %lld at position %lld is outside [0, %lld)",
-                        node_label(k->node, lb, sizeof lb),
+                        cpu_node_label(k->node, lb, sizeof lb),
                         (long long)load_id(ids->data, ids->dtype, bad), (long long)bad,
                         (long long)limit);
     return RLX_OK;

@@ -3,6 +3,7 @@
  * strides, and the scalar activation used by fused epilogues.
  */
 #include "cpu/cpu_kernel.h"
+#include <stdio.h>
 #include <math.h>
 
 void cpu_dense_strides(int rank, const int64_t *dims, int64_t *strides)
@@ -45,4 +46,11 @@ float cpu_activate(float v, int act)
     case RLX_ACT_TANH:      return tanhf(v);
     default:                return v;
     }
+}
+
+const char *cpu_node_label(const ir_node *n, char *buf, size_t len) {
+    const char *op = ir_op_info_get(n->op)->name;
+    if (n->name) snprintf(buf, len, "%s '%s'", op, n->name);
+    else snprintf(buf, len, "%s", op);
+    return buf;
 }

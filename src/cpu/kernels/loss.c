@@ -16,16 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const char *node_label(const ir_node *n, char *buf, size_t len)
-{
-    const char *op = ir_op_info_get(n->op)->name;
-    if (n->name)
-        snprintf(buf, len, "%s '%s'", op, n->name);
-    else
-        snprintf(buf, len, "%s", op);
-    return buf;
-}
-
 typedef struct ce_ctx {
     const cpu_tensor *logits;
     const void       *labels;
@@ -90,10 +80,10 @@ rlx_status cpu_softmax_ce(const cpu_kernel_ctx *k)
     int grad = k->node->op == IR_OP_SOFTMAX_CE_GRAD;
     if (!ir_dtype_is_float(logits->dtype))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: logits must be a float dtype, got %s",
-                        node_label(k->node, lb, sizeof lb), rlx_dtype_name(logits->dtype));
+                        cpu_node_label(k->node, lb, sizeof lb), rlx_dtype_name(logits->dtype));
     if (labels->dtype != RLX_I32 && labels->dtype != RLX_I64)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: labels must be i32, got %s",
-                        node_label(k->node, lb, sizeof lb), rlx_dtype_name(labels->dtype));
+                        cpu_node_label(k->node, lb, sizeof lb), rlx_dtype_name(labels->dtype));
 
     ce_ctx c;
     c.logits = logits;
@@ -108,7 +98,7 @@ rlx_status cpu_softmax_ce(const cpu_kernel_ctx *k)
         int64_t l = load_label(&c, n);
         if (l < 0 || l >= c.C)
             return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: label %lld of row %lld is outside [0, %lld)",
-                            node_label(k->node, lb, sizeof lb), (long long)l, (long long)n,
+                            cpu_node_label(k->node, lb, sizeof lb), (long long)l, (long long)n,
                             (long long)c.C);
     }
     if (!grad) {
@@ -119,7 +109,7 @@ rlx_status cpu_softmax_ce(const cpu_kernel_ctx *k)
         c.row_loss = malloc((size_t)c.N * sizeof(double));
         if (!c.row_loss)
             return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: no memory for %lld row losses",
-                            node_label(k->node, lb, sizeof lb), (long long)c.N);
+                            cpu_node_label(k->node, lb, sizeof lb), (long long)c.N);
     }
     if (c.N > 0) {
         int64_t grain = RLX_MAX((int64_t)1, ((int64_t)1 << 14) / RLX_MAX(c.C, (int64_t)1));

@@ -23,16 +23,6 @@
 /* Below this many multiply-adds per matrix, parallelize over the batch. */
 #define MATMUL_SMALL_FLOPS ((int64_t)1 << 18)
 
-static const char *node_label(const ir_node *n, char *buf, size_t len)
-{
-    const char *op = ir_op_info_get(n->op)->name;
-    if (n->name)
-        snprintf(buf, len, "%s '%s'", op, n->name);
-    else
-        snprintf(buf, len, "%s", op);
-    return buf;
-}
-
 typedef struct mm_ctx {
     int64_t        M, N, K;
     int            tb;
@@ -170,7 +160,7 @@ static rlx_status matmul_f32(const cpu_kernel_ctx *k, mm_ctx *c, const cpu_tenso
     }
     if (!ok)
         return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: no memory for GEMM scratch",
-                        node_label(k->node, lb, sizeof lb));
+                        cpu_node_label(k->node, lb, sizeof lb));
     return RLX_OK;
 }
 
@@ -184,11 +174,11 @@ rlx_status cpu_matmul(const cpu_kernel_ctx *k)
 
     if (!ir_dtype_is_float(dt) || b->dtype != dt || (bias && bias->dtype != dt))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: needs one float dtype, got %s x %s",
-                        node_label(n, lb, sizeof lb), rlx_dtype_name(a->dtype),
+                        cpu_node_label(n, lb, sizeof lb), rlx_dtype_name(a->dtype),
                         rlx_dtype_name(b->dtype));
     if (a->rank < 2 || b->rank < 2 || k->out.rank < 2)
         return rlx_fail(RLX_STATUS_SHAPE, "%s: operands need rank >= 2, got %d and %d",
-                        node_label(n, lb, sizeof lb), a->rank, b->rank);
+                        cpu_node_label(n, lb, sizeof lb), a->rank, b->rank);
 
     mm_ctx c;
     memset(&c, 0, sizeof c);
@@ -199,10 +189,10 @@ rlx_status cpu_matmul(const cpu_kernel_ctx *k)
     int64_t kb = c.tb ? b->dims[b->rank - 1] : b->dims[b->rank - 2];
     if (kb != c.K || k->out.dims[k->out.rank - 2] != c.M || k->out.dims[k->out.rank - 1] != c.N)
         return rlx_fail(RLX_STATUS_SHAPE, "%s: inner dims differ: K %lld vs %lld",
-                        node_label(n, lb, sizeof lb), (long long)c.K, (long long)kb);
+                        cpu_node_label(n, lb, sizeof lb), (long long)c.K, (long long)kb);
     if (bias && bias->numel != c.N)
         return rlx_fail(RLX_STATUS_SHAPE, "%s: bias has %lld elements, N is %lld",
-                        node_label(n, lb, sizeof lb), (long long)bias->numel, (long long)c.N);
+                        cpu_node_label(n, lb, sizeof lb), (long long)bias->numel, (long long)c.N);
     c.epi.act = n->op == IR_OP_MATMUL_BIAS_ACT ? (int)n->ia[1] : RLX_ACT_NONE;
     c.epi.accumulate = 0;
     if (k->out.numel == 0)
@@ -221,7 +211,7 @@ rlx_status cpu_matmul(const cpu_kernel_ctx *k)
     float *tmp = malloc((size_t)(na + nbe + nbias + nc) * sizeof(float));
     if (!tmp)
         return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: no memory for f32 temporaries",
-                        node_label(n, lb, sizeof lb));
+                        cpu_node_label(n, lb, sizeof lb));
     float *ta = tmp, *tbuf = tmp + na, *tbias = tbuf + nbe, *tc = tbias + nbias;
     to_f32(ta, a->data, dt, na);
     to_f32(tbuf, b->data, dt, nbe);

@@ -15,16 +15,6 @@
 /* Below this many bytes a kernel runs inline: waking the pool costs more. */
 #define MOVE_PARALLEL_BYTES ((int64_t)1 << 18)
 
-static const char *node_label(const ir_node *n, char *buf, size_t len)
-{
-    const char *op = ir_op_info_get(n->op)->name;
-    if (n->name)
-        snprintf(buf, len, "%s '%s'", op, n->name);
-    else
-        snprintf(buf, len, "%s", op);
-    return buf;
-}
-
 /* Copies one element of esize bytes; fixed sizes let the compiler emit a
  * single load/store instead of a memcpy call. */
 static inline void copy_elem(char *dst, const char *src, size_t esize)
@@ -250,7 +240,7 @@ rlx_status cpu_slice(const cpu_kernel_ctx *k)
     if (step < 1 || start < 0 || start + (len - 1) * step >= in->dims[axis]) {
         char lb[160];
         return rlx_fail(RLX_STATUS_INTERNAL, "%s: slice start %lld step %lld length %lld "
-                        "does not fit axis %d of size %lld", node_label(k->node, lb, sizeof lb),
+                        "does not fit axis %d of size %lld", cpu_node_label(k->node, lb, sizeof lb),
                         (long long)start, (long long)step, (long long)len, axis,
                         (long long)in->dims[axis]);
     }

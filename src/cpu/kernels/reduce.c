@@ -41,36 +41,6 @@ static const char *op_name(const cpu_kernel_ctx *k)
     return info ? info->name : "?";
 }
 
-static bool is_int_dtype(rlx_dtype dt)
-{
-    return dt == RLX_I32 || dt == RLX_I64 || dt == RLX_U8 || dt == RLX_I8 || dt == RLX_BOOL;
-}
-
-/* i64 does not fit a double, so integer reductions load and store int64. */
-static int64_t ld_i64(const void *p, rlx_dtype dt, int64_t i)
-{
-    switch (dt) {
-    case RLX_I32:  return ((const int32_t *)p)[i];
-    case RLX_I64:  return ((const int64_t *)p)[i];
-    case RLX_U8:   return ((const uint8_t *)p)[i];
-    case RLX_BOOL: return ((const uint8_t *)p)[i] != 0;
-    case RLX_I8:   return ((const int8_t *)p)[i];
-    default:       return 0;
-    }
-}
-
-static void st_i64(void *p, rlx_dtype dt, int64_t i, int64_t v)
-{
-    switch (dt) {
-    case RLX_I32:  ((int32_t *)p)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
-    case RLX_I64:  ((int64_t *)p)[i] = v; break;
-    case RLX_U8:   ((uint8_t *)p)[i] = (uint8_t)(uint64_t)v; break;
-    case RLX_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    case RLX_I8:   ((int8_t *)p)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
-    default: break;
-    }
-}
-
 /* ------------------------------------------------------------- reduce */
 
 typedef struct red_plan {
@@ -291,14 +261,14 @@ static void red_generic(void *ctx, int64_t begin, int64_t end, int worker)
 {
     (void)worker;
     const red_plan *p = ctx;
-    bool is_int = is_int_dtype(p->dt);
+    bool is_int = rlx_dtype_is_int_like(p->dt);
     for (int64_t o = begin; o < end; o++) {
         int64_t base = kept_offset(p, o, p->nk);
         if (is_int) {
             uint64_t s = p->op == IR_OP_REDUCE_PROD ? 1 : 0;
-            int64_t m = ld_i64(p->x, p->dt, base);
+            int64_t m = rlx_load_as_i64(p->x, p->dt, base);
             for (int64_t r = 0; r < p->n_roff; r++) {
-                int64_t v = ld_i64(p->x, p->dt, base + p->roff[r]);
+                int64_t v = rlx_load_as_i64(p->x, p->dt, base + p->roff[r]);
                 switch (p->op) {
                 case IR_OP_REDUCE_PROD: s *= (uint64_t)v; break;
                 case IR_OP_REDUCE_MAX:  m = v > m ? v : m; break;
@@ -309,7 +279,7 @@ static void red_generic(void *ctx, int64_t begin, int64_t end, int worker)
             if (p->op == IR_OP_REDUCE_MEAN)
                 rlx_store_from_f64(p->out, p->dt, o, (double)(int64_t)s / (double)p->count);
             else
-                st_i64(p->out, p->dt, o, (p->op == IR_OP_REDUCE_MAX || p->op == IR_OP_REDUCE_MIN) ? m : (int64_t)s);
+                rlx_store_from_i64(p->out, p->dt, o, (p->op == IR_OP_REDUCE_MAX || p->op == IR_OP_REDUCE_MIN) ? m : (int64_t)s);
         } else {
             double s = p->op == IR_OP_REDUCE_PROD ? 1 : 0;
             double m = rlx_load_as_f64(p->x, p->dt, base);
@@ -454,14 +424,14 @@ static void arg_generic(void *ctx, int64_t begin, int64_t end, int worker)
 {
     (void)worker;
     const arg_plan *p = ctx;
-    bool is_int = is_int_dtype(p->dt);
+    bool is_int = rlx_dtype_is_int_like(p->dt);
     for (int64_t t = begin; t < end; t++) {
         int64_t o = t / p->inner, c = t % p->inner;
         int64_t base = o * p->n * p->inner + c, bi = 0;
         if (is_int) {
-            int64_t b = ld_i64(p->x, p->dt, base);
+            int64_t b = rlx_load_as_i64(p->x, p->dt, base);
             for (int64_t i = 1; i < p->n; i++) {
-                int64_t v = ld_i64(p->x, p->dt, base + i * p->inner);
+                int64_t v = rlx_load_as_i64(p->x, p->dt, base + i * p->inner);
                 if (p->is_max ? v > b : v < b) { b = v; bi = i; }
             }
         } else {

@@ -19,16 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *node_label(const ir_node *n, char *buf, size_t len)
-{
-    const char *op = ir_op_info_get(n->op)->name;
-    if (n->name)
-        snprintf(buf, len, "%s '%s'", op, n->name);
-    else
-        snprintf(buf, len, "%s", op);
-    return buf;
-}
-
 typedef struct rope_ctx {
     const cpu_tensor *x;
     void             *out;
@@ -97,10 +87,10 @@ rlx_status cpu_rope(const cpu_kernel_ctx *k)
     char lb[160];
     if (!ir_dtype_is_float(x->dtype))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: x must be a float dtype, got %s",
-                        node_label(n, lb, sizeof lb), rlx_dtype_name(x->dtype));
+                        cpu_node_label(n, lb, sizeof lb), rlx_dtype_name(x->dtype));
     if (x->rank != 4)
         return rlx_fail(RLX_STATUS_SHAPE, "%s: x must be [B,H,S,D], got rank %d",
-                        node_label(n, lb, sizeof lb), x->rank);
+                        cpu_node_label(n, lb, sizeof lb), x->rank);
     rope_ctx c;
     c.x = x;
     c.out = k->out.data;
@@ -113,15 +103,15 @@ rlx_status cpu_rope(const cpu_kernel_ctx *k)
     c.offset = 0;
     if (c.R % 2 != 0 || c.R > c.D)
         return rlx_fail(RLX_STATUS_SHAPE, "%s: rotary dims %lld must be even and <= D = %lld",
-                        node_label(n, lb, sizeof lb), (long long)c.R, (long long)c.D);
+                        cpu_node_label(n, lb, sizeof lb), (long long)c.R, (long long)c.D);
     if (c.style != RLX_ROPE_NEOX && c.style != RLX_ROPE_GPTJ)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: unknown rope style %d",
-                        node_label(n, lb, sizeof lb), c.style);
+                        cpu_node_label(n, lb, sizeof lb), c.style);
     if (n->ia[2]) {
         const cpu_tensor *off = &k->in[1];
         if (off->dtype != RLX_I32 || off->numel != 1)
             return rlx_fail(RLX_STATUS_SHAPE, "%s: offset must be one i32 element",
-                            node_label(n, lb, sizeof lb));
+                            cpu_node_label(n, lb, sizeof lb));
         c.offset = *(const int32_t *)off->data;
     }
     if (k->out.numel == 0)
@@ -133,7 +123,7 @@ rlx_status cpu_rope(const cpu_kernel_ctx *k)
     c.inv_freq = malloc(fbytes + 2 * tbytes + 1);
     if (!c.inv_freq)
         return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: no memory for the angle table",
-                        node_label(n, lb, sizeof lb));
+                        cpu_node_label(n, lb, sizeof lb));
     c.cos_t = (float *)(void *)(c.inv_freq + c.half);
     c.sin_t = c.cos_t + c.S * c.half;
     for (int64_t i = 0; i < c.half; i++)
