@@ -7,6 +7,7 @@
 #   make demo       setup, then `rlx demo` on the best available device
 #   make sanitize   the suite under ASan + UBSan (build-san/)
 #   make bench      bench/gemm against OpenBLAS (installs libopenblas-dev)
+#   make bench-qdot build/bench_qdot: decode-shaped quantized matvec (CPU)
 
 CC      ?= cc
 BUILD   ?= build
@@ -50,9 +51,10 @@ README_EXAMPLE = $(BUILD)/readme_example
 ifeq ($(ARCH),x86_64)
 $(BUILD)/src/cpu/kernels/gemm_avx512.o: ISA_FLAGS = -mavx512f -mavx512vl -mavx512dq -mfma -mavx2
 $(BUILD)/src/cpu/kernels/gemm_avx2.o:   ISA_FLAGS = -mavx2 -mfma
+$(BUILD)/src/cpu/kernels/qdot_avx2.o:   ISA_FLAGS = -mavx2 -mfma -mf16c
 endif
 
-.PHONY: all test demo sanitize bench gpu-bench setup clean
+.PHONY: all test demo sanitize bench bench-qdot gpu-bench setup clean
 
 all: $(LIB) $(RLX)
 
@@ -124,6 +126,13 @@ $(BENCH_GEMM): bench/gemm.c $(LIB)
 VK_BENCH = $(BUILD)/vk_bench
 $(VK_BENCH): bench/vk_bench.c $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_bench.c $(WHOLE_LIB) $(LDLIBS)
+
+# Decode-shaped quantized matvec on the CPU: fast 8-bit path vs exact path.
+BENCH_QDOT = $(BUILD)/bench_qdot
+$(BENCH_QDOT): bench/qdot.c $(LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ bench/qdot.c $(WHOLE_LIB) $(LDLIBS)
+
+bench-qdot: $(BENCH_QDOT)
 
 $(BUILD)/vk_matmul: bench/vk_matmul.c $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_matmul.c $(WHOLE_LIB) $(LDLIBS)

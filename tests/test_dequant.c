@@ -56,9 +56,24 @@ static bool run_case(rlx_dtype dt, int64_t M, int64_t N, int64_t K, bool vulkan)
     bool ok = rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_set_param(e, "w", dt, w, wbytes) == RLX_OK;
     rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = x, .bytes = sizeof(float) * (size_t)(M * K)};
     float *y = malloc(sizeof(float) * (size_t)(M * N)), rows[3 * 512];
+    /* 2e-5 holds for the exact CPU path only: the CPU's 8-bit-activation fast
+     * path (M <= 4, tested in test_qdot.c) is switched off for CPU runs, and
+     * for host steps of a Vulkan run. No effect on GPU kernels. */
+    setenv("RLX_CPU_EXACT_QUANT", "1", 1);
     ok = ok && rlx_exec_run(e, &in, 1) == RLX_OK && rlx_exec_read_output(e, "y", y, sizeof(float) * (size_t)(M * N)) == RLX_OK &&
          rlx_exec_read_output(e, "rows", rows, sizeof(float) * 3 * (size_t)K) == RLX_OK;
+    unsetenv("RLX_CPU_EXACT_QUANT");
     if (!ok) printf("    %s M %lld: %s\n", rlx_dtype_name(dt), (long long)M, rlx_last_error());
+    if (ok && vulkan) {   /* both nodes must run as GPU kernels, not host steps */
+        rlx_exec_stats st;
+        ok = rlx_exec_get_stats(e, &st) == RLX_OK && st.host_steps == 0;
+        if (!ok) {
+            char *rep = rlx_exec_report(e);
+            printf("    %s M %lld: %d host steps where none were expected:\n%s", rlx_dtype_name(dt), (long long)M,
+                   st.host_steps, rep ? rep : "");
+            free(rep);
+        }
+    }
     if (ok) {
         char what[64];
         snprintf(what, sizeof what, "%s y M=%lld N=%lld K=%lld%s", rlx_dtype_name(dt), (long long)M, (long long)N,
@@ -88,12 +103,82 @@ TEST(dequant_matmul_every_type_cpu) {
     }
 }
 
+/* GPU kernels only (host steps fail the case): M 1..8 take the matvec tier,
+ * 9 and 33 the decode-to-scratch + tiled GEMM tier; N is no multiple of any
+ * tile or rows-per-workgroup count. */
 TEST(dequant_matmul_every_type_vulkan) {
     VKP_REQUIRE();
+    static const int64_t Ms[] = {1, 2, 8, 9, 33};
     for (size_t t = 0; t < sizeof wtypes / sizeof wtypes[0]; t++) {
         int64_t K = rlx_tensor_bytes(wtypes[t], 1, (int64_t[]){32}) ? 96 : 512;
-        CHECK(run_case(wtypes[t], 1, 70, K, true));
-        CHECK(run_case(wtypes[t], 9, 70, K, true));
+        for (size_t i = 0; i < sizeof Ms / sizeof Ms[0]; i++) CHECK(run_case(wtypes[t], Ms[i], i % 2 ? 133 : 70, K, true));
+    }
+    /* float weights with K not a multiple of 4 (guarded loads) */
+    CHECK(run_case(RLX_F16, 3, 37, 23, true));
+    CHECK(run_case(RLX_F32, 1, 37, 23, true));
+}
+
+/* The matvec's weight rows per subgroup (RLX_VK_DQ_NR), which decides how
+ * rows past N are clamped, on a few layouts. */
+TEST(dequant_matmul_vulkan_rows_per_subgroup) {
+    VKP_REQUIRE();
+    static const rlx_dtype ts[] = {RLX_Q4_0, RLX_Q5_1, RLX_Q3_K, RLX_Q6_K, RLX_BF16};
+    for (int nr = 2; nr <= 4; nr++) {
+        char v[2] = {(char)('0' + nr), 0};
+        setenv("RLX_VK_DQ_NR", v, 1);
+        for (size_t t = 0; t < sizeof ts / sizeof ts[0]; t++) {
+            int64_t K = rlx_tensor_bytes(ts[t], 1, (int64_t[]){32}) ? 64 : 256;
+            bool ok = run_case(ts[t], nr == 3 ? 5 : 1, 61, K, true);
+            if (!ok) unsetenv("RLX_VK_DQ_NR");
+            CHECK(ok);
+        }
+    }
+    unsetenv("RLX_VK_DQ_NR");
+}
+
+/* Quantized gather_rows on the GPU: an id outside [0, V) (negative included)
+ * yields a row of zeros (the CPU rejects it), in-range rows decode exactly. */
+TEST(dequant_gather_rows_vulkan_out_of_range) {
+    VKP_REQUIRE();
+    static const rlx_dtype ts[] = {RLX_Q8_0, RLX_Q4_K};
+    for (size_t t = 0; t < sizeof ts / sizeof ts[0]; t++) {
+        for (int i64 = 0; i64 < 2; i64++) {
+            int64_t V = 5, K = 256, wdims[2] = {V, K}, nd[1] = {4};
+            double *wd;
+            size_t wbytes;
+            void *w = make_weights(ts[t], V, K, &wd, &wbytes);
+            rlx_graph *g = rlx_graph_new();
+            rlx_node wn = rlx_param(g, "w", ts[t], 2, wdims);
+            rlx_node idn = rlx_input(g, "ids", i64 ? RLX_I64 : RLX_I32, 1, nd);
+            rlx_output(g, "rows", rlx_gather_rows(g, wn, idn));
+            int32_t id32[4] = {4, -1, 5, 1};
+            int64_t id64[4] = {4, -1, 5, (int64_t)1 << 32 | 1};   /* the last is out of range in its high word */
+            rlx_tensor in = {.name = "ids", .dtype = i64 ? RLX_I64 : RLX_I32, .rank = 1, .dims = {4},
+                             .data = i64 ? (void *)id64 : (void *)id32, .bytes = i64 ? sizeof id64 : sizeof id32};
+            rlx_compile_options o;
+            vkp_options(&o);
+            rlx_exec *e = NULL;
+            float got[4 * 256];
+            for (int i = 0; i < 4 * 256; i++) got[i] = 12345.0f;
+            rlx_exec_stats st = {0};
+            bool ok = rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_set_param(e, "w", ts[t], w, wbytes) == RLX_OK &&
+                      rlx_exec_run(e, &in, 1) == RLX_OK && rlx_exec_read_output(e, "rows", got, sizeof got) == RLX_OK &&
+                      rlx_exec_get_stats(e, &st) == RLX_OK;
+            if (!ok) printf("    %s: %s\n", rlx_dtype_name(ts[t]), rlx_last_error());
+            double want[4 * 256];
+            for (int64_t k = 0; k < K; k++) {
+                want[k] = wd[4 * K + k];
+                want[K + k] = want[2 * K + k] = 0;
+                want[3 * K + k] = i64 ? 0 : wd[K + k];
+            }
+            bool good = ok && st.host_steps == 0 && test_close_f32_f64("gather_rows out of range", got, want, 4 * K, 1e-7);
+            for (int i = K; ok && i < 3 * K; i++) good = good && got[i] == 0.0f;   /* exact zeros */
+            rlx_exec_free(e);
+            rlx_graph_free(g);
+            free(w);
+            free(wd);
+            CHECK(good);
+        }
     }
 }
 

@@ -8,9 +8,18 @@
  * Larger M decodes 64-row tiles of w and hands them to the f32 GEMM.
  * Block decoding uses the reference codecs in io/quant.c; the CPU backend
  * depends on that codec, not on the GGUF reader.
+ *
+ * Fast decode path: for M <= 4 and Q8_0 / Q4_0 / Q4_K / Q5_K / Q6_K weights
+ * on a CPU with AVX2 (qdot.h), each x row is quantized once per call to 8-bit
+ * blocks and every weight row is dotted straight from its blocks with integer
+ * products. That rounds the activations to 8 bits: ~1e-3..4e-3 relative error
+ * against the exact f32 result (see qdot.h). The environment variable
+ * RLX_CPU_EXACT_QUANT=1 (read on every call) forces the exact path above; x
+ * holding Inf/NaN also takes it.
  */
 #include "cpu/cpu_kernel.h"
 #include "cpu/kernels/gemm.h"
+#include "cpu/kernels/qdot.h"
 #include "io/quant.h"
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +35,9 @@ typedef struct dq_ctx {
     size_t         row_bytes;
     uint32_t       qtype;
     float         *scratch;     /* per worker */
+    qdot_kernel    fast;        /* fast path: its dot and the M quantized x rows */
+    const uint8_t *xq;
+    size_t         xq_bytes;
     size_t         scratch_floats;
     rlx_status     status;      /* first failure (set under no lock: any failure value will do) */
 } dq_ctx;
@@ -53,6 +65,37 @@ static void rows_range(void *p, int64_t begin, int64_t end, int worker) {
         if (st != RLX_OK) { c->status = st; return; }
         for (int64_t m = 0; m < c->M; m++) c->out[m * c->N + n] = dot(c->x + m * c->K, row, c->K);
     }
+}
+
+static void fast_range(void *p, int64_t begin, int64_t end, int worker) {
+    dq_ctx *c = p;
+    (void)worker;
+    for (int64_t n = begin; n < end; n++) {
+        const uint8_t *wr = c->w + (size_t)n * c->row_bytes;
+        for (int64_t m = 0; m < c->M; m++) c->out[m * c->N + n] = c->fast.dot(c->K, wr, c->xq + (size_t)m * c->xq_bytes);
+    }
+}
+
+/* RLX_CPU_EXACT_QUANT=1 (any value but "" or "0") turns the fast path off. */
+static bool exact_forced(void) {
+    const char *e = getenv("RLX_CPU_EXACT_QUANT");
+    return e && e[0] && strcmp(e, "0") != 0;
+}
+
+/* The 8-bit-activation path; false (nothing written) when it does not apply. */
+static bool try_fast(dq_ctx *c, rlx_threadpool *pool) {
+    if (c->M > DQ_SMALL_M || exact_forced() || !qdot_find(c->qtype, &c->fast)) return false;
+    c->xq_bytes = qdot_act_bytes(c->fast.act, c->K);
+    uint8_t *xq = rlx_aligned_alloc(c->xq_bytes * (size_t)c->M);
+    if (!xq) return false;   /* the exact path needs less memory than this anyway; let it report */
+    bool finite = true;
+    for (int64_t m = 0; m < c->M; m++) finite &= c->fast.quantize(c->x + m * c->K, c->K, xq + (size_t)m * c->xq_bytes);
+    if (finite) {
+        c->xq = xq;
+        rlx_parallel_for(pool, c->N, 16, fast_range, c);
+    }
+    rlx_aligned_free(xq);
+    return finite;
 }
 
 static void tiles_range(void *p, int64_t begin, int64_t end, int worker) {
@@ -93,6 +136,7 @@ rlx_status cpu_dequant_matmul(const cpu_kernel_ctx *k) {
         memset(c.out, 0, sizeof(float) * (size_t)(c.M * c.N));
         return RLX_OK;
     }
+    if (try_fast(&c, k->pool)) return RLX_OK;
     bool small = c.M <= DQ_SMALL_M;
     c.scratch_floats = (size_t)c.K * (small ? 1 : DQ_TILE);
     c.scratch_floats = (c.scratch_floats + 15) & ~(size_t)15;

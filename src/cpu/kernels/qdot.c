@@ -151,15 +151,19 @@ static bool have_f16c(void) {
 static bool have_avx2(void) {
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && have_f16c();
 }
+#if defined(RLX_QDOT_HAVE_AVX512)
 static bool have_avx512(void) {
     return have_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
 }
 #endif
+#endif
 
 static const qdot_isa_table *detect(void) {
 #if defined(RLX_QDOT_HAVE_X86)
-    if (rlx_qdot_avx512.name && have_avx512()) return &rlx_qdot_avx512;
+#if defined(RLX_QDOT_HAVE_AVX512)
+    if (have_avx512()) return &rlx_qdot_avx512;
+#endif
     if (have_avx2()) return &rlx_qdot_avx2;
 #endif
     return NULL;
@@ -195,7 +199,9 @@ int qdot_force_isa(const char *name) {
     if (strcmp(name, "portable") == 0) t = &portable;
 #if defined(RLX_QDOT_HAVE_X86)
     else if (strcmp(name, "avx2") == 0 && have_avx2()) t = &rlx_qdot_avx2;
-    else if (strcmp(name, "avx512") == 0 && rlx_qdot_avx512.name && have_avx512()) t = &rlx_qdot_avx512;
+#if defined(RLX_QDOT_HAVE_AVX512)
+    else if (strcmp(name, "avx512") == 0 && have_avx512()) t = &rlx_qdot_avx512;
+#endif
 #endif
     if (!t) return -1;
     atomic_store(&forced, t);

@@ -23,6 +23,8 @@ _Static_assert(sizeof(gather_push) == 112, "gather_push must match gather.comp's
 
 rlx_status vk_lower_gather(vk_lower_ctx *c) {
     const vk_tensor *x = &c->in[0], *ids = &c->in[1];
+    /* a block-quantized table decodes to f32 rows (dequant_matmul.c) */
+    if (c->node->op == IR_OP_GATHER_ROWS && rlx_dtype_is_quantized(x->dtype)) return vk_lower_dequant_rows(c);
     const size_t es = rlx_dtype_size(x->dtype);
     if (ids->dtype != RLX_I32 && ids->dtype != RLX_I64)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "gather: ids must be i32 or i64, got %s", rlx_dtype_name(ids->dtype));

@@ -209,7 +209,7 @@ void qb_decode(uint qt, bool a4, uint64_t blk, uint part, out float v[32], out u
         }
         float d = qb_f16(blk, 208u);
         [[unroll]] for (uint g = 0u; g < 4u; g++) {
-            float ds = d * float(int(int8_t(U8Buf(blk).v[192u + sub + 2u * g])));
+            float ds = d * float(bitfieldExtract(int(qb_u8(blk, 192u + sub + 2u * g)), 0, 8));
             [[unroll]] for (uint e = 0u; e < 8u; e++) {
                 uint lb = (g & 1u) != 0u ? QB_BYTE(l1, e) : QB_BYTE(l0, e);
                 uint lo = (lb >> (4u * (g >> 1))) & 15u;
