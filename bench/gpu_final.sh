@@ -15,8 +15,8 @@ for nr in 1 2 4; do
 done
 for model in 1b 8b; do
     for q in q8_0 q4_k_m; do
-        build/llm_bench --device H200 --model $model --quant $q --prompt 128 --decode 32 --bandwidth $bw 2>&1 | tail -1
-        build/llm_bench --device H200 --model $model --quant $q --prompt 128 --decode 32 --bandwidth $bw 2>&1 | grep "^| $model" >> "$out/llm.txt"
+        build/llm_bench --device H200 --model $model --quant $q --prompt 128 --decode 32 --bandwidth $bw > "$out/one.txt" 2>&1
+        grep "^| $model" "$out/one.txt" >> "$out/llm.txt" || tail -3 "$out/one.txt"
     done
 done
-cat "$out/llm.txt"
+head -2 "$out/one.txt"; cat "$out/llm.txt"
