@@ -126,7 +126,7 @@ static const char *isas[] = {"portable", "avx2", "avx512"};
 TEST(qdot_kernels_every_isa) {
     printf("    qdot auto ISA: %s\n", qdot_isa_name());
     for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
-        if (qdot_force_isa(isas[i]) != 0) { printf("    %s: not on this CPU, skipped\n", isas[i]); continue; }
+        if (qdot_force_isa(isas[i]) != 0) { printf("    %s: not available (CPU or build), skipped\n", isas[i]); continue; }
         for (size_t t = 0; t < N_FAST; t++) {
             int64_t K = qtype_get(fast_types[t])->block_size == 32 ? 32 * 7 : 256 * 3;
             double worst = 0;
