@@ -77,15 +77,14 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-# Whole-archive so that strong kernel definitions always replace the weak
-# defaults of src/vulkan/vk_lower_fallback.c.
-WHOLE_LIB = -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive
+# Programs link the static library the way users do.
+LINK_LIB = $(LIB)
 
 $(RLX): $(TOOL_OBJ) $(LIB)
-	$(CC) $(CFLAGS_ALL) -o $@ $(TOOL_OBJ) $(WHOLE_LIB) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ $(TOOL_OBJ) $(LINK_LIB) $(LDLIBS)
 
 $(TESTS): $(TEST_OBJ) $(LIB)
-	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(WHOLE_LIB) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ $(TEST_OBJ) $(LINK_LIB) $(LDLIBS)
 
 # The README's C example is extracted and compiled, so the docs cannot rot.
 $(BUILD)/readme_example.c: README.md
@@ -93,7 +92,7 @@ $(BUILD)/readme_example.c: README.md
 	awk '/<!-- example:begin -->/{f=1;next}/<!-- example:end -->/{f=0}f' README.md | sed '/^```/d' > $@
 
 $(README_EXAMPLE): $(BUILD)/readme_example.c $(LIB)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LINK_LIB) $(LDLIBS)
 
 README_MODEL_EXAMPLE = $(BUILD)/readme_model_example
 $(BUILD)/readme_model_example.c: README.md
@@ -101,7 +100,7 @@ $(BUILD)/readme_model_example.c: README.md
 	awk '/<!-- model-example:begin -->/{f=1;next}/<!-- model-example:end -->/{f=0}f' README.md | sed '/^```/d' > $@
 
 $(README_MODEL_EXAMPLE): $(BUILD)/readme_model_example.c $(LIB)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(WHOLE_LIB) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LINK_LIB) $(LDLIBS)
 
 setup:
 	@bash scripts/setup.sh
@@ -125,20 +124,20 @@ $(BENCH_GEMM): bench/gemm.c $(LIB)
 
 VK_BENCH = $(BUILD)/vk_bench
 $(VK_BENCH): bench/vk_bench.c $(LIB)
-	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_bench.c $(WHOLE_LIB) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_bench.c $(LINK_LIB) $(LDLIBS)
 
 # Decode-shaped quantized matvec on the CPU: fast 8-bit path vs exact path.
 BENCH_QDOT = $(BUILD)/bench_qdot
 $(BENCH_QDOT): bench/qdot.c $(LIB)
-	$(CC) $(CFLAGS_ALL) -o $@ bench/qdot.c $(WHOLE_LIB) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ bench/qdot.c $(LINK_LIB) $(LDLIBS)
 
 bench-qdot: $(BENCH_QDOT)
 
 $(BUILD)/vk_matmul: bench/vk_matmul.c $(LIB)
-	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_matmul.c $(WHOLE_LIB) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_matmul.c $(LINK_LIB) $(LDLIBS)
 
 $(BUILD)/llm_bench: bench/llm_bench.c $(LIB)
-	$(CC) $(CFLAGS_ALL) -o $@ bench/llm_bench.c $(WHOLE_LIB) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ bench/llm_bench.c $(LINK_LIB) $(LDLIBS)
 
 gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(BUILD)/llm_bench $(RLX) $(TESTS)
 
