@@ -165,6 +165,20 @@ static rlx_status load_param(rlx_exec *e, const gguf_file *f, const rlx_tensor *
     return st;
 }
 
+/* An optional per-token array: absent is fine (*m = 0); present with the
+ * wrong type or length is a format error, not something to guess around. */
+static rlx_status optional_array(const gguf_file *f, const char *key, gguf_vtype type, uint64_t n, int64_t *kv,
+                                 uint64_t *m) {
+    *m = 0;
+    if (gguf_find_key(f, key) < 0) return RLX_OK;
+    rlx_status st = gguf_get_arr(f, key, type, kv, m);
+    if (st != RLX_OK) return st;
+    if (*m != n)
+        return rlx_fail(RLX_STATUS_FORMAT, "model: '%s' has %llu entries for %llu tokens", key, (unsigned long long)*m,
+                        (unsigned long long)n);
+    return RLX_OK;
+}
+
 /* GGUF tokenizer metadata -> tokenizer. Strings and arrays are read through
  * the reader's checked accessors; the tokenizer copies what it keeps. */
 static rlx_status load_tokenizer(const gguf_file *f, tokenizer **out) {
@@ -194,8 +208,8 @@ static rlx_status load_tokenizer(const gguf_file *f, tokenizer **out) {
     d.tokens = tokens;
     d.token_lens = lens;
     uint64_t m;
-    if (gguf_find_key(f, "tokenizer.ggml.scores") >= 0 &&
-        gguf_get_arr(f, "tokenizer.ggml.scores", GGUF_VT_F32, &kv, &m) == RLX_OK && m == n) {
+    if ((st = optional_array(f, "tokenizer.ggml.scores", GGUF_VT_F32, n, &kv, &m)) != RLX_OK) goto done;
+    if (m) {
         if (!(scores = malloc(n * sizeof *scores))) { st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "model: out of memory"); goto done; }
         for (uint64_t i = 0; i < n; i++) {
             double x = 0;
@@ -204,8 +218,8 @@ static rlx_status load_tokenizer(const gguf_file *f, tokenizer **out) {
         }
         d.scores = scores;
     }
-    if (gguf_find_key(f, "tokenizer.ggml.token_type") >= 0 &&
-        gguf_get_arr(f, "tokenizer.ggml.token_type", GGUF_VT_I32, &kv, &m) == RLX_OK && m == n) {
+    if ((st = optional_array(f, "tokenizer.ggml.token_type", GGUF_VT_I32, n, &kv, &m)) != RLX_OK) goto done;
+    if (m) {
         if (!(types = malloc(n * sizeof *types))) { st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "model: out of memory"); goto done; }
         for (uint64_t i = 0; i < n; i++) {
             int64_t x = 0;
