@@ -267,6 +267,12 @@ typedef enum rlx_rope_style {
 rlx_node rlx_rope(rlx_graph *g, rlx_node x, rlx_node offset, rlx_rope_style style,
                   float theta, int rotary_dims);
 
+/* rlx_rope with per-frequency factors (llama3 long-context scaling, GGUF's
+ * rope_freqs.weight): freq_factors f32 [rotary_dims / 2]; the angle of pair
+ * i is pos * theta^(-2i / rotary_dims) / freq_factors[i]. */
+rlx_node rlx_rope_scaled(rlx_graph *g, rlx_node x, rlx_node offset, rlx_rope_style style, float theta,
+                         int rotary_dims, rlx_node freq_factors);
+
 /* logits [N,C], labels RLX_I32 [N]: loss = mean_n(logsumexp(logits_n) - logits_n[label_n]), shape [].
  * grad = (softmax(logits) - onehot(labels)) / N, shape [N,C]. */
 rlx_node rlx_softmax_cross_entropy     (rlx_graph *g, rlx_node logits, rlx_node labels);

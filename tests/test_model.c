@@ -60,6 +60,7 @@ TEST(model_prefill_equals_decode_each_arch_and_type) {
             tiny_model_spec_init(&spec);
             spec.arch = archs[a];
             spec.weight_type = types[t];
+            spec.rope_freqs = a == 0 && t == 2;   /* llama3-style frequency factors once */
             if (types[t] == QTYPE_Q4_K) {   /* K-quant rows are multiples of 256 */
                 spec.n_embd = 256;
                 spec.n_ff = 512;
@@ -99,6 +100,7 @@ TEST(model_greedy_generation_cpu_equals_vulkan) {
     tiny_model_spec spec;
     tiny_model_spec_init(&spec);
     spec.weight_type = QTYPE_Q8_0;
+    spec.rope_freqs = 1;
     char path[128];
     tmp_path(path, sizeof path, "gen");
     CHECK(tiny_model_write(&spec, path) == 0);

@@ -26,6 +26,7 @@ void tiny_model_spec_init(tiny_model_spec *s) {
     s->n_ff = 96;
     s->n_ctx = 128;
     s->seed = 1;
+    s->rope_freqs = 0;
 }
 
 static float next_uniform(uint64_t *h) {
@@ -105,6 +106,7 @@ int tiny_model_write(const tiny_model_spec *s, const char *path) {
     uint32_t wt = s->weight_type;
     rc |= add_weight(w, &b, "token_embd.weight", wt, n_vocab, s->n_embd, 0.5f, 0, &h);
     rc |= add_weight(w, &b, "output_norm.weight", QTYPE_F32, 1, s->n_embd, 0.1f, 1.0f, &h);
+    if (s->rope_freqs) rc |= add_weight(w, &b, "rope_freqs.weight", QTYPE_F32, 1, hd / 2, 3.5f, 4.5f, &h);   /* factors in [1, 8] */
     if (strcmp(a, "qwen3") != 0) rc |= add_weight(w, &b, "output.weight", wt, n_vocab, s->n_embd, 0.3f, 0, &h);
     for (int l = 0; l < s->n_layer && !rc; l++) {
         char n[96];

@@ -13,6 +13,7 @@ typedef struct tiny_model_spec {
     uint32_t    weight_type; /* qtype for 2-D weights (norms stay F32) */
     int         n_layer, n_embd, n_head, n_head_kv, n_ff, n_ctx;
     uint64_t    seed;
+    int         rope_freqs;  /* write llama3-style rope_freqs.weight */
 } tiny_model_spec;
 
 void tiny_model_spec_init(tiny_model_spec *s);

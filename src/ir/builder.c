@@ -623,15 +623,20 @@ rlx_node rlx_kv_write(rlx_graph *g, rlx_node cache, rlx_node rows, rlx_node pos)
     return make(g, "rlx_kv_write", IR_OP_KV_WRITE, in, 3, NULL);
 }
 
-rlx_node rlx_rope(rlx_graph *g, rlx_node x, rlx_node offset, rlx_rope_style style, float theta, int rotary_dims) {
-    const char *fn = "rlx_rope";
-    rlx_node in[2] = {x, offset};
-    if (!inputs_ok(g, fn, in, offset != RLX_NO_NODE ? 2 : 1)) return RLX_NO_NODE;
+rlx_node rlx_rope_scaled(rlx_graph *g, rlx_node x, rlx_node offset, rlx_rope_style style, float theta, int rotary_dims,
+                         rlx_node freq_factors) {
+    const char *fn = freq_factors == RLX_NO_NODE ? "rlx_rope" : "rlx_rope_scaled";
+    rlx_node in[3] = {x};
+    int n_in = 1;
+    if (offset != RLX_NO_NODE) in[n_in++] = offset;
+    if (freq_factors != RLX_NO_NODE) in[n_in++] = freq_factors;
+    if (!inputs_ok(g, fn, in, n_in)) return RLX_NO_NODE;
     ir_node n;
     node_init(&n, IR_OP_ROPE);
     n.ia[0] = style;
     n.ia[1] = rotary_dims;
     n.ia[2] = offset != RLX_NO_NODE;
+    n.ia[3] = freq_factors != RLX_NO_NODE;
     n.fa[0] = theta;
     if (rotary_dims == 0) {
         const ir_shape *xs = &g->g.nodes[x].shape;
@@ -639,7 +644,11 @@ rlx_node rlx_rope(rlx_graph *g, rlx_node x, rlx_node offset, rlx_rope_style styl
         if (!ir_dim_is_static(d)) return fail_msg(g, RLX_STATUS_SHAPE, fn, "rotary_dims 0 needs a static head dim");
         n.ia[1] = d.k;
     }
-    return make(g, fn, IR_OP_ROPE, in, offset != RLX_NO_NODE ? 2 : 1, &n);
+    return make(g, fn, IR_OP_ROPE, in, n_in, &n);
+}
+
+rlx_node rlx_rope(rlx_graph *g, rlx_node x, rlx_node offset, rlx_rope_style style, float theta, int rotary_dims) {
+    return rlx_rope_scaled(g, x, offset, style, theta, rotary_dims, RLX_NO_NODE);
 }
 
 rlx_node rlx_softmax_cross_entropy(rlx_graph *g, rlx_node logits, rlx_node labels) {

@@ -87,7 +87,7 @@ struct rlx_graph {
  *   TOPK_*:       ia[0]=k
  *   ATTENTION:    ia[0]=mask kind ia[1]=has kv_len input (last) fa[0]=scale (resolved, > 0)
  *   KV_WRITE:     (inputs cache, rows, pos; output aliases the cache param)
- *   ROPE:         ia[0]=style ia[1]=rotary dims (resolved) ia[2]=has_offset fa[0]=theta
+ *   ROPE:         ia[0]=style ia[1]=rotary dims (resolved) ia[2]=has_offset ia[3]=has_freq_factors fa[0]=theta
  *   INPUT/PARAM:  name = interface name
  */
 

@@ -546,7 +546,13 @@ rlx_status shape_rope(const ir_graph *g, ir_node *n) {
     char s[128];
     TRY(require_float(g, n, in_dtype(g, n, 0), "input"));
     if (x->rank != 4) FAIL(RLX_STATUS_SHAPE, "input must be [B,H,S,D], got %s", fmt_shape(g, x, s, sizeof s));
-    if (n->n_in != 1 + (n->ia[2] ? 1 : 0)) FAIL(RLX_STATUS_INTERNAL, "offset input count mismatch");
+    if (n->n_in != 1 + (n->ia[2] ? 1 : 0) + (n->ia[3] ? 1 : 0)) FAIL(RLX_STATUS_INTERNAL, "rope input count mismatch");
+    if (n->ia[3]) {
+        const ir_shape *ff = in_shape(g, n, n->n_in - 1);
+        if (in_dtype(g, n, n->n_in - 1) != RLX_F32 || ff->rank != 1 ||
+            (ir_dim_is_static(ff->d[0]) && ff->d[0].k != n->ia[1] / 2))
+            FAIL(RLX_STATUS_SHAPE, "frequency factors must be f32 [rotary_dims / 2] = [%lld]", (long long)(n->ia[1] / 2));
+    }
     if (n->ia[2]) {
         const ir_shape *o = in_shape(g, n, 1);
         if (in_dtype(g, n, 1) != RLX_I32) FAIL(RLX_STATUS_SHAPE, "offset must be i32, got %s", rlx_dtype_name(in_dtype(g, n, 1)));

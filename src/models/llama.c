@@ -74,6 +74,7 @@ rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_weight_dt
     rlx_node_shape(g, x, &xdt, NULL, NULL);
     if (xdt != RLX_F32) x = rlx_cast(g, x, RLX_F32);
     int64_t cache_dims[4] = {1, hp->n_head_kv, n_ctx, hd};
+    rlx_node freqs = hp->rope_freq_factors ? param1(g, "rope_freqs.weight", 0, hd / 2) : RLX_NO_NODE;
     for (int l = 0; l < hp->n_layer; l++) {
         rlx_node h = rlx_rms_norm(g, x, param1(g, "blk.%d.attn_norm.weight", l, E), RLX_NO_NODE, hp->rms_eps);
         rlx_node bq = RLX_NO_NODE, bk = RLX_NO_NODE, bv = RLX_NO_NODE;
@@ -92,8 +93,8 @@ rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_weight_dt
             q = rlx_rms_norm(g, q, param1(g, "blk.%d.attn_q_norm.weight", l, hd), RLX_NO_NODE, hp->rms_eps);
             k = rlx_rms_norm(g, k, param1(g, "blk.%d.attn_k_norm.weight", l, hd), RLX_NO_NODE, hp->rms_eps);
         }
-        q = rlx_rope(g, q, pos, (rlx_rope_style)hp->rope_style, hp->rope_theta, hd);
-        k = rlx_rope(g, k, pos, (rlx_rope_style)hp->rope_style, hp->rope_theta, hd);
+        q = rlx_rope_scaled(g, q, pos, (rlx_rope_style)hp->rope_style, hp->rope_theta, hd, freqs);
+        k = rlx_rope_scaled(g, k, pos, (rlx_rope_style)hp->rope_style, hp->rope_theta, hd, freqs);
         char name[64];
         snprintf(name, sizeof name, "cache.k.%d", l);
         rlx_node kc = rlx_kv_write(g, rlx_param(g, name, RLX_F32, 4, cache_dims), k, pos);

@@ -33,6 +33,7 @@ typedef struct llama_hparams {
     bool  tied_embeddings;     /* no output.weight: reuse token_embd */
     bool  qkv_bias;            /* qwen2 */
     bool  qk_norm;             /* qwen3 */
+    bool  rope_freq_factors;   /* llama3 scaling: param "rope_freqs.weight" f32 [head_dim / 2] */
 } llama_hparams;
 
 /* Checks the hyperparameters (positive sizes, head counts that divide). */

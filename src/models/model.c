@@ -113,11 +113,16 @@ static rlx_status read_hparams(const gguf_file *f, rlx_model *m) {
     hp->head_dim = (int)v;
     if ((st = arch_key_f32(f, arch, "rope.freq_base", 10000.0f, &hp->rope_theta)) != RLX_OK) return st;
     if ((st = arch_key_f32(f, arch, "attention.layer_norm_rms_epsilon", 1e-5f, &hp->rms_eps)) != RLX_OK) return st;
+    /* llama3 long-context scaling ships as per-frequency factors */
+    const gguf_tensor *freqs = gguf_find_tensor(f, "rope_freqs.weight");
+    hp->rope_freq_factors = freqs != NULL;
+    if (freqs && (freqs->n_dims != 1 || freqs->type != QTYPE_F32))
+        return rlx_fail(RLX_STATUS_FORMAT, "model: 'rope_freqs.weight' must be a 1-D f32 tensor");
     char key[128];
     snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
-    if (gguf_find_key(f, key) >= 0 || gguf_find_tensor(f, "rope_freqs.weight"))
-        rlx_log_msg(RLX_LOG_WARN, "model: rope scaling (llama3 long context) is not applied yet; quality past the "
-                                  "original context may suffer");
+    const char *scaling = NULL;
+    if (!freqs && gguf_find_key(f, key) >= 0 && gguf_get_str(f, key, &scaling) == RLX_OK && strcmp(scaling, "none") != 0)
+        rlx_log_msg(RLX_LOG_WARN, "model: rope scaling '%s' is not applied (only llama3 frequency factors are)", scaling);
     const gguf_tensor *emb = gguf_find_tensor(f, "token_embd.weight");
     if (!emb || emb->n_dims != 2) return rlx_fail(RLX_STATUS_FORMAT, "model: no 2-D 'token_embd.weight' tensor");
     hp->n_vocab = (int)emb->dims[1];

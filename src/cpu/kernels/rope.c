@@ -126,8 +126,10 @@ rlx_status cpu_rope(const cpu_kernel_ctx *k)
                         cpu_node_label(n, lb, sizeof lb));
     c.cos_t = (float *)(void *)(c.inv_freq + c.half);
     c.sin_t = c.cos_t + c.S * c.half;
+    /* llama3-style scaling: frequency i is divided by factor i */
+    const float *factors = n->ia[3] ? (const float *)k->in[n->ia[2] ? 2 : 1].data : NULL;
     for (int64_t i = 0; i < c.half; i++)
-        c.inv_freq[i] = pow(c.theta, -2.0 * (double)i / (double)c.R);
+        c.inv_freq[i] = pow(c.theta, -2.0 * (double)i / (double)c.R) / (factors ? (double)factors[i] : 1.0);
 
     int64_t rows = x->numel / c.D;
     rlx_threadpool *pool = x->numel >= 4096 ? k->pool : NULL;

@@ -17,9 +17,10 @@ typedef struct rope_push {
     uint64_t x, off, out;
     uint32_t n, items, S, D, R, half;
     float    q_hi, q_lo, f0_hi, f0_lo;
+    uint64_t ff;   /* 0, or f32 [R/2] frequency factors (llama3 scaling) */
 } rope_push;
 
-_Static_assert(sizeof(rope_push) == 64, "rope_push must match rope.comp's push block");
+_Static_assert(sizeof(rope_push) == 72, "rope_push must match rope.comp's push block");
 
 static void split_df(double v, float *hi, float *lo) {
     *hi = (float)v;
@@ -60,11 +61,13 @@ rlx_status vk_lower_rope(vk_lower_ctx *c) {
     pc.half = (uint32_t)(R / 2);
     split_df(pow(nd->fa[0], -2.0 / (double)R), &pc.q_hi, &pc.q_lo);
     split_df(1.0 / (2.0 * 3.14159265358979323846), &pc.f0_hi, &pc.f0_lo);
+    if (nd->ia[3]) pc.ff = c->in[c->n_in - 1].addr;
     vk_dispatch *d = vk_emit(c, "rope", &pc, sizeof pc);
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = style == RLX_ROPE_GPTJ;
     d->spec[1] = has_off;
-    d->n_spec = 2;
+    d->spec[2] = nd->ia[3] != 0;
+    d->n_spec = 3;
     vk_grid_1d(c->caps, pc.n, 256, d->groups);
     return RLX_OK;
 }

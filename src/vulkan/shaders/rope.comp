@@ -16,6 +16,7 @@ layout(local_size_x = 256) in;   // before the includes: common.glsl reads gl_Wo
 
 layout(constant_id = 0) const uint GPTJ = 0;
 layout(constant_id = 1) const uint HAS_OFF = 0;
+layout(constant_id = 2) const uint HAS_FF = 0;   // frequency factors (llama3 scaling)
 
 layout(push_constant, std430) uniform Push {
     uint64_t x, off, out_;
@@ -23,6 +24,7 @@ layout(push_constant, std430) uniform Push {
     uint items;    // R/2 + (D - R)
     uint S, D, R, half_;
     float q_hi, q_lo, f0_hi, f0_lo;
+    uint64_t ff;
 } p;
 
 // a * b = hi + lo exactly (Dekker; no fma needed, contraction forbidden)
@@ -84,6 +86,13 @@ void rotate(uint row, uint j, uint base) {
         b = df_mul(b, b);
     }
     vec2 f = df_mul(r, vec2(p.f0_hi, p.f0_lo));
+    if (HAS_FF != 0) {   // divide by the factor in double-float: 1/ff as hi + lo
+        float ffj = F32Buf(p.ff).v[j];
+        float inv_hi = 1.0 / ffj, ph, pl;
+        two_prod(inv_hi, ffj, ph, pl);
+        precise float resid = (1.0 - ph) - pl;
+        f = df_mul(f, vec2(inv_hi, resid / ffj));
+    }
 
     // pos = ph * 65536 + pl, both exact in float
     int ph = pos >> 16, pl = pos & 0xffff;
