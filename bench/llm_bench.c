@@ -159,8 +159,8 @@ int main(int argc, char **argv) {
     }
     printf("| %s | %s | %s | %.2f | %.1f | %.1f | %.3f | %s | %s | %.1f |\n", model, cfg.quant, s.device, weight_bytes / 1e9,
            n_prompt / tp, 1.0 / t_dec, bytes / 1e9, floor_s, pct, load_s);
-    printf("RESULT %s %s decode_tok_s %.3f prefill_tok_s %.3f gb_per_token %.4f\n", model, cfg.quant, 1.0 / t_dec,
-           n_prompt / tp, bytes / 1e9);
+    printf("RESULT %s %s decode_tok_s %.3f prefill_tok_s %.3f gb_per_token %.4f decode_steps %d\n", model, cfg.quant,
+           1.0 / t_dec, n_prompt / tp, bytes / 1e9, s.steps);
     rlx_exec_free(e);
     rlx_graph_free(g);
     free(tokens);

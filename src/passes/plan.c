@@ -1,8 +1,9 @@
 /*
  * plan.c — memory planning of a specialized graph into one arena.
  *
- * 1. Storage: params and constants stay where they are; a reshape, or a slice
- *    that is contiguous (step 1, all outer dims 1), aliases its source.
+ * 1. Storage: params and constants stay where they are; a reshape, a slice
+ *    that is contiguous (step 1, all outer dims 1), or a transpose that only
+ *    moves size-1 dims aliases its source.
  * 2. Liveness over the topological order: a storage root lives from its
  *    definition to the last use of it or of any view of it. Inputs and
  *    outputs are pinned for the whole run.
@@ -24,6 +25,20 @@ static bool slice_is_contiguous(const ir_graph *g, const ir_node *n, int64_t *by
     int64_t inner = 1;
     for (int i = axis + 1; i < x->shape.rank; i++) inner *= x->shape.d[i].k;
     *byte_offset = n->ia[1] * inner * (int64_t)rlx_dtype_size(n->dtype);
+    return true;
+}
+
+/* A transpose that only moves size-1 dims keeps the bytes in the same order
+ * (decode's [1,1,H,D] -> [1,H,1,D]): it can alias its source. */
+static bool transpose_is_identity_layout(const ir_graph *g, const ir_node *n) {
+    const ir_shape *x = &g->nodes[n->in[0]].shape;
+    int64_t last = -1;
+    for (int i = 0; i < x->rank; i++) {
+        int64_t src = n->ia[i];
+        if (x->d[src].k == 1) continue;
+        if (src < last) return false;
+        last = src;
+    }
     return true;
 }
 
@@ -63,7 +78,8 @@ rlx_status plan_memory(const ir_graph *g, mem_plan *plan) {
         e[i].base = i;
         int64_t view_offset = 0;
         bool view = node->op == IR_OP_RESHAPE ||
-                    (node->op == IR_OP_SLICE && slice_is_contiguous(g, node, &view_offset));
+                    (node->op == IR_OP_SLICE && slice_is_contiguous(g, node, &view_offset)) ||
+                    (node->op == IR_OP_TRANSPOSE && transpose_is_identity_layout(g, node));
         if (node->op == IR_OP_KV_WRITE) {   /* in place: the result is the cache param itself */
             const plan_entry *src = &e[node->in[0]];
             e[i].storage = src->storage;
