@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #define MAX_TESTS 1024
@@ -77,6 +78,21 @@ bool test_close_f32_f64(const char *what, const float *got, const double *want, 
     printf("    %s: rel error %.3g > %.3g; worst [%lld] got %.9g want %.9g\n", what, err, tol,
            (long long)worst, (double)got[worst], want[worst]);
     return false;
+}
+
+int test_run_command(const char *cmd, char *out, size_t cap) {
+    FILE *f = popen(cmd, "r");
+    if (!f) return -1;
+    size_t n = cap ? fread(out, 1, cap - 1, f) : 0;
+    if (cap) out[n] = 0;
+    while (fgetc(f) != EOF) {}
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+const char *test_program(const char *env, const char *fallback) {
+    const char *p = getenv(env);
+    return p && *p ? p : fallback;
 }
 
 static uint64_t hash_name(const char *s) {

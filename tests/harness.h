@@ -46,6 +46,12 @@ double   test_rand_uniform(double lo, double hi);
 int64_t  test_rand_int(int64_t lo, int64_t hi);   /* inclusive */
 void     test_fill_uniform_f32(float *x, int64_t n, double lo, double hi);
 
+/* Runs a shell command, captures up to cap-1 bytes of its stdout, and
+ * returns its exit status (-1 if it could not run or was killed). */
+int test_run_command(const char *cmd, char *out, size_t cap);
+/* A program path from the environment (set by `make test`), or fallback. */
+const char *test_program(const char *env, const char *fallback);
+
 /* ||got - want||_2 / max(||want||_2, tiny). */
 double test_rel_error_f32_f64(const float *got, const double *want, int64_t n);
 /* Checks rel error <= tol; on failure prints the worst element. */

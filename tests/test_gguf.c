@@ -504,18 +504,8 @@ TEST(gguf_random_mutations) {
 
 /* -------------------------------------------------------------------- CLI */
 
-static int run_cmd(const char *cmd, char *out, size_t cap) {
-    FILE *f = popen(cmd, "r");
-    if (!f) return -1;
-    size_t n = fread(out, 1, cap - 1, f);
-    out[n] = 0;
-    while (fgetc(f) != EOF) {}
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 TEST(gguf_cli_inspect_and_quantize) {
-    const char *rlx = getenv("RLX_CLI");
+    const char *rlx = test_program("RLX_CLI", NULL);
     if (!rlx || !*rlx) rlx = "build/rlx";
     void *bytes; size_t size; float *src;
     CHECK_OK(build_file(32, &bytes, &size, &src));
@@ -525,7 +515,7 @@ TEST(gguf_cli_inspect_and_quantize) {
     close(fd);
     char cmd[1024], out[65536];
     snprintf(cmd, sizeof cmd, "%s inspect %s 2>&1", rlx, path);
-    int code = run_cmd(cmd, out, sizeof out);
+    int code = test_run_command(cmd, out, sizeof out);
     if (code == 2 && strstr(out, "unknown command")) {
         printf("  (skipped: this rlx has no inspect command yet)\n");
         goto cleanup;
@@ -540,7 +530,7 @@ TEST(gguf_cli_inspect_and_quantize) {
     char qpath[64];
     snprintf(qpath, sizeof qpath, "%s.q8", path);
     snprintf(cmd, sizeof cmd, "%s quantize %s %s q8_0 2>&1", rlx, path, qpath);
-    code = run_cmd(cmd, out, sizeof out);
+    code = test_run_command(cmd, out, sizeof out);
     CHECK_MSG(code == 0, "quantize exited %d: %s", code, out);
     gguf_file *f;
     CHECK_OK(gguf_open(qpath, &f));
@@ -565,12 +555,12 @@ TEST(gguf_cli_inspect_and_quantize) {
     CHECK(fd >= 0 && (size_t)write(fd, bytes, size) == size);
     close(fd);
     snprintf(cmd, sizeof cmd, "%s inspect %s 2>&1", rlx, path);
-    code = run_cmd(cmd, out, sizeof out);
+    code = test_run_command(cmd, out, sizeof out);
     CHECK_MSG(code != 0 && strstr(out, "not a GGUF file"), "inspect of a bad file exited %d: %s", code, out);
     snprintf(cmd, sizeof cmd, "%s quantize %s %s.out q4_0 2>&1", rlx, path, path);
-    CHECK(run_cmd(cmd, out, sizeof out) != 0);
+    CHECK(test_run_command(cmd, out, sizeof out) != 0);
     snprintf(cmd, sizeof cmd, "%s inspect 2>&1", rlx);
-    CHECK(run_cmd(cmd, out, sizeof out) == 2);
+    CHECK(test_run_command(cmd, out, sizeof out) == 2);
 cleanup:
     unlink(path);
     free(bytes);

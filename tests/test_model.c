@@ -177,13 +177,9 @@ TEST(model_cli_generate) {
     char path[128], cmd[512], out[8192];
     tmp_path(path, sizeof path, "cli");
     CHECK(tiny_model_write(&spec, path) == 0);
-    const char *rlx = getenv("RLX_CLI") ? getenv("RLX_CLI") : "build/rlx";
+    const char *rlx = test_program("RLX_CLI", "build/rlx");
     snprintf(cmd, sizeof cmd, "%s generate -m %s -p 'the cat' -n 8 --temp 0 --device cpu 2>&1", rlx, path);
-    FILE *f = popen(cmd, "r");
-    CHECK(f != NULL);
-    size_t n = fread(out, 1, sizeof out - 1, f);
-    out[n] = 0;
-    int st = pclose(f);
+    int st = test_run_command(cmd, out, sizeof out);
     snprintf(cmd, sizeof cmd, "%s generate -m /nonexistent.gguf 2>/dev/null", rlx);
     int bad = system(cmd);
     unlink(path);
@@ -194,18 +190,14 @@ TEST(model_cli_generate) {
 }
 
 TEST(model_readme_example_runs) {
-    const char *exe = getenv("RLX_README_MODEL_EXAMPLE") ? getenv("RLX_README_MODEL_EXAMPLE") : "build/readme_model_example";
+    const char *exe = test_program("RLX_README_MODEL_EXAMPLE", "build/readme_model_example");
     tiny_model_spec spec;
     tiny_model_spec_init(&spec);
     char path[128], cmd[512], out[8192];
     tmp_path(path, sizeof path, "readme");
     CHECK(tiny_model_write(&spec, path) == 0);
     snprintf(cmd, sizeof cmd, "RLX_DEVICE=cpu %s %s 'hello world' 2>&1", exe, path);
-    FILE *f = popen(cmd, "r");
-    CHECK(f != NULL);
-    size_t n = fread(out, 1, sizeof out - 1, f);
-    out[n] = 0;
-    int st = pclose(f);
+    int st = test_run_command(cmd, out, sizeof out);
     unlink(path);
     CHECK_MSG(st == 0, "%s: %s", exe, out);
     CHECK_MSG(strstr(out, " tokens, ") && strstr(out, "tok/s"), "output: %s", out);

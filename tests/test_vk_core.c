@@ -139,15 +139,11 @@ TEST(vk_core_device_choice_errors) {
 
 TEST(vk_core_cli_without_vulkan) {
     /* the CLI keeps working where the loader finds no device at all */
-    const char *rlx = getenv("RLX_CLI") ? getenv("RLX_CLI") : "build/rlx";
+    const char *rlx = test_program("RLX_CLI", "build/rlx");
     char cmd[512], out[4096];
     snprintf(cmd, sizeof cmd, "VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json %s devices", rlx);
-    FILE *f = popen(cmd, "r");
-    CHECK(f != NULL);
-    size_t n = fread(out, 1, sizeof out - 1, f);
-    out[n] = 0;
-    int st = pclose(f);
-    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "rlx devices failed: %s", out);
+    int st = test_run_command(cmd, out, sizeof out);
+    CHECK_MSG(st == 0, "rlx devices failed: %s", out);
     CHECK_MSG(strstr(out, "cpu") && strstr(out, "vulkan    none"), "output: %s", out);
 }
 
