@@ -19,6 +19,7 @@ CFLAGS_ALL = $(CFLAGS_BASE) $(SAN_FLAGS) $(EXTRA_CFLAGS)
 LDLIBS  = -lm -pthread -ldl
 
 ARCH := $(shell uname -m)
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 
@@ -106,11 +107,11 @@ setup:
 	@bash scripts/setup.sh
 
 test: setup
-	@$(MAKE) --no-print-directory $(TESTS) $(README_EXAMPLE) $(README_MODEL_EXAMPLE) $(RLX)
+	@$(MAKE) --no-print-directory -j$(NPROC) $(TESTS) $(README_EXAMPLE) $(README_MODEL_EXAMPLE) $(RLX)
 	@RLX_README_EXAMPLE=$(README_EXAMPLE) RLX_README_MODEL_EXAMPLE=$(README_MODEL_EXAMPLE) RLX_CLI=$(RLX) $(TESTS)
 
 demo: setup
-	@$(MAKE) --no-print-directory $(RLX)
+	@$(MAKE) --no-print-directory -j$(NPROC) $(RLX)
 	@$(RLX) demo
 
 sanitize:
