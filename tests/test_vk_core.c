@@ -200,3 +200,36 @@ TEST(vk_core_norm_rows_in_registers_and_long_rows) {
         CHECK_MSG(ok, "width %lld", (long long)widths[k]);
     }
 }
+
+TEST(vk_core_bad_indices_fail_like_the_cpu) {
+    VKP_REQUIRE();
+    /* torch.gather with an index past the axis, and a cross-entropy label past C:
+     * both backends must refuse the run with INVALID_ARGUMENT */
+    for (int be = 0; be < 2; be++) {
+        rlx_graph *g = rlx_graph_new();
+        int64_t xd[2] = {2, 3}, nd[1] = {2};
+        rlx_node x = rlx_input(g, "x", RLX_F32, 2, xd);
+        rlx_node idx = rlx_input(g, "idx", RLX_I32, 2, xd);
+        rlx_node lab = rlx_input(g, "lab", RLX_I32, 1, nd);
+        rlx_output(g, "g", rlx_gather(g, x, idx, 1));
+        rlx_output(g, "loss", rlx_softmax_cross_entropy(g, x, lab));
+        rlx_compile_options o;
+        if (be) vkp_options(&o); else { rlx_compile_options_init(&o); o.backend = RLX_BACKEND_CPU; }
+        rlx_exec *e;
+        CHECK_OK(rlx_compile(g, &o, &e));
+        float xs[6] = {1, 2, 3, 4, 5, 6};
+        int32_t good_idx[6] = {0, 1, 2, 2, 1, 0}, bad_idx[6] = {0, 1, 3, 2, 1, 0}, good_lab[2] = {0, 2}, bad_lab[2] = {0, 3};
+        rlx_tensor in[3] = {{"x", RLX_F32, 2, {2, 3}, xs, sizeof xs}, {"idx", RLX_I32, 2, {2, 3}, good_idx, sizeof good_idx},
+                            {"lab", RLX_I32, 1, {2}, good_lab, sizeof good_lab}};
+        CHECK_OK(rlx_exec_run(e, in, 3));
+        in[1].data = bad_idx;
+        CHECK_STATUS(rlx_exec_run(e, in, 3), RLX_STATUS_INVALID_ARGUMENT);
+        in[1].data = good_idx;
+        in[2].data = bad_lab;
+        CHECK_STATUS(rlx_exec_run(e, in, 3), RLX_STATUS_INVALID_ARGUMENT);
+        in[2].data = good_lab;
+        CHECK_OK(rlx_exec_run(e, in, 3));
+        rlx_exec_free(e);
+        rlx_graph_free(g);
+    }
+}

@@ -73,6 +73,11 @@ typedef struct vk_lower_ctx {
     const vk_caps  *caps;
     vk_precision    precision;
     uint64_t        scratch_addr;       /* 0 while measuring */
+    /* A 32-bit device word for input errors a shader finds (an id out of
+     * range): the shader stores status_code there, and the run then fails
+     * with RLX_STATUS_INVALID_ARGUMENT naming this node. 0 while measuring. */
+    uint64_t        status_addr;
+    uint32_t        status_code;
     /* out */
     vk_dispatch     d[VK_MAX_DISPATCHES];
     int             n_d;

@@ -68,6 +68,7 @@ struct vk_program {
     int              n_input_nodes;
     int32_t         *kv_checks;        /* kv_write nodes whose pos is a graph input */
     int              n_kv_checks;
+    VkDeviceSize     status_off;       /* in io: the word shaders set on bad input */
     double           last_gpu_seconds;
 };
 
@@ -139,6 +140,7 @@ static void fill_vk_tensor(vk_tensor *t, const vk_loc *l, const ir_node *n) {
 }
 
 static void lower_ctx_init(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t scratch_addr) {
+    bool emitting = scratch_addr != 0 || p->scratch.buf != VK_NULL_HANDLE;
     const ir_node *n = &p->g->nodes[i];
     memset(c, 0, sizeof *c);
     c->g = p->g;
@@ -149,6 +151,8 @@ static void lower_ctx_init(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t s
     c->caps = &p->ctx->caps;
     c->precision = p->dev->opts.precision ? VK_PRECISION_FAST : VK_PRECISION_F32;
     c->scratch_addr = scratch_addr;
+    c->status_addr = emitting ? p->io.addr + p->status_off : 0;
+    c->status_code = (uint32_t)i + 1;
 }
 
 static bool is_step(const ir_graph *g, const mem_plan *plan, int32_t i) {
@@ -467,6 +471,8 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
         p->io_off[i] = io_bytes;
         io_bytes += align64((VkDeviceSize)node_bytes(&g->nodes[i]));
     }
+    p->status_off = io_bytes;
+    io_bytes += 64;
     if ((st = vk_buf_create(c, plan->arena_bytes, false, "the activation arena", &p->arena)) != RLX_OK) goto fail;
     if ((st = vk_buf_create(c, const_bytes, false, "constants", &p->consts)) != RLX_OK) goto fail;
     if ((st = vk_buf_create(c, io_bytes, true, "input/output staging", &p->io)) != RLX_OK) goto fail;
@@ -589,10 +595,20 @@ rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
         int32_t i = p->input_nodes[k];
         if (inputs[i]) memcpy((char *)p->io.map + p->io_off[i], inputs[i], (size_t)node_bytes(&p->g->nodes[i]));
     }
+    volatile uint32_t *status = (volatile uint32_t *)((char *)p->io.map + p->status_off);
+    *status = 0;   /* host-coherent: visible to the submit below */
     for (int s = 0; s < p->n_segs; s++) {
         rlx_status st = submit_and_wait(p, p->segs[s].cb);
         if (st != RLX_OK) return st;
+        if (*status) break;
         if (p->segs[s].host_node_after >= 0 && (st = run_host_step(p, p->segs[s].host_node_after)) != RLX_OK) return st;
+    }
+    if (*status) {
+        uint32_t node = *status - 1;
+        char lbl[128];
+        if (node >= (uint32_t)p->g->n_nodes) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: bad status word %u", *status);
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: an index is outside its valid range (found on the GPU); "
+                        "outputs of this run are not valid", ir_node_label(p->g, (int32_t)node, lbl, sizeof lbl));
     }
     uint64_t ts[2];
     p->last_gpu_seconds = -1;

@@ -39,8 +39,10 @@ _Static_assert(sizeof(dq_mv_push) <= VK_MAX_PUSH, "dq_mv_push exceeds the push-c
 typedef struct dq_rows_push {
     uint64_t src, ids, dst;
     uint32_t n, K, row_bytes, limit;
+    uint64_t status;   /* word set to code when an id is out of range */
+    uint32_t code, pad;
 } dq_rows_push;
-_Static_assert(sizeof(dq_rows_push) == 40, "dq_rows_push must match dequant_rows.comp");
+_Static_assert(sizeof(dq_rows_push) == 56, "dq_rows_push must match dequant_rows.comp");
 _Static_assert(sizeof(dq_rows_push) <= VK_MAX_PUSH, "dq_rows_push exceeds the push-constant budget");
 
 typedef struct dq_names { const char *matvec, *tiled, *rows; } dq_names;
@@ -108,6 +110,8 @@ static rlx_status emit_rows(vk_lower_ctx *c, const vk_tensor *table, const vk_te
     p.K = (uint32_t)K;
     p.row_bytes = (uint32_t)row_bytes;
     p.limit = (uint32_t)table->dims[0];
+    p.status = ids ? c->status_addr : 0;
+    p.code = c->status_code;
     vk_dispatch *d = vk_emit(c, "dequant_rows", &p, sizeof p);
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = (uint32_t)dt;

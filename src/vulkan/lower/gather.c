@@ -4,8 +4,9 @@
  *
  * Out-of-range ids: the CPU backend checks every id first and returns
  * RLX_STATUS_INVALID_ARGUMENT. A dispatch cannot fail, so on the GPU an id
- * outside [0, limit) (negative included) yields zeros in its output slot and
- * nothing is read out of range. (A future option: a flag word in scratch
+ * outside [0, limit) (negative included) yields zeros in its output slot,
+ * nothing is read out of range, and the shader sets the program's status
+ * word, so the run fails with RLX_STATUS_INVALID_ARGUMENT as on the CPU. (A future option: a flag word in scratch
  * that the core checks after the run.)
  */
 #include "vulkan/vk_lower.h"
@@ -14,12 +15,13 @@
 
 typedef struct gather_push {
     uint64_t src, ids, dst;
-    uint32_t n, axis, limit, row_units, pad0, pad1;
+    uint32_t n, axis, limit, row_units, code, pad1;
     uint32_t dims[8];
     uint32_t xs[8];
+    uint64_t status;   /* word set to code when an id is out of range */
 } gather_push;
 
-_Static_assert(sizeof(gather_push) == 112, "gather_push must match gather.comp's push block");
+_Static_assert(sizeof(gather_push) == 120, "gather_push must match gather.comp's push block");
 
 rlx_status vk_lower_gather(vk_lower_ctx *c) {
     const vk_tensor *x = &c->in[0], *ids = &c->in[1];
@@ -37,6 +39,8 @@ rlx_status vk_lower_gather(vk_lower_ctx *c) {
     pc.src = x->addr;
     pc.ids = ids->addr;
     pc.dst = c->out.addr;
+    pc.status = c->status_addr;
+    pc.code = c->status_code;
     uint32_t unit = (uint32_t)es, rank = 1;
     uint64_t n;
     if (c->node->op == IR_OP_GATHER_ROWS) {

@@ -14,10 +14,11 @@
 
 typedef struct ce_push {
     uint64_t logits, labels, out, scratch;
-    uint32_t N, C, pad0, pad1;
+    uint32_t N, C, code, pad1;   /* code: written to status for a label out of range */
+    uint64_t status;
 } ce_push;
 
-_Static_assert(sizeof(ce_push) == 48, "ce_push must match softmax_ce.comp's push block");
+_Static_assert(sizeof(ce_push) == 56, "ce_push must match softmax_ce.comp's push block");
 
 rlx_status vk_lower_loss(vk_lower_ctx *c) {
     const vk_tensor *lg = &c->in[0], *lb = &c->in[1];
@@ -42,6 +43,8 @@ rlx_status vk_lower_loss(vk_lower_ctx *c) {
     pc.out = c->out.addr;
     pc.scratch = c->scratch_addr;
     pc.N = (uint32_t)N;
+    pc.status = c->status_addr;
+    pc.code = c->status_code;
     pc.C = (uint32_t)C;
     vk_dispatch *d;
     if (grad) {

@@ -27,6 +27,8 @@ layout(push_constant, std430) uniform Push {
     uint K;           // elements per row
     uint row_bytes;   // bytes per table row
     uint limit;       // rows of the table
+    uint64_t status;  // the program's status word (0: none)
+    uint code, pad;   // written to status when an id is out of range
 } p;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer DrV4 { vec4 v[]; };
@@ -73,6 +75,7 @@ void main() {
         uint64_t b = p.src + uint64_t(id) * uint64_t(p.row_bytes) + uint64_t(blk) * uint64_t(qb_block_bytes(QT));
         qb_decode(QT, A4 != 0u, b, part, v, off);
     } else {
+        if (p.status != 0ul) U32Buf(p.status).v[0] = p.code;   // the run then fails, naming this node
         [[unroll]] for (uint j = 0u; j < 32u; j++) v[j] = 0.0;
         uint base = part * 32u;   // any partition of the block into parts will do for zeros
         off[0] = base; off[1] = base + 8u; off[2] = base + 16u; off[3] = base + 24u;

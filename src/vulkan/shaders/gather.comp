@@ -3,9 +3,9 @@
 // axis coordinate replaced by index[o]]). Ids are i32 or i64 (IDS64). One
 // invocation per UNIT-byte unit of the output.
 //
-// The GPU cannot report an error from inside a command buffer, so an id
-// outside [0, limit) writes zeros instead of reading out of range (the CPU
-// backend returns RLX_STATUS_INVALID_ARGUMENT for the same input).
+// An id outside [0, limit) writes zeros instead of reading out of range and
+// sets the program's status word; the host then fails the run with
+// RLX_STATUS_INVALID_ARGUMENT, as the CPU backend does for the same input.
 #version 450
 layout(local_size_x = 256) in;   // before the includes: common.glsl reads gl_WorkGroupSize
 #include "common.glsl"
@@ -22,9 +22,10 @@ layout(push_constant, std430) uniform Push {
     uint axis;       // MODE 1
     uint limit;      // rows of the table / size of x along axis
     uint row_units;  // MODE 0
-    uint pad0, pad1;
+    uint code, pad1; // code: written to status when an id is out of range
     uint dims[8];    // MODE 1: index dims
     uint xs[8];      // MODE 1: x element strides
+    uint64_t status; // the program's status word (0: none)
 } p;
 
 // id i if it lies in [0, limit); ok = false otherwise. Done on 32-bit words
@@ -48,6 +49,7 @@ void copy_unit(uint64_t src, uint so, uint dof, bool ok) {
         else if (UNIT == 2) U16Buf(p.dst).v[dof] = U16Buf(src).v[so];
         else U8Buf(p.dst).v[dof] = U8Buf(src).v[so];
     } else {
+        if (p.status != 0ul) U1Buf(p.status).v[0] = p.code;   // the run then fails, naming this node
         if (UNIT == 16) U4Buf(p.dst).v[dof] = uvec4(0);
         else if (UNIT == 8) U2Buf(p.dst).v[dof] = uvec2(0);
         else if (UNIT == 4) U1Buf(p.dst).v[dof] = 0u;

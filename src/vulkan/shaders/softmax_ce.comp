@@ -17,7 +17,8 @@ layout(constant_id = 1) const uint LBL64 = 0;
 
 layout(push_constant, std430) uniform Push {
     uint64_t logits, labels, out_, scratch;
-    uint N, C, pad0, pad1;
+    uint N, C, code, pad1;   // code: written to status for a label out of range
+    uint64_t status;         // the program's status word (0: none)
 } p;
 
 shared float red[256];
@@ -87,6 +88,7 @@ void main() {
         label = uint(v);
         ok = v >= 0 && label < p.C;
     }
+    if (!ok && t == 0 && p.status != 0ul) U32Buf(p.status).v[0] = p.code;   // the run then fails, naming this node
     if (MODE == 0) {
         if (t == 0) {
             float loss = NAN_;
