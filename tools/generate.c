@@ -48,7 +48,7 @@ int cmd_generate(int argc, char **argv) {
     min_p = s.min_p;
     rp = s.repeat_penalty;
     int have_seed = 0;
-    for (int i = 0; i < argc; i++) {
+    for (int i = 0; i < argc; i += 2) {   /* every option takes one value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) { if (!v) return usage(); model = v; }
@@ -65,7 +65,6 @@ int cmd_generate(int argc, char **argv) {
         else if (!strcmp(a, "--threads")) bad = num(a, v, 0, 1024, &threads);
         else { fprintf(stderr, "rlx generate: unknown option '%s'\n", a); return usage(); }
         if (bad) return 2;
-        i++;
     }
     if (!model) return usage();
     rlx_model_options o;
