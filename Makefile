@@ -53,6 +53,7 @@ ifeq ($(ARCH),x86_64)
 $(BUILD)/src/cpu/kernels/gemm_avx512.o: ISA_FLAGS = -mavx512f -mavx512vl -mavx512dq -mfma -mavx2
 $(BUILD)/src/cpu/kernels/gemm_avx2.o:   ISA_FLAGS = -mavx2 -mfma
 $(BUILD)/src/cpu/kernels/qdot_avx2.o:   ISA_FLAGS = -mavx2 -mfma -mf16c
+$(BUILD)/src/cpu/kernels/qdot_avx512.o: ISA_FLAGS = -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mfma -mf16c -mavx2
 endif
 
 .PHONY: all test demo sanitize bench bench-qdot gpu-bench setup clean

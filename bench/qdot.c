@@ -13,7 +13,9 @@
  *
  * Prints one table: shape, type, threads, fast us and GB/s (weight bytes per
  * second), generic us and GB/s, speedup, fast GB/s as % of the read floor.
- * Times are medians after a warm-up.   Usage: bench_qdot [--quick]
+ * Times are medians after a warm-up.
+ * Usage: bench_qdot [--quick] [--isa avx512|avx2|portable] (default: the
+ * run-time choice; --isa forces qdot_force_isa for the AVX2 vs AVX-512 rows).
  */
 #include "rlx.h"
 #include "core/core.h"
@@ -175,7 +177,16 @@ static double time_dequant(rlx_dtype dt, const void *w, size_t bytes, int64_t N,
 }
 
 int main(int argc, char **argv) {
-    quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    for (int a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--quick") == 0) {
+            quick = 1;
+        } else if (strcmp(argv[a], "--isa") == 0 && a + 1 < argc) {
+            if (qdot_force_isa(argv[++a]) != 0) { fprintf(stderr, "bench_qdot: ISA %s not available\n", argv[a]); return 1; }
+        } else {
+            fprintf(stderr, "usage: bench_qdot [--quick] [--isa avx512|avx2|portable]\n");
+            return 1;
+        }
+    }
     static const struct { int64_t N, K; } shapes[] = {{2048, 2048}, {8192, 2048}, {2048, 8192}, {128256, 2048}};
     static const rlx_dtype types[] = {RLX_Q8_0, RLX_Q4_0, RLX_Q4_K, RLX_Q6_K, RLX_F32};
     double bw[3] = {0, read_bw(1), read_bw(2)};

@@ -140,6 +140,49 @@ TEST(qdot_kernels_every_isa) {
     qdot_force_isa(NULL);
 }
 
+/* Every ISA against the portable reference on the same quantized x, over
+ * block counts that hit each unrolled loop and tail (Q4_0's AVX-512 kernel
+ * takes 4, then 2 blocks, then 1): the integer sums are exact everywhere, so
+ * only the order of the f32 scale additions differs (1e-5). Also which ISA
+ * each type's kernel reports: AVX-512 lacks some types and keeps AVX2's. */
+TEST(qdot_isas_agree_with_portable) {
+    static const int nblocks[] = {1, 2, 3, 5, 8, 13, 64};
+    for (size_t t = 0; t < N_FAST; t++) {
+        uint32_t qt = fast_types[t];
+        int64_t bsz = qtype_get(qt)->block_size;
+        for (size_t c = 0; c < sizeof nblocks / sizeof nblocks[0]; c++) {
+            int64_t K = bsz * nblocks[c], N = 19;
+            if (bsz == 256 && nblocks[c] > 13) continue;
+            double *wd;
+            size_t rb;
+            uint8_t *w = make_w(qt, N, K, c % 2 == 1, &wd, &rb);
+            float *x = malloc(sizeof(float) * (size_t)K), *got = malloc(sizeof(float) * (size_t)N);
+            double *ref = malloc(sizeof(double) * (size_t)N);
+            test_fill_uniform_f32(x, K, -2, 2);
+            qdot_kernel k;
+            CHECK(qdot_force_isa("portable") == 0 && qdot_find(qt, &k));
+            void *xq = rlx_aligned_alloc(qdot_act_bytes(k.act, K));
+            CHECK(k.quantize(x, K, xq));
+            for (int64_t n = 0; n < N; n++) ref[n] = k.dot(K, w + (size_t)n * rb, xq);
+            for (size_t i = 1; i < sizeof isas / sizeof isas[0]; i++) {
+                if (qdot_force_isa(isas[i]) != 0) continue;
+                CHECK(qdot_find(qt, &k));
+                bool own = strcmp(isas[i], "avx512") != 0 || qt == QTYPE_Q8_0 || qt == QTYPE_Q4_0 || qt == QTYPE_Q4_K || qt == QTYPE_Q6_K;
+                CHECK_MSG(strcmp(k.isa, own ? isas[i] : "avx2") == 0, "%s on %s reports %s", qtype_name(qt), isas[i], k.isa);
+                for (int64_t n = 0; n < N; n++) got[n] = k.dot(K, w + (size_t)n * rb, xq);
+                char what[96];
+                snprintf(what, sizeof what, "%s %s K=%lld vs portable", qtype_name(qt), isas[i], (long long)K);
+                bool ok = test_close_f32_f64(what, got, ref, N, 1e-5);
+                if (!ok) qdot_force_isa(NULL);
+                CHECK_MSG(ok, "%s", what);
+            }
+            rlx_aligned_free(xq);
+            free(w); free(wd); free(x); free(got); free(ref);
+        }
+    }
+    qdot_force_isa(NULL);
+}
+
 /* The SIMD quantizers write exactly what the portable one does. */
 TEST(qdot_activation_quantizers_agree) {
     int64_t K = 1024;

@@ -138,7 +138,7 @@ static float p_dot_q6_K(int64_t K, const uint8_t *w, const void *xq) {
 }
 
 static const qdot_isa_table portable = {
-    "portable", p_quant_q8_32, p_quant_q8_256, p_dot_q8_0, p_dot_q4_0, p_dot_q4_K, p_dot_q5_K, p_dot_q6_K,
+    "portable", p_quant_q8_32, p_quant_q8_256, p_dot_q8_0, p_dot_q4_0, p_dot_q4_K, p_dot_q5_K, p_dot_q6_K, NULL,
 };
 
 /* ------------------------------------------------------------- dispatch */
@@ -208,23 +208,32 @@ int qdot_force_isa(const char *name) {
     return 0;
 }
 
+/* The table that supplies entry `field` for table t: t itself, or its base
+ * (one level: the AVX-512 table's base is the complete AVX2 one), or NULL. */
+#define QDOT_OWNER(t, field) ((t)->field ? (t) : (t)->base && (t)->base->field ? (t)->base : NULL)
+#define QDOT_PICK(t, field, o) ((o) = QDOT_OWNER(t, field), (o) ? (o)->field : NULL)
+
 bool qdot_find(uint32_t qtype, qdot_kernel *out) {
     const qdot_isa_table *t = current();
     if (!t) return false;
-    qdot_kernel k = {t->name, QDOT_ACT_Q8_32, t->quant_q8_32, NULL};
+    const qdot_isa_table *od = NULL, *oq = NULL;
+    qdot_kernel k = {t->name, QDOT_ACT_Q8_32, NULL, NULL};
     switch (qtype) {
-    case QTYPE_Q8_0: k.dot = t->q8_0; break;
-    case QTYPE_Q4_0: k.dot = t->q4_0; break;
-    case QTYPE_Q4_K: k.dot = t->q4_K; break;
-    case QTYPE_Q5_K: k.dot = t->q5_K; break;
-    case QTYPE_Q6_K: k.dot = t->q6_K; break;
+    case QTYPE_Q8_0: k.dot = QDOT_PICK(t, q8_0, od); break;
+    case QTYPE_Q4_0: k.dot = QDOT_PICK(t, q4_0, od); break;
+    case QTYPE_Q4_K: k.dot = QDOT_PICK(t, q4_K, od); break;
+    case QTYPE_Q5_K: k.dot = QDOT_PICK(t, q5_K, od); break;
+    case QTYPE_Q6_K: k.dot = QDOT_PICK(t, q6_K, od); break;
     default: return false;
     }
     if (qtype == QTYPE_Q4_K || qtype == QTYPE_Q5_K || qtype == QTYPE_Q6_K) {
         k.act = QDOT_ACT_Q8_256;
-        k.quantize = t->quant_q8_256;
+        k.quantize = QDOT_PICK(t, quant_q8_256, oq);
+    } else {
+        k.quantize = QDOT_PICK(t, quant_q8_32, oq);
     }
     if (!k.dot || !k.quantize) return false;
+    k.isa = od->name;   /* the dot's ISA: "avx2" for a type the AVX-512 table lacks */
     *out = k;
     return true;
 }

@@ -46,7 +46,8 @@ typedef bool (*qdot_quant_fn)(const float *x, int64_t K, void *xq);
 typedef float (*qdot_dot_fn)(int64_t K, const uint8_t *w, const void *xq);
 
 typedef struct qdot_kernel {
-    const char   *isa;        /* "avx512", "avx2" or "portable" */
+    const char   *isa;        /* this dot's ISA: "avx512", "avx2" or "portable" (with AVX-512
+                                 chosen, types it has no kernel for report "avx2") */
     qdot_act      act;
     qdot_quant_fn quantize;
     qdot_dot_fn   dot;

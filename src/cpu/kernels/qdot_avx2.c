@@ -268,7 +268,7 @@ static float dot_q6_K(int64_t K, const uint8_t *w, const void *xq) {
 }
 
 const qdot_isa_table rlx_qdot_avx2 = {
-    "avx2", quant_q8_32, quant_q8_256, dot_q8_0, dot_q4_0, dot_q4_K, dot_q5_K, dot_q6_K,
+    "avx2", quant_q8_32, quant_q8_256, dot_q8_0, dot_q4_0, dot_q4_K, dot_q5_K, dot_q6_K, NULL,
 };
 
 #endif

@@ -14,6 +14,9 @@ typedef struct qdot_isa_table {
     const char   *name;
     qdot_quant_fn quant_q8_32, quant_q8_256;
     qdot_dot_fn   q8_0, q4_0, q4_K, q5_K, q6_K;
+    /* Where the entries this table leaves NULL come from (qdot_find resolves
+     * them): the AVX-512 table has only some dots and reuses the AVX2 rest. */
+    const struct qdot_isa_table *base;
 } qdot_isa_table;
 
 static inline float *qa_d(const void *xq, int64_t K) { return (float *)((char *)(uintptr_t)xq + K); }
@@ -40,6 +43,7 @@ static inline void qd_k4_scales(const uint8_t *s12, uint8_t out[16]) {
 
 #if defined(__x86_64__)
 #define RLX_QDOT_HAVE_X86 1
+#define RLX_QDOT_HAVE_AVX512 1
 extern const qdot_isa_table rlx_qdot_avx2;
 extern const qdot_isa_table rlx_qdot_avx512;
 #endif

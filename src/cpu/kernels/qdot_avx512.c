@@ -1,0 +1,236 @@
+/*
+ * qdot_avx512.c — AVX-512 (F/BW/VL + VNNI) kernels of qdot.h for Q8_0, Q4_0,
+ * Q4_K and Q6_K (contract in qdot_internal.h). Built with -mavx512f -mavx512bw
+ * -mavx512vl -mavx512vnni -mfma -mf16c -mavx2 and only called after qdot.c's
+ * run-time check. The table leaves the other entries NULL: qdot_find takes
+ * them (Q5_K, activation quantization) from the AVX2 table (.base).
+ *
+ * The integer math is the AVX2 file's, only wider and with fewer steps:
+ *   - Q4_K / Q6_K: 64 contiguous weights per zmm (the nibble planes of one
+ *     32-byte group broadcast to both halves and shifted by a per-half count,
+ *     vpsrlvw), one vpmaddubsw (unsigned weight x signed x -> int16 pairs)
+ *     and one vpdpwssd that multiplies by the sub-block scale and adds into
+ *     the int32 accumulator (madd + add of the AVX2 kernel in one).
+ *   - Q4_0: two 32-blocks per zmm, vpdpbusd of the unsigned nibbles with x
+ *     minus vpdpbusd of 8 with x (the -8 offset), then one FMA per block.
+ *   - Q8_0: the same with w + 128 (xor 0x80) and 128 for the signed bytes.
+ * Every integer sum is exact (same bounds as AVX2: pairs <= 2*63*127 in
+ * int16), so results differ from the AVX2 and portable kernels only in the
+ * order of the final float additions.
+ *
+ * No scalar integer loops here: gcc 12 auto-vectorizes
+ * `(int8_t)w[j] * x[j]` in this file (built with -mavx512vnni) into a
+ * vpdpbusd that reads w as *unsigned*, a wrong result (seen on the Q8_0 tail;
+ * tests/test_qdot.c qdot_isas_agree_with_portable catches it). Tails use
+ * intrinsics.
+ */
+#include "cpu/kernels/qdot_internal.h"
+
+#if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    defined(__AVX512VNNI__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+
+static inline float f16(const uint8_t *p) { return _cvtsh_ss(qd_ld_u16(p)); }
+
+static inline int32_t hsum_epi32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* ------------------------------------------------------- legacy dots */
+
+/* 32 bytes of two Q4_0 blocks' nibbles (16 + 16 bytes, 18 bytes apart) as
+ * 64 unsigned bytes in element order: [q0 lo | q0 hi | q1 lo | q1 hi]. */
+static inline __m512i q4_0_pair(const uint8_t *p0, const uint8_t *p1, __m512i shifts, __m512i m4) {
+    __m256i a = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p0));
+    __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p1));
+    __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1);
+    return _mm512_and_si512(_mm512_srlv_epi16(q, shifts), m4);
+}
+
+/* Lanes 0-7 = a, lanes 8-15 = b. */
+static inline __m512 two_scales(float a, float b) {
+    /* insertf64x4, not insertf32x8 (that one is AVX512DQ) */
+    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_set1_ps(a))),
+                                               _mm256_castps_pd(_mm256_set1_ps(b)), 1));
+}
+
+/* int32 sums of (q - 8) * x per 4 bytes: lanes 0-7 first block, 8-15 second. */
+static inline __m512i q4_0_dot2(__m512i q, __m512i x, __m512i eight) {
+    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, x);
+    return _mm512_sub_epi32(s, _mm512_dpbusd_epi32(_mm512_setzero_si512(), eight, x));
+}
+
+static float dot_q4_0(int64_t K, const uint8_t *w, const void *xq) {
+    const int8_t *xs = xq;
+    const float *xd = qa_d(xq, K);
+    const __m512i m4 = _mm512_set1_epi8(15), eight = _mm512_set1_epi8(8);
+    const __m512i shifts = _mm512_setr_epi64(0, 0, 0x0004000400040004LL, 0x0004000400040004LL, 0, 0,
+                                             0x0004000400040004LL, 0x0004000400040004LL);
+    int64_t nb = K / 32, b = 0;
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    for (; b + 4 <= nb; b += 4, w += 72) {
+        __m512i p0 = q4_0_dot2(q4_0_pair(w + 2, w + 20, shifts, m4), _mm512_loadu_si512(xs + 32 * b), eight);
+        __m512i p1 = q4_0_dot2(q4_0_pair(w + 38, w + 56, shifts, m4), _mm512_loadu_si512(xs + 32 * b + 64), eight);
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), two_scales(f16(w) * xd[b], f16(w + 18) * xd[b + 1]), acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p1), two_scales(f16(w + 36) * xd[b + 2], f16(w + 54) * xd[b + 3]),
+                               acc1);
+    }
+    for (; b + 2 <= nb; b += 2, w += 36) {
+        __m512i p0 = q4_0_dot2(q4_0_pair(w + 2, w + 20, shifts, m4), _mm512_loadu_si512(xs + 32 * b), eight);
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), two_scales(f16(w) * xd[b], f16(w + 18) * xd[b + 1]), acc0);
+    }
+    float sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+    if (b < nb) {   /* one last block, in a ymm */
+        __m128i raw = _mm_loadu_si128((const __m128i *)(w + 2));
+        __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), _mm256_set1_epi8(15));
+        __m256i x = _mm256_loadu_si256((const __m256i *)(xs + 32 * b));
+        __m256i p = _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, x),
+                                     _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), x));
+        sum += f16(w) * xd[b] * (float)hsum_epi32(p);
+    }
+    return sum;
+}
+
+/* int32 sums of w * x per 4 bytes for signed w: (w + 128) * x - 128 * x,
+ * both through vpdpbusd (unsigned x signed), exact. */
+static inline __m512i q8_0_dot2(__m512i q, __m512i x, __m512i bias) {
+    __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(q, bias), x);
+    return _mm512_sub_epi32(s, _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, x));
+}
+
+/* The 64 weight bytes of two Q8_0 blocks (32 + 32, 34 bytes apart). */
+static inline __m512i q8_0_pair(const uint8_t *w) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(w + 2))),
+                              _mm256_loadu_si256((const __m256i *)(w + 36)), 1);
+}
+
+static float dot_q8_0(int64_t K, const uint8_t *w, const void *xq) {
+    const int8_t *xs = xq;
+    const float *xd = qa_d(xq, K);
+    const __m512i bias = _mm512_set1_epi8((char)0x80);
+    int64_t nb = K / 32, b = 0;
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    for (; b + 4 <= nb; b += 4, w += 136) {
+        __m512i p0 = q8_0_dot2(q8_0_pair(w), _mm512_loadu_si512(xs + 32 * b), bias);
+        __m512i p1 = q8_0_dot2(q8_0_pair(w + 68), _mm512_loadu_si512(xs + 32 * b + 64), bias);
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), two_scales(f16(w) * xd[b], f16(w + 34) * xd[b + 1]), acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p1), two_scales(f16(w + 68) * xd[b + 2], f16(w + 102) * xd[b + 3]),
+                               acc1);
+    }
+    for (; b + 2 <= nb; b += 2, w += 68) {
+        __m512i p0 = q8_0_dot2(q8_0_pair(w), _mm512_loadu_si512(xs + 32 * b), bias);
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), two_scales(f16(w) * xd[b], f16(w + 34) * xd[b + 1]), acc0);
+    }
+    float sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+    if (b < nb) {   /* one last block, in a ymm */
+        const __m256i bias8 = _mm256_set1_epi8((char)0x80);
+        __m256i x = _mm256_loadu_si256((const __m256i *)(xs + 32 * b));
+        __m256i q = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(w + 2)), bias8);
+        __m256i p = _mm256_sub_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), q, x),
+                                     _mm256_dpbusd_epi32(_mm256_setzero_si256(), bias8, x));
+        sum += f16(w) * xd[b] * (float)hsum_epi32(p);
+    }
+    return sum;
+}
+
+/* --------------------------------------------------------- K-quant dots */
+
+/* The mins term of Q4_K: sum_s m_s * (bsums[2s] + bsums[2s+1]) as 4 int32. */
+static inline __m128i k4_mins(const uint8_t *sm, const int16_t *bs) {
+    __m128i mins = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(sm + 8)));
+    __m128i b32 = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)bs), _mm_loadu_si128((const __m128i *)(bs + 8)));
+    return _mm_madd_epi16(mins, b32);
+}
+
+static float dot_q4_K(int64_t K, const uint8_t *w, const void *xq) {
+    const int8_t *xs = xq;
+    const float *xd = qa_d(xq, K);
+    const int16_t *bs = qa_bsums(xq, K);
+    const __m512i m4 = _mm512_set1_epi8(15);
+    /* 16-bit shift counts: 0 for the low half (low nibbles), 4 for the high half */
+    const __m512i shifts = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+    /* vpermw indices: int16 lanes 0-15 take scale 2j, lanes 16-31 scale 2j+1 */
+    const __m512i half = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(1), 1);
+    const __m512i sidx[4] = {half, _mm512_add_epi16(half, _mm512_set1_epi16(2)),
+                             _mm512_add_epi16(half, _mm512_set1_epi16(4)), _mm512_add_epi16(half, _mm512_set1_epi16(6))};
+    __m512 acc = _mm512_setzero_ps();
+    __m128 accm = _mm_setzero_ps();
+    for (int64_t b = 0; b < K / 256; b++, w += 144, xs += 256, bs += 16) {
+        uint8_t sm[16];
+        qd_k4_scales(w + 4, sm);
+        float d = f16(w) * xd[b], dmin = f16(w + 2) * xd[b];
+        accm = _mm_fnmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(k4_mins(sm, bs)), accm);
+        /* int16 lanes 0..7 = the 8 sub-block scales; vpermw spreads two per zmm */
+        __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)sm)));
+        __m512i sumi0 = _mm512_setzero_si512(), sumi1 = _mm512_setzero_si512();
+        for (int j = 0; j < 4; j += 2) {
+            /* group j: elements 64j..64j+31 in the low nibbles, 64j+32..64j+63 in the high ones */
+            __m512i q0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w + 16 + 32 * j)));
+            __m512i q1 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w + 48 + 32 * j)));
+            q0 = _mm512_and_si512(_mm512_srlv_epi16(q0, shifts), m4);
+            q1 = _mm512_and_si512(_mm512_srlv_epi16(q1, shifts), m4);
+            __m512i p0 = _mm512_maddubs_epi16(q0, _mm512_loadu_si512(xs + 64 * j));
+            __m512i p1 = _mm512_maddubs_epi16(q1, _mm512_loadu_si512(xs + 64 * j + 64));
+            sumi0 = _mm512_dpwssd_epi32(sumi0, p0, _mm512_permutexvar_epi16(sidx[j], sc16));
+            sumi1 = _mm512_dpwssd_epi32(sumi1, p1, _mm512_permutexvar_epi16(sidx[j + 1], sc16));
+        }
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(_mm512_add_epi32(sumi0, sumi1)), acc);
+    }
+    __m256 a8 = _mm256_add_ps(_mm512_castps512_ps256(acc), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1)));
+    __m128 s = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(a8), _mm256_extractf128_ps(a8, 1)), accm);
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+static float dot_q6_K(int64_t K, const uint8_t *w, const void *xq) {
+    const int8_t *xs = xq;
+    const float *xd = qa_d(xq, K);
+    const int16_t *bs = qa_bsums(xq, K);
+    const __m512i m4 = _mm512_set1_epi8(15), m2s = _mm512_set1_epi8(0x30);
+    /* 16-bit shift counts of the broadcast qh: 0 for elements 0..31 of a half, 2 for 32..63 */
+    const __m512i shifts = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    /* int16 lane i of a product of 64 elements belongs to 16-group i / 8 */
+    const __m512i gidx = _mm512_set_epi16(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2,
+                                          1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i four = _mm512_set1_epi16(4);
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < K / 256; b++, w += 210, xs += 256, bs += 16) {
+        /* sc16 int16 lanes 0..15 = the 16 scales (upper half unused) */
+        __m512i sc16 = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 192))));
+        /* sum_g sc_g * 32 * bsum_g: the -32 offset of every q */
+        __m256i off = _mm256_slli_epi32(_mm256_madd_epi16(_mm512_castsi512_si256(sc16),
+                                                           _mm256_loadu_si256((const __m256i *)bs)), 5);
+        __m512i sumi = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_sub_epi32(_mm256_setzero_si256(), off), 0);
+        for (int h = 0; h < 2; h++) {
+            const int8_t *x = xs + 128 * h;
+            __m512i ql = _mm512_loadu_si512(w + 64 * h);   /* ql0 | ql1 */
+            __m512i qh = _mm512_srlv_epi16(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w + 128 + 32 * h))),
+                                           shifts);   /* qh | qh >> 2 */
+            /* elements 128h + 0..63 and 128h + 64..127, each contiguous */
+            __m512i qa = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_and_si512(_mm512_slli_epi16(qh, 4), m2s));
+            __m512i qb = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), _mm512_and_si512(qh, m2s));
+            __m512i pa = _mm512_maddubs_epi16(qa, _mm512_loadu_si512(x));
+            __m512i pb = _mm512_maddubs_epi16(qb, _mm512_loadu_si512(x + 64));
+            __m512i ia = _mm512_add_epi16(gidx, _mm512_set1_epi16((short)(8 * h)));
+            sumi = _mm512_dpwssd_epi32(sumi, pa, _mm512_permutexvar_epi16(ia, sc16));
+            sumi = _mm512_dpwssd_epi32(sumi, pb, _mm512_permutexvar_epi16(_mm512_add_epi16(ia, four), sc16));
+        }
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(f16(w + 208) * xd[b]), _mm512_cvtepi32_ps(sumi), acc);
+    }
+    return _mm512_reduce_add_ps(acc);
+}
+
+const qdot_isa_table rlx_qdot_avx512 = {
+    .name = "avx512",
+    .base = &rlx_qdot_avx2,
+    .q8_0 = dot_q8_0,
+    .q4_0 = dot_q4_0,
+    .q4_K = dot_q4_K,
+    .q6_K = dot_q6_K,
+};
+
+#endif
