@@ -196,3 +196,11 @@ bool ops_run(const rlx_graph *g, int cfg, const rlx_tensor *in, int n_in, rlx_te
     /* config 0 is the library's defaults, reached through opts == NULL */
     return ops_run_opts(g, cfg == 0 ? NULL : &o, ops_config_name(cfg), in, n_in, outs, n_out);
 }
+
+rlx_node ops_add_input(rlx_graph *g, ops_inputs *in, rlx_dtype dt, ref_shape s, void *data) {
+    if (in->n == OPS_MAX_INPUTS) return RLX_NO_NODE;
+    int k = in->n++;
+    snprintf(in->names[k], sizeof in->names[k], "in%d", k);
+    in->t[k] = ops_tensor(in->names[k], dt, s, data);
+    return ops_input(g, in->names[k], dt, s);
+}

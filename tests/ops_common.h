@@ -35,6 +35,16 @@ void      ops_rand_bcast_pair(ref_shape *a, ref_shape *b);
 rlx_tensor ops_tensor(const char *name, rlx_dtype dt, ref_shape s, void *data);
 rlx_node   ops_input(rlx_graph *g, const char *name, rlx_dtype dt, ref_shape s);
 
+/* Graph inputs named in0, in1, ... collected with their run-time tensors. */
+#define OPS_MAX_INPUTS 8
+typedef struct ops_inputs {
+    int        n;
+    rlx_tensor t[OPS_MAX_INPUTS];
+    char       names[OPS_MAX_INPUTS][8];
+} ops_inputs;
+/* Adds input in<k> of dtype/shape to g and its data to in; returns the node. */
+rlx_node   ops_add_input(rlx_graph *g, ops_inputs *in, rlx_dtype dt, ref_shape s, void *data);
+
 /* Compiles g under configuration cfg, runs it with the inputs, and for each
  * expected output (name, dtype, rank, dims, data = destination, bytes = its
  * size) checks the output's dtype and shape and copies its data. Both

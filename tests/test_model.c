@@ -167,6 +167,12 @@ TEST(model_context_limit_and_errors) {
     CHECK_STATUS(rlx_model_load(path, NULL, &m), RLX_STATUS_FORMAT);
     CHECK(m == NULL);
     unlink(path);
+    /* a per-token tokenizer array of the wrong length */
+    spec.short_scores = 1;
+    CHECK(tiny_model_write(&spec, path) == 0);
+    CHECK_STATUS(rlx_model_load(path, NULL, &m), RLX_STATUS_FORMAT);
+    CHECK(strstr(rlx_last_error(), "tokenizer.ggml.scores") != NULL && m == NULL);
+    unlink(path);
     CHECK_STATUS(rlx_model_load("/nonexistent/model.gguf", NULL, &m), RLX_STATUS_IO);
     CHECK_STATUS(rlx_model_load(NULL, NULL, &m), RLX_STATUS_INVALID_ARGUMENT);
 }

@@ -39,20 +39,6 @@ static void add_specials(void *x, rlx_dtype dt, int64_t n)
     for (int64_t i = 0; i < n && i < N_SPECIALS; i++) ref_store(x, dt, i * 7 % n, specials[i]);
 }
 
-typedef struct ins {
-    int n;
-    rlx_tensor t[4];
-    char names[4][8];
-} ins;
-
-static rlx_node add_input(rlx_graph *g, ins *in, rlx_dtype dt, ref_shape s, void *data)
-{
-    int k = in->n++;
-    snprintf(in->names[k], sizeof in->names[k], "in%d", k);
-    in->t[k] = ops_tensor(in->names[k], dt, s, data);
-    return ops_input(g, in->names[k], dt, s);
-}
-
 static ref_shape shp(int rank, int64_t d0, int64_t d1, int64_t d2, int64_t d3)
 {
     int64_t d[4] = {d0, d1, d2, d3};
@@ -90,7 +76,7 @@ static const struct { const char *name; bin_fn fn; } cmps[] = {
 static bool binary_case(rlx_dtype dt, ref_shape sa, ref_shape sb, double lo, double hi, int mode)
 {
     rlx_graph *g = ops_graph();
-    ins in = {0};
+    ops_inputs in = {0};
     int64_t na_ = ref_numel(&sa), nb_ = ref_numel(&sb);
     void *a = rand_data(dt, na_, lo, hi), *b = rand_data(dt, nb_, lo, hi);
     if (mode == 1) {
@@ -103,7 +89,7 @@ static bool binary_case(rlx_dtype dt, ref_shape sa, ref_shape sb, double lo, dou
             ref_store(b, dt, i, mode == 3 && v == 0 ? 1 : v);
         }
     }
-    rlx_node na = add_input(g, &in, dt, sa, a), nb = add_input(g, &in, dt, sb, b);
+    rlx_node na = ops_add_input(g, &in, dt, sa, a), nb = ops_add_input(g, &in, dt, sb, b);
     char name[32];
     for (int k = 0; k < N_ARITH; k++) {
         snprintf(name, sizeof name, "%s", arith[k].name);
@@ -144,19 +130,19 @@ TEST(vk_ew_binary_ints) {
     /* wrap-around and INT_MIN / -1, x / 0 */
     {
         rlx_graph *g = ops_graph();
-        ins in = {0};
+        ops_inputs in = {0};
         int32_t a[6] = {INT32_MIN, INT32_MAX, 7, -7, 5, INT32_MIN}, b[6] = {-1, 1, 0, 2, -3, 0};
-        rlx_node na = add_input(g, &in, RLX_I32, shp(1, 6, 0, 0, 0), a);
-        rlx_node nb = add_input(g, &in, RLX_I32, shp(1, 6, 0, 0, 0), b);
+        rlx_node na = ops_add_input(g, &in, RLX_I32, shp(1, 6, 0, 0, 0), a);
+        rlx_node nb = ops_add_input(g, &in, RLX_I32, shp(1, 6, 0, 0, 0), b);
         for (int k = 0; k < N_ARITH; k++) rlx_output(g, arith[k].name, arith[k].fn(g, na, nb));
         CHECK(vkp_compare(g, in.t, in.n, 0, true));
     }
     {
         rlx_graph *g = ops_graph();
-        ins in = {0};
+        ops_inputs in = {0};
         int64_t a[5] = {INT64_MIN, INT64_MAX, 1ll << 40, -(1ll << 41) + 3, 9}, b[5] = {-1, 2, 3, -(1ll << 33), 0};
-        rlx_node na = add_input(g, &in, RLX_I64, shp(1, 5, 0, 0, 0), a);
-        rlx_node nb = add_input(g, &in, RLX_I64, shp(1, 5, 0, 0, 0), b);
+        rlx_node na = ops_add_input(g, &in, RLX_I64, shp(1, 5, 0, 0, 0), a);
+        rlx_node nb = ops_add_input(g, &in, RLX_I64, shp(1, 5, 0, 0, 0), b);
         for (int k = 0; k < N_ARITH; k++) rlx_output(g, arith[k].name, arith[k].fn(g, na, nb));
         for (int k = 0; k < N_CMPS; k++) rlx_output(g, cmps[k].name, cmps[k].fn(g, na, nb));
         CHECK(vkp_compare(g, in.t, in.n, 0, true));
@@ -182,9 +168,9 @@ TEST(vk_ew_pow) {
     VKP_REQUIRE();
     ref_shape sa = shp(2, 300, 301, 0, 0), sb = shp(1, 301, 0, 0, 0);
     rlx_graph *g = ops_graph();
-    ins in = {0};
-    rlx_node na = add_input(g, &in, RLX_F32, sa, rand_data(RLX_F32, ref_numel(&sa), 0.25, 4));
-    rlx_node nb = add_input(g, &in, RLX_F32, sb, rand_data(RLX_F32, ref_numel(&sb), -4, 4));
+    ops_inputs in = {0};
+    rlx_node na = ops_add_input(g, &in, RLX_F32, sa, rand_data(RLX_F32, ref_numel(&sa), 0.25, 4));
+    rlx_node nb = ops_add_input(g, &in, RLX_F32, sb, rand_data(RLX_F32, ref_numel(&sb), -4, 4));
     rlx_output(g, "pow", rlx_pow(g, na, nb));
     CHECK(vkp_compare(g, in.t, in.n, TOL_MATH, true));
     /* special cases of C pow: negative bases, zeros, infinities, NaN */
@@ -192,8 +178,8 @@ TEST(vk_ew_pow) {
     float ys[] = {3, 0.5f, -1, -1, -3, 1.0f / 3, 2, -1, 3, 2, INFINITY, 0, NAN, INFINITY, 0, -2};
     g = ops_graph();
     in.n = 0;
-    na = add_input(g, &in, RLX_F32, shp(1, 16, 0, 0, 0), xs);
-    nb = add_input(g, &in, RLX_F32, shp(1, 16, 0, 0, 0), ys);
+    na = ops_add_input(g, &in, RLX_F32, shp(1, 16, 0, 0, 0), xs);
+    nb = ops_add_input(g, &in, RLX_F32, shp(1, 16, 0, 0, 0), ys);
     rlx_output(g, "pow", rlx_pow(g, na, nb));
     CHECK(vkp_compare(g, in.t, in.n, TOL_MATH, true));
     ops_free_all();
@@ -217,7 +203,7 @@ TEST(vk_ew_unary_f32) {
         /* one graph per op so each op sees its own input range; the same
          * graph also carries clamp */
         rlx_graph *g = ops_graph();
-        ins in = {0};
+        ops_inputs in = {0};
         char name[32];
         for (int k = 0; k < N_UNOPS; k++) {
             if (in.n == 4) {
@@ -228,7 +214,7 @@ TEST(vk_ew_unary_f32) {
             int64_t n = ref_numel(&shapes[s]);
             void *x = rand_data(RLX_F32, n, unops[k].lo, unops[k].hi);
             if (k == 12) for (int64_t i = 0; i < n; i++) ((float *)x)[i] = (float)(floor(((float *)x)[i] * 2) / 2);
-            rlx_node nx = add_input(g, &in, RLX_F32, shapes[s], x);
+            rlx_node nx = ops_add_input(g, &in, RLX_F32, shapes[s], x);
             snprintf(name, sizeof name, "%s", unops[k].name);
             rlx_output(g, name, unops[k].fn(g, nx));
         }
@@ -236,11 +222,11 @@ TEST(vk_ew_unary_f32) {
     }
     /* special values through every op, and clamp */
     rlx_graph *g = ops_graph();
-    ins in = {0};
-    rlx_node nx = add_input(g, &in, RLX_F32, shp(1, N_SPECIALS, 0, 0, 0), (void *)specials);
-    /* sin/cos/tan of |x| > 8192 use the device's built-ins (documented in
+    ops_inputs in = {0};
+    rlx_node nx = ops_add_input(g, &in, RLX_F32, shp(1, N_SPECIALS, 0, 0, 0), (void *)specials);
+    /* sin/cos/tan of |x| > 8192 use the device's built-ops_inputs (documented in
      * ew_common.glsl), so the trig ops get the specials below 8192 only */
-    rlx_node nt = add_input(g, &in, RLX_F32, shp(1, 12, 0, 0, 0), (void *)specials);
+    rlx_node nt = ops_add_input(g, &in, RLX_F32, shp(1, 12, 0, 0, 0), (void *)specials);
     for (int k = 0; k < N_UNOPS; k++) {
         bool trig = unops[k].fn == rlx_sin || unops[k].fn == rlx_cos || unops[k].fn == rlx_tan;
         rlx_output(g, unops[k].name, unops[k].fn(g, trig ? nt : nx));
@@ -258,11 +244,11 @@ TEST(vk_ew_unary_ints) {
         rlx_dtype dt = dts[t];
         ref_shape s = shp(2, 101, 997, 0, 0);
         rlx_graph *g = ops_graph();
-        ins in = {0};
+        ops_inputs in = {0};
         void *x = rand_data(dt, ref_numel(&s), dt == RLX_U8 ? 0 : -128, dt == RLX_U8 ? 255 : 127);
         if (dt == RLX_I32) ((int32_t *)x)[5] = INT32_MIN;
         if (dt == RLX_I64) ((int64_t *)x)[5] = INT64_MIN;
-        rlx_node nx = add_input(g, &in, dt, s, x);
+        rlx_node nx = ops_add_input(g, &in, dt, s, x);
         rlx_output(g, "relu", rlx_relu(g, nx));
         rlx_output(g, "neg", rlx_neg(g, nx));
         rlx_output(g, "abs", rlx_abs(g, nx));
@@ -294,8 +280,8 @@ TEST(vk_ew_cast) {
             x = rand_data(from, n, from == RLX_I8 ? -128 : 0, from == RLX_I8 ? 127 : 255);
         }
         rlx_graph *g = ops_graph();
-        ins in = {0};
-        rlx_node nx = add_input(g, &in, from, s, x);
+        ops_inputs in = {0};
+        rlx_node nx = ops_add_input(g, &in, from, s, x);
         for (int t = 0; t < 8; t++) {
             char name[32];
             snprintf(name, sizeof name, "to_%s", rlx_dtype_name(dts[t]));
@@ -320,15 +306,15 @@ TEST(vk_ew_where_fma) {
         }
         rlx_dtype dt = dts[c];
         rlx_graph *g = ops_graph();
-        ins in = {0};
+        ops_inputs in = {0};
         rlx_dtype cdt = c % 2 ? RLX_U8 : RLX_BOOL;
         void *cd = rand_data(cdt, ref_numel(&sc), 0, cdt == RLX_U8 ? 3 : 1);
-        rlx_node ncond = add_input(g, &in, cdt, sc, cd);
-        rlx_node na = add_input(g, &in, dt, sa, rand_data(dt, ref_numel(&sa), 0, 100));
-        rlx_node nb = add_input(g, &in, dt, sb, rand_data(dt, ref_numel(&sb), 0, 100));
+        rlx_node ncond = ops_add_input(g, &in, cdt, sc, cd);
+        rlx_node na = ops_add_input(g, &in, dt, sa, rand_data(dt, ref_numel(&sa), 0, 100));
+        rlx_node nb = ops_add_input(g, &in, dt, sb, rand_data(dt, ref_numel(&sb), 0, 100));
         rlx_output(g, "where", rlx_where(g, ncond, na, nb));
         if (dt == RLX_F32) {
-            rlx_node nc = add_input(g, &in, dt, sc, rand_data(dt, ref_numel(&sc), -1e3, 1e3));
+            rlx_node nc = ops_add_input(g, &in, dt, sc, rand_data(dt, ref_numel(&sc), -1e3, 1e3));
             rlx_output(g, "fma", rlx_fma(g, na, nb, nc));
         }
         CHECK_MSG(vkp_compare(g, in.t, in.n, TOL_ARITH, true), "where/fma case %d (%s)", c, rlx_dtype_name(dt));

@@ -12,19 +12,6 @@
 #include <math.h>
 #include <string.h>
 
-typedef struct vins {
-    int n;
-    rlx_tensor t[8];
-    char names[8][8];
-} vins;
-
-static rlx_node vin(rlx_graph *g, vins *in, rlx_dtype dt, ref_shape s, void *data) {
-    int k = in->n++;
-    snprintf(in->names[k], sizeof in->names[k], "in%d", k);
-    in->t[k] = ops_tensor(in->names[k], dt, s, data);
-    return ops_input(g, in->names[k], dt, s);
-}
-
 static const rlx_dtype move_dtypes[] = {RLX_F32, RLX_U8, RLX_F16, RLX_I64};
 #define N_MOVE_DT 4
 
@@ -59,9 +46,9 @@ TEST(vk_move_transpose) {
             perm[j] = t;
         }
         if (c == 0) { perm[0] = 1; perm[1] = 0; }
-        vins in = {0};
+        ops_inputs in = {0};
         rlx_graph *g = ops_graph();
-        rlx_node x = vin(g, &in, dt, s, rand_bytes(dt, ref_numel(&s)));
+        rlx_node x = ops_add_input(g, &in, dt, s, rand_bytes(dt, ref_numel(&s)));
         CHECK_OK(rlx_output(g, "y", rlx_transpose(g, x, perm)));
         CHECK_MSG(vkp_compare(g, in.t, in.n, 0, true), "transpose case %d (%s rank %d)", c, rlx_dtype_name(dt), rank);
         ops_free_all();
@@ -69,9 +56,9 @@ TEST(vk_move_transpose) {
     /* a large 2-D transpose: many workgroups */
     int64_t d[2] = {301, 517};
     ref_shape s = ref_shape_make(2, d);
-    vins in = {0};
+    ops_inputs in = {0};
     rlx_graph *g = ops_graph();
-    CHECK_OK(rlx_output(g, "y", rlx_transpose(g, vin(g, &in, RLX_F32, s, rand_bytes(RLX_F32, 301 * 517)),
+    CHECK_OK(rlx_output(g, "y", rlx_transpose(g, ops_add_input(g, &in, RLX_F32, s, rand_bytes(RLX_F32, 301 * 517)),
                                               (int[]){1, 0})));
     CHECK(vkp_compare(g, in.t, in.n, 0, true));
     ops_free_all();
@@ -87,9 +74,9 @@ TEST(vk_move_slice) {
         if (s.d[axis] < 2) s.d[axis] = 9;
         int64_t start = test_rand_int(0, s.d[axis] - 1), end = test_rand_int(start + 1, s.d[axis]);
         int64_t step = c < 8 ? 1 : test_rand_int(1, 3);
-        vins in = {0};
+        ops_inputs in = {0};
         rlx_graph *g = ops_graph();
-        rlx_node x = vin(g, &in, dt, s, rand_bytes(dt, ref_numel(&s)));
+        rlx_node x = ops_add_input(g, &in, dt, s, rand_bytes(dt, ref_numel(&s)));
         CHECK_OK(rlx_output(g, "y", rlx_slice(g, x, axis, start, end, step)));
         CHECK_MSG(vkp_compare(g, in.t, in.n, 0, true), "slice case %d (%s axis %d %lld:%lld:%lld)", c,
                   rlx_dtype_name(dt), axis, (long long)start, (long long)end, (long long)step);
@@ -104,13 +91,13 @@ TEST(vk_move_concat) {
         int rank = 1 + c % 4, n = 1 + (c / 4) % 4;
         ref_shape s = rshape(rank, 1500);
         int axis = (int)test_rand_int(0, rank - 1);
-        vins in = {0};
+        ops_inputs in = {0};
         rlx_graph *g = ops_graph();
         rlx_node xs[4];
         for (int i = 0; i < n; i++) {
             ref_shape si = s;
             si.d[axis] = test_rand_int(i == 1 ? 0 : 1, 9);   /* input 1 may be empty along the axis */
-            xs[i] = vin(g, &in, dt, si, rand_bytes(dt, ref_numel(&si)));
+            xs[i] = ops_add_input(g, &in, dt, si, rand_bytes(dt, ref_numel(&si)));
         }
         CHECK_OK(rlx_output(g, "y", rlx_concat(g, xs, n, axis)));
         CHECK_MSG(vkp_compare(g, in.t, in.n, 0, true), "concat case %d (%s, %d inputs, axis %d)", c,
@@ -118,11 +105,11 @@ TEST(vk_move_concat) {
         ops_free_all();
     }
     /* 8 inputs along the last axis of 16-byte rows: the widened path */
-    vins in = {0};
+    ops_inputs in = {0};
     rlx_graph *g = ops_graph();
     rlx_node xs[8];
     int64_t d[2] = {37, 4};
-    for (int i = 0; i < 8; i++) xs[i] = vin(g, &in, RLX_F32, ref_shape_make(2, d), rand_bytes(RLX_F32, 37 * 4));
+    for (int i = 0; i < 8; i++) xs[i] = ops_add_input(g, &in, RLX_F32, ref_shape_make(2, d), rand_bytes(RLX_F32, 37 * 4));
     CHECK_OK(rlx_output(g, "y", rlx_concat(g, xs, 8, 1)));
     CHECK(vkp_compare(g, in.t, in.n, 0, true));
     ops_free_all();
@@ -136,9 +123,9 @@ TEST(vk_move_expand_reshape) {
         ref_shape so = rshape(rank + extra, 3000), sx;
         sx.rank = rank;
         for (int i = 0; i < rank; i++) sx.d[i] = test_rand_int(0, 1) ? so.d[i + extra] : 1;
-        vins in = {0};
+        ops_inputs in = {0};
         rlx_graph *g = ops_graph();
-        rlx_node x = vin(g, &in, dt, sx, rand_bytes(dt, ref_numel(&sx)));
+        rlx_node x = ops_add_input(g, &in, dt, sx, rand_bytes(dt, ref_numel(&sx)));
         CHECK_OK(rlx_output(g, "y", rlx_expand(g, x, so.rank, so.d)));
         /* a reshape whose result is an output next to its input: not a plain alias */
         int64_t flat = ref_numel(&sx);
@@ -148,9 +135,9 @@ TEST(vk_move_expand_reshape) {
     }
     /* plain expand + reshape copy of the input itself, GPU only */
     int64_t dx[3] = {5, 1, 7}, dy[4] = {2, 5, 3, 7}, dr[2] = {7, 5};
-    vins in = {0};
+    ops_inputs in = {0};
     rlx_graph *g = ops_graph();
-    rlx_node x = vin(g, &in, RLX_I64, ref_shape_make(3, dx), rand_bytes(RLX_I64, 35));
+    rlx_node x = ops_add_input(g, &in, RLX_I64, ref_shape_make(3, dx), rand_bytes(RLX_I64, 35));
     CHECK_OK(rlx_output(g, "y", rlx_expand(g, x, 4, dy)));
     CHECK_OK(rlx_output(g, "r", rlx_reshape(g, x, 2, dr)));
     CHECK(vkp_compare(g, in.t, in.n, 0, true));
@@ -172,10 +159,10 @@ TEST(vk_gather_rows) {
         int64_t ni = ref_numel(&si);
         void *ids = ops_alloc((size_t)(ni ? ni : 1) * 8);
         for (int64_t i = 0; i < ni; i++) ref_store(ids, it, i, (double)test_rand_int(0, st.d[0] - 1));
-        vins in = {0};
+        ops_inputs in = {0};
         rlx_graph *g = ops_graph();
-        rlx_node t = vin(g, &in, dt, st, rand_bytes(dt, ref_numel(&st)));
-        rlx_node id = vin(g, &in, it, si, ids);
+        rlx_node t = ops_add_input(g, &in, dt, st, rand_bytes(dt, ref_numel(&st)));
+        rlx_node id = ops_add_input(g, &in, it, si, ids);
         CHECK_OK(rlx_output(g, "y", rlx_gather_rows(g, t, id)));
         CHECK_MSG(vkp_compare(g, in.t, in.n, 0, true), "gather_rows case %d (%s table rank %d, %s ids rank %d)", c,
                   rlx_dtype_name(dt), trank, rlx_dtype_name(it), irank);
@@ -197,10 +184,10 @@ TEST(vk_gather) {
         int64_t ni = ref_numel(&si);
         void *ids = ops_alloc((size_t)(ni ? ni : 1) * 8);
         for (int64_t i = 0; i < ni; i++) ref_store(ids, it, i, (double)test_rand_int(0, sx.d[axis] - 1));
-        vins in = {0};
+        ops_inputs in = {0};
         rlx_graph *g = ops_graph();
-        rlx_node x = vin(g, &in, dt, sx, rand_bytes(dt, ref_numel(&sx)));
-        rlx_node id = vin(g, &in, it, si, ids);
+        rlx_node x = ops_add_input(g, &in, dt, sx, rand_bytes(dt, ref_numel(&sx)));
+        rlx_node id = ops_add_input(g, &in, it, si, ids);
         CHECK_OK(rlx_output(g, "y", rlx_gather(g, x, id, axis)));
         CHECK_MSG(vkp_compare(g, in.t, in.n, 0, true), "gather case %d (%s rank %d axis %d, %s ids)", c,
                   rlx_dtype_name(dt), rank, axis, rlx_dtype_name(it));

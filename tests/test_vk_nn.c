@@ -16,19 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct vins {
-    int n;
-    rlx_tensor t[6];
-    char names[6][8];
-} vins;
-
-static rlx_node vin(rlx_graph *g, vins *in, rlx_dtype dt, ref_shape s, void *data) {
-    int k = in->n++;
-    snprintf(in->names[k], sizeof in->names[k], "in%d", k);
-    in->t[k] = ops_tensor(in->names[k], dt, s, data);
-    return ops_input(g, in->names[k], dt, s);
-}
-
 static ref_shape shp4(int rank, int64_t a, int64_t b, int64_t c, int64_t d) {
     int64_t v[4] = {a, b, c, d};
     return ref_shape_make(rank, v);
@@ -45,7 +32,7 @@ typedef struct vatt {
 } vatt;
 
 static bool vk_attention_case(vatt t, bool require_gpu) {
-    vins in = {0};
+    ops_inputs in = {0};
     rlx_graph *g = ops_graph();
     ref_shape sq = shp4(4, t.B, t.H, t.Sq, t.D), sk = shp4(4, t.B, t.Hkv, t.Skv, t.D);
     int64_t full[4] = {t.B, t.H, t.Sq, t.Skv}, md[4];
@@ -53,9 +40,9 @@ static bool vk_attention_case(vatt t, bool require_gpu) {
     md[3] = t.Skv;
     ref_shape sm = ref_shape_make(t.mrank, md + 4 - t.mrank);
     int64_t nq = ref_numel(&sq), nk = ref_numel(&sk), nm = ref_numel(&sm);
-    rlx_node q = vin(g, &in, RLX_F32, sq, ops_rand_f32(nq, -2, 2));
-    rlx_node k = vin(g, &in, RLX_F32, sk, ops_rand_f32(nk, -2, 2));
-    rlx_node v = vin(g, &in, RLX_F32, sk, ops_rand_f32(nk, -1, 1));
+    rlx_node q = ops_add_input(g, &in, RLX_F32, sq, ops_rand_f32(nq, -2, 2));
+    rlx_node k = ops_add_input(g, &in, RLX_F32, sk, ops_rand_f32(nk, -2, 2));
+    rlx_node v = ops_add_input(g, &in, RLX_F32, sk, ops_rand_f32(nk, -1, 1));
     rlx_node m = RLX_NO_NODE;
     if (t.kind == RLX_MASK_ADDITIVE) {
         float *mv = ops_rand_f32(nm, -3, 1);
@@ -63,7 +50,7 @@ static bool vk_attention_case(vatt t, bool require_gpu) {
             if (i % t.Skv != 0 && test_rand_int(0, 3) == 0) mv[i] = -INFINITY;
         if (t.dead_row)
             for (int64_t j = 0; j < t.Skv; j++) mv[j] = -INFINITY;
-        m = vin(g, &in, RLX_F32, sm, mv);
+        m = ops_add_input(g, &in, RLX_F32, sm, mv);
     }
     if (rlx_output(g, "y", rlx_attention(g, q, k, v, t.kind, m, t.scale)) != RLX_OK) {
         printf("    build: %s\n", rlx_last_error());
@@ -132,15 +119,15 @@ TEST(vk_rope) {
         {1, 1, 3, 6, RLX_ROPE_NEOX, 10000.0f, 0, -5},       /* negative offset */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        vins in = {0};
+        ops_inputs in = {0};
         rlx_graph *g = ops_graph();
         ref_shape sx = shp4(4, cases[c].B, cases[c].H, cases[c].S, cases[c].D), so = shp4(1, 1, 0, 0, 0);
-        rlx_node x = vin(g, &in, RLX_F32, sx, ops_rand_f32(ref_numel(&sx), -1, 1));
+        rlx_node x = ops_add_input(g, &in, RLX_F32, sx, ops_rand_f32(ref_numel(&sx), -1, 1));
         rlx_node off = RLX_NO_NODE;
         if (cases[c].offset != -1) {
             int32_t *o = ops_alloc(sizeof *o);
             *o = cases[c].offset;
-            off = vin(g, &in, RLX_I32, so, o);
+            off = ops_add_input(g, &in, RLX_I32, so, o);
         }
         CHECK_OK(rlx_output(g, "y", rlx_rope(g, x, off, cases[c].style, cases[c].theta, cases[c].rot)));
         CHECK_MSG(vkp_compare(g, in.t, in.n, 2e-6, true), "rope case %zu", c);
@@ -196,7 +183,7 @@ TEST(vk_rope_offset_changes_per_run) {
 /* ----------------------------------------------------------------- topk */
 
 static bool vk_topk_case(rlx_dtype dt, int64_t rows, int64_t n, int k, int specials) {
-    vins in = {0};
+    ops_inputs in = {0};
     rlx_graph *g = ops_graph();
     int64_t dims[2] = {rows, n};
     ref_shape s = ref_shape_make(2, dims);
@@ -212,7 +199,7 @@ static bool vk_topk_case(rlx_dtype dt, int64_t rows, int64_t n, int k, int speci
         static const double sp[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, NAN, 0.0};
         for (int64_t i = 0; i < numel && i < 7 * 5; i += 5) ref_store(x, dt, i, sp[i / 5]);
     }
-    rlx_node xi = vin(g, &in, dt, s, x), vals, idx;
+    rlx_node xi = ops_add_input(g, &in, dt, s, x), vals, idx;
     if (rlx_topk(g, xi, k, &vals, &idx) != RLX_OK || rlx_output(g, "v", vals) != RLX_OK ||
         rlx_output(g, "i", idx) != RLX_OK) {
         printf("    build: %s\n", rlx_last_error());
@@ -244,15 +231,15 @@ TEST(vk_softmax_cross_entropy) {
     static const int64_t NC[][2] = {{1, 1}, {4, 3}, {7, 10}, {33, 1000}, {300, 17}, {2, 5000}};
     for (size_t c = 0; c < sizeof NC / sizeof NC[0]; c++) {
         int64_t N = NC[c][0], C = NC[c][1];
-        vins in = {0};
+        ops_inputs in = {0};
         rlx_graph *g = ops_graph();
         int64_t dl[2] = {N, C};
         float *lg = ops_rand_f32(N * C, -4, 4);
         if (c == 2) lg[3] = -INFINITY;
         int32_t *lb = ops_alloc((size_t)N * sizeof *lb);
         for (int64_t i = 0; i < N; i++) lb[i] = (int32_t)test_rand_int(0, C - 1);
-        rlx_node l = vin(g, &in, RLX_F32, ref_shape_make(2, dl), lg);
-        rlx_node y = vin(g, &in, RLX_I32, ref_shape_make(1, &N), lb);
+        rlx_node l = ops_add_input(g, &in, RLX_F32, ref_shape_make(2, dl), lg);
+        rlx_node y = ops_add_input(g, &in, RLX_I32, ref_shape_make(1, &N), lb);
         CHECK_OK(rlx_output(g, "loss", rlx_softmax_cross_entropy(g, l, y)));
         CHECK_OK(rlx_output(g, "grad", rlx_softmax_cross_entropy_grad(g, l, y)));
         CHECK_MSG(vkp_compare(g, in.t, in.n, 2e-6, true), "cross entropy N %lld C %lld", (long long)N, (long long)C);

@@ -27,6 +27,7 @@ void tiny_model_spec_init(tiny_model_spec *s) {
     s->n_ctx = 128;
     s->seed = 1;
     s->rope_freqs = 0;
+    s->short_scores = 0;
 }
 
 static float next_uniform(uint64_t *h) {
@@ -94,7 +95,7 @@ int tiny_model_write(const tiny_model_spec *s, const char *path) {
     }
     gguf_set_str(w, "tokenizer.ggml.model", "llama");
     gguf_set_arr_str(w, "tokenizer.ggml.tokens", tok, (uint64_t)n_vocab);
-    gguf_set_arr(w, "tokenizer.ggml.scores", GGUF_VT_F32, scores, (uint64_t)n_vocab);
+    gguf_set_arr(w, "tokenizer.ggml.scores", GGUF_VT_F32, scores, (uint64_t)(n_vocab - (s->short_scores ? 1 : 0)));
     gguf_set_arr(w, "tokenizer.ggml.token_type", GGUF_VT_I32, types, (uint64_t)n_vocab);
     gguf_set_u32(w, "tokenizer.ggml.bos_token_id", 1);
     gguf_set_u32(w, "tokenizer.ggml.eos_token_id", 2);

@@ -14,6 +14,7 @@ typedef struct tiny_model_spec {
     int         n_layer, n_embd, n_head, n_head_kv, n_ff, n_ctx;
     uint64_t    seed;
     int         rope_freqs;  /* write llama3-style rope_freqs.weight */
+    int         short_scores;/* write one score too few (a malformed vocabulary) */
 } tiny_model_spec;
 
 void tiny_model_spec_init(tiny_model_spec *s);
