@@ -5,7 +5,7 @@
  * bandwidth floor those bytes imply at a measured memory bandwidth.
  *
  *   build/llm_bench [--device cpu|vulkan] [--model 1b|8b|tiny] [--quant q8_0|q4_k_m|f16]
- *                   [--prompt N] [--decode N] [--bandwidth GBps]
+ *                   [--prompt N] [--decode N] [--bandwidth GBps] [--report]
  *
  * The graph is the one rlx_model_load builds (models/llama.c), compiled with
  * the same options; weights are one valid quantized row repeated, so every
@@ -90,7 +90,10 @@ int main(int argc, char **argv) {
     bench_cfg cfg = {"q8_0"};
     int n_prompt = 128, n_decode = 32;
     double bandwidth = 0;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    int report = 0;
+    for (int i = 1; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--report")) { report = 1; i--; continue; }
+        if (i + 1 >= argc) { fprintf(stderr, "llm_bench: %s needs a value\n", argv[i]); return 2; }
         if (!strcmp(argv[i], "--device")) device = argv[i + 1];
         else if (!strcmp(argv[i], "--model")) model = argv[i + 1];
         else if (!strcmp(argv[i], "--quant")) cfg.quant = argv[i + 1];
@@ -137,6 +140,11 @@ int main(int argc, char **argv) {
         double t1 = now_s();
         if (eval(e, tokens + (i % n_prompt), 1, n_prompt + i) != RLX_OK) { fprintf(stderr, "eval: %s\n", rlx_last_error()); return 1; }
         td[i] = now_s() - t1;
+    }
+    if (report) {   /* per-step report of the decode specialization (the last one run) */
+        char *r = rlx_exec_report(e);
+        if (r) fputs(r, stdout);
+        free(r);
     }
     qsort(td, (size_t)n_decode, sizeof *td, cmp_d);
     double t_dec = td[n_decode / 2];

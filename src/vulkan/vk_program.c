@@ -14,9 +14,16 @@
  * Run: copy inputs into staging, submit each segment and wait, run host steps
  * in between; outputs are read from staging. Host work per run is
  * O(inputs + outputs + host steps), not O(steps).
+ *
+ * Profiling (RLX_VK_PROFILE=1 when the program is built): every node's
+ * dispatches sit between two bottom-of-pipe timestamps, so a node's time is
+ * its own barrier + launch + execution with nothing overlapping it. That
+ * serializes independent nodes, so the total is an upper bound on the
+ * unprofiled run; the report shows the mean per node and per kernel.
  */
 #include "vulkan/vk_backend.h"
 #include "vulkan/vk_ctx.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +77,11 @@ struct vk_program {
     int              n_kv_checks;
     VkDeviceSize     status_off;       /* in io: the word shaders set on bad input */
     double           last_gpu_seconds;
+    /* RLX_VK_PROFILE=1: a timestamp pair around every node's dispatches
+     * (queries 2 + 2i and 3 + 2i); device microseconds summed per node */
+    bool             profile;
+    double          *prof_us;
+    int              prof_runs;
 };
 
 /* ------------------------------------------------------------ device */
@@ -292,7 +304,7 @@ static rlx_status begin_segment(vk_program *p, recorder *r, int32_t host_node_be
     r->cb = s->cb;
     r->n_reads = r->n_writes = 0;
     if (p->n_segs == 1) {
-        p->ctx->f.vkCmdResetQueryPool(s->cb, p->queries, 0, 2);
+        p->ctx->f.vkCmdResetQueryPool(s->cb, p->queries, 0, p->profile ? 2u + 2u * (uint32_t)p->g->n_nodes : 2u);
         p->ctx->f.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, p->queries, 0);
         /* graph inputs: staging -> their arena slots */
         bool any = false;
@@ -349,6 +361,8 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
     for (int j = 0; j < n->n_in; j++)
         if (p->loc[n->in[j]].tracked) rd[n_rd++] = range_of(p, n->in[j]);
     wr[n_wr++] = range_of(p, i);
+    if (p->profile)
+        p->ctx->f.vkCmdWriteTimestamp(r->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 2u + 2u * (uint32_t)i);
     for (int k = 0; k < c.n_d; k++) {
         const vk_dispatch *d = &c.d[k];
         VkPipeline pipe;
@@ -375,6 +389,8 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
         p->ctx->f.vkCmdDispatch(r->cb, d->groups[0], d->groups[1], d->groups[2]);
         p->n_dispatches++;
     }
+    if (p->profile)
+        p->ctx->f.vkCmdWriteTimestamp(r->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 3u + 2u * (uint32_t)i);
     return RLX_OK;
 }
 
@@ -490,8 +506,14 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
 
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = c->queue_family};
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    const char *prof = getenv("RLX_VK_PROFILE");
+    p->profile = prof && *prof && strcmp(prof, "0") != 0;
+    if (p->profile && !(p->prof_us = calloc((size_t)g->n_nodes, sizeof *p->prof_us))) {
+        st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+        goto fail;
+    }
     VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                 .queryCount = 2};
+                                 .queryCount = p->profile ? 2u + 2u * (uint32_t)g->n_nodes : 2u};
     if ((st = vk_check(c->f.vkCreateCommandPool(c->dev, &pci, NULL, &p->pool), "vkCreateCommandPool")) != RLX_OK ||
         (st = vk_check(c->f.vkCreateFence(c->dev, &fci, NULL, &p->fence), "vkCreateFence")) != RLX_OK ||
         (st = vk_check(c->f.vkCreateQueryPool(c->dev, &qci, NULL, &p->queries), "vkCreateQueryPool")) != RLX_OK)
@@ -540,6 +562,7 @@ void vk_program_free(vk_program *p) {
     free(p->segs);
     free(p->input_nodes);
     free(p->kv_checks);
+    free(p->prof_us);
     free(p);
 }
 
@@ -588,6 +611,18 @@ static rlx_status check_kv_writes(const vk_program *p, const void *const *inputs
     return RLX_OK;
 }
 
+/* Adds this run's per-node device time (queries written by record_dispatches). */
+static void accumulate_profile(vk_program *p) {
+    for (int32_t i = 0; i < p->g->n_nodes; i++) {
+        if (!p->info[i].gpu || p->info[i].n_dispatch == 0) continue;
+        uint64_t ts[2];
+        if (p->ctx->f.vkGetQueryPoolResults(p->ctx->dev, p->queries, 2u + 2u * (uint32_t)i, 2, sizeof ts, ts, sizeof ts[0],
+                                            VK_QUERY_RESULT_64_BIT) == VK_SUCCESS && ts[1] >= ts[0])
+            p->prof_us[i] += (double)(ts[1] - ts[0]) * p->ctx->timestamp_period_ns * 1e-3;
+    }
+    p->prof_runs++;
+}
+
 rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
     rlx_status cst = check_kv_writes(p, inputs);
     if (cst != RLX_OK) return cst;
@@ -615,6 +650,7 @@ rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
     if (p->ctx->f.vkGetQueryPoolResults(p->ctx->dev, p->queries, 0, 2, sizeof ts, ts, sizeof ts[0],
                                         VK_QUERY_RESULT_64_BIT) == VK_SUCCESS && ts[1] >= ts[0])
         p->last_gpu_seconds = (double)(ts[1] - ts[0]) * p->ctx->timestamp_period_ns * 1e-9;
+    if (p->profile) accumulate_profile(p);
     return RLX_OK;
 }
 
@@ -634,8 +670,56 @@ int vk_program_host_steps(const vk_program *p) { return p->n_host; }
 
 double vk_program_gpu_seconds(const vk_program *p) { return p->last_gpu_seconds; }
 
+/* Appends printf output to the report buffer; false when it is full. */
+static bool report_add(char *out, size_t cap, size_t *len, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(out + *len, cap - *len, fmt, ap);
+    va_end(ap);
+    if (w < 0 || (size_t)w >= cap - *len) return false;
+    *len += (size_t)w;
+    return true;
+}
+
+/* Profile summary: device time per kernel tier (the node's note), largest first. */
+static void report_profile(const vk_program *p, char *out, size_t cap, size_t *len) {
+    int32_t n = p->g->n_nodes;
+    int32_t *first = malloc(sizeof(int32_t) * (size_t)n);   /* node holding each tier's total */
+    double *tot = calloc((size_t)n, sizeof *tot);
+    int *cnt = calloc((size_t)n, sizeof *cnt);
+    if (!first || !tot || !cnt) goto done;
+    double all = 0;
+    int n_tiers = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (!p->info[i].gpu || p->info[i].n_dispatch == 0) continue;
+        double us = p->prof_us[i] / p->prof_runs;
+        all += us;
+        int t = 0;
+        while (t < n_tiers && strcmp(p->info[first[t]].note, p->info[i].note) != 0) t++;
+        if (t == n_tiers) first[n_tiers++] = i;
+        tot[t] += us;
+        cnt[t]++;
+    }
+    report_add(out, cap, len, "profile: %.1f us of device time per run (mean of %d runs, nodes serialized)\n", all,
+               p->prof_runs);
+    for (int k = 0; k < n_tiers; k++) {   /* selection order: largest total first */
+        int best = -1;
+        for (int t = 0; t < n_tiers; t++)
+            if (cnt[t] && (best < 0 || tot[t] > tot[best])) best = t;
+        if (!report_add(out, cap, len, "  %-32s %5d nodes %10.1f us %5.1f%%\n", p->info[first[best]].note, cnt[best],
+                        tot[best], all > 0 ? 100.0 * tot[best] / all : 0.0))
+            break;
+        cnt[best] = 0;
+    }
+done:
+    free(first);
+    free(tot);
+    free(cnt);
+}
+
 char *vk_program_report(const vk_program *p) {
-    size_t cap = 256 + (size_t)p->g->n_nodes * 320, len = 0;
+    bool prof = p->profile && p->prof_runs > 0;
+    size_t cap = 256 + (size_t)p->g->n_nodes * (prof ? 420 : 320), len = 0;
     char *out = malloc(cap);
     if (!out) return NULL;
     out[0] = 0;
@@ -644,12 +728,13 @@ char *vk_program_report(const vk_program *p) {
         const vk_node_info *info = &p->info[i];
         const char *path = n->op == IR_OP_INPUT || n->op == IR_OP_PARAM || n->op == IR_OP_CONST ? "source"
                          : p->plan->entries[i].is_view ? "view" : info->host ? "HOST" : "gpu";
-        char shape[160], lbl[128];
+        char shape[160], lbl[128], us[32] = "";
         ir_shape_format(&n->shape, p->g, shape, sizeof shape);
-        int w = snprintf(out + len, cap - len, "%4d  %-6s %-36s %s%-20s %s\n", i, path, ir_node_label(p->g, i, lbl, sizeof lbl),
-                         rlx_dtype_name(n->dtype), shape, info->note);
-        if (w < 0 || (size_t)w >= cap - len) break;
-        len += (size_t)w;
+        if (prof && info->gpu && info->n_dispatch) snprintf(us, sizeof us, "%9.2f us  ", p->prof_us[i] / p->prof_runs);
+        if (!report_add(out, cap, &len, "%4d  %-6s %-36s %s%-20s %s%s\n", i, path, ir_node_label(p->g, i, lbl, sizeof lbl),
+                        rlx_dtype_name(n->dtype), shape, us, info->note))
+            break;
     }
+    if (prof) report_profile(p, out, cap, &len);
     return out;
 }
