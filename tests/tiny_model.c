@@ -28,6 +28,10 @@ void tiny_model_spec_init(tiny_model_spec *s) {
     s->seed = 1;
     s->rope_freqs = 0;
     s->short_scores = 0;
+    s->rope_scaling_type = NULL;
+    s->rope_scaling_factor = s->rope_scale_linear = s->rope_attn_factor = 0;
+    s->yarn_log_mul = s->yarn_beta_fast = s->yarn_beta_slow = s->yarn_ext_factor = 0;
+    s->rope_orig_ctx = 0;
 }
 
 static float next_uniform(uint64_t *h) {
@@ -73,6 +77,15 @@ int tiny_model_write(const tiny_model_spec *s, const char *path) {
     gguf_set_u32(w, KEY("attention.head_count_kv"), (uint32_t)s->n_head_kv);
     gguf_set_f32(w, KEY("rope.freq_base"), 10000.0f);
     gguf_set_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
+    if (s->rope_scaling_type) gguf_set_str(w, KEY("rope.scaling.type"), s->rope_scaling_type);
+    if (s->rope_scaling_factor != 0) gguf_set_f32(w, KEY("rope.scaling.factor"), s->rope_scaling_factor);
+    if (s->rope_scale_linear != 0) gguf_set_f32(w, KEY("rope.scale_linear"), s->rope_scale_linear);
+    if (s->rope_orig_ctx) gguf_set_u32(w, KEY("rope.scaling.original_context_length"), s->rope_orig_ctx);
+    if (s->rope_attn_factor != 0) gguf_set_f32(w, KEY("rope.scaling.attn_factor"), s->rope_attn_factor);
+    if (s->yarn_log_mul != 0) gguf_set_f32(w, KEY("rope.scaling.yarn_log_multiplier"), s->yarn_log_mul);
+    if (s->yarn_beta_fast != 0) gguf_set_f32(w, KEY("rope.scaling.yarn_beta_fast"), s->yarn_beta_fast);
+    if (s->yarn_beta_slow != 0) gguf_set_f32(w, KEY("rope.scaling.yarn_beta_slow"), s->yarn_beta_slow);
+    if (s->yarn_ext_factor != 0) gguf_set_f32(w, KEY("rope.scaling.yarn_ext_factor"), s->yarn_ext_factor);
 #undef KEY
     /* SentencePiece vocabulary: <unk> <s> </s>, 256 byte tokens, pieces */
     int n_vocab = 3 + 256 + N_PIECES;

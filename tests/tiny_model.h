@@ -15,6 +15,14 @@ typedef struct tiny_model_spec {
     uint64_t    seed;
     int         rope_freqs;  /* write llama3-style rope_freqs.weight */
     int         short_scores;/* write one score too few (a malformed vocabulary) */
+    /* RoPE context extension keys (<arch>.rope.scaling.*); each is written
+     * only when set (NULL / 0), so the default file has none of them. */
+    const char *rope_scaling_type;   /* "linear", "yarn", "none", or any string */
+    float       rope_scaling_factor;
+    float       rope_scale_linear;   /* the legacy <arch>.rope.scale_linear key */
+    uint32_t    rope_orig_ctx;       /* rope.scaling.original_context_length */
+    float       rope_attn_factor;    /* rope.scaling.attn_factor */
+    float       yarn_log_mul, yarn_beta_fast, yarn_beta_slow, yarn_ext_factor;
 } tiny_model_spec;
 
 void tiny_model_spec_init(tiny_model_spec *s);

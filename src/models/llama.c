@@ -1,10 +1,32 @@
 /*
  * llama.c — builds the Llama-family decoder graph through the public API
- * (the model layer is a user of rlx like any other program).
+ * (the model layer is a user of rlx like any other program), and turns RoPE
+ * context-extension hyperparameters (linear, YaRN) into what that graph
+ * applies.
  */
 #include "models/llama.h"
 #include "core/core.h"
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+static rlx_status rope_scaling_check(const llama_hparams *hp) {
+    const llama_rope_scaling *rs = &hp->rope_scaling;
+    if (rs->type == LLAMA_ROPE_SCALING_NONE) return RLX_OK;
+    if (rs->type != LLAMA_ROPE_SCALING_LINEAR && rs->type != LLAMA_ROPE_SCALING_YARN)
+        return rlx_fail(RLX_STATUS_FORMAT, "llama: unknown rope scaling type %d", rs->type);
+    if (!(isfinite(rs->factor) && rs->factor > 0) || !(isfinite(rs->attn_factor) && rs->attn_factor > 0) ||
+        !isfinite(rs->ext_factor))
+        return rlx_fail(RLX_STATUS_FORMAT, "llama: rope scaling factor %g and attention factor %g must be > 0, ext factor %g finite",
+                        rs->factor, rs->attn_factor, rs->ext_factor);
+    if (rs->ext_factor != 0 &&
+        (rs->orig_ctx <= 0 || !(isfinite(rs->beta_fast) && rs->beta_fast > 0) ||
+         !(isfinite(rs->beta_slow) && rs->beta_slow > 0) || !isfinite(rs->log_mul)))
+        return rlx_fail(RLX_STATUS_FORMAT,
+                        "llama: yarn needs an original context > 0 (got %d), beta fast/slow > 0 (got %g/%g), a finite log multiplier (got %g)",
+                        rs->orig_ctx, rs->beta_fast, rs->beta_slow, rs->log_mul);
+    return RLX_OK;
+}
 
 rlx_status llama_hparams_check(const llama_hparams *hp) {
     if (hp->n_vocab <= 0 || hp->n_embd <= 0 || hp->n_layer <= 0 || hp->n_head <= 0 || hp->n_head_kv <= 0 ||
@@ -15,6 +37,80 @@ rlx_status llama_hparams_check(const llama_hparams *hp) {
         return rlx_fail(RLX_STATUS_FORMAT, "llama: %d heads are not a multiple of %d KV heads", hp->n_head, hp->n_head_kv);
     if (!(hp->rms_eps > 0) || !(hp->rope_theta > 0))
         return rlx_fail(RLX_STATUS_FORMAT, "llama: rms eps %g and rope theta %g must be > 0", hp->rms_eps, hp->rope_theta);
+    return rope_scaling_check(hp);
+}
+
+/* ------------------------------------------------------------ rope scaling
+ *
+ * Definitions (YaRN, arXiv 2309.00071, with the GGUF semantics of llama.cpp,
+ * whose ext_factor weighs the ramp). F = factor, R = rotary dims, L = the
+ * original context, w_i = theta^(-2i/R) the trained frequency of pair i:
+ *   interpolated frequency  w_i / F (linear scaling: positions / F);
+ *   the dim at which a frequency turns b times over L:
+ *       c(b) = R ln(L / (2 pi b)) / (2 ln theta);
+ *   ramp over [lo, hi] = [max(0, floor c(beta_fast)), min(R - 1, ceil c(beta_slow))]:
+ *       mix_i = ext_factor * (1 - clamp((i - lo) / max(0.001, hi - lo), 0, 1)),
+ *   so fast pairs (i < lo) keep w_i, slow ones (i > hi) get w_i / F;
+ *   frequency_i = (w_i / F)(1 - mix_i) + w_i mix_i = w_i / d_i,
+ *       d_i = F / ((1 - mix_i) + mix_i F);
+ *   magnitude on cos and sin, when ext_factor != 0:
+ *       m = g(F, 1) / g(F, log_mul) (the division only when log_mul != 0),
+ *       g(F, k) = F <= 1 ? 1 : 1 + 0.1 k ln F; always times attn_factor.
+ * Linear scaling is ext_factor = 0: d_i = F for every pair, m = attn_factor.
+ *
+ * Why divisors: the rope op already divides each pair's frequency by a
+ * per-pair factor (llama3's rope_freqs.weight) on the CPU (double angles) and
+ * in the Vulkan shader, and the YaRN blend is a per-pair constant, so it is
+ * such a factor; no new op, kernel or shader is needed. The divisors are a
+ * graph constant; with rope_freqs.weight as well they multiply (one [R/2]
+ * elementwise per run, shared by every layer), which is llama.cpp's order:
+ * freq factors divide the extrapolated frequency, then YaRN blends.
+ *
+ * Why the magnitude goes into the attention scale: m on cos and sin scales
+ * both roped q and k by m, so q.k by m^2; V is not roped, and only attention
+ * reads the roped q and k (the K cache holds them for attention alone). So
+ * scale = m^2 / sqrt(head_dim) is exact in real arithmetic, costs nothing,
+ * and keeps rope a pure rotation; CPU and Vulkan read the same attribute, so
+ * they agree by construction.
+ */
+static double yarn_magnitude(double factor, double k) { return factor <= 1.0 ? 1.0 : 1.0 + 0.1 * k * log(factor); }
+
+rlx_status llama_rope_scaling_plan(const llama_hparams *hp, int rotary_dims, float *divisors, bool *active,
+                                   double *mscale, float *attn_scale) {
+    *active = false;
+    *mscale = 1.0;
+    *attn_scale = 0.0f;
+    rlx_status st = rope_scaling_check(hp);
+    if (st != RLX_OK) return st;
+    if (rotary_dims <= 0 || rotary_dims % 2 || hp->head_dim <= 0 || !(hp->rope_theta > 0))
+        return rlx_fail(RLX_STATUS_FORMAT, "llama: rope scaling needs even rotary dims > 0 (got %d), head dim and theta > 0",
+                        rotary_dims);
+    const llama_rope_scaling *rs = &hp->rope_scaling;
+    const int half = rotary_dims / 2;
+    for (int i = 0; i < half; i++) divisors[i] = 1.0f;
+    if (rs->type == LLAMA_ROPE_SCALING_NONE) return RLX_OK;
+    const double F = rs->factor, ext = rs->ext_factor, R = rotary_dims;
+    double lo = 0, hi = 0;
+    if (ext != 0) {
+        const double two_ln_theta = 2.0 * log((double)hp->rope_theta), two_pi = 2.0 * 3.14159265358979323846;
+        lo = floor(R * log(rs->orig_ctx / (two_pi * rs->beta_fast)) / two_ln_theta);
+        hi = ceil(R * log(rs->orig_ctx / (two_pi * rs->beta_slow)) / two_ln_theta);
+        lo = fmax(lo, 0.0);
+        hi = fmin(hi, R - 1);
+    }
+    for (int i = 0; i < half; i++) {
+        double mix = 0;
+        if (ext != 0) mix = ext * (1.0 - fmin(1.0, fmax(0.0, (i - lo) / fmax(0.001, hi - lo))));
+        divisors[i] = (float)(F / ((1.0 - mix) + mix * F));
+        if (divisors[i] != 1.0f) *active = true;
+    }
+    double m = rs->attn_factor;
+    if (ext != 0) m *= yarn_magnitude(F, 1.0) / (rs->log_mul != 0 ? yarn_magnitude(F, rs->log_mul) : 1.0);
+    if (!(isfinite(m) && m > 0))
+        return rlx_fail(RLX_STATUS_FORMAT, "llama: rope scaling magnitude %g (factor %g, log multiplier %g) is not > 0", m, F,
+                        rs->log_mul);
+    *mscale = m;
+    if (m != 1.0) *attn_scale = (float)(m * m / sqrt((double)hp->head_dim));
     return RLX_OK;
 }
 
@@ -60,9 +156,18 @@ rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_weight_dt
     *out = NULL;
     rlx_status st = llama_hparams_check(hp);
     if (st != RLX_OK) return st;
-    rlx_graph *g = rlx_graph_new();
-    if (!g) return RLX_STATUS_OUT_OF_MEMORY;
     const int hd = hp->head_dim, E = hp->n_embd;
+    float *rope_div = malloc(sizeof(float) * (size_t)(hd / 2));
+    if (!rope_div) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "llama: no memory for %d rope factors", hd / 2);
+    bool rope_scaled;
+    double mscale;
+    float attn_scale;
+    st = llama_rope_scaling_plan(hp, hd, rope_div, &rope_scaled, &mscale, &attn_scale);
+    rlx_graph *g = st == RLX_OK ? rlx_graph_new() : NULL;
+    if (!g) {
+        free(rope_div);
+        return st != RLX_OK ? st : RLX_STATUS_OUT_OF_MEMORY;
+    }
     int64_t seq = rlx_symbol(g, "seq");
     int64_t tok_dims[1] = {seq}, one[1] = {1};
     rlx_node tokens = rlx_input(g, "tokens", RLX_I32, 1, tok_dims);
@@ -75,6 +180,12 @@ rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_weight_dt
     if (xdt != RLX_F32) x = rlx_cast(g, x, RLX_F32);
     int64_t cache_dims[4] = {1, hp->n_head_kv, n_ctx, hd};
     rlx_node freqs = hp->rope_freq_factors ? param1(g, "rope_freqs.weight", 0, hd / 2) : RLX_NO_NODE;
+    if (rope_scaled) {   /* linear / YaRN: per-pair divisors on top of any llama3 factors (see above) */
+        int64_t half = hd / 2;
+        rlx_node div = rlx_constant(g, RLX_F32, 1, &half, rope_div);
+        freqs = freqs == RLX_NO_NODE ? div : rlx_mul(g, freqs, div);
+    }
+    free(rope_div);
     for (int l = 0; l < hp->n_layer; l++) {
         rlx_node h = rlx_rms_norm(g, x, param1(g, "blk.%d.attn_norm.weight", l, E), RLX_NO_NODE, hp->rms_eps);
         rlx_node bq = RLX_NO_NODE, bk = RLX_NO_NODE, bv = RLX_NO_NODE;
@@ -100,7 +211,7 @@ rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_weight_dt
         rlx_node kc = rlx_kv_write(g, rlx_param(g, name, RLX_F32, 4, cache_dims), k, pos);
         snprintf(name, sizeof name, "cache.v.%d", l);
         rlx_node vc = rlx_kv_write(g, rlx_param(g, name, RLX_F32, 4, cache_dims), v, pos);
-        rlx_node a = rlx_attention_kv(g, q, kc, vc, RLX_MASK_CAUSAL, RLX_NO_NODE, 0, kv_len);
+        rlx_node a = rlx_attention_kv(g, q, kc, vc, RLX_MASK_CAUSAL, RLX_NO_NODE, attn_scale, kv_len);
         int perm[4] = {0, 2, 1, 3};
         int64_t flat[2] = {seq, (int64_t)hp->n_head * hd};
         a = rlx_reshape(g, rlx_transpose(g, a, perm), 2, flat);

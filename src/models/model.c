@@ -14,6 +14,7 @@
 #include "models/llama.h"
 #include "models/sampler.h"
 #include "models/tokenizer.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,71 @@ static rlx_status arch_key_f32(const gguf_file *f, const char *arch, const char 
     return gguf_get_f32(f, key, out);
 }
 
+/* RoPE context extension, read with llama.cpp's semantics (the keys and
+ * their defaults are its GGUF conventions; the math is in models/llama.c):
+ *   rope.scaling.type: "none", "linear", "yarn"; absent means linear, so an
+ *     old file with only rope.scale_linear still scales. Anything else
+ *     ("longrope", ...) is UNSUPPORTED: a model roped wrong would load and
+ *     talk nonsense, which is worse than a clear error.
+ *   rope.scaling.factor (legacy rope.scale_linear); absent or 0 means 1.
+ *   rope.scaling.original_context_length (default: context_length).
+ *   rope.scaling.yarn_ext_factor: absent or < 0 means 1 for yarn, 0 otherwise.
+ *   rope.scaling.yarn_beta_fast / _slow (32 / 1), .yarn_log_multiplier (0).
+ *   rope.scaling.attn_factor multiplies the cos/sin magnitude;
+ *     .yarn_attn_factor is that magnitude only when ext_factor is 0 (with
+ *     ext_factor != 0 llama.cpp replaces it by YaRN's 0.1 ln F + 1).
+ * rope_freqs.weight (llama3) is applied in addition, before the YaRN blend. */
+static rlx_status read_rope_scaling(const gguf_file *f, const char *arch, llama_hparams *hp) {
+    llama_rope_scaling *rs = &hp->rope_scaling;
+    char key[128];
+    snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
+    const char *type = "linear";
+    rlx_status st;
+    if (gguf_find_key(f, key) >= 0 && (st = gguf_get_str(f, key, &type)) != RLX_OK) return st;
+    if (strcmp(type, "none") == 0) {
+        rs->type = LLAMA_ROPE_SCALING_NONE;
+    } else if (strcmp(type, "linear") == 0) {
+        rs->type = LLAMA_ROPE_SCALING_LINEAR;
+    } else if (strcmp(type, "yarn") == 0) {
+        rs->type = LLAMA_ROPE_SCALING_YARN;
+    } else {
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "model: rope scaling '%.40s' (%s) is not supported (none, linear, yarn)", type,
+                        key);
+    }
+    float factor = 0, ext = -1, yarn_attn = 1, attn = 1;
+    snprintf(key, sizeof key, "%s.rope.scaling.factor", arch);
+    if ((st = arch_key_f32(f, arch, gguf_find_key(f, key) >= 0 ? "rope.scaling.factor" : "rope.scale_linear", 0.0f,
+                           &factor)) != RLX_OK)
+        return st;
+    uint32_t orig;
+    if ((st = arch_key_u32(f, arch, "rope.scaling.original_context_length", false, (uint32_t)hp->n_ctx_train, &orig)) != RLX_OK ||
+        (st = arch_key_f32(f, arch, "rope.scaling.yarn_ext_factor", -1.0f, &ext)) != RLX_OK ||
+        (st = arch_key_f32(f, arch, "rope.scaling.yarn_beta_fast", 32.0f, &rs->beta_fast)) != RLX_OK ||
+        (st = arch_key_f32(f, arch, "rope.scaling.yarn_beta_slow", 1.0f, &rs->beta_slow)) != RLX_OK ||
+        (st = arch_key_f32(f, arch, "rope.scaling.yarn_log_multiplier", 0.0f, &rs->log_mul)) != RLX_OK ||
+        (st = arch_key_f32(f, arch, "rope.scaling.yarn_attn_factor", 1.0f, &yarn_attn)) != RLX_OK ||
+        (st = arch_key_f32(f, arch, "rope.scaling.attn_factor", 1.0f, &attn)) != RLX_OK)
+        return st;
+    if (factor < 0 || isnan(factor))
+        return rlx_fail(RLX_STATUS_FORMAT, "model: rope scaling factor %g must be >= 0 (0: none)", factor);
+    rs->factor = factor == 0 || rs->type == LLAMA_ROPE_SCALING_NONE ? 1.0f : factor;   /* "none" never scales */
+    rs->orig_ctx = orig > (uint32_t)INT32_MAX ? INT32_MAX : (int)orig;
+    rs->ext_factor = ext < 0 ? (rs->type == LLAMA_ROPE_SCALING_YARN ? 1.0f : 0.0f) : ext;
+    rs->attn_factor = (rs->ext_factor == 0 ? yarn_attn : 1.0f) * attn;
+    /* factor 1 makes every divisor and YaRN's magnitude 1: with no attention
+     * factor either, keep the graph identical to an unscaled one */
+    if (rs->factor == 1.0f && rs->attn_factor == 1.0f) {
+        rs->type = LLAMA_ROPE_SCALING_NONE;
+        return RLX_OK;
+    }
+    if (rs->type == LLAMA_ROPE_SCALING_NONE)
+        rs->type = LLAMA_ROPE_SCALING_LINEAR;   /* "none" with an attention factor: magnitude only, factor 1 */
+    rlx_log_msg(RLX_LOG_INFO, "model: rope scaling %s, factor %g, ext %g, original context %d, attention factor %g",
+                rs->type == LLAMA_ROPE_SCALING_YARN ? "yarn" : "linear", rs->factor, rs->ext_factor, rs->orig_ctx,
+                rs->attn_factor);
+    return RLX_OK;
+}
+
 static rlx_status read_hparams(const gguf_file *f, rlx_model *m) {
     const char *arch;
     rlx_status st = gguf_get_str(f, "general.architecture", &arch);
@@ -118,11 +184,7 @@ static rlx_status read_hparams(const gguf_file *f, rlx_model *m) {
     hp->rope_freq_factors = freqs != NULL;
     if (freqs && (freqs->n_dims != 1 || freqs->type != QTYPE_F32))
         return rlx_fail(RLX_STATUS_FORMAT, "model: 'rope_freqs.weight' must be a 1-D f32 tensor");
-    char key[128];
-    snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
-    const char *scaling = NULL;
-    if (!freqs && gguf_find_key(f, key) >= 0 && gguf_get_str(f, key, &scaling) == RLX_OK && strcmp(scaling, "none") != 0)
-        rlx_log_msg(RLX_LOG_WARN, "model: rope scaling '%s' is not applied (only llama3 frequency factors are)", scaling);
+    if ((st = read_rope_scaling(f, arch, hp)) != RLX_OK) return st;
     const gguf_tensor *emb = gguf_find_tensor(f, "token_embd.weight");
     if (!emb || emb->n_dims != 2) return rlx_fail(RLX_STATUS_FORMAT, "model: no 2-D 'token_embd.weight' tensor");
     hp->n_vocab = (int)emb->dims[1];
