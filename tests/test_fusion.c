@@ -19,6 +19,7 @@ typedef struct fused_run {
 static bool run_graph(const rlx_graph *g, int fuse, const int64_t *xdims, int xrank, fused_run *r) {
     rlx_compile_options o;
     rlx_compile_options_init(&o);
+    o.backend = RLX_BACKEND_CPU;   /* AUTO would take a GPU where there is one */
     o.fuse = fuse;
     rlx_exec *e;
     if (rlx_compile(g, &o, &e) != RLX_OK) { printf("    compile: %s\n", rlx_last_error()); return false; }

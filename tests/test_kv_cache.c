@@ -67,7 +67,7 @@ static void check_prefill_equals_decode(rlx_backend backend) {
 
     rlx_graph *g = cached_attention_graph();
     rlx_compile_options o;
-    if (backend == RLX_BACKEND_VULKAN) vkp_options(&o); else rlx_compile_options_init(&o);
+    if (backend == RLX_BACKEND_VULKAN) vkp_options(&o); else { rlx_compile_options_init(&o); o.backend = RLX_BACKEND_CPU; }
     rlx_exec *e;
     CHECK_OK(rlx_compile(g, &o, &e));
     float prefill[H * T * D], decode[H * T * D], mixed[H * T * D];

@@ -70,7 +70,7 @@ static void prefill_vs_decode(llama_arch arch, rlx_backend backend, float *out) 
     rlx_graph *g;
     CHECK_OK(llama_build_graph(&hp, CTX, NULL, NULL, &g));
     rlx_compile_options o;
-    if (backend == RLX_BACKEND_VULKAN) vkp_options(&o); else rlx_compile_options_init(&o);
+    if (backend == RLX_BACKEND_VULKAN) vkp_options(&o); else { rlx_compile_options_init(&o); o.backend = RLX_BACKEND_CPU; }
     rlx_exec *e;
     CHECK_OK(rlx_compile(g, &o, &e));
     rlx_graph_free(g);

@@ -74,6 +74,7 @@ static bool run_and_compare(rlx_graph *g, weights *w, const char *const *names, 
     for (int cfg = 0; cfg < 2; cfg++) {
         rlx_compile_options o;
         rlx_compile_options_init(&o);
+        o.backend = RLX_BACKEND_CPU;
         o.optimize = cfg == 0;
         o.threads = cfg == 0 ? 2 : 1;
         rlx_exec *e;

@@ -60,6 +60,7 @@ rlx_status cpu_rope(const cpu_kernel_ctx *k);
 rlx_status cpu_softmax_ce(const cpu_kernel_ctx *k); /* SOFTMAX_CE, SOFTMAX_CE_GRAD */
 rlx_status cpu_kv_write(const cpu_kernel_ctx *k);
 rlx_status cpu_dequant_matmul(const cpu_kernel_ctx *k);
+rlx_status cpu_dequant_fused(const cpu_kernel_ctx *k); /* DEQUANT_MATMUL_ADD, DEQUANT_SWIGLU */
 
 /* Shared helpers for kernels (cpu/kernels/kernel_util.c). */
 /* Element strides of a dense shape. */

@@ -86,6 +86,8 @@ static const cpu_kernel_fn kernel_table[IR_OP_COUNT] = {
     [IR_OP_SOFTMAX_CE_GRAD] = cpu_softmax_ce,
     [IR_OP_KV_WRITE]        = cpu_kv_write,
     [IR_OP_DEQUANT_MATMUL]  = cpu_dequant_matmul,
+    [IR_OP_DEQUANT_MATMUL_ADD] = cpu_dequant_fused,
+    [IR_OP_DEQUANT_SWIGLU]  = cpu_dequant_fused,
 };
 
 cpu_kernel_fn cpu_kernel_for(ir_op op)

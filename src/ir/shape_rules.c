@@ -95,7 +95,9 @@ rlx_status shape_source(const ir_graph *g, ir_node *n) {
 }
 
 /* Block-quantized tensors only feed the ops that decode them. */
-static bool takes_quantized(ir_op op) { return op == IR_OP_DEQUANT_MATMUL || op == IR_OP_GATHER_ROWS; }
+static bool takes_quantized(ir_op op) {
+    return op == IR_OP_DEQUANT_MATMUL || op == IR_OP_DEQUANT_MATMUL_ADD || op == IR_OP_DEQUANT_SWIGLU || op == IR_OP_GATHER_ROWS;
+}
 
 rlx_status ir_check_quantized_inputs(const ir_graph *g, ir_node *n) {
     if (takes_quantized(n->op)) return RLX_OK;
@@ -119,6 +121,29 @@ rlx_status shape_dequant_matmul(const ir_graph *g, ir_node *n) {
     n->shape = *x;
     n->shape.d[x->rank - 1] = w->d[0];
     n->dtype = RLX_F32;
+    return RLX_OK;
+}
+
+/* The fused forms (made by passes/fuse.c): x · wᵀ as in dequant_matmul, then
+ * + r (r f32 with the product's shape) or silu(x · wgᵀ) * (x · wuᵀ) (wu with
+ * wg's dtype and dims, so one kernel decodes both). */
+rlx_status shape_dequant_fused(const ir_graph *g, ir_node *n) {
+    TRY(shape_dequant_matmul(g, n));
+    const ir_shape *third = in_shape(g, n, 2);
+    char s3[128], so[128];
+    if (n->op == IR_OP_DEQUANT_MATMUL_ADD) {
+        bool same = in_dtype(g, n, 2) == RLX_F32 && third->rank == n->shape.rank;
+        for (int i = 0; same && i < third->rank; i++) same = dims_compatible(third->d[i], n->shape.d[i]);
+        if (!same)
+            FAIL(RLX_STATUS_SHAPE, "residual %s %s must be f32 shaped like the product %s", rlx_dtype_name(in_dtype(g, n, 2)),
+                 fmt_shape(g, third, s3, sizeof s3), fmt_shape(g, &n->shape, so, sizeof so));
+    } else {
+        const ir_shape *wg = in_shape(g, n, 1);
+        if (in_dtype(g, n, 2) != in_dtype(g, n, 1) || third->rank != 2 || !dims_compatible(third->d[0], wg->d[0]) ||
+            !dims_compatible(third->d[1], wg->d[1]))
+            FAIL(RLX_STATUS_SHAPE, "up weights %s %s must match gate weights %s %s", rlx_dtype_name(in_dtype(g, n, 2)),
+                 fmt_shape(g, third, s3, sizeof s3), rlx_dtype_name(in_dtype(g, n, 1)), fmt_shape(g, wg, so, sizeof so));
+    }
     return RLX_OK;
 }
 

@@ -3,6 +3,10 @@
  *
  *   matmul(a, b) [-> add(., bias[N])] [-> act(.)]   => matmul_bias_act
  *   add(x, r) -> layer_norm / rms_norm(., gamma[, beta]) => add_layer_norm / add_rms_norm
+ *   add(dequant_matmul(x, w), r), r shaped like the product  => dequant_matmul_add
+ *   mul(silu(dequant_matmul(x, wg)), dequant_matmul(x, wu))   => dequant_swiglu
+ *     (wg, wu of one dtype and shape; a decoder's residual adds and SwiGLU,
+ *     so a decode step runs 4 fewer dispatches per layer)
  *
  * An interior result (the matmul, the add) may be absorbed only when the
  * pattern's next node is its one use and it is not a graph output.
@@ -66,6 +70,64 @@ static int32_t user_of(const ir_graph *g, int32_t id) {
     return -1;
 }
 
+/* dequant_matmul node id feeding operand j of `n` with no other use, or -1. */
+static int32_t sole_dequant_in(const ir_graph *g, const int32_t *uses, const ir_node *n, int j) {
+    int32_t id = n->in[j];
+    return g->nodes[id].op == IR_OP_DEQUANT_MATMUL && sole_use(uses, id) ? id : -1;
+}
+
+/* add(dequant_matmul(x, w), r) with r shaped like the product: the fused node, or NULL. */
+static fusion *match_dequant_add(const ir_graph *g, const int32_t *uses, int32_t i, bool *absorbed, rlx_status *st) {
+    const ir_node *add = &g->nodes[i];
+    if (add->op != IR_OP_ADD || add->in[0] == add->in[1] || add->dtype != RLX_F32) return NULL;
+    for (int j = 0; j < 2; j++) {
+        int32_t dm = sole_dequant_in(g, uses, add, j);
+        int32_t r = add->in[1 - j];
+        if (dm < 0 || absorbed[dm] || g->nodes[r].dtype != RLX_F32 || !same_shape(&g->nodes[r].shape, &add->shape) ||
+            !same_shape(&g->nodes[dm].shape, &add->shape))
+            continue;
+        fusion *f = calloc(1, sizeof *f);
+        if (!f) { *st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "fuse: out of memory"); return NULL; }
+        f->fused = g->nodes[dm];
+        f->fused.op = IR_OP_DEQUANT_MATMUL_ADD;
+        f->fused.name = add->name;
+        f->fused.shape = add->shape;
+        f->fused.in[2] = r;
+        f->fused.n_in = 3;
+        absorbed[dm] = true;
+        return f;
+    }
+    return NULL;
+}
+
+/* mul(silu(dequant_matmul(x, wg)), dequant_matmul(x, wu)), either operand order. */
+static fusion *match_dequant_swiglu(const ir_graph *g, const int32_t *uses, int32_t i, bool *absorbed, rlx_status *st) {
+    const ir_node *mul = &g->nodes[i];
+    if (mul->op != IR_OP_MUL || mul->in[0] == mul->in[1]) return NULL;
+    for (int j = 0; j < 2; j++) {
+        int32_t s = mul->in[j], up = sole_dequant_in(g, uses, mul, 1 - j);
+        if (g->nodes[s].op != IR_OP_SILU || !sole_use(uses, s) || up < 0 || absorbed[up] || absorbed[s]) continue;
+        int32_t gate = sole_dequant_in(g, uses, &g->nodes[s], 0);
+        if (gate < 0 || absorbed[gate]) continue;
+        const ir_node *gn = &g->nodes[gate], *un = &g->nodes[up];
+        const ir_node *wg = &g->nodes[gn->in[1]], *wu = &g->nodes[un->in[1]];
+        if (gn->in[0] != un->in[0] || wg->dtype != wu->dtype || !same_shape(&wg->shape, &wu->shape) ||
+            !same_shape(&gn->shape, &mul->shape))
+            continue;
+        fusion *f = calloc(1, sizeof *f);
+        if (!f) { *st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "fuse: out of memory"); return NULL; }
+        f->fused = *gn;
+        f->fused.op = IR_OP_DEQUANT_SWIGLU;
+        f->fused.name = mul->name;
+        f->fused.shape = mul->shape;
+        f->fused.in[2] = un->in[1];
+        f->fused.n_in = 3;
+        absorbed[gate] = absorbed[s] = absorbed[up] = true;
+        return f;
+    }
+    return NULL;
+}
+
 rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *dst, int *n_fused) {
     *n_fused = 0;
     int32_t n = src->n_nodes;
@@ -78,6 +140,12 @@ rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *d
 
     for (int32_t i = 0; i < n; i++) {
         const ir_node *node = &src->nodes[i];
+        if (claims->dequant_epilogue && !absorbed[i] && !at_root[i] && (node->op == IR_OP_ADD || node->op == IR_OP_MUL)) {
+            at_root[i] = node->op == IR_OP_ADD ? match_dequant_add(src, uses, i, absorbed, &st)
+                                               : match_dequant_swiglu(src, uses, i, absorbed, &st);
+            if (st != RLX_OK) goto done;
+            if (at_root[i]) continue;
+        }
         if (claims->matmul_bias_act && node->op == IR_OP_MATMUL && sole_use(uses, i)) {
             int32_t root = i, bias = -1, act = RLX_ACT_NONE;
             int32_t next = user_of(src, root);

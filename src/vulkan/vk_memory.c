@@ -23,7 +23,11 @@ static int find_memory_type(const vk_ctx *c, uint32_t type_bits, VkMemoryPropert
 rlx_status vk_buf_create(vk_ctx *c, VkDeviceSize size, bool host_visible, const char *what, vk_buf *out) {
     memset(out, 0, sizeof *out);
     if (size == 0) size = 16;
-    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size,
+    /* 16 bytes of slack past the last whole 16-byte word: kernels that load
+     * aligned words around a 2-byte-aligned span (dequant_matvec_run.comp)
+     * may read a few bytes past the end of a tensor, never past the buffer */
+    VkDeviceSize alloc = (size + 15) / 16 * 16 + 16;
+    VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = alloc,
                               .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
                                        VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                               .sharingMode = VK_SHARING_MODE_EXCLUSIVE};

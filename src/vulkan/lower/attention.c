@@ -131,12 +131,15 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
 
     /* Few workgroups (decode, small batches) leave most of a GPU idle and
      * serialize the keys: split the keys over workgroups (at least
-     * ATT_SPLIT_MIN_KEYS each) and merge the partials in a second pass. */
+     * ATT_SPLIT_MIN_KEYS each) and merge the partials in a second pass. With
+     * an active extent (a KV cache) the shader splits the keys in use at run
+     * time, one tile or more each, so the split count may go down to tiles. */
     const uint64_t wgs = nblk * kvh;
+    const uint64_t min_keys = pc.kvlen ? bk : ATT_SPLIT_MIN_KEYS;
     uint64_t ns = 1, chunk = (uint64_t)Skv;
     if (wgs < ATT_TARGET_WGS / 2) {
         ns = ATT_TARGET_WGS / wgs;
-        if (ns > (uint64_t)Skv / ATT_SPLIT_MIN_KEYS) ns = (uint64_t)Skv / ATT_SPLIT_MIN_KEYS;
+        if (ns > (uint64_t)Skv / min_keys) ns = (uint64_t)Skv / min_keys;
         if (ns < 2) ns = 1;
     }
     if (ns > 1) {

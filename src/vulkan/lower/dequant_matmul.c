@@ -9,12 +9,11 @@
  *  - M <= DQ_MATVEC_MAX_M (decode): "dequant-matvec-<type>", one dispatch of
  *    dequant_matvec.comp. Memory-bound: every weight byte is read once,
  *    decoded in registers and multiplied with all M rows of x; no scratch.
- *  - larger M (prefill): "dequant-tiled-<type>", two dispatches: decode all of
- *    w to f32 in the scratch buffer (dequant_rows.comp), then matmul.c's tiled
- *    f32 GEMM on it. Costs N*K*4 bytes of scratch (e.g. 64 MiB for a 4096 x
- *    4096 layer, 2.3 GiB for a 151936 x 4096 vocabulary projection) and one
- *    extra write + read of the decoded matrix, which is small next to the
- *    GEMM's O(M) re-reads at prefill sizes. f32 weights skip the decode.
+ *  - larger M (prefill): dequant_gemm.c, one dispatch, no scratch: each
+ *    workgroup decodes the weight tile it needs into shared memory and
+ *    multiplies it there, on tensor cores ("dequant-mm-coopmat-<type>") or in
+ *    f32 ("dequant-mm-<type>"); f32 weights take matmul.c's tiled GEMM
+ *    directly ("dequant-tiled-f32").
  *
  * Tuning knob: RLX_VK_DQ_NR=1..4 sets the weight rows per subgroup of the
  * matvec (default 2 when there are enough rows to fill a large GPU, else 1).
@@ -29,10 +28,10 @@
 
 /* Mirrors the push block of shaders/dequant_matvec.comp (std430). */
 typedef struct dq_mv_push {
-    uint64_t x, w, out;
+    uint64_t x, w, w2, res, out;
     uint32_t M, N, K, row_bytes, tiles, pad0, pad1, pad2;
 } dq_mv_push;
-_Static_assert(sizeof(dq_mv_push) == 56, "dq_mv_push must match dequant_matvec.comp");
+_Static_assert(sizeof(dq_mv_push) == 72, "dq_mv_push must match dequant_matvec.comp");
 _Static_assert(sizeof(dq_mv_push) <= VK_MAX_PUSH, "dq_mv_push exceeds the push-constant budget");
 
 /* Mirrors the push block of shaders/dequant_rows.comp (std430). */
@@ -45,9 +44,9 @@ typedef struct dq_rows_push {
 _Static_assert(sizeof(dq_rows_push) == 56, "dq_rows_push must match dequant_rows.comp");
 _Static_assert(sizeof(dq_rows_push) <= VK_MAX_PUSH, "dq_rows_push exceeds the push-constant budget");
 
-typedef struct dq_names { const char *matvec, *tiled, *rows; } dq_names;
+typedef struct dq_names { const char *matvec, *tiled, *rows, *matvec_add, *matvec_swiglu; } dq_names;
 
-#define DQ_NAMES(t) {"dequant-matvec-" t, "dequant-tiled-" t, "dequant-rows-" t}
+#define DQ_NAMES(t) {"dequant-matvec-" t, "dequant-tiled-" t, "dequant-rows-" t, "dequant-matvec-add-" t, "dequant-matvec-swiglu-" t}
 static const dq_names NAMES[RLX_DTYPE_COUNT] = {
     [RLX_F32] = DQ_NAMES("f32"),   [RLX_F16] = DQ_NAMES("f16"),   [RLX_BF16] = DQ_NAMES("bf16"),
     [RLX_Q4_0] = DQ_NAMES("q4_0"), [RLX_Q4_1] = DQ_NAMES("q4_1"), [RLX_Q5_0] = DQ_NAMES("q5_0"),
@@ -124,6 +123,128 @@ static rlx_status emit_rows(vk_lower_ctx *c, const vk_tensor *table, const vk_te
     return RLX_OK;
 }
 
+static uint32_t env_u32(const char *name, uint32_t lo, uint32_t hi, uint32_t dflt) {
+    const char *v = getenv(name);
+    if (!v || !*v) return dflt;
+    char *end;
+    long n = strtol(v, &end, 10);
+    return *end == 0 && n >= (long)lo && n <= (long)hi ? (uint32_t)n : dflt;
+}
+
+/*
+ * dequant_matvec_run.comp (see its header) for Q8_0, Q4_K and Q6_K: groups of
+ * T lanes walk a row's 8-weight runs, so adjacent lanes read adjacent x.
+ * T: about a quarter of the runs per row (each lane takes ~4), between the
+ * subgroup size and 256. NR (rows per group): 4, 2 or 1, the most that keeps
+ * >= 256 workgroups. Returns false (nothing emitted) when it does not apply:
+ * another type, misaligned Q4_K rows, or RLX_VK_DQ_RUN=0 (or a list of type
+ * names without this one). RLX_VK_DQ_T / RLX_VK_DQ_NR override T / NR.
+ */
+static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w, uint64_t w2, uint64_t res,
+                            uint64_t out, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int epi,
+                            rlx_status *st) {
+    const vk_caps *cp = c->caps;
+    uint32_t sgs = cp->subgroup_size;
+    if (dt != RLX_Q8_0 && dt != RLX_Q4_K && dt != RLX_Q6_K) return false;
+    const char *only = getenv("RLX_VK_DQ_RUN");   /* "0": never; a list of type names: only those */
+    if (only && *only && strcmp(only, "1") != 0 && !strstr(only, rlx_dtype_name(dt))) return false;
+    if (sgs < 4 || sgs > 256 || 256 % sgs) return false;
+    bool a4 = w % 4 == 0 && row_bytes % 4 == 0 && (epi != 2 || w2 % 4 == 0);
+    bool a16 = w % 16 == 0 && row_bytes % 16 == 0 && (epi != 2 || w2 % 16 == 0);
+    if (dt == RLX_Q4_K && !a4) return false;
+    uint32_t runs = (uint32_t)(K / 8), T = 256;
+    while (T > sgs && T * 4 > runs) T /= 2;
+    T = env_u32("RLX_VK_DQ_T", 1, 256, T);
+    if (T < sgs || 256 % T) T = sgs;
+    uint32_t G = 256 / T;
+    uint32_t nr = 4;   /* rows per group: x loads shared by more rows, while >= 256 workgroups remain */
+    while (nr > 1 && cdiv(N, (int64_t)G * nr) < 256) nr /= 2;
+    nr = epi == 2 ? 1 : env_u32("RLX_VK_DQ_NR", 1, 4, nr);
+    if (nr == 3) nr = 2;
+    int64_t tiles = cdiv(N, (int64_t)G * nr);
+    dq_mv_push p;
+    memset(&p, 0, sizeof p);
+    p.x = x;
+    p.w = w;
+    p.w2 = w2;
+    p.res = res;
+    p.out = out;
+    p.M = (uint32_t)M;
+    p.N = (uint32_t)N;
+    p.K = (uint32_t)K;
+    p.row_bytes = (uint32_t)row_bytes;
+    p.tiles = (uint32_t)tiles;
+    vk_dispatch *d = vk_emit(c, "dequant_matvec_run", &p, sizeof p);
+    if (!d) {
+        *st = RLX_STATUS_INTERNAL;
+        return true;
+    }
+    d->spec[0] = (uint32_t)dt;
+    d->spec[1] = (uint32_t)M;
+    d->spec[2] = T;
+    d->spec[3] = nr;
+    d->spec[4] = x % 16 == 0;
+    d->spec[5] = (uint32_t)epi;
+    d->spec[6] = (a4 ? 1u : 0u) | (a4 && a16 ? 2u : 0u);
+    d->n_spec = 7;
+    d->groups[0] = (uint32_t)RLX_MIN(tiles, (int64_t)max_groups(cp, 0));
+    d->groups[1] = 1;
+    d->groups[2] = 1;
+    *st = RLX_OK;
+    return true;
+}
+
+static bool matvec_ok(const vk_caps *cp) {
+    uint32_t sgs = cp->subgroup_size;
+    return sgs >= 4 && sgs <= 256 && 256 % sgs == 0;
+}
+
+/* One dequant_matvec.comp dispatch: out[M, N] = x · wᵀ (epi 0), + res (epi 1),
+ * or silu(x · wᵀ) * (x · w2ᵀ) (epi 2: a subgroup per output row, its two
+ * weight rows the gate and the up row). */
+static rlx_status emit_matvec(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w, uint64_t w2, uint64_t res,
+                              uint64_t out, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int epi) {
+    const vk_caps *cp = c->caps;
+    rlx_status rst;
+    if (emit_matvec_run(c, dt, x, w, w2, res, out, M, N, K, row_bytes, epi, &rst)) return rst;
+    uint32_t nsg = 256 / cp->subgroup_size;
+    uint32_t nr = cdiv(N, 2 * nsg) >= DQ_WIDE_GRID ? 2 : 1;
+    const char *env = getenv("RLX_VK_DQ_NR");
+    if (env && env[0] >= '1' && env[0] <= '4' && env[1] == 0) nr = (uint32_t)(env[0] - '0');
+    if (epi == 2) nr = 2;   /* the gate row and the up row */
+    int64_t tiles = cdiv(N, (int64_t)nsg * (epi == 2 ? 1 : nr));
+    dq_mv_push p;
+    memset(&p, 0, sizeof p);
+    p.x = x;
+    p.w = w;
+    p.w2 = w2;
+    p.res = res;
+    p.out = out;
+    p.M = (uint32_t)M;
+    p.N = (uint32_t)N;
+    p.K = (uint32_t)K;
+    p.row_bytes = (uint32_t)row_bytes;
+    p.tiles = (uint32_t)tiles;
+    uint32_t bb = block_bytes(dt), vec = 0;
+    uint64_t es = rlx_dtype_size(dt);
+    bool w_aligned = !bb && es && w % (4 * es) == 0 && (epi != 2 || w2 % (4 * es) == 0);   /* float weights */
+    if (K % 4 == 0 && x % 16 == 0) vec |= 1;
+    if (!bb && K % 4 == 0 && w_aligned) vec |= 2;
+    vk_dispatch *d = vk_emit(c, "dequant_matvec", &p, sizeof p);
+    if (!d) return RLX_STATUS_INTERNAL;
+    d->spec[0] = (uint32_t)dt;
+    d->spec[1] = (uint32_t)M;
+    d->spec[2] = nr;
+    d->spec[3] = bb && bb % 4 == 0 && w % 4 == 0 && (epi != 2 || w2 % 4 == 0);
+    d->spec[4] = vec;
+    d->spec[5] = (uint32_t)epi;
+    d->n_spec = 6;
+    d->groups[0] = (uint32_t)RLX_MIN(tiles, (int64_t)max_groups(cp, 0));
+    d->groups[1] = 1;
+    d->groups[2] = 1;
+    return RLX_OK;
+}
+
 rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c) {
     char lb[160];
     if (c->n_in < 2) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", label(c, lb, sizeof lb), c->n_in);
@@ -155,51 +276,13 @@ rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c) {
     }
 
     /* ---- decode shapes: dequant_matvec.comp ---- */
-    uint32_t sgs = cp->subgroup_size;
-    if (M <= DQ_MATVEC_MAX_M && sgs >= 4 && sgs <= 256 && 256 % sgs == 0) {
-        uint32_t nsg = 256 / sgs;
-        uint32_t nr = cdiv(N, 2 * nsg) >= DQ_WIDE_GRID ? 2 : 1;
-        const char *env = getenv("RLX_VK_DQ_NR");
-        if (env && env[0] >= '1' && env[0] <= '4' && env[1] == 0) nr = (uint32_t)(env[0] - '0');
-        int64_t tiles = cdiv(N, (int64_t)nsg * nr);
-        dq_mv_push p;
-        memset(&p, 0, sizeof p);
-        p.x = x->addr;
-        p.w = w->addr;
-        p.out = o->addr;
-        p.M = (uint32_t)M;
-        p.N = (uint32_t)N;
-        p.K = (uint32_t)K;
-        p.row_bytes = (uint32_t)row_bytes;
-        p.tiles = (uint32_t)tiles;
-        uint32_t bb = block_bytes(dt), vec = 0;
-        uint64_t es = rlx_dtype_size(dt);
-        if (K % 4 == 0 && x->addr % 16 == 0) vec |= 1;
-        if (!bb && K % 4 == 0 && w->addr % (4 * es) == 0) vec |= 2;
-        vk_dispatch *d = vk_emit(c, "dequant_matvec", &p, sizeof p);
-        if (!d) return RLX_STATUS_INTERNAL;
-        d->spec[0] = (uint32_t)dt;
-        d->spec[1] = (uint32_t)M;
-        d->spec[2] = nr;
-        d->spec[3] = bb && bb % 4 == 0 && w->addr % 4 == 0;
-        d->spec[4] = vec;
-        d->n_spec = 5;
-        d->groups[0] = (uint32_t)RLX_MIN(tiles, (int64_t)max_groups(cp, 0));
-        d->groups[1] = 1;
-        d->groups[2] = 1;
+    if (M <= DQ_MATVEC_MAX_M && matvec_ok(cp)) {
         c->tier = NAMES[dt].matvec;
-        return RLX_OK;
+        return emit_matvec(c, dt, x->addr, w->addr, 0, 0, o->addr, M, N, K, row_bytes, 0);
     }
 
-    /* ---- prefill: decode to f32 scratch, then the tiled f32 GEMM ---- */
-    c->tier = NAMES[dt].tiled;
-    if (dt == RLX_F32) return vk_emit_matmul_f32_nt(c, x->addr, w->addr, o->addr, M, N, K, false);
-    if (N * K >= DQ_INDEX_LIMIT)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: decoded weights of 2^31 or more elements", label(c, lb, sizeof lb));
-    c->scratch_bytes = ((uint64_t)N * (uint64_t)K * 4 + 255) & ~(uint64_t)255;
-    st = emit_rows(c, w, NULL, c->scratch_addr, (uint64_t)N, K, row_bytes, true);
-    if (st) return st;
-    return vk_emit_matmul_f32_nt(c, x->addr, c->scratch_addr, o->addr, M, N, K, true);
+    /* ---- prefill: weight tiles decoded into shared memory (dequant_gemm.c) ---- */
+    return vk_lower_dequant_gemm(c, M, N, K, row_bytes);
 }
 
 rlx_status vk_lower_dequant_rows(vk_lower_ctx *c) {
@@ -228,4 +311,108 @@ rlx_status vk_lower_dequant_rows(vk_lower_ctx *c) {
     uint64_t row_bytes = rlx_tensor_bytes(t->dtype, t->rank - 1, t->dims + 1);
     if (!row_bytes || K % 32) return rlx_fail(RLX_STATUS_SHAPE, "%s: rows are not whole blocks", label(c, lb, sizeof lb));
     return emit_rows(c, t, ids, o->addr, (uint64_t)ids->numel, K, row_bytes, false);
+}
+
+/* Mirrors the push block of shaders/epilogue.comp (std430). */
+typedef struct dq_epi_push {
+    uint64_t a, b, out;
+    uint32_t n, pad;
+} dq_epi_push;
+_Static_assert(sizeof(dq_epi_push) == 32, "dq_epi_push must match epilogue.comp");
+
+static rlx_status emit_epilogue(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64_t out, int64_t n, int epi, bool scratch) {
+    dq_epi_push p = {a, b, out, (uint32_t)n, 0};
+    vk_dispatch *d = vk_emit(c, "epilogue", &p, sizeof p);
+    if (!d) return RLX_STATUS_INTERNAL;
+    d->spec[0] = (uint32_t)epi;
+    d->n_spec = 1;
+    d->uses_scratch = scratch;
+    vk_grid_1d(c->caps, (uint64_t)n, 256, d->groups);
+    return RLX_OK;
+}
+
+/* Lowers the unfused DEQUANT_MATMUL of x = c->in[0] and w into out through
+ * a sub-context, appending its dispatches to c (marked as scratch users when
+ * out is in scratch); *scratch_need gets the scratch it used itself. */
+static rlx_status lower_product(vk_lower_ctx *c, const vk_tensor *w, uint64_t out, bool out_in_scratch,
+                                uint64_t *scratch_need) {
+    vk_lower_ctx s = *c;
+    s.n_in = 2;
+    s.in[1] = *w;
+    s.out.addr = out;
+    s.n_d = 0;
+    s.scratch_bytes = 0;
+    rlx_status st = vk_lower_dequant_matmul(&s);
+    if (st != RLX_OK) return st;
+    for (int k = 0; k < s.n_d; k++) {
+        if (c->n_d >= VK_MAX_DISPATCHES) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: too many dispatches for one node");
+        c->d[c->n_d] = s.d[k];
+        c->d[c->n_d].uses_scratch |= out_in_scratch;
+        c->n_d++;
+    }
+    *scratch_need = s.scratch_bytes;
+    return RLX_OK;
+}
+
+/*
+ * DEQUANT_MATMUL_ADD (x, w, r) and DEQUANT_SWIGLU (x, wg, wu), made by
+ * passes/fuse.c. Decode shapes: one dequant_matvec.comp dispatch with the
+ * epilogue, so a decoder's residual adds and SwiGLU cost no dispatches of
+ * their own. Other shapes: the unfused lowering makes the products (into
+ * out, or into scratch for the two SwiGLU products), then epilogue.comp.
+ */
+rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) {
+    char lb[160];
+    if (c->n_in != 3) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", label(c, lb, sizeof lb), c->n_in);
+    bool swiglu = c->node->op == IR_OP_DEQUANT_SWIGLU;
+    const vk_tensor *x = &c->in[0], *w = &c->in[1], *third = &c->in[2], *o = &c->out;
+    rlx_dtype dt = w->dtype;
+    if (swiglu) {
+        rlx_status st = check_weights(c, third, "up weights");
+        if (st) return st;
+        if (third->dtype != dt || third->rank != 2 || third->dims[0] != w->dims[0] || third->dims[1] != w->dims[1])
+            return rlx_fail(RLX_STATUS_SHAPE, "%s: gate and up weights differ", label(c, lb, sizeof lb));
+    } else if (third->dtype != RLX_F32 || third->numel != o->numel) {
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: the residual must be f32 shaped like the output", label(c, lb, sizeof lb));
+    }
+    /* the unfused lowering checks x, w and out, and says which tier they take */
+    vk_lower_ctx probe = *c;
+    probe.n_in = 2;
+    probe.n_d = 0;
+    probe.scratch_bytes = 0;
+    rlx_status st = vk_lower_dequant_matmul(&probe);
+    if (st != RLX_OK) return st;
+    if (o->numel == 0) {
+        c->tier = "empty";
+        return RLX_OK;
+    }
+    int64_t N = w->dims[0], K = w->dims[1], M = o->numel / N;
+    if (probe.n_d == 1 && (strcmp(probe.d[0].shader, "dequant_matvec") == 0 || strcmp(probe.d[0].shader, "dequant_matvec_run") == 0)) {
+        c->tier = swiglu ? NAMES[dt].matvec_swiglu : NAMES[dt].matvec_add;
+        return emit_matvec(c, dt, x->addr, w->addr, swiglu ? third->addr : 0, swiglu ? 0 : third->addr, o->addr, M, N,
+                           K, rlx_tensor_bytes(dt, 1, &K), swiglu ? 2 : 1);
+    }
+    uint64_t need = 0;
+    uint64_t bytes = (uint64_t)o->numel * 4;
+    if (!swiglu && (o->addr >= third->addr + bytes || third->addr >= o->addr + bytes)) {
+        c->tier = "dequant-gemm+add";
+        if ((st = lower_product(c, w, o->addr, false, &need)) != RLX_OK) return st;
+        c->scratch_bytes = need;
+        return emit_epilogue(c, o->addr, third->addr, o->addr, o->numel, 1, false);
+    }
+    if (!swiglu) {   /* out shares the residual's memory: the product goes to scratch first */
+        c->tier = "dequant-gemm+add";
+        uint64_t base = (probe.scratch_bytes + 255) & ~(uint64_t)255, prod = c->scratch_addr + base;
+        if ((st = lower_product(c, w, prod, true, &need)) != RLX_OK) return st;
+        c->scratch_bytes = base + bytes;
+        return emit_epilogue(c, prod, third->addr, o->addr, o->numel, 1, true);
+    }
+    c->tier = "dequant-gemm+swiglu";
+    uint64_t prod = ((uint64_t)o->numel * 4 + 255) & ~(uint64_t)255;
+    uint64_t base = (probe.scratch_bytes + 255) & ~(uint64_t)255;
+    uint64_t gate = c->scratch_addr + base, up = gate + prod;
+    if ((st = lower_product(c, w, gate, true, &need)) != RLX_OK || (st = lower_product(c, third, up, true, &need)) != RLX_OK)
+        return st;
+    c->scratch_bytes = base + 2 * prod;
+    return emit_epilogue(c, gate, up, o->addr, o->numel, 2, true);
 }

@@ -146,9 +146,12 @@ void main() {
         uint maxi = (r0 / p.Sq != last / p.Sq) ? p.Sq - 1u : last % p.Sq;
         kv_end = uint(clamp(offs + int(maxi) + 1, 0, int(L)));
     }
-    // this workgroup's keys: [ks, ke)
-    const uint ks = split * p.chunk;
-    kv_end = min(kv_end, ks + p.chunk);
+    // this workgroup's keys: [ks, ke). With an active extent the split is of
+    // the L keys that exist now (whole tiles each), not of the capacity, so a
+    // short context still spreads over all splits.
+    const uint chunk = (NSPLIT > 1u && p.kvlen != 0ul) ? ((L + NSPLIT - 1u) / NSPLIT + BK - 1u) / BK * BK : p.chunk;
+    const uint ks = split * chunk;
+    kv_end = min(kv_end, ks + chunk);
 
     // Q tile
     for (uint i = tid; i < BQ * D4; i += 128) {

@@ -13,6 +13,12 @@
 //
 // f32/f16/bf16 weights (any K) take a plain path: 4 elements per lane step,
 // vector loads when VEC proved them aligned, guarded scalars otherwise.
+//
+// Fused epilogues (EPI, for the fused DEQUANT_MATMUL_ADD / DEQUANT_SWIGLU):
+// 1 adds res[m, n] to each result; 2 is SwiGLU: a subgroup's two "rows" are
+// row n of w (gate) and row n of w2 (up), and it stores silu(gate) * up. Each
+// output element reads its res element before writing it, so out may alias
+// res.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -29,9 +35,10 @@ layout(constant_id = 1) const uint NM = 1;     // rows of x (= M), 1..8
 layout(constant_id = 2) const uint NR = 1;     // weight rows per subgroup, 1..4
 layout(constant_id = 3) const uint A4 = 0;     // w: 32-bit loads at 4-aligned block offsets
 layout(constant_id = 4) const uint VEC = 0;    // bit 0: x rows 16-byte aligned (and K % 4 == 0); bit 1: same for float w
+layout(constant_id = 5) const uint EPI = 0;    // 0 store, 1 + res, 2 SwiGLU (NR = 2: gate row, up row)
 
 layout(push_constant, std430) uniform Push {
-    uint64_t x, w, out_;
+    uint64_t x, w, w2, res, out_;
     uint M, N, K;
     uint row_bytes;   // bytes of one row of w
     uint tiles;       // row groups of gl_NumSubgroups * NR rows
@@ -88,10 +95,13 @@ void main() {
     uint lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize;
 
     for (uint tile = gl_WorkGroupID.x; tile < p.tiles; tile += gl_NumWorkGroups.x) {
-        uint n0 = (tile * nsg + sg) * NR;
+        uint n0 = (tile * nsg + sg) * (EPI == 2u ? 1u : NR);
         if (n0 >= p.N) continue;   // subgroup-uniform
         uint64_t rows[NR];
-        [[unroll]] for (uint r = 0u; r < NR; r++) rows[r] = p.w + uint64_t(min(n0 + r, p.N - 1u)) * uint64_t(p.row_bytes);
+        [[unroll]] for (uint r = 0u; r < NR; r++) {
+            if (EPI == 2u) rows[r] = (r == 0u ? p.w : p.w2) + uint64_t(n0) * uint64_t(p.row_bytes);
+            else rows[r] = p.w + uint64_t(min(n0 + r, p.N - 1u)) * uint64_t(p.row_bytes);
+        }
         float acc[NR][NM];
         [[unroll]] for (uint r = 0u; r < NR; r++)
             [[unroll]] for (uint m = 0u; m < NM; m++) acc[r][m] = 0.0;
@@ -132,10 +142,18 @@ void main() {
             }
         }
 
-        [[unroll]] for (uint r = 0u; r < NR; r++) {
+        if (EPI == 2u) {
             [[unroll]] for (uint m = 0u; m < NM; m++) {
-                float s = subgroupAdd(acc[r][m]);
-                if (lane == 0u && n0 + r < p.N) F32Buf(p.out_).v[m * p.N + n0 + r] = s;
+                float gate = subgroupAdd(acc[0][m]), up = subgroupAdd(acc[NR - 1u][m]);
+                if (lane == 0u) F32Buf(p.out_).v[m * p.N + n0] = gate / (1.0 + exp(-gate)) * up;
+            }
+        } else {
+            [[unroll]] for (uint r = 0u; r < NR; r++) {
+                [[unroll]] for (uint m = 0u; m < NM; m++) {
+                    float s = subgroupAdd(acc[r][m]);
+                    uint oi = m * p.N + n0 + r;
+                    if (lane == 0u && n0 + r < p.N) F32Buf(p.out_).v[oi] = EPI == 1u ? s + F32Buf(p.res).v[oi] : s;
+                }
             }
         }
     }

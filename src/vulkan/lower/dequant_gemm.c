@@ -1,0 +1,182 @@
+/*
+ * dequant_gemm.c — the prefill tiers of DEQUANT_MATMUL (M > 8 rows of x),
+ * called from dequant_matmul.c: out[M, N] = x[M, K] · w[N, K]ᵀ with w in its
+ * storage type. Each workgroup decodes the weight tile it needs straight into
+ * shared memory, so no scratch is used and the decoded matrix never goes
+ * through device memory (the former path decoded all of w to f32 scratch:
+ * N*K*4 bytes, 2.3 GiB for a 151936 x 4096 vocabulary projection).
+ *
+ * Tiers, per node:
+ *  - "dequant-mm-coopmat-<type>": dequant_mm_coopmat.comp, tensor cores
+ *    through VK_NV_cooperative_matrix; weights decoded to f16, x rounded to
+ *    f16, f32 accumulation. Chosen where the device has what matmul.c's
+ *    coopmat tier needs (NV cooperative matrix, f16 arithmetic, subgroups of
+ *    32; RLX_VK_NO_COOPMAT=1 turns it off) and the rounding is within what
+ *    the weights already cost: block types and f16 weights always (their own
+ *    error is at least f16's), f32 and bf16 weights (bf16's range exceeds
+ *    f16's) only under the fast precision policy.
+ *  - "dequant-mm-<type>": dequant_mm.comp, f32 FMA tiles, any device.
+ *  - "dequant-tiled-f32": f32 weights need no decoding and take matmul.c's
+ *    tiled f32 GEMM directly.
+ *
+ * Knobs: RLX_VK_DQ_MM=WMxWNxBK (e.g. 4x4x32) sets the coopmat tier's
+ * accumulator fragments per subgroup and depth, like RLX_VK_MM_COOP for
+ * matmul_coopmat (tuning); RLX_VK_DQ_MM_SHARED=<bytes> caps the shared memory
+ * these tiers assume, to test the paths of smaller devices (single-buffered
+ * f32 tiles, coopmat steps of one part).
+ */
+#include "vulkan/vk_lower.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Mirrors DqmmPush in shaders/dequant_mm_common.glsl (std430). */
+typedef struct dqmm_push {
+    uint64_t x, w, out;
+    uint32_t M, N, K, row_bytes, parts, tiles_m, pad0, pad1;
+} dqmm_push;
+_Static_assert(sizeof(dqmm_push) == 56, "dqmm_push must match dequant_mm_common.glsl");
+_Static_assert(sizeof(dqmm_push) <= VK_MAX_PUSH, "dqmm_push exceeds the push-constant budget");
+
+/* dequant_mm.comp: a 64 x 64 tile, K steps of 32, x and w tiles of 32 x 64 floats. */
+#define DQMM_BM         64
+#define DQMM_BN         64
+#define DQMM_SHARED_ONE ((uint64_t)2 * 32 * 64 * 4)   /* one buffer of each: 16 KiB, the Vulkan minimum */
+
+typedef struct dqmm_names { const char *mm, *coop; } dqmm_names;
+
+#define DQMM_NAMES(t) {"dequant-mm-" t, "dequant-mm-coopmat-" t}
+static const dqmm_names NAMES[RLX_DTYPE_COUNT] = {
+    [RLX_F32] = DQMM_NAMES("f32"),   [RLX_F16] = DQMM_NAMES("f16"),   [RLX_BF16] = DQMM_NAMES("bf16"),
+    [RLX_Q4_0] = DQMM_NAMES("q4_0"), [RLX_Q4_1] = DQMM_NAMES("q4_1"), [RLX_Q5_0] = DQMM_NAMES("q5_0"),
+    [RLX_Q5_1] = DQMM_NAMES("q5_1"), [RLX_Q8_0] = DQMM_NAMES("q8_0"), [RLX_Q2_K] = DQMM_NAMES("q2_K"),
+    [RLX_Q3_K] = DQMM_NAMES("q3_K"), [RLX_Q4_K] = DQMM_NAMES("q4_K"), [RLX_Q5_K] = DQMM_NAMES("q5_K"),
+    [RLX_Q6_K] = DQMM_NAMES("q6_K"), [RLX_Q8_K] = DQMM_NAMES("q8_K"),
+};
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static const char *label(const vk_lower_ctx *c, char *buf, size_t n) {
+    return ir_node_label(c->g, (int32_t)(c->node - c->g->nodes), buf, n);
+}
+
+static uint32_t max_groups(const vk_caps *caps, int axis) {
+    uint32_t m = caps->max_workgroup_count[axis];
+    return m ? m : 65535u;
+}
+
+/* Shared memory of dequant_mm_coopmat.comp: x and w tiles of BK (+ 8) halves per row, f32 staging. */
+static uint64_t coop_shared(uint32_t wm, uint32_t wn, uint32_t bk) {
+    uint64_t bm = 32 * wm, bn = 64 * wn, sa = (bk + 8) / 8;
+    return (bm + bn) * sa * 16 + 8 * 256 * 4;
+}
+
+/* Shared memory the tiers may use: the device's, or less (RLX_VK_DQ_MM_SHARED). */
+static uint64_t shared_cap(const vk_caps *cp) {
+    uint64_t cap = cp->max_shared_memory;
+    const char *env = getenv("RLX_VK_DQ_MM_SHARED");
+    char *end;
+    unsigned long long v = env && *env ? strtoull(env, &end, 10) : 0;
+    if (v && *end == 0 && v < cap) cap = v;
+    return cap;
+}
+
+/* Coopmat tier's fragments per subgroup WM x WN and depth BK. */
+static void coop_tile(uint64_t shared, uint32_t t[3]) {
+    t[0] = 4, t[1] = 2, t[2] = 64;   /* 128 x 128 tiles, 44 KiB shared; one decode per invocation per step */
+    const char *env = getenv("RLX_VK_DQ_MM");
+    unsigned wm, wn, bk;
+    if (env && sscanf(env, "%ux%ux%u", &wm, &wn, &bk) == 3 && (wm == 2 || wm == 4) && (wn == 2 || wn == 4) &&
+        (bk == 32 || bk == 64))
+        t[0] = wm, t[1] = wn, t[2] = bk;
+    if (coop_shared(t[0], t[1], t[2]) > shared) t[2] = 32;
+}
+
+/* Called by vk_lower_dequant_matmul (declared there) after its checks: x and
+ * out f32, w a decodable [N, K] with rows of row_bytes, M > 0, K > 0, and
+ * M*K, M*N and N below 2^31 (shader indices are 32-bit; weight addresses are
+ * 64-bit, so N*K itself is not limited). */
+rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes) {
+    char lb[160];
+    const vk_tensor *x = &c->in[0], *w = &c->in[1], *o = &c->out;
+    const vk_caps *cp = c->caps;
+    rlx_dtype dt = w->dtype;
+    bool block = rlx_dtype_is_quantized(dt);
+    uint64_t es = block ? 0 : rlx_dtype_size(dt);
+    uint32_t bb = 0;
+    if (block) {
+        int64_t be = dt >= RLX_Q2_K ? 256 : 32;
+        bb = (uint32_t)rlx_tensor_bytes(dt, 1, &be);
+    }
+
+    uint64_t shared = shared_cap(cp);
+    uint32_t ct[3];
+    coop_tile(shared, ct);
+    uint32_t cbn = 64 * ct[1];
+    bool coop_prec = block || dt == RLX_F16 || c->precision == VK_PRECISION_FAST;
+    bool coop = cp->coopmat_nv && cp->shader_float16 && cp->subgroup_size == 32 && coop_prec &&
+                coop_shared(ct[0], ct[1], ct[2]) <= shared && cdiv(N, cbn) <= max_groups(cp, 0);
+
+    if (dt == RLX_F32 && !coop) {
+        c->tier = "dequant-tiled-f32";
+        return vk_emit_matmul_f32_nt(c, x->addr, w->addr, o->addr, M, N, K, false);
+    }
+
+    dqmm_push p;
+    memset(&p, 0, sizeof p);
+    p.x = x->addr;
+    p.w = w->addr;
+    p.out = o->addr;
+    p.M = (uint32_t)M;
+    p.N = (uint32_t)N;
+    p.K = (uint32_t)K;
+    p.row_bytes = (uint32_t)row_bytes;
+    p.parts = (uint32_t)cdiv(K, 32);   /* block rows are whole blocks, so K % 32 == 0 there */
+
+    uint32_t vec = 0;
+    if (K % 4 == 0 && x->addr % 16 == 0) vec |= 1;
+    if (!block && K % 4 == 0 && w->addr % (4 * es) == 0) vec |= 2;
+    uint32_t a4 = block && bb % 4 == 0 && w->addr % 4 == 0;
+    vk_dispatch *d;
+
+    if (coop) {
+        uint32_t bm = 32 * ct[0];
+        int64_t tiles_m = cdiv(M, bm);
+        p.tiles_m = (uint32_t)tiles_m;
+        if (dt == RLX_F16 && K % 8 == 0 && w->addr % 16 == 0) vec |= 8;
+        if (!(d = vk_emit(c, "dequant_mm_coopmat", &p, sizeof p))) return RLX_STATUS_INTERNAL;
+        d->spec[0] = (uint32_t)dt;
+        d->spec[1] = a4;
+        d->spec[2] = vec;
+        d->spec[3] = ct[0];
+        d->spec[4] = ct[1];
+        d->spec[5] = ct[2];
+        d->n_spec = 6;
+        d->groups[0] = (uint32_t)cdiv(N, cbn);
+        d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)max_groups(cp, 1));
+        d->groups[2] = 1;
+        c->tier = NAMES[dt].coop;
+        return RLX_OK;
+    }
+
+    if (shared < DQMM_SHARED_ONE)
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: the fused dequant GEMM needs %llu bytes of shared memory, %llu available",
+                        label(c, lb, sizeof lb), (unsigned long long)DQMM_SHARED_ONE, (unsigned long long)shared);
+    if (cdiv(N, DQMM_BN) > max_groups(cp, 0))
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: N = %lld needs more workgroups than the device allows",
+                        label(c, lb, sizeof lb), (long long)N);
+    int64_t tiles_m = cdiv(M, DQMM_BM);
+    p.tiles_m = (uint32_t)tiles_m;
+    if (N % 4 == 0 && o->addr % 16 == 0) vec |= 4;
+    if (!(d = vk_emit(c, "dequant_mm", &p, sizeof p))) return RLX_STATUS_INTERNAL;
+    d->spec[0] = (uint32_t)dt;
+    d->spec[1] = a4;
+    d->spec[2] = vec;
+    d->spec[3] = shared >= 2 * DQMM_SHARED_ONE;   /* double-buffered */
+    d->n_spec = 4;
+    d->groups[0] = (uint32_t)cdiv(N, DQMM_BN);
+    d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)max_groups(cp, 1));
+    d->groups[2] = 1;
+    c->tier = NAMES[dt].mm;
+    return RLX_OK;
+}

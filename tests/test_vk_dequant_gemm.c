@@ -1,0 +1,250 @@
+/*
+ * test_vk_dequant_gemm.c — the prefill tiers of DEQUANT_MATMUL on Vulkan
+ * (M > 8: src/vulkan/lower/dequant_gemm.c, shaders/dequant_mm*.comp) for
+ * every weight type, against a float64 reference over the decoded weights
+ * and against the CPU backend (exact decoding, RLX_CPU_EXACT_QUANT=1).
+ *
+ * Shapes: M in {9, 17, 64, 100} (below, at and past one 64-row tile), N no
+ * multiple of the 64-wide tile (and one multiple of 4 for vector stores), K
+ * whole blocks but several 32-element parts (K-quants: two blocks), float
+ * weights with K past the last whole part and K % 4 != 0 (guarded loads).
+ *
+ * Each case also checks the tier in the report. Where the device the tests
+ * use has the cooperative-matrix tier (NV cooperative matrix, f16 arithmetic,
+ * subgroups of 32, RLX_VK_NO_COOPMAT unset) block and f16 weights must take
+ * "dequant-mm-coopmat-<type>": run with RLX_TEST_VK_DEVICE=H200 there. That
+ * tier rounds x and the weights to f16, so its bound is 3e-3 instead of 2e-5.
+ */
+#include "vk_parity.h"
+#include "io/quant.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define TOL_F32  2e-5
+#define TOL_COOP 3e-3
+
+static const rlx_dtype all_types[] = {RLX_F32, RLX_F16, RLX_BF16, RLX_Q4_0, RLX_Q4_1, RLX_Q5_0, RLX_Q5_1,
+                                      RLX_Q8_0, RLX_Q2_K, RLX_Q3_K, RLX_Q4_K, RLX_Q5_K, RLX_Q6_K, RLX_Q8_K};
+
+/* Random [N, K] weights stored as dt; *decoded gets what the stored bytes mean. */
+static void *weights(rlx_dtype dt, int64_t N, int64_t K, double **decoded, size_t *bytes) {
+    int64_t dims[2] = {N, K};
+    *bytes = rlx_tensor_bytes(dt, 2, dims);
+    size_t n = (size_t)(N * K);
+    float *f = malloc(sizeof(float) * n), *back = malloc(sizeof(float) * n);
+    test_fill_uniform_f32(f, N * K, -1, 1);
+    void *q = malloc(*bytes);
+    uint32_t qt = quant_type_of_dtype(dt);
+    quant_quantize_row(qt, f, q, N * K);
+    quant_dequantize_row(qt, q, back, N * K);
+    *decoded = malloc(sizeof(double) * n);
+    for (size_t i = 0; i < n; i++) (*decoded)[i] = back[i];
+    free(f);
+    free(back);
+    return q;
+}
+
+/* 1 when the device the Vulkan side compiles for has the cooperative-matrix
+ * tier, 0 when it has not, -1 when that device is not known (several devices
+ * and no RLX_TEST_VK_DEVICE). */
+static int device_has_coopmat(void) {
+    const char *no = getenv("RLX_VK_NO_COOPMAT");
+    if (no && *no && strcmp(no, "0") != 0) return 0;
+    const char *want = getenv("RLX_TEST_VK_DEVICE");
+    int n = rlx_vulkan_device_count(), found = -1;
+    for (int i = 0; i < n && found < 0; i++) {
+        char *d = rlx_vulkan_device_describe(i);
+        if (!d) continue;
+        char *eol = strchr(d, '\n');
+        if (eol) *eol = 0;
+        bool match = want && *want ? strstr(d, want) != NULL : n == 1;
+        if (eol) *eol = '\n';
+        if (match)
+            found = strstr(d, "coop. matrix     NV yes;") && strstr(d, "subgroup size    32\n") &&
+                    strstr(d, "fp16 arithmetic  yes");
+        free(d);
+    }
+    return found;
+}
+
+/* The tier of the n-th dequant_matmul node in the report, or "". */
+static void tier_of(const char *report, int nth, char *out, size_t cap) {
+    out[0] = 0;
+    const char *s = report;
+    for (int seen = 0; s && (s = strstr(s, "dequant_matmul")); s++) {
+        if (seen++ < nth) continue;
+        const char *eol = strchr(s, '\n');
+        if (!eol) eol = s + strlen(s);
+        const char *b = eol;
+        while (b > s && b[-1] == ' ') b--;
+        const char *e = b;
+        while (b > s && b[-1] != ' ') b--;
+        size_t len = (size_t)(e - b) < cap - 1 ? (size_t)(e - b) : cap - 1;
+        memcpy(out, b, len);
+        out[len] = 0;
+        return;
+    }
+}
+
+typedef struct gemm_case {
+    rlx_dtype     dt;
+    int64_t       N, K;
+    const int64_t *Ms;
+    int           nM;
+    rlx_precision precision;
+    int           coop_count;   /* out: nodes that took the coopmat tier */
+} gemm_case;
+
+/* One graph with a dequant_matmul per M (all on the same w), compiled for the
+ * CPU and for Vulkan; every output is checked against float64 and the CPU. */
+static bool run_gemm_case(gemm_case *gc) {
+    enum { MAXM = 8 };
+    rlx_dtype dt = gc->dt;
+    int64_t N = gc->N, K = gc->K;
+    const char *tn = rlx_dtype_name(dt);
+    double *wd;
+    size_t wbytes;
+    void *w = weights(dt, N, K, &wd, &wbytes);
+    rlx_graph *g = rlx_graph_new();
+    int64_t wdims[2] = {N, K};
+    rlx_node wn = rlx_param(g, "w", dt, 2, wdims);
+    rlx_tensor in[MAXM];
+    float *x[MAXM] = {0};
+    char names[MAXM][2][8];
+    for (int i = 0; i < gc->nM; i++) {
+        int64_t M = gc->Ms[i], xd[2] = {M, K};
+        snprintf(names[i][0], sizeof names[i][0], "x%d", i);
+        snprintf(names[i][1], sizeof names[i][1], "y%d", i);
+        x[i] = malloc(sizeof(float) * (size_t)(M * K));
+        test_fill_uniform_f32(x[i], M * K, -1, 1);
+        in[i] = (rlx_tensor){.name = names[i][0], .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = x[i],
+                             .bytes = sizeof(float) * (size_t)(M * K)};
+        rlx_output(g, names[i][1], rlx_dequant_matmul(g, rlx_input(g, names[i][0], RLX_F32, 2, xd), wn));
+    }
+    rlx_compile_options oc, ov;
+    rlx_compile_options_init(&oc);
+    oc.backend = RLX_BACKEND_CPU;
+    vkp_options(&ov);
+    ov.precision = gc->precision;
+    rlx_exec *ec = NULL, *ev = NULL;
+    setenv("RLX_CPU_EXACT_QUANT", "1", 1);   /* also covers host steps of the Vulkan run */
+    bool ok = rlx_compile(g, &oc, &ec) == RLX_OK && rlx_compile(g, &ov, &ev) == RLX_OK &&
+              rlx_exec_set_param(ec, "w", dt, w, wbytes) == RLX_OK && rlx_exec_set_param(ev, "w", dt, w, wbytes) == RLX_OK &&
+              rlx_exec_run(ec, in, gc->nM) == RLX_OK && rlx_exec_run(ev, in, gc->nM) == RLX_OK;
+    unsetenv("RLX_CPU_EXACT_QUANT");
+    if (!ok) printf("    %s N %lld K %lld: %s\n", tn, (long long)N, (long long)K, rlx_last_error());
+    rlx_exec_stats st = {0};
+    ok = ok && rlx_exec_get_stats(ev, &st) == RLX_OK;
+    char *rep = ok ? rlx_exec_report(ev) : NULL;
+    if (ok && (st.host_steps || !rep)) {
+        printf("    %s: %d host steps where none were expected:\n%s", tn, st.host_steps, rep ? rep : "");
+        ok = false;
+    }
+    int coop_dev = device_has_coopmat();
+    bool coop_want = coop_dev == 1 && (rlx_dtype_is_quantized(dt) || dt == RLX_F16 || gc->precision == RLX_PRECISION_FAST);
+    for (int i = 0; i < gc->nM && ok; i++) {
+        int64_t M = gc->Ms[i];
+        char tier[64], what[96];
+        tier_of(rep, i, tier, sizeof tier);
+        bool coop = strncmp(tier, "dequant-mm-coopmat-", 19) == 0;
+        bool f32_tier = strncmp(tier, "dequant-mm-", 11) == 0 || (dt == RLX_F32 && !strcmp(tier, "dequant-tiled-f32"));
+        gc->coop_count += coop;
+        if ((!coop && !f32_tier) || (coop_dev >= 0 && coop != coop_want)) {
+            printf("    %s M %lld: tier '%s', expected the %s tier\n", tn, (long long)M, tier, coop_want ? "coopmat" : "f32");
+            ok = false;
+            break;
+        }
+        size_t n = (size_t)(M * N);
+        float *yv = malloc(sizeof(float) * n), *yc = malloc(sizeof(float) * n);
+        double *want = calloc(n, sizeof(double)), *cpu = malloc(sizeof(double) * n);
+        ok = rlx_exec_read_output(ev, names[i][1], yv, sizeof(float) * n) == RLX_OK &&
+             rlx_exec_read_output(ec, names[i][1], yc, sizeof(float) * n) == RLX_OK;
+        for (int64_t m = 0; ok && m < M; m++)
+            for (int64_t c = 0; c < N; c++) {
+                double s = 0;
+                for (int64_t k = 0; k < K; k++) s += (double)x[i][m * K + k] * wd[c * K + k];
+                want[m * N + c] = s;
+            }
+        for (size_t j = 0; j < n; j++) cpu[j] = yc[j];
+        snprintf(what, sizeof what, "%s M=%lld N=%lld K=%lld %s", tn, (long long)M, (long long)N, (long long)K, tier);
+        double tol = coop ? TOL_COOP : TOL_F32;
+        ok = ok && test_close_f32_f64(what, yc, want, (int64_t)n, TOL_F32) &&   /* the CPU side itself */
+             test_close_f32_f64(what, yv, want, (int64_t)n, tol) && test_close_f32_f64(what, yv, cpu, (int64_t)n, tol);
+        free(yv);
+        free(yc);
+        free(want);
+        free(cpu);
+    }
+    free(rep);
+    rlx_exec_free(ec);
+    rlx_exec_free(ev);
+    rlx_graph_free(g);
+    for (int i = 0; i < gc->nM; i++) free(x[i]);
+    free(w);
+    free(wd);
+    return ok;
+}
+
+static const int64_t prefill_Ms[] = {9, 17, 64, 100};
+
+/* K per type: three parts (legacy blocks), two super-blocks (K-quants), or
+ * past the last whole part (float weights, K % 4 == 0: vector loads). */
+static int64_t k_for(rlx_dtype dt) {
+    if (!rlx_dtype_is_quantized(dt)) return 100;
+    return rlx_tensor_bytes(dt, 1, (int64_t[]){32}) ? 96 : 512;
+}
+
+TEST(vk_dequant_gemm_every_type) {
+    VKP_REQUIRE();
+    int coop = 0;
+    for (size_t t = 0; t < sizeof all_types / sizeof all_types[0]; t++) {
+        /* 70, 101, 132: partial 64-wide tiles; 132 % 4 == 0 stores vec4 */
+        gemm_case gc = {all_types[t], 70 + 31 * (int64_t)(t % 3), k_for(all_types[t]), prefill_Ms, 4, RLX_PRECISION_F32, 0};
+        CHECK(run_gemm_case(&gc));
+        coop += gc.coop_count;
+    }
+    printf("    %d of %d nodes on the cooperative-matrix tier\n", coop, 4 * (int)(sizeof all_types / sizeof all_types[0]));
+}
+
+/* Float weights on guarded paths: K % 4 != 0 (scalar loads), K % 8 == 0 with
+ * a partial last part (f16 copied straight to the coopmat tile), N < 64. */
+TEST(vk_dequant_gemm_float_edges) {
+    VKP_REQUIRE();
+    static const int64_t Ms[] = {9, 33};
+    static const rlx_dtype ts[] = {RLX_F16, RLX_BF16, RLX_F32};
+    for (size_t t = 0; t < 3; t++) {
+        gemm_case a = {ts[t], 37, 23, Ms, 2, RLX_PRECISION_F32, 0};
+        gemm_case b = {ts[t], 40, 72, Ms, 2, RLX_PRECISION_F32, 0};
+        CHECK(run_gemm_case(&a));
+        CHECK(run_gemm_case(&b));
+    }
+}
+
+/* Under the fast precision policy f32 and bf16 weights may take the coopmat
+ * tier too (where the device has it); elsewhere they stay on f32 tiers. */
+TEST(vk_dequant_gemm_fast_precision) {
+    VKP_REQUIRE();
+    static const int64_t Ms[] = {17, 100};
+    static const rlx_dtype ts[] = {RLX_F32, RLX_BF16, RLX_Q6_K};
+    for (size_t t = 0; t < 3; t++) {
+        gemm_case gc = {ts[t], 133, ts[t] == RLX_Q6_K ? 256 : 96, Ms, 2, RLX_PRECISION_FAST, 0};
+        CHECK(run_gemm_case(&gc));
+    }
+}
+
+/* Devices with less shared memory (RLX_VK_DQ_MM_SHARED caps what the
+ * lowering assumes): the f32 tier single-buffers its tiles below 32 KiB, the
+ * coopmat tier steps one part at a time below 44 KiB. */
+TEST(vk_dequant_gemm_small_shared_memory) {
+    VKP_REQUIRE();
+    static const int64_t Ms[] = {9, 100};
+    static const rlx_dtype ts[] = {RLX_Q4_0, RLX_Q5_K, RLX_BF16};
+    setenv("RLX_VK_DQ_MM_SHARED", device_has_coopmat() == 1 ? "32768" : "16384", 1);
+    bool ok = true;
+    for (size_t t = 0; t < 3 && ok; t++) {
+        gemm_case gc = {ts[t], 101, k_for(ts[t]), Ms, 2, RLX_PRECISION_F32, 0};
+        ok = run_gemm_case(&gc);
+    }
+    unsetenv("RLX_VK_DQ_MM_SHARED");
+    CHECK(ok);
+}
