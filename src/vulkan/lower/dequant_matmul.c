@@ -90,35 +90,35 @@ static rlx_status check_weights(const vk_lower_ctx *c, const vk_tensor *w, const
     return RLX_OK;
 }
 
-/* Emits dequant_rows.comp decoding rows of table (row_bytes, K elements each) to f32 at dst. */
+/* Emits dequant_rows.comp decoding the rows ids picks from a block-quantized
+ * table (row_bytes, K elements each) to f32 at dst. */
 static rlx_status emit_rows(vk_lower_ctx *c, const vk_tensor *table, const vk_tensor *ids, uint64_t dst,
-                            uint64_t n_rows, int64_t K, uint64_t row_bytes, bool uses_scratch) {
+                            uint64_t n_rows, int64_t K, uint64_t row_bytes) {
     char lb[160];
     rlx_dtype dt = table->dtype;
     uint32_t bb = block_bytes(dt);
-    uint64_t n = bb ? n_rows * (uint64_t)(K / 32) : n_rows * (uint64_t)K;
+    uint64_t n = n_rows * (uint64_t)(K / 32);
     if (n >= ((uint64_t)1 << 32) || n_rows * (uint64_t)K >= ((uint64_t)1 << 32) || row_bytes >= ((uint64_t)1 << 32) ||
         (uint64_t)table->dims[0] >= ((uint64_t)1 << 32))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: 2^32 or more elements to decode", label(c, lb, sizeof lb));
     dq_rows_push p;
     memset(&p, 0, sizeof p);
     p.src = table->addr;
-    p.ids = ids ? ids->addr : 0;
+    p.ids = ids->addr;
     p.dst = dst;
     p.n = (uint32_t)n;
     p.K = (uint32_t)K;
     p.row_bytes = (uint32_t)row_bytes;
     p.limit = (uint32_t)table->dims[0];
-    p.status = ids ? c->status_addr : 0;
+    p.status = c->status_addr;
     p.code = c->status_code;
     vk_dispatch *d = vk_emit(c, "dequant_rows", &p, sizeof p);
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = (uint32_t)dt;
-    d->spec[1] = !ids ? 0 : ids->dtype == RLX_I64 ? 2 : 1;
+    d->spec[1] = ids->dtype == RLX_I64 ? 2 : 1;
     d->spec[2] = bb % 4 == 0 && table->addr % 4 == 0;
     d->spec[3] = dst % 16 == 0;
     d->n_spec = 4;
-    d->uses_scratch = uses_scratch;
     vk_grid_1d(c->caps, n, 256, d->groups);
     return RLX_OK;
 }
@@ -310,7 +310,7 @@ rlx_status vk_lower_dequant_rows(vk_lower_ctx *c) {
                         (long long)o->numel, (long long)(ids->numel * K));
     uint64_t row_bytes = rlx_tensor_bytes(t->dtype, t->rank - 1, t->dims + 1);
     if (!row_bytes || K % 32) return rlx_fail(RLX_STATUS_SHAPE, "%s: rows are not whole blocks", label(c, lb, sizeof lb));
-    return emit_rows(c, t, ids, o->addr, (uint64_t)ids->numel, K, row_bytes, false);
+    return emit_rows(c, t, ids, o->addr, (uint64_t)ids->numel, K, row_bytes);
 }
 
 /* Mirrors the push block of shaders/epilogue.comp (std430). */

@@ -1,12 +1,10 @@
-// dequant_rows.comp — decodes rows of a [rows, K] table in its storage type
-// to f32: out[i, :] = decode(table[id(i), :]).
-//   IDS 0: id(i) = i (the whole table: dequant_matmul's prefill decode into
-//          scratch, ahead of the tiled f32 matmul);
-//   IDS 1/2: ids i32/i64 (quantized gather_rows). An id outside [0, limit)
-//          yields a row of zeros, like gather.comp (the CPU returns an error).
-// Block types: one invocation per 32-element part (quant_blocks.glsl), four
-// runs of 8 floats stored as vec4 when VEC proved the output 16-byte aligned.
-// f32/f16/bf16 tables (IDS 0 only): one invocation per element.
+// dequant_rows.comp — the quantized gather_rows: decodes rows of a [rows, K]
+// table of a GGUF block type to f32, out[i, :] = decode(table[id(i), :]),
+// with ids i32 (IDS 1) or i64 (IDS 2). An id outside [0, limit) yields a row
+// of zeros, like gather.comp, and sets the program's status word so the run
+// fails naming the node, as on the CPU.
+// One invocation per 32-element part (quant_blocks.glsl), four runs of 8
+// floats stored as vec4 when VEC proved the output 16-byte aligned.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -17,13 +15,13 @@ layout(local_size_x = 256) in;   // before the includes (docs/gpu.md pitfalls)
 #include "quant_blocks.glsl"
 
 layout(constant_id = 0) const uint QT = 16;    // rlx dtype of the table
-layout(constant_id = 1) const uint IDS = 0;    // 0 identity, 1 i32, 2 i64
+layout(constant_id = 1) const uint IDS = 1;    // 1 i32, 2 i64
 layout(constant_id = 2) const uint A4 = 0;     // 32-bit loads at 4-aligned block offsets
 layout(constant_id = 3) const uint VEC = 0;    // output 16-byte aligned
 
 layout(push_constant, std430) uniform Push {
     uint64_t src, ids, dst;
-    uint n;           // invocations: parts (block types) or elements (float types)
+    uint n;           // invocations: parts
     uint K;           // elements per row
     uint row_bytes;   // bytes per table row
     uint limit;       // rows of the table
@@ -36,10 +34,6 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer DrU2 { uvec2
 
 // Table row of output row i, ok = false when its id is out of range.
 uint row_of(uint i, out bool ok) {
-    if (IDS == 0u) {
-        ok = true;
-        return i;
-    }
     if (IDS == 2u) {
         uvec2 w = DrU2(p.ids).v[i];
         ok = w.y == 0u && w.x < p.limit;
@@ -53,16 +47,6 @@ uint row_of(uint i, out bool ok) {
 void main() {
     uint o = linear_id();
     if (o >= p.n) return;
-    if (!qb_is_block(QT)) {   // identity only
-        uint i = o / p.K, k = o - i * p.K;
-        uint64_t row = p.src + uint64_t(i) * uint64_t(p.row_bytes);
-        float v;
-        if (QT == DT_F32) v = F32Buf(row).v[k];
-        else if (QT == DT_F16) v = f16_to_f32(U16Buf(row).v[k]);
-        else v = bf16_to_f32(U16Buf(row).v[k]);
-        F32Buf(p.dst).v[o] = v;
-        return;
-    }
     uint ppr = p.K / 32u;   // parts per row
     uint i = o / ppr, pr = o - i * ppr;
     const uint ppb = qb_parts_per_block(QT);
