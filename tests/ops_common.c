@@ -3,6 +3,7 @@
  * tracked scratch allocations for the op tests.
  */
 #include "ops_common.h"
+#include "io/quant.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,4 +204,20 @@ rlx_node ops_add_input(rlx_graph *g, ops_inputs *in, rlx_dtype dt, ref_shape s, 
     snprintf(in->names[k], sizeof in->names[k], "in%d", k);
     in->t[k] = ops_tensor(in->names[k], dt, s, data);
     return ops_input(g, in->names[k], dt, s);
+}
+
+void *ops_quantized_weights(rlx_dtype dt, int64_t N, int64_t K, double **decoded, size_t *bytes) {
+    int64_t dims[2] = {N, K};
+    *bytes = rlx_tensor_bytes(dt, 2, dims);
+    float *f = malloc(sizeof(float) * (size_t)(N * K)), *back = malloc(sizeof(float) * (size_t)(N * K));
+    test_fill_uniform_f32(f, N * K, -1, 1);
+    void *q = malloc(*bytes);
+    uint32_t qt = quant_type_of_dtype(dt);
+    quant_quantize_row(qt, f, q, N * K);
+    quant_dequantize_row(qt, q, back, N * K);
+    *decoded = malloc(sizeof(double) * (size_t)(N * K));
+    for (int64_t i = 0; i < N * K; i++) (*decoded)[i] = back[i];
+    free(f);
+    free(back);
+    return q;
 }

@@ -23,6 +23,10 @@ rlx_graph *ops_graph(void);
 void       ops_free_all(void);
 
 float   *ops_rand_f32(int64_t n, double lo, double hi);
+/* A random [N, K] matrix in uniform(-1, 1) quantized to block dtype dt (or
+ * stored as f32/f16/bf16): malloc'ed bytes (*bytes long), and in *decoded
+ * (malloc'ed) what those bytes mean. The caller frees both. */
+void    *ops_quantized_weights(rlx_dtype dt, int64_t N, int64_t K, double **decoded, size_t *bytes);
 double  *ops_f32_to_f64(const float *x, int64_t n);
 double  *ops_f64(int64_t n);   /* zeroed */
 float   *ops_f32(int64_t n);   /* filled with NaN (poison) */

@@ -6,6 +6,7 @@
  * that cannot decode them.
  */
 #include "vk_parity.h"
+#include "ops_common.h"
 #include "io/quant.h"
 #include <stdlib.h>
 #include <string.h>
@@ -13,27 +14,11 @@
 static const rlx_dtype wtypes[] = {RLX_F32, RLX_F16, RLX_BF16, RLX_Q4_0, RLX_Q4_1, RLX_Q5_0, RLX_Q5_1,
                                    RLX_Q8_0, RLX_Q2_K, RLX_Q3_K, RLX_Q4_K, RLX_Q5_K, RLX_Q6_K, RLX_Q8_K};
 
-/* Quantizes a random [N,K] f32 matrix to dt; *decoded gets what the bytes mean. */
-static void *make_weights(rlx_dtype dt, int64_t N, int64_t K, double **decoded, size_t *bytes) {
-    int64_t dims[2] = {N, K};
-    *bytes = rlx_tensor_bytes(dt, 2, dims);
-    float *f = malloc(sizeof(float) * (size_t)(N * K)), *back = malloc(sizeof(float) * (size_t)(N * K));
-    test_fill_uniform_f32(f, N * K, -1, 1);
-    void *q = malloc(*bytes);
-    uint32_t qt = quant_type_of_dtype(dt);
-    quant_quantize_row(qt, f, q, N * K);
-    quant_dequantize_row(qt, q, back, N * K);
-    *decoded = malloc(sizeof(double) * (size_t)(N * K));
-    for (int64_t i = 0; i < N * K; i++) (*decoded)[i] = back[i];
-    free(f);
-    free(back);
-    return q;
-}
 
 static bool run_case(rlx_dtype dt, int64_t M, int64_t N, int64_t K, bool vulkan) {
     double *wd;
     size_t wbytes;
-    void *w = make_weights(dt, N, K, &wd, &wbytes);
+    void *w = ops_quantized_weights(dt, N, K, &wd, &wbytes);
     float *x = malloc(sizeof(float) * (size_t)(M * K));
     test_fill_uniform_f32(x, M * K, -1, 1);
     double *want = calloc((size_t)(M * N), sizeof(double));
@@ -152,7 +137,7 @@ TEST(dequant_gather_rows_vulkan_out_of_range) {
             int64_t V = 5, K = 256, wdims[2] = {V, K}, nd[1] = {4};
             double *wd;
             size_t wbytes;
-            void *w = make_weights(ts[t], V, K, &wd, &wbytes);
+            void *w = ops_quantized_weights(ts[t], V, K, &wd, &wbytes);
             rlx_graph *g = rlx_graph_new();
             rlx_node wn = rlx_param(g, "w", ts[t], 2, wdims);
             rlx_node idn = rlx_input(g, "ids", i64 ? RLX_I64 : RLX_I32, 1, nd);

@@ -7,33 +7,18 @@
  * prefill-shaped (GEMM, then epilogue.comp).
  */
 #include "vk_parity.h"
+#include "ops_common.h"
 #include "io/quant.h"
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
-/* Random weights quantized to dt; *decoded gets what the bytes mean. */
-static void *quantized(rlx_dtype dt, int64_t N, int64_t K, double **decoded, size_t *bytes) {
-    int64_t dims[2] = {N, K};
-    *bytes = rlx_tensor_bytes(dt, 2, dims);
-    float *f = malloc(sizeof(float) * (size_t)(N * K)), *back = malloc(sizeof(float) * (size_t)(N * K));
-    test_fill_uniform_f32(f, N * K, -1, 1);
-    void *q = malloc(*bytes);
-    uint32_t qt = quant_type_of_dtype(dt);
-    quant_quantize_row(qt, f, q, N * K);
-    quant_dequantize_row(qt, q, back, N * K);
-    *decoded = malloc(sizeof(double) * (size_t)(N * K));
-    for (int64_t i = 0; i < N * K; i++) (*decoded)[i] = back[i];
-    free(f);
-    free(back);
-    return q;
-}
 
 /* y = x · wᵀ on Vulkan against float64; every output element checked. */
 static bool matvec_case(rlx_dtype dt, int64_t M, int64_t N, int64_t K) {
     double *wd;
     size_t wbytes;
-    void *w = quantized(dt, N, K, &wd, &wbytes);
+    void *w = ops_quantized_weights(dt, N, K, &wd, &wbytes);
     float *x = malloc(sizeof(float) * (size_t)(M * K)), *y = malloc(sizeof(float) * (size_t)(M * N));
     test_fill_uniform_f32(x, M * K, -1, 1);
     double *want = calloc((size_t)(M * N), sizeof(double));
@@ -106,7 +91,7 @@ TEST(vk_matvec_rows_and_alignment) {
 static bool fused_case(rlx_dtype dt, bool swiglu, int64_t M, int64_t N, int64_t K) {
     double *wd, *ud;
     size_t wbytes, ubytes;
-    void *w = quantized(dt, N, K, &wd, &wbytes), *u = quantized(dt, N, K, &ud, &ubytes);
+    void *w = ops_quantized_weights(dt, N, K, &wd, &wbytes), *u = ops_quantized_weights(dt, N, K, &ud, &ubytes);
     float *x = malloc(sizeof(float) * (size_t)(M * K)), *r = malloc(sizeof(float) * (size_t)(M * N));
     float *y = malloc(sizeof(float) * (size_t)(M * N));
     test_fill_uniform_f32(x, M * K, -1, 1);

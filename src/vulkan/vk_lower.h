@@ -105,6 +105,10 @@ void vk_grid_1d(const vk_caps *caps, uint64_t n, uint32_t local, uint32_t groups
  * or -1 if it cannot fit in max_rank. */
 int vk_collapse_broadcast(const vk_tensor *out, const vk_tensor *const *ins, int n_ins, int max_rank,
                           int64_t *dims, int64_t strides[][IR_MAX_RANK]);
+/* The device's workgroup-count limit on an axis (65535, the Vulkan minimum, if unknown). */
+uint32_t vk_max_groups(const vk_caps *caps, int axis);
+/* "op 'name'" of the node being lowered, for error messages. */
+const char *vk_node_label(const vk_lower_ctx *c, char *buf, size_t n);
 /* Shader-side dtype code of a storage dtype (matches common.glsl). */
 uint32_t vk_dtype_code(rlx_dtype dt);
 /* out[M, N] = a[M, K] · b[N, K]ᵀ, all f32, as one tiled-f32 dispatch (matmul.c). */

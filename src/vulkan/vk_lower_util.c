@@ -85,3 +85,12 @@ int vk_collapse_broadcast(const vk_tensor *out, const vk_tensor *const *ins, int
 }
 
 uint32_t vk_dtype_code(rlx_dtype dt) { return (uint32_t)dt; }
+
+uint32_t vk_max_groups(const vk_caps *caps, int axis) {
+    uint32_t m = caps->max_workgroup_count[axis];
+    return m ? m : 65535u;
+}
+
+const char *vk_node_label(const vk_lower_ctx *c, char *buf, size_t n) {
+    return ir_node_label(c->g, (int32_t)(c->node - c->g->nodes), buf, n);
+}

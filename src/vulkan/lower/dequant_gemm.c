@@ -56,15 +56,6 @@ static const dqmm_names NAMES[RLX_DTYPE_COUNT] = {
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-static const char *label(const vk_lower_ctx *c, char *buf, size_t n) {
-    return ir_node_label(c->g, (int32_t)(c->node - c->g->nodes), buf, n);
-}
-
-static uint32_t max_groups(const vk_caps *caps, int axis) {
-    uint32_t m = caps->max_workgroup_count[axis];
-    return m ? m : 65535u;
-}
-
 /* Shared memory of dequant_mm_coopmat.comp: x and w tiles of BK (+ 8) halves per row, f32 staging. */
 static uint64_t coop_shared(uint32_t wm, uint32_t wn, uint32_t bk) {
     uint64_t bm = 32 * wm, bn = 64 * wn, sa = (bk + 8) / 8;
@@ -115,7 +106,7 @@ rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t 
     uint32_t cbn = 64 * ct[1];
     bool coop_prec = block || dt == RLX_F16 || c->precision == VK_PRECISION_FAST;
     bool coop = cp->coopmat_nv && cp->shader_float16 && cp->subgroup_size == 32 && coop_prec &&
-                coop_shared(ct[0], ct[1], ct[2]) <= shared && cdiv(N, cbn) <= max_groups(cp, 0);
+                coop_shared(ct[0], ct[1], ct[2]) <= shared && cdiv(N, cbn) <= vk_max_groups(cp, 0);
 
     if (dt == RLX_F32 && !coop) {
         c->tier = "dequant-tiled-f32";
@@ -153,7 +144,7 @@ rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t 
         d->spec[5] = ct[2];
         d->n_spec = 6;
         d->groups[0] = (uint32_t)cdiv(N, cbn);
-        d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)max_groups(cp, 1));
+        d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(cp, 1));
         d->groups[2] = 1;
         c->tier = NAMES[dt].coop;
         return RLX_OK;
@@ -161,10 +152,10 @@ rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t 
 
     if (shared < DQMM_SHARED_ONE)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: the fused dequant GEMM needs %llu bytes of shared memory, %llu available",
-                        label(c, lb, sizeof lb), (unsigned long long)DQMM_SHARED_ONE, (unsigned long long)shared);
-    if (cdiv(N, DQMM_BN) > max_groups(cp, 0))
+                        vk_node_label(c, lb, sizeof lb), (unsigned long long)DQMM_SHARED_ONE, (unsigned long long)shared);
+    if (cdiv(N, DQMM_BN) > vk_max_groups(cp, 0))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: N = %lld needs more workgroups than the device allows",
-                        label(c, lb, sizeof lb), (long long)N);
+                        vk_node_label(c, lb, sizeof lb), (long long)N);
     int64_t tiles_m = cdiv(M, DQMM_BM);
     p.tiles_m = (uint32_t)tiles_m;
     if (N % 4 == 0 && o->addr % 16 == 0) vec |= 4;
@@ -175,7 +166,7 @@ rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t 
     d->spec[3] = shared >= 2 * DQMM_SHARED_ONE;   /* double-buffered */
     d->n_spec = 4;
     d->groups[0] = (uint32_t)cdiv(N, DQMM_BN);
-    d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)max_groups(cp, 1));
+    d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(cp, 1));
     d->groups[2] = 1;
     c->tier = NAMES[dt].mm;
     return RLX_OK;

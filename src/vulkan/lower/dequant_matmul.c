@@ -57,15 +57,6 @@ static const dq_names NAMES[RLX_DTYPE_COUNT] = {
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-static const char *label(const vk_lower_ctx *c, char *buf, size_t n) {
-    return ir_node_label(c->g, (int32_t)(c->node - c->g->nodes), buf, n);
-}
-
-static uint32_t max_groups(const vk_caps *caps, int axis) {
-    uint32_t m = caps->max_workgroup_count[axis];
-    return m ? m : 65535u;
-}
-
 /* Bytes per block of a block dtype (rows are whole blocks), 0 for other dtypes. */
 static uint32_t block_bytes(rlx_dtype dt) {
     if (!rlx_dtype_is_quantized(dt)) return 0;
@@ -80,13 +71,13 @@ static rlx_status check_weights(const vk_lower_ctx *c, const vk_tensor *w, const
     bool known = dt == RLX_F32 || dt == RLX_F16 || dt == RLX_BF16 ||
                  ((unsigned)dt < RLX_DTYPE_COUNT && NAMES[dt].matvec && rlx_dtype_is_quantized(dt));
     if (!known)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: no GPU decoder for %s %s", label(c, lb, sizeof lb), what,
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: no GPU decoder for %s %s", vk_node_label(c, lb, sizeof lb), what,
                         rlx_dtype_name(dt));
     if (dt != RLX_F32 && !c->caps->storage_16bit)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: %s %s needs 16-bit storage buffers", label(c, lb, sizeof lb), what,
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: %s %s needs 16-bit storage buffers", vk_node_label(c, lb, sizeof lb), what,
                         rlx_dtype_name(dt));
     if (w->addr % (dt == RLX_F32 ? 4 : 2))
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: %s is not aligned for the GPU decoder", label(c, lb, sizeof lb), what);
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: %s is not aligned for the GPU decoder", vk_node_label(c, lb, sizeof lb), what);
     return RLX_OK;
 }
 
@@ -100,7 +91,7 @@ static rlx_status emit_rows(vk_lower_ctx *c, const vk_tensor *table, const vk_te
     uint64_t n = n_rows * (uint64_t)(K / 32);
     if (n >= ((uint64_t)1 << 32) || n_rows * (uint64_t)K >= ((uint64_t)1 << 32) || row_bytes >= ((uint64_t)1 << 32) ||
         (uint64_t)table->dims[0] >= ((uint64_t)1 << 32))
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: 2^32 or more elements to decode", label(c, lb, sizeof lb));
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: 2^32 or more elements to decode", vk_node_label(c, lb, sizeof lb));
     dq_rows_push p;
     memset(&p, 0, sizeof p);
     p.src = table->addr;
@@ -121,6 +112,24 @@ static rlx_status emit_rows(vk_lower_ctx *c, const vk_tensor *table, const vk_te
     d->n_spec = 4;
     vk_grid_1d(c->caps, n, 256, d->groups);
     return RLX_OK;
+}
+
+/* The push block both matvec shaders share (checked sizes: the caller's). */
+static dq_mv_push mv_push(uint64_t x, uint64_t w, uint64_t w2, uint64_t res, uint64_t out, int64_t M, int64_t N, int64_t K,
+                          uint64_t row_bytes, int64_t tiles) {
+    dq_mv_push p;
+    memset(&p, 0, sizeof p);
+    p.x = x;
+    p.w = w;
+    p.w2 = w2;
+    p.res = res;
+    p.out = out;
+    p.M = (uint32_t)M;
+    p.N = (uint32_t)N;
+    p.K = (uint32_t)K;
+    p.row_bytes = (uint32_t)row_bytes;
+    p.tiles = (uint32_t)tiles;
+    return p;
 }
 
 static uint32_t env_u32(const char *name, uint32_t lo, uint32_t hi, uint32_t dflt) {
@@ -162,18 +171,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
     nr = epi == 2 ? 1 : env_u32("RLX_VK_DQ_NR", 1, 4, nr);
     if (nr == 3) nr = 2;
     int64_t tiles = cdiv(N, (int64_t)G * nr);
-    dq_mv_push p;
-    memset(&p, 0, sizeof p);
-    p.x = x;
-    p.w = w;
-    p.w2 = w2;
-    p.res = res;
-    p.out = out;
-    p.M = (uint32_t)M;
-    p.N = (uint32_t)N;
-    p.K = (uint32_t)K;
-    p.row_bytes = (uint32_t)row_bytes;
-    p.tiles = (uint32_t)tiles;
+    dq_mv_push p = mv_push(x, w, w2, res, out, M, N, K, row_bytes, tiles);
     vk_dispatch *d = vk_emit(c, "dequant_matvec_run", &p, sizeof p);
     if (!d) {
         *st = RLX_STATUS_INTERNAL;
@@ -187,7 +185,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
     d->spec[5] = (uint32_t)epi;
     d->spec[6] = (a4 ? 1u : 0u) | (a4 && a16 ? 2u : 0u);
     d->n_spec = 7;
-    d->groups[0] = (uint32_t)RLX_MIN(tiles, (int64_t)max_groups(cp, 0));
+    d->groups[0] = (uint32_t)RLX_MIN(tiles, (int64_t)vk_max_groups(cp, 0));
     d->groups[1] = 1;
     d->groups[2] = 1;
     *st = RLX_OK;
@@ -213,18 +211,7 @@ static rlx_status emit_matvec(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_
     if (env && env[0] >= '1' && env[0] <= '4' && env[1] == 0) nr = (uint32_t)(env[0] - '0');
     if (epi == 2) nr = 2;   /* the gate row and the up row */
     int64_t tiles = cdiv(N, (int64_t)nsg * (epi == 2 ? 1 : nr));
-    dq_mv_push p;
-    memset(&p, 0, sizeof p);
-    p.x = x;
-    p.w = w;
-    p.w2 = w2;
-    p.res = res;
-    p.out = out;
-    p.M = (uint32_t)M;
-    p.N = (uint32_t)N;
-    p.K = (uint32_t)K;
-    p.row_bytes = (uint32_t)row_bytes;
-    p.tiles = (uint32_t)tiles;
+    dq_mv_push p = mv_push(x, w, w2, res, out, M, N, K, row_bytes, tiles);
     uint32_t bb = block_bytes(dt), vec = 0;
     uint64_t es = rlx_dtype_size(dt);
     bool w_aligned = !bb && es && w % (4 * es) == 0 && (epi != 2 || w2 % (4 * es) == 0);   /* float weights */
@@ -239,7 +226,7 @@ static rlx_status emit_matvec(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_
     d->spec[4] = vec;
     d->spec[5] = (uint32_t)epi;
     d->n_spec = 6;
-    d->groups[0] = (uint32_t)RLX_MIN(tiles, (int64_t)max_groups(cp, 0));
+    d->groups[0] = (uint32_t)RLX_MIN(tiles, (int64_t)vk_max_groups(cp, 0));
     d->groups[1] = 1;
     d->groups[2] = 1;
     return RLX_OK;
@@ -247,29 +234,29 @@ static rlx_status emit_matvec(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_
 
 rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c) {
     char lb[160];
-    if (c->n_in < 2) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", label(c, lb, sizeof lb), c->n_in);
+    if (c->n_in < 2) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", vk_node_label(c, lb, sizeof lb), c->n_in);
     const vk_tensor *x = &c->in[0], *w = &c->in[1], *o = &c->out;
     const vk_caps *cp = c->caps;
     rlx_dtype dt = w->dtype;
     if (x->dtype != RLX_F32 || o->dtype != RLX_F32)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: x and out must be f32, got %s and %s", label(c, lb, sizeof lb),
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: x and out must be f32, got %s and %s", vk_node_label(c, lb, sizeof lb),
                         rlx_dtype_name(x->dtype), rlx_dtype_name(o->dtype));
-    if (w->rank != 2) return rlx_fail(RLX_STATUS_SHAPE, "%s: w needs rank 2, got %d", label(c, lb, sizeof lb), w->rank);
+    if (w->rank != 2) return rlx_fail(RLX_STATUS_SHAPE, "%s: w needs rank 2, got %d", vk_node_label(c, lb, sizeof lb), w->rank);
     rlx_status st = check_weights(c, w, "weights");
     if (st) return st;
     int64_t N = w->dims[0], K = w->dims[1];
     int64_t M = K ? x->numel / K : (N ? o->numel / N : 0);
     if (M * K != x->numel || M * N != o->numel)
         return rlx_fail(RLX_STATUS_SHAPE, "%s: x %lld, w [%lld, %lld], out %lld elements disagree",
-                        label(c, lb, sizeof lb), (long long)x->numel, (long long)N, (long long)K, (long long)o->numel);
+                        vk_node_label(c, lb, sizeof lb), (long long)x->numel, (long long)N, (long long)K, (long long)o->numel);
     if (o->numel == 0) {
         c->tier = "empty";
         return RLX_OK;
     }
     uint64_t row_bytes = rlx_tensor_bytes(dt, 1, &K);
-    if (K && !row_bytes) return rlx_fail(RLX_STATUS_SHAPE, "%s: K = %lld is not whole blocks", label(c, lb, sizeof lb), (long long)K);
+    if (K && !row_bytes) return rlx_fail(RLX_STATUS_SHAPE, "%s: K = %lld is not whole blocks", vk_node_label(c, lb, sizeof lb), (long long)K);
     if (M * K >= DQ_INDEX_LIMIT || M * N >= DQ_INDEX_LIMIT || row_bytes >= ((uint64_t)1 << 32) || N >= DQ_INDEX_LIMIT)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: 2^31 or more elements", label(c, lb, sizeof lb));
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: 2^31 or more elements", vk_node_label(c, lb, sizeof lb));
     if (K == 0) {   /* zeros: the GEMM's K = 0 path (w is never read) */
         c->tier = "dequant-empty-k";
         return vk_emit_matmul_f32_nt(c, x->addr, w->addr, o->addr, M, N, 0, false);
@@ -287,29 +274,29 @@ rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c) {
 
 rlx_status vk_lower_dequant_rows(vk_lower_ctx *c) {
     char lb[160];
-    if (c->n_in < 2) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", label(c, lb, sizeof lb), c->n_in);
+    if (c->n_in < 2) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", vk_node_label(c, lb, sizeof lb), c->n_in);
     const vk_tensor *t = &c->in[0], *ids = &c->in[1], *o = &c->out;
     if (ids->dtype != RLX_I32 && ids->dtype != RLX_I64)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: ids must be i32 or i64, got %s", label(c, lb, sizeof lb),
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: ids must be i32 or i64, got %s", vk_node_label(c, lb, sizeof lb),
                         rlx_dtype_name(ids->dtype));
     if (!rlx_dtype_is_quantized(t->dtype) || o->dtype != RLX_F32 || t->rank < 2)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: expects a block-quantized table [V, ...] and f32 rows",
-                        label(c, lb, sizeof lb));
+                        vk_node_label(c, lb, sizeof lb));
     rlx_status st = check_weights(c, t, "table");
     if (st) return st;
     if (ids->dtype == RLX_I64 && ids->addr % 8)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: i64 ids are not 8-byte aligned", label(c, lb, sizeof lb));
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: i64 ids are not 8-byte aligned", vk_node_label(c, lb, sizeof lb));
     int64_t V = t->dims[0], K = V ? t->numel / V : 0;
     if (K == 0 || t->dims[0] == 0) {   /* nothing to decode from; the CPU decides what an empty table means */
-        if (o->numel) return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: empty table", label(c, lb, sizeof lb));
+        if (o->numel) return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: empty table", vk_node_label(c, lb, sizeof lb));
     }
     c->tier = NAMES[t->dtype].rows;
     if (o->numel == 0) return RLX_OK;
     if (o->numel != ids->numel * K)
-        return rlx_fail(RLX_STATUS_SHAPE, "%s: output has %lld elements, expected %lld", label(c, lb, sizeof lb),
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: output has %lld elements, expected %lld", vk_node_label(c, lb, sizeof lb),
                         (long long)o->numel, (long long)(ids->numel * K));
     uint64_t row_bytes = rlx_tensor_bytes(t->dtype, t->rank - 1, t->dims + 1);
-    if (!row_bytes || K % 32) return rlx_fail(RLX_STATUS_SHAPE, "%s: rows are not whole blocks", label(c, lb, sizeof lb));
+    if (!row_bytes || K % 32) return rlx_fail(RLX_STATUS_SHAPE, "%s: rows are not whole blocks", vk_node_label(c, lb, sizeof lb));
     return emit_rows(c, t, ids, o->addr, (uint64_t)ids->numel, K, row_bytes);
 }
 
@@ -363,7 +350,7 @@ static rlx_status lower_product(vk_lower_ctx *c, const vk_tensor *w, uint64_t ou
  */
 rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) {
     char lb[160];
-    if (c->n_in != 3) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", label(c, lb, sizeof lb), c->n_in);
+    if (c->n_in != 3) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", vk_node_label(c, lb, sizeof lb), c->n_in);
     bool swiglu = c->node->op == IR_OP_DEQUANT_SWIGLU;
     const vk_tensor *x = &c->in[0], *w = &c->in[1], *third = &c->in[2], *o = &c->out;
     rlx_dtype dt = w->dtype;
@@ -371,9 +358,9 @@ rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) {
         rlx_status st = check_weights(c, third, "up weights");
         if (st) return st;
         if (third->dtype != dt || third->rank != 2 || third->dims[0] != w->dims[0] || third->dims[1] != w->dims[1])
-            return rlx_fail(RLX_STATUS_SHAPE, "%s: gate and up weights differ", label(c, lb, sizeof lb));
+            return rlx_fail(RLX_STATUS_SHAPE, "%s: gate and up weights differ", vk_node_label(c, lb, sizeof lb));
     } else if (third->dtype != RLX_F32 || third->numel != o->numel) {
-        return rlx_fail(RLX_STATUS_SHAPE, "%s: the residual must be f32 shaped like the output", label(c, lb, sizeof lb));
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: the residual must be f32 shaped like the output", vk_node_label(c, lb, sizeof lb));
     }
     /* the unfused lowering checks x, w and out, and says which tier they take */
     vk_lower_ctx probe = *c;

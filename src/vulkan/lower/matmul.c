@@ -44,15 +44,6 @@ static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static bool aligned(uint64_t addr, uint64_t bytes) { return addr % bytes == 0; }
 
-static uint32_t max_groups(const vk_caps *caps, int axis) {
-    uint32_t m = caps->max_workgroup_count[axis];
-    return m ? m : 65535u;
-}
-
-static const char *label(const vk_lower_ctx *c, char *buf, size_t n) {
-    return ir_node_label(c->g, (int32_t)(c->node - c->g->nodes), buf, n);
-}
-
 /* Tiled tier's tile: BM x BN x BK. */
 static void tiled_tile(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t nb, uint32_t t[3]) {
     const vk_caps *cp = c->caps;
@@ -96,36 +87,36 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     const ir_node *n = c->node;
     const vk_caps *cp = c->caps;
     char lb[160];
-    if (c->n_in < 2) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", label(c, lb, sizeof lb), c->n_in);
+    if (c->n_in < 2) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", vk_node_label(c, lb, sizeof lb), c->n_in);
     const vk_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out;
     const vk_tensor *bias = n->ia[2] && c->n_in > 2 ? &c->in[2] : NULL;
     rlx_dtype dt = a->dtype;
 
     if (dt == RLX_F64)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: f64 matmul has no GPU kernel", label(c, lb, sizeof lb));
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: f64 matmul has no GPU kernel", vk_node_label(c, lb, sizeof lb));
     if ((dt != RLX_F32 && dt != RLX_F16 && dt != RLX_BF16) || b->dtype != dt || o->dtype != dt ||
         (bias && bias->dtype != dt))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: needs one of f32/f16/bf16 for every operand, got %s x %s",
-                        label(c, lb, sizeof lb), rlx_dtype_name(a->dtype), rlx_dtype_name(b->dtype));
+                        vk_node_label(c, lb, sizeof lb), rlx_dtype_name(a->dtype), rlx_dtype_name(b->dtype));
     if (dt != RLX_F32 && !cp->storage_16bit)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: %s storage needs 16-bit storage buffers", label(c, lb, sizeof lb),
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: %s storage needs 16-bit storage buffers", vk_node_label(c, lb, sizeof lb),
                         rlx_dtype_name(dt));
     if (a->rank < 2 || b->rank < 2 || o->rank < 2)
-        return rlx_fail(RLX_STATUS_SHAPE, "%s: operands need rank >= 2, got %d and %d", label(c, lb, sizeof lb),
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: operands need rank >= 2, got %d and %d", vk_node_label(c, lb, sizeof lb),
                         a->rank, b->rank);
 
     int tb = n->ia[0] != 0;
     int64_t act = n->op == IR_OP_MATMUL_BIAS_ACT ? n->ia[1] : RLX_ACT_NONE;
     if (act < RLX_ACT_NONE || act > RLX_ACT_TANH)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: unknown activation %lld", label(c, lb, sizeof lb), (long long)act);
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: unknown activation %lld", vk_node_label(c, lb, sizeof lb), (long long)act);
     int64_t M = a->dims[a->rank - 2], K = a->dims[a->rank - 1];
     int64_t N = tb ? b->dims[b->rank - 2] : b->dims[b->rank - 1];
     int64_t kb = tb ? b->dims[b->rank - 1] : b->dims[b->rank - 2];
     if (kb != K || o->dims[o->rank - 2] != M || o->dims[o->rank - 1] != N)
-        return rlx_fail(RLX_STATUS_SHAPE, "%s: inner dims differ: K %lld vs %lld", label(c, lb, sizeof lb),
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: inner dims differ: K %lld vs %lld", vk_node_label(c, lb, sizeof lb),
                         (long long)K, (long long)kb);
     if (bias && bias->numel != N)
-        return rlx_fail(RLX_STATUS_SHAPE, "%s: bias has %lld elements, N is %lld", label(c, lb, sizeof lb),
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: bias has %lld elements, N is %lld", vk_node_label(c, lb, sizeof lb),
                         (long long)bias->numel, (long long)N);
     if (o->numel == 0) {   /* nothing to write */
         c->tier = "empty";
@@ -149,7 +140,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     int64_t cd[IR_MAX_RANK], cs[2][IR_MAX_RANK];
     int br = vk_collapse_broadcast(&ob, ops, 2, MM_MAX_BATCH_DIMS, cd, cs);
     if (br < 0)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: more than %d independent batch dims", label(c, lb, sizeof lb),
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: more than %d independent batch dims", vk_node_label(c, lb, sizeof lb),
                         MM_MAX_BATCH_DIMS);
     int64_t bd[3] = {1, 1, 1}, sa[3] = {0, 0, 0}, sb[3] = {0, 0, 0};
     for (int i = 0; i < br; i++) {
@@ -168,7 +159,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
         sa[0] = sa[1] = sa[2] = sb[0] = sb[1] = sb[2] = 0;
     }
     if (Me * K >= MM_INDEX_LIMIT || K * N >= MM_INDEX_LIMIT || Me * N >= MM_INDEX_LIMIT || nb > UINT32_MAX)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: a matrix with 2^31 or more elements", label(c, lb, sizeof lb));
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: a matrix with 2^31 or more elements", vk_node_label(c, lb, sizeof lb));
 
     mm_push p;
     memset(&p, 0, sizeof p);
@@ -190,7 +181,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     uint32_t dtc = vk_dtype_code(dt);
     uint64_t es = dt == RLX_F32 ? 4 : 2;
     bool fast = c->precision == VK_PRECISION_FAST;
-    uint32_t gz = (uint32_t)RLX_MIN(nb, (int64_t)max_groups(cp, 2));
+    uint32_t gz = (uint32_t)RLX_MIN(nb, (int64_t)vk_max_groups(cp, 2));
     vk_dispatch *d;
 
     /* ---- matvec: one row of a per batch entry ---- */
@@ -209,7 +200,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
         d->spec[3] = bias != NULL;
         d->spec[4] = vec;
         d->n_spec = 5;
-        d->groups[0] = (uint32_t)RLX_MIN(tiles, (int64_t)max_groups(cp, 0));
+        d->groups[0] = (uint32_t)RLX_MIN(tiles, (int64_t)vk_max_groups(cp, 0));
         d->groups[1] = 1;
         d->groups[2] = gz;
         c->tier = "matvec";
@@ -223,7 +214,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     if (coop_shared(ct[0], ct[1], ct[2]) > cp->max_shared_memory) ct[0] = 4, ct[1] = 2, ct[2] = 32;   /* 28 KiB */
     uint32_t cbm = 32 * ct[0], cbn = 64 * ct[1];
     if (cp->coopmat_nv && cp->shader_float16 && sgs == 32 && cp->max_shared_memory >= coop_shared(ct[0], ct[1], ct[2]) &&
-        coop_dtype && Me >= 16 && N >= 16 && K >= 16 && cdiv(N, cbn) <= max_groups(cp, 0)) {
+        coop_dtype && Me >= 16 && N >= 16 && K >= 16 && cdiv(N, cbn) <= vk_max_groups(cp, 0)) {
         uint32_t vec = 0;
         if (K % 8 == 0 && aligned(a->addr, 16)) vec |= 1;
         if ((tb ? K % 8 == 0 : N % 8 == 0) && aligned(b->addr, 16)) vec |= 2;
@@ -240,7 +231,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
         d->spec[7] = ct[2];
         d->n_spec = 8;
         d->groups[0] = (uint32_t)cdiv(N, cbn);
-        d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)max_groups(cp, 1));
+        d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(cp, 1));
         d->groups[2] = gz;
         c->tier = "coopmat-f16";
         return RLX_OK;
@@ -249,9 +240,9 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     /* ---- tiled f32 ---- */
     uint32_t t[3];
     tiled_tile(c, Me, N, nb, t);
-    if (cdiv(N, t[1]) > max_groups(cp, 0))
+    if (cdiv(N, t[1]) > vk_max_groups(cp, 0))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: N = %lld needs more workgroups than the device allows",
-                        label(c, lb, sizeof lb), (long long)N);
+                        vk_node_label(c, lb, sizeof lb), (long long)N);
     uint32_t vec = 0;
     if (K % 4 == 0 && aligned(a->addr, 4 * es)) vec |= 1;
     if ((tb ? K % 4 == 0 : N % 4 == 0) && aligned(b->addr, 4 * es)) vec |= 2;
@@ -269,7 +260,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     d->spec[7] = vec;
     d->n_spec = 8;
     d->groups[0] = (uint32_t)cdiv(N, t[1]);
-    d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)max_groups(cp, 1));
+    d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(cp, 1));
     d->groups[2] = gz;
     c->tier = "tiled-f32";
     return RLX_OK;
@@ -281,12 +272,12 @@ rlx_status vk_emit_matmul_f32_nt(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64
                                  int64_t K, bool uses_scratch) {
     char lb[160];
     if (M * K >= MM_INDEX_LIMIT || K * N >= MM_INDEX_LIMIT || M * N >= MM_INDEX_LIMIT)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: a matrix with 2^31 or more elements", label(c, lb, sizeof lb));
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: a matrix with 2^31 or more elements", vk_node_label(c, lb, sizeof lb));
     uint32_t t[3];
     tiled_tile(c, M, N, 1, t);
-    if (cdiv(N, t[1]) > max_groups(c->caps, 0))
+    if (cdiv(N, t[1]) > vk_max_groups(c->caps, 0))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: N = %lld needs more workgroups than the device allows",
-                        label(c, lb, sizeof lb), (long long)N);
+                        vk_node_label(c, lb, sizeof lb), (long long)N);
     mm_push p;
     memset(&p, 0, sizeof p);
     p.a = a;
@@ -315,7 +306,7 @@ rlx_status vk_emit_matmul_f32_nt(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64
     d->spec[7] = vec;
     d->n_spec = 8;
     d->groups[0] = (uint32_t)cdiv(N, t[1]);
-    d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)max_groups(c->caps, 1));
+    d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(c->caps, 1));
     d->groups[2] = 1;
     d->uses_scratch = uses_scratch;
     return RLX_OK;
