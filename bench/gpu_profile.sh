@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Decode profile on the GPU machine (docs/gpu.md): per-kernel device time of
-# one Llama decode step (RLX_VK_PROFILE=1, bench/llm_bench --report) and the
+# one Llama decode step (RLX_PROFILE=1, bench/llm_bench --report) and the
 # first layer's matvecs, then the unprofiled speed. Carry .gl and the build
 # folder (BIN, default build). MODELS="1b:q4_k_m 8b:q8_0" by default;
 # VARIANTS: env settings (comma-joined per variant) timed unprofiled too.
@@ -17,7 +17,7 @@ if [ -n "${TESTS:-}" ]; then
 fi
 for mq in ${MODELS:-1b:q4_k_m 8b:q8_0}; do
     m=${mq%%:*}; q=${mq##*:}
-    RLX_VK_PROFILE=1 $bin/llm_bench --device H200 --model $m --quant $q --prompt 128 --decode 8 --report > "$out/prof_${m}_${q}.txt" 2>&1
+    RLX_PROFILE=1 $bin/llm_bench --device H200 --model $m --quant $q --prompt 128 --decode 8 --report > "$out/prof_${m}_${q}.txt" 2>&1
     echo "== $m $q profiled"; sed -n '/^profile:/,/^|/p' "$out/prof_${m}_${q}.txt" | grep -v "^|" | head -14
     grep -E "gpu +(dequant|rms|add|attention)" "$out/prof_${m}_${q}.txt" | sed -n '2,12p' | awk '{print "   ", $3, $5, $6, $7, $8}'
     $bin/llm_bench --device H200 --model $m --quant $q --prompt 128 --decode 32 --bandwidth $bw 2>&1 | grep RESULT

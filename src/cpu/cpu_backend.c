@@ -4,9 +4,12 @@
  * A program resolves every tensor to a host pointer once (arena + offset,
  * param buffer, constant data) and keeps one prepared cpu_kernel_ctx per
  * step, so a run is: copy inputs into the arena, call each kernel in order.
+ * With RLX_PROFILE=1 (read when the program is built) each step is timed
+ * (wall clock) and the report shows the mean per step and per op.
  */
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_kernel.h"
+#include "core/profile.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +34,8 @@ struct cpu_program {
     cpu_step       *steps;
     int             n_steps;
     bool            poison;
+    double         *prof_us;   /* RLX_PROFILE: wall microseconds summed per step */
+    int             prof_runs;
 };
 
 rlx_status cpu_device_new(int threads, cpu_device **out) {
@@ -103,6 +108,10 @@ rlx_status cpu_program_new(cpu_device *dev, const ir_graph *g, const mem_plan *p
     }
     /* NaN bytes, so that an element no kernel wrote shows up in tests */
     memset(p->arena, 0xff, plan->arena_bytes);
+    if (rlx_profile_enabled() && !(p->prof_us = calloc((size_t)RLX_MAX(g->n_nodes, 1), sizeof *p->prof_us))) {
+        cpu_program_free(p);
+        return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
+    }
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const plan_entry *e = &plan->entries[i];
         switch (e->storage) {
@@ -138,6 +147,7 @@ void cpu_program_free(cpu_program *p) {
     rlx_aligned_free(p->arena);
     free(p->ptr);
     free(p->steps);
+    free(p->prof_us);
     free(p);
 }
 
@@ -148,9 +158,12 @@ rlx_status cpu_program_run(cpu_program *p, const void *const *inputs) {
         memcpy(p->ptr[i], inputs[i], (size_t)p->plan->entries[i].bytes);
     }
     for (int s = 0; s < p->n_steps; s++) {
+        double t0 = p->prof_us ? rlx_now_seconds() : 0;
         rlx_status st = p->steps[s].fn(&p->steps[s].ctx);
         if (st != RLX_OK) return st;
+        if (p->prof_us) p->prof_us[s] += (rlx_now_seconds() - t0) * 1e6;
     }
+    if (p->prof_us) p->prof_runs++;
     return RLX_OK;
 }
 
@@ -159,22 +172,42 @@ void *cpu_program_result(cpu_program *p, int32_t node) { return p->ptr[node]; }
 int cpu_program_steps(const cpu_program *p) { return p->n_steps; }
 
 char *cpu_program_report(const cpu_program *p) {
-    size_t cap = 256 + (size_t)p->g->n_nodes * 200, len = 0;
+    bool prof = p->prof_us && p->prof_runs > 0;
+    size_t cap = 256 + (size_t)p->g->n_nodes * (prof ? 300 : 200), len = 0;
     char *out = malloc(cap);
     if (!out) return NULL;
     out[0] = 0;
+    double *node_us = prof ? calloc((size_t)RLX_MAX(p->g->n_nodes, 1), sizeof *node_us) : NULL;
+    for (int s = 0; node_us && s < p->n_steps; s++) node_us[p->steps[s].node] = p->prof_us[s] / p->prof_runs;
     for (int32_t i = 0; i < p->g->n_nodes; i++) {
         const ir_node *n = &p->g->nodes[i];
         const plan_entry *e = &p->plan->entries[i];
+        bool kernel = !(n->op == IR_OP_INPUT || n->op == IR_OP_PARAM || n->op == IR_OP_CONST || e->is_view);
         const char *path = n->op == IR_OP_INPUT || n->op == IR_OP_PARAM || n->op == IR_OP_CONST ? "source"
                          : e->is_view ? "view" : "cpu-kernel";
-        char shape[160], lbl[128];
+        char shape[160], lbl[128], us[32] = "";
         ir_shape_format(&n->shape, p->g, shape, sizeof shape);
-        int w = snprintf(out + len, cap - len, "%4d  %-11s %-40s %s%s\n", i, path,
-                         ir_node_label(p->g, i, lbl, sizeof lbl), rlx_dtype_name(n->dtype), shape);
+        if (node_us && kernel) snprintf(us, sizeof us, "  %10.2f us", node_us[i]);
+        int w = snprintf(out + len, cap - len, "%4d  %-11s %-40s %s%-20s%s\n", i, path,
+                         ir_node_label(p->g, i, lbl, sizeof lbl), rlx_dtype_name(n->dtype), shape, us);
         if (w < 0 || (size_t)w >= cap - len) break;
         len += (size_t)w;
     }
+    if (prof) {   /* per op: the step's op name is its kind */
+        const char **kind = malloc(sizeof(char *) * (size_t)RLX_MAX(p->n_steps, 1));
+        double *us = malloc(sizeof(double) * (size_t)RLX_MAX(p->n_steps, 1));
+        if (kind && us) {
+            for (int s = 0; s < p->n_steps; s++) {
+                const ir_op_info *info = ir_op_info_get(p->g->nodes[p->steps[s].node].op);
+                kind[s] = info ? info->name : "?";
+                us[s] = p->prof_us[s] / p->prof_runs;
+            }
+            rlx_profile_summary(out, cap, &len, kind, us, p->n_steps, "wall", p->prof_runs);
+        }
+        free(kind);
+        free(us);
+    }
+    free(node_us);
     return out;
 }
 

@@ -15,7 +15,7 @@
  * in between; outputs are read from staging. Host work per run is
  * O(inputs + outputs + host steps), not O(steps).
  *
- * Profiling (RLX_VK_PROFILE=1 when the program is built): every node's
+ * Profiling (RLX_PROFILE=1 when the program is built): every node's
  * dispatches sit between two bottom-of-pipe timestamps, so a node's time is
  * its own barrier + launch + execution with nothing overlapping it. That
  * serializes independent nodes, so the total is an upper bound on the
@@ -23,6 +23,7 @@
  */
 #include "vulkan/vk_backend.h"
 #include "vulkan/vk_ctx.h"
+#include "core/profile.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +78,7 @@ struct vk_program {
     int              n_kv_checks;
     VkDeviceSize     status_off;       /* in io: the word shaders set on bad input */
     double           last_gpu_seconds;
-    /* RLX_VK_PROFILE=1: a timestamp pair around every node's dispatches
+    /* RLX_PROFILE=1: a timestamp pair around every node's dispatches
      * (queries 2 + 2i and 3 + 2i); device microseconds summed per node */
     bool             profile;
     double          *prof_us;
@@ -506,8 +507,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
 
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = c->queue_family};
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    const char *prof = getenv("RLX_VK_PROFILE");
-    p->profile = prof && *prof && strcmp(prof, "0") != 0;
+    p->profile = rlx_profile_enabled();
     if (p->profile && !(p->prof_us = calloc((size_t)g->n_nodes, sizeof *p->prof_us))) {
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
         goto fail;
@@ -683,38 +683,19 @@ static bool report_add(char *out, size_t cap, size_t *len, const char *fmt, ...)
 
 /* Profile summary: device time per kernel tier (the node's note), largest first. */
 static void report_profile(const vk_program *p, char *out, size_t cap, size_t *len) {
-    int32_t n = p->g->n_nodes;
-    int32_t *first = malloc(sizeof(int32_t) * (size_t)n);   /* node holding each tier's total */
-    double *tot = calloc((size_t)n, sizeof *tot);
-    int *cnt = calloc((size_t)n, sizeof *cnt);
-    if (!first || !tot || !cnt) goto done;
-    double all = 0;
-    int n_tiers = 0;
-    for (int32_t i = 0; i < n; i++) {
-        if (!p->info[i].gpu || p->info[i].n_dispatch == 0) continue;
-        double us = p->prof_us[i] / p->prof_runs;
-        all += us;
-        int t = 0;
-        while (t < n_tiers && strcmp(p->info[first[t]].note, p->info[i].note) != 0) t++;
-        if (t == n_tiers) first[n_tiers++] = i;
-        tot[t] += us;
-        cnt[t]++;
+    int32_t n = p->g->n_nodes, m = 0;
+    const char **kind = malloc(sizeof(char *) * (size_t)RLX_MAX(n, 1));
+    double *us = malloc(sizeof(double) * (size_t)RLX_MAX(n, 1));
+    if (kind && us) {
+        for (int32_t i = 0; i < n; i++) {
+            if (!p->info[i].gpu || p->info[i].n_dispatch == 0) continue;
+            kind[m] = p->info[i].note;
+            us[m++] = p->prof_us[i] / p->prof_runs;
+        }
+        rlx_profile_summary(out, cap, len, kind, us, m, "device (nodes serialized)", p->prof_runs);
     }
-    report_add(out, cap, len, "profile: %.1f us of device time per run (mean of %d runs, nodes serialized)\n", all,
-               p->prof_runs);
-    for (int k = 0; k < n_tiers; k++) {   /* selection order: largest total first */
-        int best = -1;
-        for (int t = 0; t < n_tiers; t++)
-            if (cnt[t] && (best < 0 || tot[t] > tot[best])) best = t;
-        if (!report_add(out, cap, len, "  %-32s %5d nodes %10.1f us %5.1f%%\n", p->info[first[best]].note, cnt[best],
-                        tot[best], all > 0 ? 100.0 * tot[best] / all : 0.0))
-            break;
-        cnt[best] = 0;
-    }
-done:
-    free(first);
-    free(tot);
-    free(cnt);
+    free(kind);
+    free(us);
 }
 
 char *vk_program_report(const vk_program *p) {
