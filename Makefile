@@ -7,7 +7,7 @@
 #   make demo       setup, then `rlx demo` on the best available device
 #   make sanitize   the suite under ASan + UBSan (build-san/)
 #   make bench      bench/gemm against OpenBLAS (installs libopenblas-dev)
-#   make bench-qdot build/bench_qdot: decode-shaped quantized matvec (CPU)
+#   make bench-qdot build/bench_qdot: quantized matvec / prefill matmul (CPU; --m M)
 
 CC      ?= cc
 BUILD   ?= build
@@ -54,6 +54,9 @@ $(BUILD)/src/cpu/kernels/gemm_avx512.o: ISA_FLAGS = -mavx512f -mavx512vl -mavx51
 $(BUILD)/src/cpu/kernels/gemm_avx2.o:   ISA_FLAGS = -mavx2 -mfma
 $(BUILD)/src/cpu/kernels/qdot_avx2.o:   ISA_FLAGS = -mavx2 -mfma -mf16c
 $(BUILD)/src/cpu/kernels/qdot_avx512.o: ISA_FLAGS = -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mfma -mf16c -mavx2
+$(BUILD)/src/cpu/kernels/qgemm_avx2.o:   ISA_FLAGS = -mavx2 -mfma -mf16c
+$(BUILD)/src/cpu/kernels/qgemm_avx512.o: ISA_FLAGS = -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mfma -mf16c -mavx2
+$(BUILD)/src/cpu/kernels/qgemm_packed_avx512.o: ISA_FLAGS = -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mfma -mf16c -mavx2
 endif
 
 .PHONY: all test demo sanitize bench bench-qdot gpu-bench setup clean

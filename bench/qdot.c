@@ -13,9 +13,20 @@
  *
  * Prints one table: shape, type, threads, fast us and GB/s (weight bytes per
  * second), generic us and GB/s, speedup, fast GB/s as % of the read floor.
+ * --types q4_K,q8_0 limits the types (by dtype name) in both modes.
  * Times are medians after a warm-up.
  * Usage: bench_qdot [--quick] [--isa avx512|avx2|portable] (default: the
  * run-time choice; --isa forces qdot_force_isa for the AVX2 vs AVX-512 rows).
+ *
+ * Prefill mode, --m M (M > 1): DEQUANT_MATMUL with M x rows for every type
+ * with a kernel, the gemm kernels against the exact path, on one warm weight
+ * matrix per shape (the work is compute-bound), in GMAC/s (M*N*K per second).
+ * --threads T (up to T, default 2), --types q4_K,q8_0 (a subset, by dtype
+ * name), --no-exact (skip the slow exact column).
+ *
+ * Kernel mode, --kernels: the dot / gemm kernels alone on one thread for
+ * M in {1, 4, 8, 16, 32, 128}, timed in thread CPU time (robust to other
+ * tenants of a shared VM); --isa and --types apply.
  */
 #include "rlx.h"
 #include "core/core.h"
@@ -30,7 +41,8 @@
 #include <string.h>
 #include <time.h>
 
-static int quick;
+static int quick, skip_exact;
+static const char *types_filter;
 
 static double now_s(void) {
     struct timespec t;
@@ -176,19 +188,175 @@ static double time_dequant(rlx_dtype dt, const void *w, size_t bytes, int64_t N,
     return t < 0 ? t : t / copies;
 }
 
+/* Seconds per DEQUANT_MATMUL of M rows against one (warm) weight matrix. */
+static double time_dequant_m(rlx_dtype dt, const void *w, size_t bytes, int64_t N, int64_t K, int64_t M, int threads,
+                             const float *x, bool exact) {
+    rlx_graph *g = rlx_graph_new();
+    int64_t xd[2] = {M, K}, wd[2] = {N, K};
+    rlx_output(g, "y", rlx_dequant_matmul(g, rlx_input(g, "x", RLX_F32, 2, xd), rlx_param(g, "w", dt, 2, wd)));
+    rlx_compile_options o;
+    rlx_compile_options_init(&o);
+    o.backend = RLX_BACKEND_CPU;
+    o.threads = threads;
+    rlx_exec *e = NULL;
+    double t = -1;
+    if (rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_set_param(e, "w", dt, w, bytes) == RLX_OK) {
+        if (exact) setenv("RLX_CPU_EXACT_QUANT", "1", 1);
+        run_ctx c = {e, {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = (void *)x,
+                         .bytes = sizeof(float) * (size_t)(M * K)}};
+        t = time_med(run_exec, &c);
+        unsetenv("RLX_CPU_EXACT_QUANT");
+    }
+    if (t < 0) fprintf(stderr, "bench_qdot: %s\n", rlx_last_error());
+    rlx_exec_free(e);
+    rlx_graph_free(g);
+    return t;
+}
+
+/* ------------------------------------------------------------ prefill */
+
+/* DEQUANT_MATMUL with M rows, every type: the gemm kernels against the exact
+ * path, one warm weight matrix (prefill is compute-bound; the weights of a
+ * shape fit the last-level cache or stream at a small fraction of the time). */
+static int prefill_table(int64_t M, int threads_max) {
+    static const struct { int64_t N, K; } shapes[] = {{2048, 2048}, {8192, 2048}, {2048, 8192}, {4096, 4096}, {14336, 4096}};
+    static const rlx_dtype types[] = {RLX_Q8_0, RLX_Q4_0, RLX_Q4_1, RLX_Q5_0, RLX_Q5_1,
+                                      RLX_Q2_K, RLX_Q3_K, RLX_Q4_K, RLX_Q5_K, RLX_Q6_K};
+    printf("qdot ISA: %s; M = %lld x rows; GMAC/s = M*N*K / time / 1e9\n\n", qdot_isa_name(), (long long)M);
+    printf("| N x K | type | threads | gemm isa | fast ms | fast GMAC/s | exact ms | exact GMAC/s | fast/exact |\n");
+    printf("|---|---|---:|---|---:|---:|---:|---:|---:|\n");
+    size_t nshapes = quick ? 2 : sizeof shapes / sizeof shapes[0];
+    for (size_t s = 0; s < nshapes; s++) {
+        int64_t N = shapes[s].N, K = shapes[s].K;
+        float *x = malloc(sizeof(float) * (size_t)(M * K));
+        for (int64_t k = 0; k < M * K; k++) x[k] = frand();
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+            if (types_filter && !strstr(types_filter, rlx_dtype_name(types[t]))) continue;
+            size_t bytes;
+            void *w = make_weights(types[t], N, K, &bytes);
+            if (!w) { fprintf(stderr, "bench_qdot: out of memory\n"); return 1; }
+            qdot_kernel k;
+            bool have = qdot_find(quant_type_of_dtype(types[t]), &k);
+            for (int threads = 1; threads <= threads_max; threads++) {
+                double fast = time_dequant_m(types[t], w, bytes, N, K, M, threads, x, false);
+                double gen = skip_exact ? 0 : time_dequant_m(types[t], w, bytes, N, K, M, threads, x, true);
+                if (fast <= 0 || gen < 0) return 1;
+                double macs = (double)M * (double)N * (double)K / 1e9;
+                if (skip_exact)
+                    printf("| %lldx%lld | %s | %d | %s | %.2f | %.1f | - | - | - |\n", (long long)N, (long long)K,
+                           rlx_dtype_name(types[t]), threads, have ? k.gemm_isa : "none", fast * 1e3, macs / fast);
+                else
+                    printf("| %lldx%lld | %s | %d | %s | %.2f | %.1f | %.2f | %.1f | %.1fx |\n", (long long)N, (long long)K,
+                           rlx_dtype_name(types[t]), threads, have ? k.gemm_isa : "none", fast * 1e3, macs / fast,
+                           gen * 1e3, macs / gen, gen / fast);
+                fflush(stdout);
+            }
+            free(w);
+        }
+        free(x);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ kernels */
+
+static double thread_cpu_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The kernels alone, one thread, timed in thread CPU time (time the VM
+ * gives to other tenants does not count): a 2048 x 2048 weight matrix
+ * (L2/L3-resident, as one layer's weights during prefill) against M x rows
+ * already quantized; M = 1 is the dot, M > 1 qdot_gemm over 16-row slices
+ * (the row tiles below packed_min_rows, the packed panels from there on).
+ * GMAC/s = M*N*K / CPU seconds, median of 9. */
+static int kernels_table(void) {
+    static const rlx_dtype types[] = {RLX_Q8_0, RLX_Q4_0, RLX_Q4_1, RLX_Q5_0, RLX_Q5_1,
+                                      RLX_Q2_K, RLX_Q3_K, RLX_Q4_K, RLX_Q5_K, RLX_Q6_K};
+    static const int64_t Ms[] = {1, 4, 8, 16, 32, 128};
+    const int64_t N = 2048, K = 2048, MMAX = 128;
+    float *x = malloc(sizeof(float) * (size_t)(MMAX * K)), *out = malloc(sizeof(float) * (size_t)(MMAX * N));
+    if (!x || !out) return 1;
+    for (int64_t i = 0; i < MMAX * K; i++) x[i] = frand();
+    printf("qdot ISA: %s; %lldx%lld weights, 1 thread, GMAC/s per CPU second (median of 9)\n\n", qdot_isa_name(),
+           (long long)N, (long long)K);
+    printf("| type | M=1 (dot) |");
+    for (size_t j = 1; j < sizeof Ms / sizeof Ms[0]; j++) printf(" M=%lld |", (long long)Ms[j]);
+    printf("\n|---|");
+    for (size_t j = 0; j < sizeof Ms / sizeof Ms[0]; j++) printf("---:|");
+    printf("\n");
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        if (types_filter && !strstr(types_filter, rlx_dtype_name(types[t]))) continue;
+        qdot_kernel k;
+        if (!qdot_find(quant_type_of_dtype(types[t]), &k)) continue;
+        size_t bytes, rb = 0;
+        uint8_t *w = make_weights(types[t], N, K, &bytes);
+        size_t ab = qdot_act_bytes(k.act, K);
+        uint8_t *xq = rlx_aligned_alloc(ab * (size_t)MMAX);
+        void *scratch = rlx_aligned_alloc(qdot_gemm_scratch_bytes(K));
+        if (!w || !xq || !scratch) return 1;
+        rb = bytes / (size_t)N;
+        for (int64_t m = 0; m < MMAX; m++) k.quantize(x + m * K, K, xq + (size_t)m * ab);
+        printf("| %s |", rlx_dtype_name(types[t]));
+        for (size_t j = 0; j < sizeof Ms / sizeof Ms[0]; j++) {
+            int64_t M = Ms[j];
+            double tt[9];
+            for (int r = 0; r < 9; r++) {
+                double t0 = thread_cpu_s();
+                if (M == 1)
+                    for (int64_t n = 0; n < N; n++) out[n] = k.dot(K, w + (size_t)n * rb, xq);
+                else
+                    for (int64_t n0 = 0; n0 < N; n0 += 16)
+                        qdot_gemm(&k, K, w + (size_t)n0 * rb, rb, 16, xq, ab, M, out + n0, N, scratch);
+                tt[r] = thread_cpu_s() - t0;
+            }
+            qsort(tt, 9, sizeof tt[0], cmp_d);
+            printf(" %.0f |", (double)M * (double)N * (double)K / tt[4] / 1e9);
+            fflush(stdout);
+        }
+        printf("\n");
+        free(w);
+        rlx_aligned_free(xq);
+        rlx_aligned_free(scratch);
+    }
+    free(x);
+    free(out);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    int64_t m_rows = 1;
+    int kernels = 0;
+    int threads_max = 2;
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--quick") == 0) {
             quick = 1;
         } else if (strcmp(argv[a], "--isa") == 0 && a + 1 < argc) {
             if (qdot_force_isa(argv[++a]) != 0) { fprintf(stderr, "bench_qdot: ISA %s not available\n", argv[a]); return 1; }
+        } else if (strcmp(argv[a], "--m") == 0 && a + 1 < argc) {
+            m_rows = atoll(argv[++a]);
+        } else if (strcmp(argv[a], "--threads") == 0 && a + 1 < argc) {
+            threads_max = atoi(argv[++a]);
+        } else if (strcmp(argv[a], "--types") == 0 && a + 1 < argc) {
+            types_filter = argv[++a];
+        } else if (strcmp(argv[a], "--no-exact") == 0) {
+            skip_exact = 1;
+        } else if (strcmp(argv[a], "--kernels") == 0) {
+            kernels = 1;
         } else {
-            fprintf(stderr, "usage: bench_qdot [--quick] [--isa avx512|avx2|portable]\n");
+            fprintf(stderr, "usage: bench_qdot [--quick] [--isa avx512|avx2|portable] [--m M [--threads T] [--types q4_K,q8_0] "
+                            "[--no-exact]] [--kernels]\n");
             return 1;
         }
     }
+    if (m_rows < 1 || threads_max < 1) { fprintf(stderr, "bench_qdot: bad --m or --threads\n"); return 1; }
+    if (kernels) return kernels_table();
+    if (m_rows > 1) return prefill_table(m_rows, threads_max);
     static const struct { int64_t N, K; } shapes[] = {{2048, 2048}, {8192, 2048}, {2048, 8192}, {128256, 2048}};
-    static const rlx_dtype types[] = {RLX_Q8_0, RLX_Q4_0, RLX_Q4_K, RLX_Q6_K, RLX_F32};
+    static const rlx_dtype types[] = {RLX_Q8_0, RLX_Q4_0, RLX_Q4_1, RLX_Q5_0, RLX_Q5_1, RLX_Q2_K,
+                                      RLX_Q3_K, RLX_Q4_K, RLX_Q5_K, RLX_Q6_K, RLX_F32};
     double bw[3] = {0, read_bw(1), read_bw(2)};
     printf("read bandwidth floor (1 GiB sum, AVX2): 1 thread %.1f GB/s, 2 threads %.1f GB/s\n", bw[1], bw[2]);
     printf("qdot ISA: %s; sgemm kernel: %s; weights streamed per run >= 256 MiB (cold)\n\n", qdot_isa_name(),
@@ -201,6 +369,7 @@ int main(int argc, char **argv) {
         float *x = malloc(sizeof(float) * (size_t)K);
         for (int64_t k = 0; k < K; k++) x[k] = frand();
         for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+            if (types_filter && !strstr(types_filter, rlx_dtype_name(types[t]))) continue;
             size_t bytes;
             void *w = make_weights(types[t], N, K, &bytes);
             if (!w) { fprintf(stderr, "bench_qdot: out of memory\n"); return 1; }

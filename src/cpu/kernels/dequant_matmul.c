@@ -2,30 +2,40 @@
  * dequant_matmul.c — DEQUANT_MATMUL on the CPU: out[M,N] = x[M,K] · w[N,K]ᵀ
  * with w in its storage type (f32, f16, bf16 or a GGUF block type).
  *
- * Decode-shaped calls (few rows of x) are memory-bound: each worker decodes
- * one weight row at a time into an L1-sized buffer and dots it with every x
- * row, so the quantized bytes are read once and never expanded in memory.
- * Larger M decodes 64-row tiles of w and hands them to the f32 GEMM.
- * Block decoding uses the reference codecs in io/quant.c; the CPU backend
- * depends on that codec, not on the GGUF reader.
+ * Fast path (qdot.h), for Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K
+ * weights on a CPU with AVX2 (AVX-512 VNNI kernels where it has them): every
+ * x row is quantized once per call to 8-bit blocks, then the weights are used
+ * straight from their blocks with integer products, never expanded to f32:
+ *   - M = 1 (decode): one dot per weight row;
+ *   - M > 1: the gemm kernels (qdot_gemm). Workers split N. Below
+ *     packed_min_rows rows (5 or 10, by type), row tiles that unpack each weight block once
+ *     for 4 x rows, over weight rows in L2-sized chunks; from there on (with
+ *     AVX-512 VNNI) 16-row panels repacked into each worker's scratch, every
+ *     x row of the block (DQ_MBLOCK at a time) streaming past each panel.
+ * That rounds the activations to 8 bits: ~1e-3..4e-3 relative error against
+ * the exact f32 result (see qdot.h). The environment variable
+ * RLX_CPU_EXACT_QUANT=1 (read on every call) forces the exact path below; x
+ * holding Inf/NaN in any row also takes it for the whole call.
  *
- * Fast decode path: for M <= 4 and Q8_0 / Q4_0 / Q4_K / Q5_K / Q6_K weights
- * on a CPU with AVX2 (qdot.h), each x row is quantized once per call to 8-bit
- * blocks and every weight row is dotted straight from its blocks with integer
- * products. That rounds the activations to 8 bits: ~1e-3..4e-3 relative error
- * against the exact f32 result (see qdot.h). The environment variable
- * RLX_CPU_EXACT_QUANT=1 (read on every call) forces the exact path above; x
- * holding Inf/NaN also takes it.
+ * Exact path: decode-shaped calls (M <= 4) decode one weight row at a time
+ * into an L1-sized buffer and dot it with every x row in f32; larger M
+ * decodes 64-row tiles of w and hands them to the f32 GEMM. Block decoding
+ * uses the reference codecs in io/quant.c; the CPU backend depends on that
+ * codec, not on the GGUF reader. Types without fast kernels (Q8_K, the IQ
+ * types, f16, bf16, f32) always take it.
  */
 #include "cpu/cpu_kernel.h"
 #include "cpu/kernels/gemm.h"
 #include "cpu/kernels/qdot.h"
 #include "io/quant.h"
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define DQ_TILE 64      /* weight rows per GEMM tile */
-#define DQ_SMALL_M 4    /* up to this many x rows: row-by-row dot products */
+#define DQ_TILE 64      /* weight rows per GEMM tile (exact path) */
+#define DQ_SMALL_M 4    /* exact path: up to this many x rows, row-by-row dot products */
+#define DQ_MBLOCK 256   /* fast path: x rows quantized and swept at a time (bounds the buffer) */
+#define DQ_CHUNK_BYTES (192 << 10)   /* fast path: weight bytes per chunk, kept in L2 over all x rows */
 
 typedef struct dq_ctx {
     const float   *x;
@@ -35,9 +45,14 @@ typedef struct dq_ctx {
     size_t         row_bytes;
     uint32_t       qtype;
     float         *scratch;     /* per worker */
-    qdot_kernel    fast;        /* fast path: its dot and the M quantized x rows */
+    qdot_kernel    fast;        /* fast path: its kernels and the quantized x rows */
     const uint8_t *xq;
     size_t         xq_bytes;
+    int64_t        m0, xrows;   /* the block of x rows in xq: first row, count */
+    int64_t        nchunk;      /* weight rows per gemm call */
+    uint8_t       *gscratch;    /* packed-gemm panel per worker, gscratch_bytes each */
+    size_t         gscratch_bytes;
+    _Atomic int    nonfinite;
     size_t         scratch_floats;
     rlx_status     status;      /* first failure (set under no lock: any failure value will do) */
 } dq_ctx;
@@ -67,12 +82,31 @@ static void rows_range(void *p, int64_t begin, int64_t end, int worker) {
     }
 }
 
+/* M == 1: one dot per weight row. */
 static void fast_range(void *p, int64_t begin, int64_t end, int worker) {
     dq_ctx *c = p;
     (void)worker;
-    for (int64_t n = begin; n < end; n++) {
-        const uint8_t *wr = c->w + (size_t)n * c->row_bytes;
-        for (int64_t m = 0; m < c->M; m++) c->out[m * c->N + n] = c->fast.dot(c->K, wr, c->xq + (size_t)m * c->xq_bytes);
+    for (int64_t n = begin; n < end; n++) c->out[n] = c->fast.dot(c->K, c->w + (size_t)n * c->row_bytes, c->xq);
+}
+
+/* M > 1: chunks [begin, end) of nchunk weight rows, each against all xrows
+ * rows of the block (the packed gemm uses the worker's panel scratch). */
+static void gemm_range(void *p, int64_t begin, int64_t end, int worker) {
+    dq_ctx *c = p;
+    uint8_t *scratch = c->gscratch ? c->gscratch + (size_t)worker * c->gscratch_bytes : NULL;
+    for (int64_t i = begin; i < end; i++) {
+        int64_t n0 = i * c->nchunk, nw = RLX_MIN(c->nchunk, c->N - n0);
+        qdot_gemm(&c->fast, c->K, c->w + (size_t)n0 * c->row_bytes, c->row_bytes, nw, c->xq, c->xq_bytes, c->xrows,
+                  c->out + n0, c->N, scratch);
+    }
+}
+
+static void quant_range(void *p, int64_t begin, int64_t end, int worker) {
+    dq_ctx *c = p;
+    (void)worker;
+    for (int64_t m = begin; m < end; m++) {
+        uint8_t *dst = (uint8_t *)(uintptr_t)c->xq + (size_t)m * c->xq_bytes;
+        if (!c->fast.quantize(c->x + (c->m0 + m) * c->K, c->K, dst)) atomic_store(&c->nonfinite, 1);
     }
 }
 
@@ -82,20 +116,51 @@ static bool exact_forced(void) {
     return e && e[0] && strcmp(e, "0") != 0;
 }
 
-/* The 8-bit-activation path; false (nothing written) when it does not apply. */
+/* The 8-bit-activation path; false when it does not apply (the exact path then
+ * writes every output, also over what a block before an Inf / NaN wrote). */
 static bool try_fast(dq_ctx *c, rlx_threadpool *pool) {
-    if (c->M > DQ_SMALL_M || exact_forced() || !qdot_find(c->qtype, &c->fast)) return false;
+    if (exact_forced() || !qdot_find(c->qtype, &c->fast)) return false;
     c->xq_bytes = qdot_act_bytes(c->fast.act, c->K);
-    uint8_t *xq = rlx_aligned_alloc(c->xq_bytes * (size_t)c->M);
+    int64_t mb = RLX_MIN(c->M, (int64_t)DQ_MBLOCK);
+    uint8_t *xq = rlx_aligned_alloc(c->xq_bytes * (size_t)mb);
     if (!xq) return false;   /* the exact path needs less memory than this anyway; let it report */
-    bool finite = true;
-    for (int64_t m = 0; m < c->M; m++) finite &= c->fast.quantize(c->x + m * c->K, c->K, xq + (size_t)m * c->xq_bytes);
-    if (finite) {
-        c->xq = xq;
-        rlx_parallel_for(pool, c->N, 16, fast_range, c);
+    c->xq = xq;
+    if (c->M == 1) {
+        bool finite = c->fast.quantize(c->x, c->K, xq);
+        if (finite) rlx_parallel_for(pool, c->N, 16, fast_range, c);
+        rlx_aligned_free(xq);
+        return finite;
     }
+    int workers = rlx_threadpool_size(pool);
+    int64_t nc;
+    if (c->fast.gemm_packed && c->M >= c->fast.packed_min_rows) {
+        /* one 16-row panel per call; each worker has its panel buffer */
+        nc = 16;
+        c->gscratch_bytes = (qdot_gemm_scratch_bytes(c->K) + 63) & ~(size_t)63;
+        c->gscratch = rlx_aligned_alloc(c->gscratch_bytes * (size_t)workers);
+        if (!c->gscratch) { rlx_aligned_free(xq); return false; }
+    } else {
+        /* weight rows that stay in L2 while all x rows sweep them */
+        nc = RLX_MAX((int64_t)4, RLX_MIN((int64_t)128, (int64_t)(DQ_CHUNK_BYTES / c->row_bytes)));
+        /* enough chunks for the dynamic schedule to balance the workers */
+        while (nc > 4 && c->N < nc * 4 * workers) nc /= 2;
+    }
+    c->nchunk = nc;
+    float *out_all = c->out;
+    for (int64_t m0 = 0; m0 < c->M; m0 += mb) {
+        int64_t rows = RLX_MIN(mb, c->M - m0);
+        c->m0 = m0;
+        c->xrows = rows;
+        rlx_parallel_for(pool, rows, 8, quant_range, c);
+        /* Inf or NaN in x: the exact path redoes the whole call (it writes every output) */
+        if (atomic_load(&c->nonfinite)) break;
+        c->out = out_all + m0 * c->N;
+        rlx_parallel_for(pool, (c->N + nc - 1) / nc, 1, gemm_range, c);
+    }
+    c->out = out_all;
+    rlx_aligned_free(c->gscratch);
     rlx_aligned_free(xq);
-    return finite;
+    return !atomic_load(&c->nonfinite);
 }
 
 static void tiles_range(void *p, int64_t begin, int64_t end, int worker) {

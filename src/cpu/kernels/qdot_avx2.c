@@ -1,6 +1,8 @@
 /*
- * qdot_avx2.c — AVX2 kernels of qdot.h (contract in qdot_internal.h). Built
- * with -mavx2 -mfma -mf16c and only called after qdot.c's run-time check.
+ * qdot_avx2.c — AVX2 activation quantizers and hand-written dots of qdot.h
+ * for Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (contract in qdot_internal.h), and the
+ * ISA's table; the other types' dots and all gemm tiles are in qgemm_avx2.c.
+ * Built with -mavx2 -mfma -mf16c and only called after qdot.c's run-time check.
  *
  * Per 32 weights: unpack to bytes (nibbles / high bits), one
  * _mm256_maddubs_epi16 (unsigned weight x signed activation -> pairs in
@@ -76,12 +78,12 @@ static inline bool all_finite(__m256 bad) {
 
 static bool quant_q8_32(const float *x, int64_t K, void *xq) {
     int8_t *qs = xq;
-    float *dd = qa_d(xq, K);
     __m256 bad = _mm256_setzero_ps();
     for (int64_t b = 0; b < K / 32; b++) {
         float amax = absmax(x + 32 * b, 32, &bad);
-        dd[b] = amax / 127.0f;
-        round_store32(x + 32 * b, _mm256_set1_ps(amax > 0 ? 127.0f / amax : 0.0f), qs + 32 * b, NULL);
+        int16_t sums[2];
+        round_store32(x + 32 * b, _mm256_set1_ps(amax > 0 ? 127.0f / amax : 0.0f), qs + 32 * b, sums);
+        qa_set_block_q8_32(xq, K, b, amax / 127.0f, (int32_t)sums[0] + sums[1]);
     }
     return all_finite(bad);
 }
@@ -97,6 +99,7 @@ static bool quant_q8_256(const float *x, int64_t K, void *xq) {
         __m256 id = _mm256_set1_ps(amax > 0 ? 127.0f / amax : 0.0f);
         for (int j = 0; j < 8; j++) round_store32(x + 256 * b + 32 * j, id, qs + 256 * b + 32 * j, bs + 16 * b + 2 * j);
     }
+    qa_fill_q8_256(xq, K);
     return all_finite(bad);
 }
 
@@ -268,7 +271,12 @@ static float dot_q6_K(int64_t K, const uint8_t *w, const void *xq) {
 }
 
 const qdot_isa_table rlx_qdot_avx2 = {
-    "avx2", quant_q8_32, quant_q8_256, dot_q8_0, dot_q4_0, dot_q4_K, dot_q5_K, dot_q6_K, NULL,
+    .name = "avx2",
+    .quant_q8_32 = quant_q8_32,
+    .quant_q8_256 = quant_q8_256,
+    .dot = {[QD_Q8_0] = dot_q8_0, [QD_Q4_0] = dot_q4_0, [QD_Q4_K] = dot_q4_K, [QD_Q5_K] = dot_q5_K, [QD_Q6_K] = dot_q6_K},
+    .gemm = rlx_qgemm_avx2,
+    .gdot = rlx_qgemm_avx2_dots,
 };
 
 #endif

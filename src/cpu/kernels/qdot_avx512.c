@@ -1,9 +1,11 @@
 /*
- * qdot_avx512.c — AVX-512 (F/BW/VL + VNNI) kernels of qdot.h for Q8_0, Q4_0,
- * Q4_K and Q6_K (contract in qdot_internal.h). Built with -mavx512f -mavx512bw
- * -mavx512vl -mavx512vnni -mfma -mf16c -mavx2 and only called after qdot.c's
- * run-time check. The table leaves the other entries NULL: qdot_find takes
- * them (Q5_K, activation quantization) from the AVX2 table (.base).
+ * qdot_avx512.c — AVX-512 (F/BW/VL + VNNI) hand-written dots of qdot.h for
+ * Q8_0, Q4_0, Q4_K and Q6_K (contract in qdot_internal.h), and the ISA's
+ * table. Built with -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mfma -mf16c
+ * -mavx2 and only called after qdot.c's run-time check. The other types' dots
+ * are the one-row gemm tiles of qgemm_avx512.c (.gdot); the gemm kernels are
+ * in qgemm_avx512.c (row tiles) and qgemm_packed_avx512.c (prefill panels);
+ * the activation quantizers come from the AVX2 table (.base).
  *
  * The integer math is the AVX2 file's, only wider and with fewer steps:
  *   - Q4_K / Q6_K: 64 contiguous weights per zmm (the nibble planes of one
@@ -227,10 +229,10 @@ static float dot_q6_K(int64_t K, const uint8_t *w, const void *xq) {
 const qdot_isa_table rlx_qdot_avx512 = {
     .name = "avx512",
     .base = &rlx_qdot_avx2,
-    .q8_0 = dot_q8_0,
-    .q4_0 = dot_q4_0,
-    .q4_K = dot_q4_K,
-    .q6_K = dot_q6_K,
+    .dot = {[QD_Q8_0] = dot_q8_0, [QD_Q4_0] = dot_q4_0, [QD_Q4_K] = dot_q4_K, [QD_Q6_K] = dot_q6_K},
+    .gemm = rlx_qgemm_avx512,
+    .gdot = rlx_qgemm_avx512_dots,
+    .gemm_packed = rlx_qgemm_packed_avx512,
 };
 
 #endif
