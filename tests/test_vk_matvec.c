@@ -1,6 +1,7 @@
 /*
- * test_vk_matvec.c — the decode matvec (dequant_matvec.comp) on long rows
- * and every x-row count, and the fused DEQUANT_MATMUL forms that passes/fuse.c
+ * test_vk_matvec.c — the decode matvecs (dequant_matvec_run.comp for
+ * Q8_0/Q4_K/Q6_K, dequant_matvec.comp for the other types) on long rows and
+ * several x-row counts, each checked to run on the kernel it claims, and the fused DEQUANT_MATMUL forms that passes/fuse.c
  * makes of a decoder's residual adds and SwiGLU: dequant_matmul_add and
  * dequant_swiglu, against float64 references over the decoded weights, on
  * the CPU and on Vulkan, decode-shaped (the matvec epilogue) and
@@ -13,6 +14,23 @@
 #include <math.h>
 #include <string.h>
 
+
+/* The kernel a decode matvec of dt must run on: the 8-weight-run kernel for
+ * Q8_0/Q4_K/Q6_K unless RLX_VK_DQ_RUN=0, else the part-per-lane one. */
+static const char *expected_tier(rlx_dtype dt) {
+    const char *env = getenv("RLX_VK_DQ_RUN");
+    bool run = (dt == RLX_Q8_0 || dt == RLX_Q4_K || dt == RLX_Q6_K) && !(env && strcmp(env, "0") == 0);
+    return run ? "dequant-run-" : "dequant-matvec-";
+}
+
+/* Whether the exec's report names `tier` (printing the report if not). */
+static bool report_has(rlx_exec *e, const char *tier) {
+    char *rep = rlx_exec_report(e);
+    bool ok = rep && strstr(rep, tier);
+    if (!ok) printf("    expected tier %s in:\n%s", tier, rep ? rep : "(no report)");
+    free(rep);
+    return ok;
+}
 
 /* y = x · wᵀ on Vulkan against float64; every output element checked. */
 static bool matvec_case(rlx_dtype dt, int64_t M, int64_t N, int64_t K) {
@@ -37,7 +55,7 @@ static bool matvec_case(rlx_dtype dt, int64_t M, int64_t N, int64_t K) {
     if (!ok) printf("    %s M %lld N %lld K %lld: %s\n", rlx_dtype_name(dt), (long long)M, (long long)N, (long long)K,
                     rlx_last_error());
     rlx_exec_stats st;
-    ok = ok && rlx_exec_get_stats(e, &st) == RLX_OK && st.host_steps == 0;
+    ok = ok && rlx_exec_get_stats(e, &st) == RLX_OK && st.host_steps == 0 && report_has(e, expected_tier(dt));
     if (ok) {
         char what[96];
         snprintf(what, sizeof what, "%s M=%lld N=%lld K=%lld", rlx_dtype_name(dt), (long long)M, (long long)N, (long long)K);
@@ -70,7 +88,7 @@ TEST(vk_matvec_long_rows_every_type) {
     }
 }
 
-/* x-row counts 1, 3 and 8, odd N, rows of 18 and 54 bytes (2-byte aligned blocks). */
+/* x-row counts 1, 3 and 8, odd N, rows of 54 and 34 bytes (2-byte aligned blocks). */
 TEST(vk_matvec_rows_and_alignment) {
     VKP_REQUIRE();
     static const int64_t Ms[] = {1, 3, 8};
@@ -140,6 +158,12 @@ static bool fused_case(rlx_dtype dt, bool swiglu, int64_t M, int64_t N, int64_t 
         if (ok && variant == 2 && (rlx_exec_get_stats(e, &st) != RLX_OK || st.host_steps != 0)) {
             printf("    vulkan ran host steps:\n%s", rep ? rep : "");
             ok = false;
+        }
+        if (ok && variant == 2) {   /* decode: the matvec epilogue; prefill: GEMM + epilogue.comp */
+            char tier[64];
+            if (M <= 8) snprintf(tier, sizeof tier, "%s%s", expected_tier(dt), swiglu ? "swiglu-" : "add-");
+            else snprintf(tier, sizeof tier, "dequant-gemm+%s", swiglu ? "swiglu" : "add");
+            ok = report_has(e, tier);
         }
         free(rep);
         char what[96];
@@ -235,6 +259,11 @@ TEST(vk_attention_kv_split_by_fill) {
             {.name = "kv_len", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &fill, .bytes = 4},
         };
         CHECK(vkp_compare(g, in, 2, 1e-5, true));
+        rlx_compile_options o;   /* the launch must take the split-keys path */
+        vkp_options(&o);
+        rlx_exec *e = NULL;
+        CHECK(rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_run(e, in, 2) == RLX_OK && report_has(e, "flash-f32-splitkv"));
+        rlx_exec_free(e);
         rlx_graph_free(g);
     }
 }

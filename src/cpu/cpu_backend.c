@@ -34,7 +34,8 @@ struct cpu_program {
     cpu_step       *steps;
     int             n_steps;
     bool            poison;
-    double         *prof_us;   /* RLX_PROFILE: wall microseconds summed per step */
+    double         *prof_us;   /* RLX_PROFILE: wall microseconds summed per step over successful runs */
+    double         *prof_run;  /* this run's, added to prof_us when the run succeeds */
     int             prof_runs;
 };
 
@@ -108,7 +109,8 @@ rlx_status cpu_program_new(cpu_device *dev, const ir_graph *g, const mem_plan *p
     }
     /* NaN bytes, so that an element no kernel wrote shows up in tests */
     memset(p->arena, 0xff, plan->arena_bytes);
-    if (rlx_profile_enabled() && !(p->prof_us = calloc((size_t)RLX_MAX(g->n_nodes, 1), sizeof *p->prof_us))) {
+    if (rlx_profile_enabled() && (!(p->prof_us = calloc((size_t)RLX_MAX(g->n_nodes, 1), sizeof *p->prof_us)) ||
+                                  !(p->prof_run = calloc((size_t)RLX_MAX(g->n_nodes, 1), sizeof *p->prof_run)))) {
         cpu_program_free(p);
         return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
     }
@@ -148,6 +150,7 @@ void cpu_program_free(cpu_program *p) {
     free(p->ptr);
     free(p->steps);
     free(p->prof_us);
+    free(p->prof_run);
     free(p);
 }
 
@@ -161,9 +164,12 @@ rlx_status cpu_program_run(cpu_program *p, const void *const *inputs) {
         double t0 = p->prof_us ? rlx_now_seconds() : 0;
         rlx_status st = p->steps[s].fn(&p->steps[s].ctx);
         if (st != RLX_OK) return st;
-        if (p->prof_us) p->prof_us[s] += (rlx_now_seconds() - t0) * 1e6;
+        if (p->prof_us) p->prof_run[s] = (rlx_now_seconds() - t0) * 1e6;
     }
-    if (p->prof_us) p->prof_runs++;
+    if (p->prof_us) {
+        for (int s = 0; s < p->n_steps; s++) p->prof_us[s] += p->prof_run[s];
+        p->prof_runs++;
+    }
     return RLX_OK;
 }
 

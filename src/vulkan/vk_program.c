@@ -16,10 +16,11 @@
  * O(inputs + outputs + host steps), not O(steps).
  *
  * Profiling (RLX_PROFILE=1 when the program is built): every node's
- * dispatches sit between two bottom-of-pipe timestamps, so a node's time is
- * its own barrier + launch + execution with nothing overlapping it. That
- * serializes independent nodes, so the total is an upper bound on the
- * unprofiled run; the report shows the mean per node and per kernel.
+ * dispatches sit between two bottom-of-pipe timestamps, followed by a
+ * barrier, so a node's time is its own launch + execution with nothing
+ * overlapping it. That serializes independent nodes, so the total is an
+ * upper bound on the unprofiled run; the report shows the mean per node and
+ * per kernel.
  */
 #include "vulkan/vk_backend.h"
 #include "vulkan/vk_ctx.h"
@@ -390,8 +391,10 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
         p->ctx->f.vkCmdDispatch(r->cb, d->groups[0], d->groups[1], d->groups[2]);
         p->n_dispatches++;
     }
-    if (p->profile)
+    if (p->profile) {
         p->ctx->f.vkCmdWriteTimestamp(r->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 3u + 2u * (uint32_t)i);
+        barrier(r);   /* a timestamp does not hold back later work: the barrier serializes nodes */
+    }
     return RLX_OK;
 }
 

@@ -3,8 +3,9 @@
  * the unfused semantics: DEQUANT_MATMUL_ADD = dequant_matmul(x, w) + r and
  * DEQUANT_SWIGLU = silu(dequant_matmul(x, wg)) * dequant_matmul(x, wu).
  * Each runs the DEQUANT_MATMUL kernel (same paths, same rounding), then the
- * elementwise epilogue in one pass over the output. The planner may give the
- * output the residual's memory, so the product then goes to a temporary.
+ * elementwise epilogue in one pass over the output. The product of the add
+ * form goes straight to the output: the planner keeps an input live through
+ * its consumer, so the output never shares the residual's memory (checked).
  */
 #include "cpu/cpu_kernel.h"
 #include <stdlib.h>
@@ -38,12 +39,11 @@ rlx_status cpu_dequant_fused(const cpu_kernel_ctx *k) {
         return rlx_fail(RLX_STATUS_INTERNAL, "%s: bad fused inputs", cpu_node_label(k->node, lb, sizeof lb));
     if (k->node->op == IR_OP_DEQUANT_MATMUL_ADD) {
         const float *r = k->in[2].data;
-        float *prod = overlaps(out, r, bytes) ? malloc(bytes ? bytes : 1) : out;
-        if (!prod) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: out of memory", cpu_node_label(k->node, lb, sizeof lb));
-        rlx_status st = product(k, 1, prod);
+        if (overlaps(out, r, bytes))
+            return rlx_fail(RLX_STATUS_INTERNAL, "%s: output overlaps the residual", cpu_node_label(k->node, lb, sizeof lb));
+        rlx_status st = product(k, 1, out);
         if (st == RLX_OK)
-            for (int64_t i = 0; i < n; i++) out[i] = prod[i] + r[i];
-        if (prod != out) free(prod);
+            for (int64_t i = 0; i < n; i++) out[i] += r[i];
         return st;
     }
     float *up = malloc(bytes ? bytes : 1);

@@ -3,20 +3,24 @@
  * w[N, K]ᵀ with w in its storage type: f32, f16, bf16 or a GGUF block type)
  * and of GATHER_ROWS over a block-quantized table (called from gather.c).
  * The block decoders are shaders/quant_blocks.glsl, the GLSL twin of
- * src/io/quant.c and quant_k.c.
+ * src/io/quant.c and quant_k.c (dequant_matvec_run.comp has its own for
+ * Q8_0, Q4_K and Q6_K). Also the fused DEQUANT_MATMUL_ADD / DEQUANT_SWIGLU.
  *
  * Two regimes, chosen by M (rows of x):
- *  - M <= DQ_MATVEC_MAX_M (decode): "dequant-matvec-<type>", one dispatch of
- *    dequant_matvec.comp. Memory-bound: every weight byte is read once,
- *    decoded in registers and multiplied with all M rows of x; no scratch.
+ *  - M <= DQ_MATVEC_MAX_M (decode): one dispatch, memory-bound: every weight
+ *    byte is read once, decoded in registers and multiplied with all M rows
+ *    of x; no scratch. Q8_0/Q4_K/Q6_K: "dequant-run-<type>"
+ *    (dequant_matvec_run.comp, 8-weight runs per lane); other types:
+ *    "dequant-matvec-<type>" (dequant_matvec.comp, 32-weight parts per lane).
+ *    Fused forms add "-add" / "-swiglu" to the tier.
  *  - larger M (prefill): dequant_gemm.c, one dispatch, no scratch: each
  *    workgroup decodes the weight tile it needs into shared memory and
  *    multiplies it there, on tensor cores ("dequant-mm-coopmat-<type>") or in
  *    f32 ("dequant-mm-<type>"); f32 weights take matmul.c's tiled GEMM
  *    directly ("dequant-tiled-f32").
  *
- * Tuning knob: RLX_VK_DQ_NR=1..4 sets the weight rows per subgroup of the
- * matvec (default 2 when there are enough rows to fill a large GPU, else 1).
+ * Tuning knobs (see emit_matvec_run / emit_matvec): RLX_VK_DQ_RUN,
+ * RLX_VK_DQ_T, RLX_VK_DQ_NR.
  */
 #include "vulkan/vk_lower.h"
 #include <stdlib.h>
@@ -44,9 +48,11 @@ typedef struct dq_rows_push {
 _Static_assert(sizeof(dq_rows_push) == 56, "dq_rows_push must match dequant_rows.comp");
 _Static_assert(sizeof(dq_rows_push) <= VK_MAX_PUSH, "dq_rows_push exceeds the push-constant budget");
 
-typedef struct dq_names { const char *matvec, *tiled, *rows, *matvec_add, *matvec_swiglu; } dq_names;
+typedef struct dq_names { const char *matvec[3], *run[3], *tiled, *rows; } dq_names;   /* [epi] */
 
-#define DQ_NAMES(t) {"dequant-matvec-" t, "dequant-tiled-" t, "dequant-rows-" t, "dequant-matvec-add-" t, "dequant-matvec-swiglu-" t}
+#define DQ_NAMES(t)                                                                                          \
+    {{"dequant-matvec-" t, "dequant-matvec-add-" t, "dequant-matvec-swiglu-" t},                              \
+     {"dequant-run-" t, "dequant-run-add-" t, "dequant-run-swiglu-" t}, "dequant-tiled-" t, "dequant-rows-" t}
 static const dq_names NAMES[RLX_DTYPE_COUNT] = {
     [RLX_F32] = DQ_NAMES("f32"),   [RLX_F16] = DQ_NAMES("f16"),   [RLX_BF16] = DQ_NAMES("bf16"),
     [RLX_Q4_0] = DQ_NAMES("q4_0"), [RLX_Q4_1] = DQ_NAMES("q4_1"), [RLX_Q5_0] = DQ_NAMES("q5_0"),
@@ -69,7 +75,7 @@ static rlx_status check_weights(const vk_lower_ctx *c, const vk_tensor *w, const
     char lb[160];
     rlx_dtype dt = w->dtype;
     bool known = dt == RLX_F32 || dt == RLX_F16 || dt == RLX_BF16 ||
-                 ((unsigned)dt < RLX_DTYPE_COUNT && NAMES[dt].matvec && rlx_dtype_is_quantized(dt));
+                 ((unsigned)dt < RLX_DTYPE_COUNT && NAMES[dt].rows && rlx_dtype_is_quantized(dt));
     if (!known)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: no GPU decoder for %s %s", vk_node_label(c, lb, sizeof lb), what,
                         rlx_dtype_name(dt));
@@ -172,6 +178,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
     if (nr == 3) nr = 2;
     int64_t tiles = cdiv(N, (int64_t)G * nr);
     dq_mv_push p = mv_push(x, w, w2, res, out, M, N, K, row_bytes, tiles);
+    c->tier = NAMES[dt].run[epi];
     vk_dispatch *d = vk_emit(c, "dequant_matvec_run", &p, sizeof p);
     if (!d) {
         *st = RLX_STATUS_INTERNAL;
@@ -217,6 +224,7 @@ static rlx_status emit_matvec(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_
     bool w_aligned = !bb && es && w % (4 * es) == 0 && (epi != 2 || w2 % (4 * es) == 0);   /* float weights */
     if (K % 4 == 0 && x % 16 == 0) vec |= 1;
     if (!bb && K % 4 == 0 && w_aligned) vec |= 2;
+    c->tier = NAMES[dt].matvec[epi];
     vk_dispatch *d = vk_emit(c, "dequant_matvec", &p, sizeof p);
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = (uint32_t)dt;
@@ -264,7 +272,6 @@ rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c) {
 
     /* ---- decode shapes: dequant_matvec.comp ---- */
     if (M <= DQ_MATVEC_MAX_M && matvec_ok(cp)) {
-        c->tier = NAMES[dt].matvec;
         return emit_matvec(c, dt, x->addr, w->addr, 0, 0, o->addr, M, N, K, row_bytes, 0);
     }
 
@@ -343,7 +350,7 @@ static rlx_status lower_product(vk_lower_ctx *c, const vk_tensor *w, uint64_t ou
 
 /*
  * DEQUANT_MATMUL_ADD (x, w, r) and DEQUANT_SWIGLU (x, wg, wu), made by
- * passes/fuse.c. Decode shapes: one dequant_matvec.comp dispatch with the
+ * passes/fuse.c. Decode shapes: one matvec dispatch with the
  * epilogue, so a decoder's residual adds and SwiGLU cost no dispatches of
  * their own. Other shapes: the unfused lowering makes the products (into
  * out, or into scratch for the two SwiGLU products), then epilogue.comp.
@@ -375,31 +382,30 @@ rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) {
     }
     int64_t N = w->dims[0], K = w->dims[1], M = o->numel / N;
     if (probe.n_d == 1 && (strcmp(probe.d[0].shader, "dequant_matvec") == 0 || strcmp(probe.d[0].shader, "dequant_matvec_run") == 0)) {
-        c->tier = swiglu ? NAMES[dt].matvec_swiglu : NAMES[dt].matvec_add;
         return emit_matvec(c, dt, x->addr, w->addr, swiglu ? third->addr : 0, swiglu ? 0 : third->addr, o->addr, M, N,
                            K, rlx_tensor_bytes(dt, 1, &K), swiglu ? 2 : 1);
     }
     uint64_t need = 0;
     uint64_t bytes = (uint64_t)o->numel * 4;
-    if (!swiglu && (o->addr >= third->addr + bytes || third->addr >= o->addr + bytes)) {
+    if (!swiglu) {
+        /* the product goes to out, then out += r: out must not be r's memory
+         * (the planner keeps an input live through its consumer, so it never is) */
+        if (o->addr < third->addr + bytes && third->addr < o->addr + bytes)
+            return rlx_fail(RLX_STATUS_INTERNAL, "%s: output overlaps the residual", vk_node_label(c, lb, sizeof lb));
         c->tier = "dequant-gemm+add";
         if ((st = lower_product(c, w, o->addr, false, &need)) != RLX_OK) return st;
         c->scratch_bytes = need;
         return emit_epilogue(c, o->addr, third->addr, o->addr, o->numel, 1, false);
     }
-    if (!swiglu) {   /* out shares the residual's memory: the product goes to scratch first */
-        c->tier = "dequant-gemm+add";
-        uint64_t base = (probe.scratch_bytes + 255) & ~(uint64_t)255, prod = c->scratch_addr + base;
-        if ((st = lower_product(c, w, prod, true, &need)) != RLX_OK) return st;
-        c->scratch_bytes = base + bytes;
-        return emit_epilogue(c, prod, third->addr, o->addr, o->numel, 1, true);
-    }
+    /* the two products go to scratch, after what the product lowering itself
+     * uses (the same for both: same shapes) */
     c->tier = "dequant-gemm+swiglu";
-    uint64_t prod = ((uint64_t)o->numel * 4 + 255) & ~(uint64_t)255;
+    uint64_t prod = (bytes + 255) & ~(uint64_t)255;
     uint64_t base = (probe.scratch_bytes + 255) & ~(uint64_t)255;
     uint64_t gate = c->scratch_addr + base, up = gate + prod;
     if ((st = lower_product(c, w, gate, true, &need)) != RLX_OK || (st = lower_product(c, third, up, true, &need)) != RLX_OK)
         return st;
+    if (need > base) return rlx_fail(RLX_STATUS_INTERNAL, "%s: product scratch grew", vk_node_label(c, lb, sizeof lb));
     c->scratch_bytes = base + 2 * prod;
     return emit_epilogue(c, gate, up, o->addr, o->numel, 2, true);
 }

@@ -136,8 +136,12 @@ run_t decode_run(uint64_t row, uint r) {
 }
 
 void main() {
-    const uint tid = gl_LocalInvocationID.x, grp = tid / T, t = tid - grp * T;
+    // A group is T / sgs whole subgroups; lanes are numbered from the subgroup
+    // ids, not the invocation index, so the subgroup reductions stay inside a
+    // group whatever layout the driver gives subgroups.
     const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize;
+    const uint spg = T / sgs;   // subgroups per group (T % sgs == 0)
+    const uint grp = sg / spg, t = (sg - grp * spg) * sgs + lane;
     const uint runs = p.K / 8u;
     const uint rows_per_group = EPI == 2u ? 1u : NR;
 
@@ -176,7 +180,6 @@ void main() {
         // group sums: subgroupAdd, then (groups of several subgroups) shared partials
         [[unroll]] for (uint s = 0u; s < NS; s++)
             [[unroll]] for (uint m = 0u; m < NM; m++) acc[s][m] = subgroupAdd(acc[s][m]);
-        const uint spg = T / sgs;   // subgroups per group (T % sgs == 0)
         if (spg > 1u) {
             [[unroll]] for (uint s = 0u; s < NS; s++) {
                 barrier();
