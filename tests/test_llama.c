@@ -5,6 +5,7 @@
  * two backends agree.
  */
 #include "vk_parity.h"
+#include "tiny_model.h"
 #include "models/llama.h"
 #include <math.h>
 #include <stdlib.h>
@@ -29,14 +30,7 @@ static void set_random_weights(rlx_exec *e) {
         if (strncmp(info.name, "cache.", 6) == 0) continue;
         size_t n = info.bytes / 4;
         float *w = malloc(info.bytes);
-        bool norm = strstr(info.name, "norm") != NULL;
-        uint64_t h = 1469598103934665603ull;
-        for (const char *c = info.name; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
-        for (size_t j = 0; j < n; j++) {
-            h = h * 6364136223846793005ull + 1442695040888963407ull;
-            double u = (double)(h >> 11) / 9007199254740992.0;
-            w[j] = (float)(norm ? 0.8 + 0.4 * u : -0.25 + 0.5 * u);
-        }
+        tiny_model_hash_fill(info.name, w, n, 0.25);
         rlx_exec_set_param_f32(e, info.name, w, n);
         free(w);
     }

@@ -12,20 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static void tmp_path(char *buf, size_t n, const char *tag) {
-    snprintf(buf, n, "/tmp/rlx_test_%s_%d.gguf", tag, (int)getpid());
-}
-
-static rlx_model *load(const char *path, rlx_backend backend) {
-    rlx_model_options o;
-    rlx_model_options_init(&o);
-    o.n_ctx = 64;
-    if (backend == RLX_BACKEND_VULKAN) vkp_options(&o.compile);
-    else o.compile.backend = backend;
-    rlx_model *m = NULL;
-    if (rlx_model_load(path, &o, &m) != RLX_OK) printf("    load %s: %s\n", path, rlx_last_error());
-    return m;
-}
 
 static int collect(const char *text, size_t len, int32_t id, void *user) {
     (void)text; (void)len;
@@ -66,9 +52,9 @@ TEST(model_prefill_equals_decode_each_arch_and_type) {
                 spec.n_ff = 512;
             }
             char path[128];
-            tmp_path(path, sizeof path, "prefill");
+            tiny_model_tmp_path(path, sizeof path, "prefill");
             CHECK_MSG(tiny_model_write(&spec, path) == 0, "write %s", rlx_last_error());
-            rlx_model *m = load(path, RLX_BACKEND_CPU);
+            rlx_model *m = tiny_model_load(path, RLX_BACKEND_CPU);
             unlink(path);
             CHECK(m != NULL);
             rlx_model_info info;
@@ -102,9 +88,9 @@ TEST(model_greedy_generation_cpu_equals_vulkan) {
     spec.weight_type = QTYPE_Q8_0;
     spec.rope_freqs = 1;
     char path[128];
-    tmp_path(path, sizeof path, "gen");
+    tiny_model_tmp_path(path, sizeof path, "gen");
     CHECK(tiny_model_write(&spec, path) == 0);
-    rlx_model *m = load(path, RLX_BACKEND_CPU);
+    rlx_model *m = tiny_model_load(path, RLX_BACKEND_CPU);
     CHECK(m != NULL);
     int32_t a[64], b[64];
     greedy(m, "hello world", 20, a);
@@ -125,7 +111,7 @@ TEST(model_greedy_generation_cpu_equals_vulkan) {
     CHECK(e[0] > 0);
     rlx_model_free(m);
     if (vkp_available()) {
-        rlx_model *v = load(path, RLX_BACKEND_VULKAN);
+        rlx_model *v = tiny_model_load(path, RLX_BACKEND_VULKAN);
         CHECK(v != NULL);
         int32_t g[64];
         greedy(v, "hello world", 20, g);
@@ -143,7 +129,7 @@ TEST(model_context_limit_and_errors) {
     tiny_model_spec spec;
     tiny_model_spec_init(&spec);
     char path[128];
-    tmp_path(path, sizeof path, "ctx");
+    tiny_model_tmp_path(path, sizeof path, "ctx");
     CHECK(tiny_model_write(&spec, path) == 0);
     rlx_model_options o;
     rlx_model_options_init(&o);
@@ -181,7 +167,7 @@ TEST(model_cli_generate) {
     tiny_model_spec spec;
     tiny_model_spec_init(&spec);
     char path[128], cmd[512], out[8192];
-    tmp_path(path, sizeof path, "cli");
+    tiny_model_tmp_path(path, sizeof path, "cli");
     CHECK(tiny_model_write(&spec, path) == 0);
     const char *rlx = test_program("RLX_CLI", "build/rlx");
     snprintf(cmd, sizeof cmd, "%s generate -m %s -p 'the cat' -n 8 --temp 0 --device cpu 2>&1", rlx, path);
@@ -200,7 +186,7 @@ TEST(model_readme_example_runs) {
     tiny_model_spec spec;
     tiny_model_spec_init(&spec);
     char path[128], cmd[512], out[8192];
-    tmp_path(path, sizeof path, "readme");
+    tiny_model_tmp_path(path, sizeof path, "readme");
     CHECK(tiny_model_write(&spec, path) == 0);
     snprintf(cmd, sizeof cmd, "RLX_DEVICE=cpu %s %s 'hello world' 2>&1", exe, path);
     int st = test_run_command(cmd, out, sizeof out);

@@ -382,14 +382,7 @@ static void set_weights(rlx_exec *e, const float *rope_freqs) {
             continue;
         }
         float *w = malloc(info.bytes);
-        bool norm = strstr(info.name, "norm") != NULL;
-        uint64_t h = 1469598103934665603ull;
-        for (const char *c = info.name; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
-        for (size_t j = 0; j < n; j++) {
-            h = h * 6364136223846793005ull + 1442695040888963407ull;
-            double u = (double)(h >> 11) / 9007199254740992.0;
-            w[j] = (float)(norm ? 0.8 + 0.4 * u : -0.5 + 1.0 * u);
-        }
+        tiny_model_hash_fill(info.name, w, n, 0.5);
         rlx_exec_set_param_f32(e, info.name, w, n);
         free(w);
     }
@@ -452,20 +445,6 @@ TEST(llama_graph_yarn_composes_with_rope_freqs_and_magnitude) {
 
 /* ---------------------------------------------------------- model level */
 
-static void tmp_path(char *buf, size_t n, const char *tag) {
-    snprintf(buf, n, "/tmp/rlx_test_yarn_%s_%d.gguf", tag, (int)getpid());
-}
-
-static rlx_model *load(const char *path, rlx_backend backend) {
-    rlx_model_options o;
-    rlx_model_options_init(&o);
-    o.n_ctx = 64;
-    if (backend == RLX_BACKEND_VULKAN) vkp_options(&o.compile);
-    else o.compile.backend = backend;
-    rlx_model *m = NULL;
-    if (rlx_model_load(path, &o, &m) != RLX_OK) printf("    load %s: %s\n", path, rlx_last_error());
-    return m;
-}
 
 #define PROMPT "the cat sat on the mat and the dog is big"   /* 34 tokens */
 enum { MAX_VOCAB = 512 };
@@ -534,9 +513,9 @@ TEST(model_rope_scaling_loads_changes_logits_and_backends_agree) {
     int n_vocab = 0;
     for (int c = 0; c < N; c++) {
         char path[128];
-        tmp_path(path, sizeof path, cases[c].name);
+        tiny_model_tmp_path(path, sizeof path, cases[c].name);
         CHECK_MSG(write_case(&cases[c], path) == 0, "write %s", cases[c].name);
-        rlx_model *m = load(path, RLX_BACKEND_CPU);
+        rlx_model *m = tiny_model_load(path, RLX_BACKEND_CPU);
         CHECK_MSG(m != NULL, "%s: load", cases[c].name);
         rlx_model_info info;
         rlx_model_get_info(m, &info);
@@ -545,7 +524,7 @@ TEST(model_rope_scaling_loads_changes_logits_and_backends_agree) {
         rlx_model_free(m);
         CHECK_MSG(n >= 16, "%s: prefill / decode failed (%d tokens)", cases[c].name, n);
         if (cases[c].vulkan && vkp_available()) {
-            rlx_model *v = load(path, RLX_BACKEND_VULKAN);
+            rlx_model *v = tiny_model_load(path, RLX_BACKEND_VULKAN);
             CHECK_MSG(v != NULL, "%s: vulkan load", cases[c].name);
             static float vk[MAX_VOCAB];
             int nv = prefill_and_decode(v, vk, cases[c].name);
@@ -587,7 +566,7 @@ TEST(model_rope_scaling_bad_keys) {
         spec.rope_scaling_factor = bad[i].factor;
         spec.yarn_beta_fast = bad[i].beta_fast;
         char path[128];
-        tmp_path(path, sizeof path, "bad");
+        tiny_model_tmp_path(path, sizeof path, "bad");
         CHECK(tiny_model_write(&spec, path) == 0);
         rlx_model *m = NULL;
         rlx_status st = rlx_model_load(path, NULL, &m);

@@ -2,11 +2,13 @@
  * tiny_model.c — see tiny_model.h.
  */
 #include "tiny_model.h"
+#include "vk_parity.h"
 #include "io/gguf.h"
 #include "io/quant.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SP "\xe2\x96\x81"   /* U+2581, SentencePiece's space marker */
 #define N_PIECES 40
@@ -153,4 +155,30 @@ int tiny_model_write(const tiny_model_spec *s, const char *path) {
     free(scores);
     free(types);
     return rc;
+}
+
+void tiny_model_tmp_path(char *buf, size_t n, const char *tag) {
+    snprintf(buf, n, "/tmp/rlx_test_%s_%d.gguf", tag, (int)getpid());
+}
+
+struct rlx_model *tiny_model_load(const char *path, int backend) {
+    rlx_model_options o;
+    rlx_model_options_init(&o);
+    o.n_ctx = 64;
+    if (backend == RLX_BACKEND_VULKAN) vkp_options(&o.compile);
+    else o.compile.backend = (rlx_backend)backend;
+    rlx_model *m = NULL;
+    if (rlx_model_load(path, &o, &m) != RLX_OK) printf("    load %s: %s\n", path, rlx_last_error());
+    return m;
+}
+
+void tiny_model_hash_fill(const char *name, float *w, size_t n, double amp) {
+    bool norm = strstr(name, "norm") != NULL;
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = name; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    for (size_t j = 0; j < n; j++) {
+        h = h * 6364136223846793005ull + 1442695040888963407ull;
+        double u = (double)(h >> 11) / 9007199254740992.0;
+        w[j] = (float)(norm ? 0.8 + 0.4 * u : -amp + 2 * amp * u);
+    }
 }

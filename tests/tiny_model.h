@@ -6,6 +6,7 @@
 #ifndef RLX_TEST_TINY_MODEL_H
 #define RLX_TEST_TINY_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct tiny_model_spec {
@@ -28,5 +29,13 @@ typedef struct tiny_model_spec {
 void tiny_model_spec_init(tiny_model_spec *s);
 /* Writes the model to path; returns 0 on success. */
 int tiny_model_write(const tiny_model_spec *s, const char *path);
+
+/* A per-process temp path for a test model, /tmp/rlx_test_<tag>_<pid>.gguf. */
+void tiny_model_tmp_path(char *buf, size_t n, const char *tag);
+/* rlx_model_load with a 64-position context on backend (Vulkan: the test device), or NULL (printed). */
+struct rlx_model *tiny_model_load(const char *path, int backend);
+/* Deterministic weights from a tensor's name: norms in [0.8, 1.2), others in
+ * [-amp, amp), so CPU and GPU runs of one test see the same model. */
+void tiny_model_hash_fill(const char *name, float *w, size_t n, double amp);
 
 #endif
