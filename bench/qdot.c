@@ -16,7 +16,8 @@
  * --types q4_K,q8_0 limits the types (by dtype name) in both modes.
  * Times are medians after a warm-up.
  * Usage: bench_qdot [--quick] [--isa avx512|avx2|portable] (default: the
- * run-time choice; --isa forces qdot_force_isa for the AVX2 vs AVX-512 rows).
+ * run-time choice; --isa forces qdot_force_isa for the AVX2 vs AVX-512 rows)
+ * [--no-exact] (skip the slow exact path: its columns then repeat "fast").
  *
  * Prefill mode, --m M (M > 1): DEQUANT_MATMUL with M x rows for every type
  * with a kernel, the gemm kernels against the exact path, on one warm weight
@@ -25,8 +26,9 @@
  * name), --no-exact (skip the slow exact column).
  *
  * Kernel mode, --kernels: the dot / gemm kernels alone on one thread for
- * M in {1, 4, 8, 16, 32, 128}, timed in thread CPU time (robust to other
- * tenants of a shared VM); --isa and --types apply.
+ * M in {1, 4, 8, 16, 32, 128} (and M = 1 on 256 L2-resident rows), timed in
+ * thread CPU time (robust to other tenants of a shared VM); --isa and
+ * --types apply.
  */
 #include "rlx.h"
 #include "core/core.h"
@@ -271,7 +273,10 @@ static double thread_cpu_s(void) {
  * (L2/L3-resident, as one layer's weights during prefill) against M x rows
  * already quantized; M = 1 is the dot, M > 1 qdot_gemm over 16-row slices
  * (the row tiles below packed_min_rows, the packed panels from there on).
- * GMAC/s = M*N*K / CPU seconds, median of 9. */
+ * GMAC/s = M*N*K / CPU seconds, median of 9. The first column, "M=1 (L2)",
+ * is the dot over the first 256 rows only, 8 times (<= 0.6 MB of weights:
+ * L2-resident, so it measures the dot's instruction throughput, where the
+ * full matrix of the wider types is served by L3). */
 static int kernels_table(void) {
     static const rlx_dtype types[] = {RLX_Q8_0, RLX_Q4_0, RLX_Q4_1, RLX_Q5_0, RLX_Q5_1,
                                       RLX_Q2_K, RLX_Q3_K, RLX_Q4_K, RLX_Q5_K, RLX_Q6_K};
@@ -282,9 +287,9 @@ static int kernels_table(void) {
     for (int64_t i = 0; i < MMAX * K; i++) x[i] = frand();
     printf("qdot ISA: %s; %lldx%lld weights, 1 thread, GMAC/s per CPU second (median of 9)\n\n", qdot_isa_name(),
            (long long)N, (long long)K);
-    printf("| type | M=1 (dot) |");
+    printf("| type | M=1 (L2) | M=1 (dot) |");
     for (size_t j = 1; j < sizeof Ms / sizeof Ms[0]; j++) printf(" M=%lld |", (long long)Ms[j]);
-    printf("\n|---|");
+    printf("\n|---|---:|");
     for (size_t j = 0; j < sizeof Ms / sizeof Ms[0]; j++) printf("---:|");
     printf("\n");
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
@@ -300,6 +305,18 @@ static int kernels_table(void) {
         rb = bytes / (size_t)N;
         for (int64_t m = 0; m < MMAX; m++) k.quantize(x + m * K, K, xq + (size_t)m * ab);
         printf("| %s |", rlx_dtype_name(types[t]));
+        {
+            const int64_t NL2 = 256;
+            double tt[9];
+            for (int r = 0; r < 9; r++) {
+                double t0 = thread_cpu_s();
+                for (int rep = 0; rep < 8; rep++)
+                    for (int64_t n = 0; n < NL2; n++) out[n] = k.dot(K, w + (size_t)n * rb, xq);
+                tt[r] = thread_cpu_s() - t0;
+            }
+            qsort(tt, 9, sizeof tt[0], cmp_d);
+            printf(" %.0f |", 8.0 * (double)NL2 * (double)K / tt[4] / 1e9);
+        }
         for (size_t j = 0; j < sizeof Ms / sizeof Ms[0]; j++) {
             int64_t M = Ms[j];
             double tt[9];
@@ -375,7 +392,7 @@ int main(int argc, char **argv) {
             if (!w) { fprintf(stderr, "bench_qdot: out of memory\n"); return 1; }
             int copies = (int)RLX_MIN((int64_t)128, (int64_t)(((size_t)256 << 20) + bytes - 1) / (int64_t)bytes);
             for (int threads = 1; threads <= 2; threads++) {
-                double fast, gen = time_dequant(types[t], w, bytes, N, K, copies, threads, x, true);
+                double fast, gen = skip_exact ? 0 : time_dequant(types[t], w, bytes, N, K, copies, threads, x, true);
                 if (types[t] == RLX_F32) {
                     /* rlx_sgemm on the same cold working set: rotate over copies of w */
                     int nc = copies;
@@ -401,7 +418,8 @@ int main(int argc, char **argv) {
                 } else {
                     fast = time_dequant(types[t], w, bytes, N, K, copies, threads, x, false);
                 }
-                if (fast <= 0 || gen <= 0) return 1;
+                if (fast <= 0 || (gen <= 0 && !skip_exact)) return 1;
+                if (skip_exact) gen = fast;   /* --no-exact: the generic columns repeat fast */
                 printf("| %lldx%lld | %s%s | %d | %.1f | %.1f | %.1f | %.1f | %.2fx | %.0f%% |\n", (long long)N, (long long)K,
                        rlx_dtype_name(types[t]), types[t] == RLX_F32 ? " (fast: sgemm)" : "", threads, fast * 1e6,
                        (double)bytes / fast / 1e9, gen * 1e6, (double)bytes / gen / 1e9, gen / fast,

@@ -102,6 +102,9 @@ static bool decode_act(qdot_act act, const void *xq, int64_t K, double *xhat) {
     return true;
 }
 
+/* The range of the random activations of check_type. */
+static float x_lo = -1, x_hi = 1;
+
 /* One type, one ISA: M x rows against N weight rows, through the dot
  * (use_gemm false) or qdot_gemm with an output row stride past N (the
  * padding must stay untouched). */
@@ -119,7 +122,7 @@ static bool check_type(uint32_t qt, const char *isa, int64_t M, int64_t N, int64
            *want = malloc(sizeof(double) * (size_t)(M * N));
     uint8_t *xq = rlx_aligned_alloc(ab * (size_t)M);
     bool ok = ab % 64 == 0 && ab >= (size_t)K;
-    test_fill_uniform_f32(x, M * K, -1, 1);
+    test_fill_uniform_f32(x, M * K, x_lo, x_hi);
     if (M > 1) x[K + K / 2] = 9.0f;   /* an outlier in row 1: its block's other elements lose precision */
     for (int64_t i = 0; i < M * ldo; i++) got[i] = -777.0f;
     for (int64_t m = 0; ok && m < M; m++) {
@@ -193,6 +196,32 @@ TEST(qdot_kernels_every_isa) {
             CHECK_MSG(ok, "%s %s", qtype_name(fast_types[t]), isas[i]);
         }
     }
+    qdot_force_isa(NULL);
+}
+
+/* Activations of one sign (block sums near 127 * block size): the AVX-512
+ * Q8_0 / Q4_0 dots (and the AVX2 Q4_0 one) take the offset terms (128 * x,
+ * 8 * x) in float from the activation's block sums instead of exactly in
+ * int32, and the K-quants the
+ * mins terms, so their float rounding is largest here. Block counts hit the
+ * 4-block loops and both tails (15 = 3 * 4 + 2 + 1; 3 K-quant blocks = one
+ * pair and the odd block of Q4_K). Checked against the decoded x at 1e-5. */
+TEST(qdot_offset_terms_with_positive_activations) {
+    x_lo = 0.5f;
+    x_hi = 2.0f;
+    for (size_t i = 0; i < N_ISAS; i++) {
+        if (qdot_force_isa(isas[i]) != 0) continue;
+        for (size_t t = 0; t < N_FAST; t++) {
+            int64_t K = test_K(fast_types[t], qtype_get(fast_types[t])->block_size == 32 ? 15 : 3);
+            double worst = 0;
+            bool ok = check_type(fast_types[t], isas[i], 3, 29, K, false, false, &worst) &&
+                      check_type(fast_types[t], isas[i], 2, 29, K, true, false, &worst);
+            if (!ok) qdot_force_isa(NULL);
+            CHECK_MSG(ok, "%s %s", qtype_name(fast_types[t]), isas[i]);
+        }
+    }
+    x_lo = -1;
+    x_hi = 1;
     qdot_force_isa(NULL);
 }
 

@@ -111,10 +111,16 @@ static inline __m256i dot_s8(__m256i w, __m256i x) {
     return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
 }
 
-static inline __m256i q4_0_bytes(const uint8_t *p) {
+/* The 32 nibbles of a Q4_0 block as unsigned bytes 0..15, in element order. */
+static inline __m256i q4_0_nibbles(const uint8_t *p) {
     __m128i raw = _mm_loadu_si128((const __m128i *)p);
     __m256i q = _mm256_set_m128i(_mm_srli_epi16(raw, 4), raw);   /* elements 0..15 | 16..31 */
-    return _mm256_sub_epi8(_mm256_and_si256(q, _mm256_set1_epi8(15)), _mm256_set1_epi8(8));
+    return _mm256_and_si256(q, _mm256_set1_epi8(15));
+}
+
+/* Unsigned 32 x signed 32 bytes to 8 int32 partial sums (pairs <= 2*15*127). */
+static inline __m256i dot_u4(__m256i q, __m256i x) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(q, x), _mm256_set1_epi16(1));
 }
 
 static float dot_q8_0(int64_t K, const uint8_t *w, const void *xq) {
@@ -135,38 +141,46 @@ static float dot_q8_0(int64_t K, const uint8_t *w, const void *xq) {
     return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
 
+/* The nibbles q are used unsigned and the -8 offset is -8 * d_w * s[b] with
+ * s[b] = dx_b * sum(qs) from the activation (qdot.h), a scalar FMA per
+ * block instead of the subtraction and the two vpsignb of the sign trick. */
 static float dot_q4_0(int64_t K, const uint8_t *w, const void *xq) {
     const int8_t *xs = xq;
-    const float *xd = qa_d(xq, K);
+    const float *xd = qa_d(xq, K), *xsum = qa_s(xq, K);
     int64_t nb = K / 32, b = 0;
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    float offs = 0;   /* sum of d_w * s[b] */
     for (; b + 2 <= nb; b += 2, w += 36) {
-        __m256i p0 = dot_s8(q4_0_bytes(w + 2), _mm256_loadu_si256((const __m256i *)(xs + 32 * b)));
-        __m256i p1 = dot_s8(q4_0_bytes(w + 20), _mm256_loadu_si256((const __m256i *)(xs + 32 * b + 32)));
-        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(f16(w) * xd[b]), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_set1_ps(f16(w + 18) * xd[b + 1]), acc1);
+        float d0 = f16(w), d1 = f16(w + 18);
+        __m256i p0 = dot_u4(q4_0_nibbles(w + 2), _mm256_loadu_si256((const __m256i *)(xs + 32 * b)));
+        __m256i p1 = dot_u4(q4_0_nibbles(w + 20), _mm256_loadu_si256((const __m256i *)(xs + 32 * b + 32)));
+        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(d0 * xd[b]), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_set1_ps(d1 * xd[b + 1]), acc1);
+        offs += d0 * xsum[b] + d1 * xsum[b + 1];
     }
     if (b < nb) {
-        __m256i p0 = dot_s8(q4_0_bytes(w + 2), _mm256_loadu_si256((const __m256i *)(xs + 32 * b)));
-        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(f16(w) * xd[b]), acc0);
+        float d0 = f16(w);
+        __m256i p0 = dot_u4(q4_0_nibbles(w + 2), _mm256_loadu_si256((const __m256i *)(xs + 32 * b)));
+        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(d0 * xd[b]), acc0);
+        offs += d0 * xsum[b];
     }
-    return hsum_ps(_mm256_add_ps(acc0, acc1));
+    return hsum_ps(_mm256_add_ps(acc0, acc1)) - 8.0f * offs;
 }
 
 /* --------------------------------------------------------- K-quant dots */
 
-/* The mins term of Q4_K/Q5_K: sum_s m_s * (bsums[2s] + bsums[2s+1]) as 4 int32. */
-static inline __m128i k4_mins(const uint8_t *sm, const int16_t *bs) {
-    __m128i mins = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(sm + 8)));
-    __m128i b32 = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)bs), _mm_loadu_si128((const __m128i *)(bs + 8)));
-    return _mm_madd_epi16(mins, b32);
-}
-
-static inline float k_finish(__m256 acc, __m128 accm) {
-    __m128 s = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1)), accm);
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
+/* Per block of Q4_K / Q5_K: unpacks the scales and mins in registers
+ * (qd_k4_scales_v), adds -dmin * the mins term into *accm and returns d * xd;
+ * sm receives the 8 scales (bytes 0..7) for the broadcasts of the sub-block
+ * loop, stored as one 16-byte vector so that the 2-byte broadcast loads
+ * forward from it (the old scalar unpack stored 4-byte words and read them
+ * back as 8 bytes, a store-forwarding stall per block). */
+static inline float k4_block(const uint8_t *w, float xd, const int16_t *bs, uint8_t sm[16], __m256 *accm) {
+    __m128i v = qd_k4_scales_v(w + 4);
+    _mm_storeu_si128((__m128i *)sm, v);
+    __m128 dd = qd_k4_dd(w, xd);
+    *accm = _mm256_fnmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(dd)), _mm256_cvtepi32_ps(qd_k4_mins_v(v, bs)), *accm);
+    return _mm_cvtss_f32(dd);
 }
 
 static float dot_q4_K(int64_t K, const uint8_t *w, const void *xq) {
@@ -175,12 +189,10 @@ static float dot_q4_K(int64_t K, const uint8_t *w, const void *xq) {
     const int16_t *bs = qa_bsums(xq, K);
     const __m256i m4 = _mm256_set1_epi8(15);
     __m256 acc = _mm256_setzero_ps();
-    __m128 accm = _mm_setzero_ps();
+    __m256 accm = _mm256_setzero_ps();
     for (int64_t b = 0; b < K / 256; b++, w += 144, xs += 256, bs += 16) {
         uint8_t sm[16];
-        qd_k4_scales(w + 4, sm);
-        float d = f16(w) * xd[b], dmin = f16(w + 2) * xd[b];
-        accm = _mm_fnmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(k4_mins(sm, bs)), accm);
+        float d = k4_block(w, xd[b], bs, sm, &accm);
         __m256i sumi = _mm256_setzero_si256();
         for (int j = 0; j < 4; j++) {
             __m256i q = _mm256_loadu_si256((const __m256i *)(w + 16 + 32 * j));
@@ -193,7 +205,7 @@ static float dot_q4_K(int64_t K, const uint8_t *w, const void *xq) {
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
     }
-    return k_finish(acc, accm);
+    return hsum_ps(_mm256_add_ps(acc, accm));
 }
 
 static float dot_q5_K(int64_t K, const uint8_t *w, const void *xq) {
@@ -202,12 +214,10 @@ static float dot_q5_K(int64_t K, const uint8_t *w, const void *xq) {
     const int16_t *bs = qa_bsums(xq, K);
     const __m256i m4 = _mm256_set1_epi8(15), b0 = _mm256_set1_epi8(1), b1 = _mm256_set1_epi8(2);
     __m256 acc = _mm256_setzero_ps();
-    __m128 accm = _mm_setzero_ps();
+    __m256 accm = _mm256_setzero_ps();
     for (int64_t b = 0; b < K / 256; b++, w += 176, xs += 256, bs += 16) {
         uint8_t sm[16];
-        qd_k4_scales(w + 4, sm);
-        float d = f16(w) * xd[b], dmin = f16(w + 2) * xd[b];
-        accm = _mm_fnmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(k4_mins(sm, bs)), accm);
+        float d = k4_block(w, xd[b], bs, sm, &accm);
         __m256i hb = _mm256_loadu_si256((const __m256i *)(w + 16));   /* bit s of byte l: sub-block s */
         __m256i sumi = _mm256_setzero_si256();
         for (int j = 0; j < 4; j++) {
@@ -225,7 +235,7 @@ static float dot_q5_K(int64_t K, const uint8_t *w, const void *xq) {
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
     }
-    return k_finish(acc, accm);
+    return hsum_ps(_mm256_add_ps(acc, accm));
 }
 
 static inline __m256i sc_pair(const int8_t *sc) {

@@ -12,13 +12,18 @@
  *     32-byte group broadcast to both halves and shifted by a per-half count,
  *     vpsrlvw), one vpmaddubsw (unsigned weight x signed x -> int16 pairs)
  *     and one vpdpwssd that multiplies by the sub-block scale and adds into
- *     the int32 accumulator (madd + add of the AVX2 kernel in one).
- *   - Q4_0: two 32-blocks per zmm, vpdpbusd of the unsigned nibbles with x
- *     minus vpdpbusd of 8 with x (the -8 offset), then one FMA per block.
+ *     the int32 accumulator (madd + add of the AVX2 kernel in one). Q4_K
+ *     unpacks scales and mins in registers, two blocks per step.
+ *   - Q4_0: two 32-blocks per zmm, vpdpbusd of the unsigned nibbles with x,
+ *     one FMA per two blocks; the -8 offset is -8 * d_w * s[b] from the
+ *     activation's block sums (qdot.h), a 4-lane FMA per four blocks.
  *   - Q8_0: the same with w + 128 (xor 0x80) and 128 for the signed bytes.
  * Every integer sum is exact (same bounds as AVX2: pairs <= 2*63*127 in
- * int16), so results differ from the AVX2 and portable kernels only in the
- * order of the final float additions.
+ * int16). The Q8_0 / Q4_0 offsets and the K-quant mins are float terms, so
+ * results differ from the AVX2 and portable kernels in float rounding only
+ * (the order of additions and, for Q8_0 / Q4_0, the offset taken in float:
+ * tests/test_qdot.c checks 1e-5 also with one-signed activations, where
+ * those terms are largest).
  *
  * No scalar integer loops here: gcc 12 auto-vectorizes
  * `(int8_t)w[j] * x[j]` in this file (built with -mavx512vnni) into a
@@ -59,32 +64,58 @@ static inline __m512 two_scales(float a, float b) {
                                                _mm256_castps_pd(_mm256_set1_ps(b)), 1));
 }
 
+/* The f16 scales of 4 blocks `stride` bytes apart, as 4 floats. */
+static inline __m128 f16x4(const uint8_t *w, int stride) {
+    __m128i h = _mm_cvtsi32_si128(qd_ld_u16(w));
+    h = _mm_insert_epi16(h, qd_ld_u16(w + stride), 1);
+    h = _mm_insert_epi16(h, qd_ld_u16(w + 2 * stride), 2);
+    h = _mm_insert_epi16(h, qd_ld_u16(w + 3 * stride), 3);
+    return _mm_cvtph_ps(h);
+}
+
+/* vpermps indices spreading lanes 0/1 resp. 2/3 of 4 block scales over the
+ * 8 int32 lanes each of their block's products in a zmm. */
+static inline __m512i lanes_01(void) { return _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1); }
+static inline __m512i lanes_23(void) { return _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3); }
+
 /* int32 sums of (q - 8) * x per 4 bytes: lanes 0-7 first block, 8-15 second. */
 static inline __m512i q4_0_dot2(__m512i q, __m512i x, __m512i eight) {
     __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, x);
     return _mm512_sub_epi32(s, _mm512_dpbusd_epi32(_mm512_setzero_si512(), eight, x));
 }
 
+/* Four blocks per step as dot_q8_0 below: the -8 offset is -8 * dw_b * s[b]
+ * (s[b] = dx_b * sum(qs) from the activation), one 4-lane FMA per 4 blocks
+ * instead of a second vpdpbusd and a subtraction per two blocks. */
 static float dot_q4_0(int64_t K, const uint8_t *w, const void *xq) {
     const int8_t *xs = xq;
-    const float *xd = qa_d(xq, K);
+    const float *xd = qa_d(xq, K), *xsum = qa_s(xq, K);
     const __m512i m4 = _mm512_set1_epi8(15), eight = _mm512_set1_epi8(8);
     const __m512i shifts = _mm512_setr_epi64(0, 0, 0x0004000400040004LL, 0x0004000400040004LL, 0, 0,
                                              0x0004000400040004LL, 0x0004000400040004LL);
+    const __m512i lo2 = lanes_01(), hi2 = lanes_23();
     int64_t nb = K / 32, b = 0;
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    __m128 accs = _mm_setzero_ps();   /* sum of dw_b * s[b] */
     for (; b + 4 <= nb; b += 4, w += 72) {
-        __m512i p0 = q4_0_dot2(q4_0_pair(w + 2, w + 20, shifts, m4), _mm512_loadu_si512(xs + 32 * b), eight);
-        __m512i p1 = q4_0_dot2(q4_0_pair(w + 38, w + 56, shifts, m4), _mm512_loadu_si512(xs + 32 * b + 64), eight);
-        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), two_scales(f16(w) * xd[b], f16(w + 18) * xd[b + 1]), acc0);
-        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p1), two_scales(f16(w + 36) * xd[b + 2], f16(w + 54) * xd[b + 3]),
-                               acc1);
+        __m128 dw = f16x4(w, 18);
+        accs = _mm_fmadd_ps(dw, _mm_loadu_ps(xsum + b), accs);
+        __m512 sc = _mm512_castps128_ps512(_mm_mul_ps(dw, _mm_loadu_ps(xd + b)));
+        __m512i p0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q4_0_pair(w + 2, w + 20, shifts, m4),
+                                         _mm512_loadu_si512(xs + 32 * b));
+        __m512i p1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q4_0_pair(w + 38, w + 56, shifts, m4),
+                                         _mm512_loadu_si512(xs + 32 * b + 64));
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), _mm512_permutexvar_ps(lo2, sc), acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p1), _mm512_permutexvar_ps(hi2, sc), acc1);
     }
+    __m128 s4 = _mm_mul_ps(accs, _mm_set1_ps(8.0f));
+    s4 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    s4 = _mm_add_ss(s4, _mm_movehdup_ps(s4));
     for (; b + 2 <= nb; b += 2, w += 36) {
         __m512i p0 = q4_0_dot2(q4_0_pair(w + 2, w + 20, shifts, m4), _mm512_loadu_si512(xs + 32 * b), eight);
         acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), two_scales(f16(w) * xd[b], f16(w + 18) * xd[b + 1]), acc0);
     }
-    float sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+    float sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) - _mm_cvtss_f32(s4);
     if (b < nb) {   /* one last block, in a ymm */
         __m128i raw = _mm_loadu_si128((const __m128i *)(w + 2));
         __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), _mm256_set1_epi8(15));
@@ -109,24 +140,38 @@ static inline __m512i q8_0_pair(const uint8_t *w) {
                               _mm256_loadu_si256((const __m256i *)(w + 36)), 1);
 }
 
+/* Four blocks per step: the 128 * x half of the sign trick is not computed
+ * per block, it is -128 * dw_b * s[b] with s[b] = dx_b * sum(qs) from the
+ * activation (qdot.h), one 4-lane FMA per 4 blocks; the 4 weight scales
+ * are converted in one vcvtph2ps and spread to the 8 lanes of their block
+ * with vpermps (the old loop did 4 scalar conversions and 4 broadcasts). */
 static float dot_q8_0(int64_t K, const uint8_t *w, const void *xq) {
     const int8_t *xs = xq;
-    const float *xd = qa_d(xq, K);
+    const float *xd = qa_d(xq, K), *xsum = qa_s(xq, K);
     const __m512i bias = _mm512_set1_epi8((char)0x80);
+    const __m512i lo2 = lanes_01(), hi2 = lanes_23();
     int64_t nb = K / 32, b = 0;
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    __m128 accs = _mm_setzero_ps();   /* sum of dw_b * s[b] */
     for (; b + 4 <= nb; b += 4, w += 136) {
-        __m512i p0 = q8_0_dot2(q8_0_pair(w), _mm512_loadu_si512(xs + 32 * b), bias);
-        __m512i p1 = q8_0_dot2(q8_0_pair(w + 68), _mm512_loadu_si512(xs + 32 * b + 64), bias);
-        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), two_scales(f16(w) * xd[b], f16(w + 34) * xd[b + 1]), acc0);
-        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p1), two_scales(f16(w + 68) * xd[b + 2], f16(w + 102) * xd[b + 3]),
-                               acc1);
+        __m128 dw = f16x4(w, 34);
+        accs = _mm_fmadd_ps(dw, _mm_loadu_ps(xsum + b), accs);
+        __m512 sc = _mm512_castps128_ps512(_mm_mul_ps(dw, _mm_loadu_ps(xd + b)));
+        __m512i p0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(q8_0_pair(w), bias),
+                                         _mm512_loadu_si512(xs + 32 * b));
+        __m512i p1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_xor_si512(q8_0_pair(w + 68), bias),
+                                         _mm512_loadu_si512(xs + 32 * b + 64));
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), _mm512_permutexvar_ps(lo2, sc), acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p1), _mm512_permutexvar_ps(hi2, sc), acc1);
     }
+    __m128 s4 = _mm_mul_ps(accs, _mm_set1_ps(128.0f));
+    s4 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    s4 = _mm_add_ss(s4, _mm_movehdup_ps(s4));
     for (; b + 2 <= nb; b += 2, w += 68) {
         __m512i p0 = q8_0_dot2(q8_0_pair(w), _mm512_loadu_si512(xs + 32 * b), bias);
         acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p0), two_scales(f16(w) * xd[b], f16(w + 34) * xd[b + 1]), acc0);
     }
-    float sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+    float sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) - _mm_cvtss_f32(s4);
     if (b < nb) {   /* one last block, in a ymm */
         const __m256i bias8 = _mm256_set1_epi8((char)0x80);
         __m256i x = _mm256_loadu_si256((const __m256i *)(xs + 32 * b));
@@ -140,52 +185,81 @@ static float dot_q8_0(int64_t K, const uint8_t *w, const void *xq) {
 
 /* --------------------------------------------------------- K-quant dots */
 
-/* The mins term of Q4_K: sum_s m_s * (bsums[2s] + bsums[2s+1]) as 4 int32. */
-static inline __m128i k4_mins(const uint8_t *sm, const int16_t *bs) {
-    __m128i mins = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(sm + 8)));
-    __m128i b32 = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)bs), _mm_loadu_si128((const __m128i *)(bs + 8)));
-    return _mm_madd_epi16(mins, b32);
-}
-
-static float dot_q4_K(int64_t K, const uint8_t *w, const void *xq) {
-    const int8_t *xs = xq;
-    const float *xd = qa_d(xq, K);
-    const int16_t *bs = qa_bsums(xq, K);
+/* sum over the block's 8 sub-blocks s of scale_s * (nibbles . x) as 16
+ * int32 lanes, scale_s in int16 lanes 0..7 of sc16. */
+static inline __m512i k4_sumi(const uint8_t *w, const int8_t *xs, __m512i sc16) {
     const __m512i m4 = _mm512_set1_epi8(15);
     /* 16-bit shift counts: 0 for the low half (low nibbles), 4 for the high half */
     const __m512i shifts = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
     /* vpermw indices: int16 lanes 0-15 take scale 2j, lanes 16-31 scale 2j+1 */
     const __m512i half = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(1), 1);
-    const __m512i sidx[4] = {half, _mm512_add_epi16(half, _mm512_set1_epi16(2)),
-                             _mm512_add_epi16(half, _mm512_set1_epi16(4)), _mm512_add_epi16(half, _mm512_set1_epi16(6))};
-    __m512 acc = _mm512_setzero_ps();
-    __m128 accm = _mm_setzero_ps();
-    for (int64_t b = 0; b < K / 256; b++, w += 144, xs += 256, bs += 16) {
-        uint8_t sm[16];
-        qd_k4_scales(w + 4, sm);
-        float d = f16(w) * xd[b], dmin = f16(w + 2) * xd[b];
-        accm = _mm_fnmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(k4_mins(sm, bs)), accm);
-        /* int16 lanes 0..7 = the 8 sub-block scales; vpermw spreads two per zmm */
-        __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)sm)));
-        __m512i sumi0 = _mm512_setzero_si512(), sumi1 = _mm512_setzero_si512();
-        for (int j = 0; j < 4; j += 2) {
-            /* group j: elements 64j..64j+31 in the low nibbles, 64j+32..64j+63 in the high ones */
-            __m512i q0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w + 16 + 32 * j)));
-            __m512i q1 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w + 48 + 32 * j)));
-            q0 = _mm512_and_si512(_mm512_srlv_epi16(q0, shifts), m4);
-            q1 = _mm512_and_si512(_mm512_srlv_epi16(q1, shifts), m4);
-            __m512i p0 = _mm512_maddubs_epi16(q0, _mm512_loadu_si512(xs + 64 * j));
-            __m512i p1 = _mm512_maddubs_epi16(q1, _mm512_loadu_si512(xs + 64 * j + 64));
-            sumi0 = _mm512_dpwssd_epi32(sumi0, p0, _mm512_permutexvar_epi16(sidx[j], sc16));
-            sumi1 = _mm512_dpwssd_epi32(sumi1, p1, _mm512_permutexvar_epi16(sidx[j + 1], sc16));
-        }
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(_mm512_add_epi32(sumi0, sumi1)), acc);
+    __m512i sumi0 = _mm512_setzero_si512(), sumi1 = _mm512_setzero_si512();
+    for (int j = 0; j < 4; j += 2) {
+        /* group j: elements 64j..64j+31 in the low nibbles, 64j+32..64j+63 in the high ones */
+        __m512i q0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w + 16 + 32 * j)));
+        __m512i q1 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w + 48 + 32 * j)));
+        q0 = _mm512_and_si512(_mm512_srlv_epi16(q0, shifts), m4);
+        q1 = _mm512_and_si512(_mm512_srlv_epi16(q1, shifts), m4);
+        __m512i p0 = _mm512_maddubs_epi16(q0, _mm512_loadu_si512(xs + 64 * j));
+        __m512i p1 = _mm512_maddubs_epi16(q1, _mm512_loadu_si512(xs + 64 * j + 64));
+        __m512i i0 = _mm512_add_epi16(half, _mm512_set1_epi16((short)(2 * j)));
+        sumi0 = _mm512_dpwssd_epi32(sumi0, p0, _mm512_permutexvar_epi16(i0, sc16));
+        sumi1 = _mm512_dpwssd_epi32(sumi1, p1, _mm512_permutexvar_epi16(_mm512_add_epi16(i0, _mm512_set1_epi16(2)), sc16));
     }
-    __m256 a8 = _mm256_add_ps(_mm512_castps512_ps256(acc), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1)));
-    __m128 s = _mm_add_ps(_mm_add_ps(_mm256_castps256_ps128(a8), _mm256_extractf128_ps(a8, 1)), accm);
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
+    return _mm512_add_epi32(sumi0, sumi1);
+}
+
+/* qd_k4_scales_v for two blocks 144 bytes apart: lane 0 block 0, lane 1
+ * block 1 (each: bytes 0..7 scales, 8..15 mins). */
+static inline __m256i k4_scales_v2(const uint8_t *w) {
+    __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + 4))),
+                                        _mm_loadu_si128((const __m128i *)(w + 148)), 1);
+    __m256i a = _mm256_shuffle_epi32(v, 0x98);   /* u0 u2 u1 u2 per lane */
+    __m256i b = _mm256_shuffle_epi32(v, 0x50);   /* u0 u0 u1 u1 */
+    __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(a, _mm256_setr_epi32(0, 0, 0, 4, 0, 0, 0, 4)),
+                                  _mm256_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f,
+                                                    0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    __m256i hi = _mm256_and_si256(_mm256_srli_epi32(b, 6), _mm256_setr_epi32(0, 0x03030303, 0, 0x03030303,
+                                                                              0, 0x03030303, 0, 0x03030303));
+    return _mm256_or_si256(lo, _mm256_slli_epi32(hi, 4));
+}
+
+/* Everything per block in vector registers (no scalar unpack, no store to
+ * load round trip: the old version's 4-byte stores read back as 8-byte
+ * loads stalled store forwarding), and two blocks per step share the scale
+ * unpack, the f16 conversion of d / dmin and the mins term (one zmm each). */
+static float dot_q4_K(int64_t K, const uint8_t *w, const void *xq) {
+    const int8_t *xs = xq;
+    const float *xd = qa_d(xq, K);
+    const int16_t *bs = qa_bsums(xq, K);
+    const __m512i dmin_idx = _mm512_setr_epi32(1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3);
+    /* acc: the d terms, accm: the dmin * mins terms (subtracted at the end) */
+    __m512 acc = _mm512_setzero_ps(), accm = _mm512_setzero_ps();
+    int64_t nb = K / 256, b = 0;
+    for (; b + 2 <= nb; b += 2, w += 288, xs += 512, bs += 32) {
+        __m256i sm = k4_scales_v2(w);
+        /* f16 d, dmin of both blocks -> [d0, dmin0, d1, dmin1] * [xd0, xd0, xd1, xd1] */
+        __m128i h = _mm_insert_epi32(_mm_cvtsi32_si128((int)qd_ld_u32(w)), (int)qd_ld_u32(w + 144), 1);
+        __m128 x2 = _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(xd + b)));   /* xd[b], xd[b + 1] */
+        __m128 dd = _mm_mul_ps(_mm_cvtph_ps(h), _mm_unpacklo_ps(x2, x2));
+        __m512 dd5 = _mm512_castps128_ps512(dd);
+        /* mins: m_s * (bsums[2s] + bsums[2s+1]), 8 int32 per block */
+        __m512i mt = _mm512_madd_epi16(_mm512_cvtepu8_epi16(_mm256_unpackhi_epi8(sm, sm)), _mm512_loadu_si512(bs));
+        accm = _mm512_fmadd_ps(_mm512_permutexvar_ps(dmin_idx, dd5), _mm512_cvtepi32_ps(mt), accm);
+        __m512i s0 = k4_sumi(w, xs, _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(sm))));
+        __m512i s1 = k4_sumi(w + 144, xs + 256, _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(sm, 1))));
+        acc = _mm512_fmadd_ps(_mm512_broadcastss_ps(dd), _mm512_cvtepi32_ps(s0), acc);
+        acc = _mm512_fmadd_ps(_mm512_broadcastss_ps(_mm_movehl_ps(dd, dd)), _mm512_cvtepi32_ps(s1), acc);
+    }
+    if (b < nb) {   /* an odd last block */
+        __m128i sm = qd_k4_scales_v(w + 4);   /* bytes 0..7 scales, 8..15 mins */
+        __m128 dd = qd_k4_dd(w, xd[b]);       /* d * xd, dmin * xd */
+        __m256 m = _mm256_mul_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(dd)), _mm256_cvtepi32_ps(qd_k4_mins_v(sm, bs)));
+        accm = _mm512_add_ps(accm, _mm512_zextps256_ps512(m));
+        __m512i s0 = k4_sumi(w, xs, _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm)));
+        acc = _mm512_fmadd_ps(_mm512_broadcastss_ps(dd), _mm512_cvtepi32_ps(s0), acc);
+    }
+    return _mm512_reduce_add_ps(_mm512_sub_ps(acc, accm));
 }
 
 static float dot_q6_K(int64_t K, const uint8_t *w, const void *xq) {

@@ -112,6 +112,20 @@ static inline __m128i qd_k4_scales_v(const uint8_t *s12) {
     __m128i hi = _mm_and_si128(_mm_srli_epi32(b, 6), _mm_setr_epi32(0, 0x03030303, 0, 0x03030303));
     return _mm_or_si128(lo, _mm_slli_epi32(hi, 4));
 }
+/* The mins term of Q4_K/Q5_K from sm = qd_k4_scales_v (mins in bytes
+ * 8..15) and the block's 16 bsums: m_s * (bsums[2s] + bsums[2s+1]) as 8
+ * int32, one vpmaddwd of each min (duplicated per 16-group) with the bsums. */
+static inline __m256i qd_k4_mins_v(__m128i sm, const int16_t *bs) {
+    __m256i m2 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));   /* m0 m0 m1 m1 .. m7 m7 */
+    return _mm256_madd_epi16(m2, _mm256_loadu_si256((const __m256i *)bs));
+}
+#if defined(__F16C__)
+/* d and dmin of a Q4_K/Q5_K block (two f16 at w) times the activation
+ * scale xd, in lanes 0 and 1: one vcvtph2ps for both. */
+static inline __m128 qd_k4_dd(const uint8_t *w, float xd) {
+    return _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128((int)qd_ld_u32(w))), _mm_set1_ps(xd));
+}
+#endif
 /* qd_k3_scales in registers (16 signed bytes) of the Q3_K block at blk; reads
  * bytes 94..109 (the block is 110 bytes: nothing past it). */
 static inline __m128i qd_k3_scales_v(const uint8_t *blk) {
