@@ -19,6 +19,12 @@ enum {
 };
 #define QD_FIRST_K QD_Q2_K
 
+/* Bytes per block of a QD_ type (32 weights for the legacy types, 256 for the K-quants). */
+static inline int qd_block_bytes(int T) {
+    static const unsigned char bytes[QD_NTYPES] = {34, 18, 20, 22, 24, 84, 110, 144, 176, 210};
+    return bytes[T];
+}
+
 typedef struct qdot_isa_table {
     const char   *name;
     qdot_quant_fn quant_q8_32, quant_q8_256;

@@ -30,7 +30,6 @@ INLINE float hsum_ps(__m256 v) {
 
 /* ------------------------------------------------------- legacy blocks */
 
-INLINE int leg_bytes(int T) { return T == QD_Q8_0 ? 34 : T == QD_Q4_0 ? 18 : T == QD_Q4_1 ? 20 : T == QD_Q5_0 ? 22 : 24; }
 /* Q8_0 needs none here: its signed weights go through the sign trick. */
 INLINE float leg_off(int T) { return T == QD_Q4_0 ? 8.0f : T == QD_Q5_0 ? 16.0f : 0.0f; }
 
@@ -52,7 +51,7 @@ INLINE __m256i leg_unpack(int T, const uint8_t *blk) {
 INLINE void leg_tile(int T, int mr, int64_t K, const uint8_t *w, size_t ws, int64_t nw, const uint8_t *xq, size_t xs,
                      float *out, int64_t ldo) {
     const int64_t nb = K / 32;
-    const int bytes = leg_bytes(T);
+    const int bytes = qd_block_bytes(T);
     const bool has_m = T == QD_Q4_1 || T == QD_Q5_1, has_side = has_m || leg_off(T) != 0;
     const int8_t *x[MR];
     const float *de[MR], *s[MR];
@@ -113,7 +112,6 @@ INLINE void leg_tile(int T, int mr, int64_t K, const uint8_t *w, size_t ws, int6
 
 /* --------------------------------------------------------- K-quants */
 
-INLINE int k_bytes(int T) { return T == QD_Q2_K ? 84 : T == QD_Q3_K ? 110 : T == QD_Q4_K ? 144 : T == QD_Q5_K ? 176 : 210; }
 
 /* Per super-block: *D, the 16 group scales as int16 in *sc, and the
  * per-group weights of gs (offsets or mins) in side[0] (groups 0..7), side[1]. */
@@ -194,7 +192,7 @@ INLINE void k_tile(int T, int mr, int64_t K, const uint8_t *w, size_t ws, int64_
 #pragma GCC unroll 4
         for (int m = 0; m < mr; m++) acc[m] = _mm256_setzero_ps();
         const uint8_t *blk = w;
-        for (int64_t b = 0; b < nb; b++, blk += k_bytes(T)) {
+        for (int64_t b = 0; b < nb; b++, blk += qd_block_bytes(T)) {
             float D;
             __m256i sc;
             __m256 side[2];
@@ -227,50 +225,8 @@ INLINE void k_tile(int T, int mr, int64_t K, const uint8_t *w, size_t ws, int64_
 
 /* ------------------------------------------------------------ entries */
 
-INLINE void tile(int T, int mr, int64_t K, const uint8_t *w, size_t ws, int64_t nw, const uint8_t *xq, size_t xs,
-                 float *out, int64_t ldo) {
-    if (T >= QD_FIRST_K) k_tile(T, mr, K, w, ws, nw, xq, xs, out, ldo);
-    else leg_tile(T, mr, K, w, ws, nw, xq, xs, out, ldo);
-}
-
-INLINE void gemm(int T, int64_t K, const uint8_t *w, size_t ws, int64_t nw, const uint8_t *xq, size_t xs, int64_t nx,
-                 float *out, int64_t ldo) {
-    int64_t m = 0;
-    for (; m + MR <= nx; m += MR) tile(T, MR, K, w, ws, nw, xq + (size_t)m * xs, xs, out + m * ldo, ldo);
-    switch (nx - m) {
-    case 3: tile(T, 3, K, w, ws, nw, xq + (size_t)m * xs, xs, out + m * ldo, ldo); break;
-    case 2: tile(T, 2, K, w, ws, nw, xq + (size_t)m * xs, xs, out + m * ldo, ldo); break;
-    case 1: tile(T, 1, K, w, ws, nw, xq + (size_t)m * xs, xs, out + m * ldo, ldo); break;
-    default: break;
-    }
-}
-
-#define ENTRIES(T, name)                                                                                           \
-    static void gemm_##name(int64_t K, const uint8_t *w, size_t ws, int64_t nw, const uint8_t *xq, size_t xs,       \
-                            int64_t nx, float *out, int64_t ldo) {                                                \
-        gemm(T, K, w, ws, nw, xq, xs, nx, out, ldo);                                                               \
-    }                                                                                                              \
-    static float dot_##name(int64_t K, const uint8_t *w, const void *xq) {                                         \
-        float o;                                                                                                   \
-        tile(T, 1, K, w, 0, 1, xq, 0, &o, 1);                                                                      \
-        return o;                                                                                                  \
-    }
-ENTRIES(QD_Q8_0, q8_0)
-ENTRIES(QD_Q4_0, q4_0)
-ENTRIES(QD_Q4_1, q4_1)
-ENTRIES(QD_Q5_0, q5_0)
-ENTRIES(QD_Q5_1, q5_1)
-ENTRIES(QD_Q2_K, q2_K)
-ENTRIES(QD_Q3_K, q3_K)
-ENTRIES(QD_Q4_K, q4_K)
-ENTRIES(QD_Q5_K, q5_K)
-ENTRIES(QD_Q6_K, q6_K)
-
-const qdot_gemm_fn rlx_qgemm_avx2[QD_NTYPES] = {
-    gemm_q8_0, gemm_q4_0, gemm_q4_1, gemm_q5_0, gemm_q5_1, gemm_q2_K, gemm_q3_K, gemm_q4_K, gemm_q5_K, gemm_q6_K,
-};
-const qdot_dot_fn rlx_qgemm_avx2_dots[QD_NTYPES] = {
-    dot_q8_0, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q2_K, dot_q3_K, dot_q4_K, dot_q5_K, dot_q6_K,
-};
+#define QGEMM_TABLE rlx_qgemm_avx2
+#define QGEMM_DOTS rlx_qgemm_avx2_dots
+#include "cpu/kernels/qgemm_entries.h"
 
 #endif

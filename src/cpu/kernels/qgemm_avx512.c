@@ -34,7 +34,7 @@
 INLINE void leg_tile(int T, int mr, int64_t K, const uint8_t *w, size_t ws, int64_t nw, const uint8_t *xq, size_t xs,
                      float *out, int64_t ldo) {
     const int64_t nb = K / 32;
-    const int bytes = leg_bytes(T);
+    const int bytes = qd_block_bytes(T);
     const bool has_m = T == QD_Q4_1 || T == QD_Q5_1;
     const int8_t *x[MR];
     const float *de[MR], *s[MR];
@@ -102,7 +102,7 @@ INLINE void k_tile(int T, int mr, int64_t K, const uint8_t *w, size_t ws, int64_
 #pragma GCC unroll 4
         for (int m = 0; m < mr; m++) acc[m] = _mm512_setzero_ps();
         const uint8_t *blk = w;
-        for (int64_t b = 0; b < nb; b++, blk += k_bytes(T)) {
+        for (int64_t b = 0; b < nb; b++, blk += qd_block_bytes(T)) {
             float D;
             __m512i sc;
             __m512 side;
@@ -132,52 +132,8 @@ INLINE void k_tile(int T, int mr, int64_t K, const uint8_t *w, size_t ws, int64_
 
 /* ------------------------------------------------------------ entries */
 
-INLINE void tile(int T, int mr, int64_t K, const uint8_t *w, size_t ws, int64_t nw, const uint8_t *xq, size_t xs,
-                 float *out, int64_t ldo) {
-    if (T >= QD_FIRST_K) k_tile(T, mr, K, w, ws, nw, xq, xs, out, ldo);
-    else leg_tile(T, mr, K, w, ws, nw, xq, xs, out, ldo);
-}
-
-/* x rows in groups of MR (m outer: the group's rows stay in L1 while the nw
- * weight rows stream past), then the 1..3 left. */
-INLINE void gemm(int T, int64_t K, const uint8_t *w, size_t ws, int64_t nw, const uint8_t *xq, size_t xs, int64_t nx,
-                 float *out, int64_t ldo) {
-    int64_t m = 0;
-    for (; m + MR <= nx; m += MR) tile(T, MR, K, w, ws, nw, xq + (size_t)m * xs, xs, out + m * ldo, ldo);
-    switch (nx - m) {
-    case 3: tile(T, 3, K, w, ws, nw, xq + (size_t)m * xs, xs, out + m * ldo, ldo); break;
-    case 2: tile(T, 2, K, w, ws, nw, xq + (size_t)m * xs, xs, out + m * ldo, ldo); break;
-    case 1: tile(T, 1, K, w, ws, nw, xq + (size_t)m * xs, xs, out + m * ldo, ldo); break;
-    default: break;
-    }
-}
-
-#define ENTRIES(T, name)                                                                                           \
-    static void gemm_##name(int64_t K, const uint8_t *w, size_t ws, int64_t nw, const uint8_t *xq, size_t xs,       \
-                            int64_t nx, float *out, int64_t ldo) {                                                \
-        gemm(T, K, w, ws, nw, xq, xs, nx, out, ldo);                                                               \
-    }                                                                                                              \
-    static float dot_##name(int64_t K, const uint8_t *w, const void *xq) {                                         \
-        float o;                                                                                                   \
-        tile(T, 1, K, w, 0, 1, xq, 0, &o, 1);                                                                      \
-        return o;                                                                                                  \
-    }
-ENTRIES(QD_Q8_0, q8_0)
-ENTRIES(QD_Q4_0, q4_0)
-ENTRIES(QD_Q4_1, q4_1)
-ENTRIES(QD_Q5_0, q5_0)
-ENTRIES(QD_Q5_1, q5_1)
-ENTRIES(QD_Q2_K, q2_K)
-ENTRIES(QD_Q3_K, q3_K)
-ENTRIES(QD_Q4_K, q4_K)
-ENTRIES(QD_Q5_K, q5_K)
-ENTRIES(QD_Q6_K, q6_K)
-
-const qdot_gemm_fn rlx_qgemm_avx512[QD_NTYPES] = {
-    gemm_q8_0, gemm_q4_0, gemm_q4_1, gemm_q5_0, gemm_q5_1, gemm_q2_K, gemm_q3_K, gemm_q4_K, gemm_q5_K, gemm_q6_K,
-};
-const qdot_dot_fn rlx_qgemm_avx512_dots[QD_NTYPES] = {
-    dot_q8_0, dot_q4_0, dot_q4_1, dot_q5_0, dot_q5_1, dot_q2_K, dot_q3_K, dot_q4_K, dot_q5_K, dot_q6_K,
-};
+#define QGEMM_TABLE rlx_qgemm_avx512
+#define QGEMM_DOTS rlx_qgemm_avx512_dots
+#include "cpu/kernels/qgemm_entries.h"
 
 #endif

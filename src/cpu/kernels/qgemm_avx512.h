@@ -29,7 +29,6 @@ INLINE __m512i halves16(int a, int b) {
 
 /* ------------------------------------------------------- legacy blocks */
 
-INLINE int leg_bytes(int T) { return T == QD_Q8_0 ? 34 : T == QD_Q4_0 ? 18 : T == QD_Q4_1 ? 20 : T == QD_Q5_0 ? 22 : 24; }
 INLINE float leg_off(int T) { return T == QD_Q8_0 ? 128.0f : T == QD_Q4_0 ? 8.0f : T == QD_Q5_0 ? 16.0f : 0.0f; }
 
 /* 64 unsigned q of block b0 (low half) and b1 (high half, zero when !two). */
@@ -58,7 +57,6 @@ INLINE __m512i leg_unpack(int T, const uint8_t *b0, const uint8_t *b1, bool two)
 
 /* --------------------------------------------------------- K-quants */
 
-INLINE int k_bytes(int T) { return T == QD_Q2_K ? 84 : T == QD_Q3_K ? 110 : T == QD_Q4_K ? 144 : T == QD_Q5_K ? 176 : 210; }
 
 /* Per super-block: *D, the 16 group scales as int16 lanes 0..15 of *sc and
  * the per-group weights of gs (offset or min terms) in *side. */

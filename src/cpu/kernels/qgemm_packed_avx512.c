@@ -75,7 +75,7 @@ INLINE void pack(int T, int64_t K, const uint8_t *w, size_t ws, int nrow, uint8_
      * to one per group (lanes = rows) */
     __m512i sv[16], dv[16];
     if (T < QD_FIRST_K) {
-        const int bytes = leg_bytes(T);
+        const int bytes = qd_block_bytes(T);
         const __m512i offs = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                                 _mm512_set1_epi32(bytes));
         for (int64_t g0 = 0; g0 < ng; g0 += 16) {
@@ -107,7 +107,7 @@ INLINE void pack(int T, int64_t K, const uint8_t *w, size_t ws, int nrow, uint8_
                 float D;
                 __m512i sc;
                 __m512 sd;
-                k_prep(T, w + (size_t)n * ws + b * k_bytes(T), &D, &sc, &sd);
+                k_prep(T, w + (size_t)n * ws + b * qd_block_bytes(T), &D, &sc, &sd);
                 sv[n] = _mm512_castps_si512(
                     _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm512_castsi512_si256(sc))), _mm512_set1_ps(D)));
                 dv[n] = _mm512_castps_si512(sd);
@@ -131,8 +131,8 @@ INLINE void pack(int T, int64_t K, const uint8_t *w, size_t ws, int nrow, uint8_
         for (int n = 0; n < 16; n++) {
             if (n >= nrow) { v[n] = _mm512_setzero_si512(); continue; }
             const uint8_t *row = w + (size_t)n * ws;
-            if (T < QD_FIRST_K) v[n] = leg_unpack(T, row + 2 * c * leg_bytes(T), row + (2 * c + 1) * leg_bytes(T), two);
-            else v[n] = k_unpack(T, row + (c / 4) * k_bytes(T), (int)(c % 4));
+            if (T < QD_FIRST_K) v[n] = leg_unpack(T, row + 2 * c * qd_block_bytes(T), row + (2 * c + 1) * qd_block_bytes(T), two);
+            else v[n] = k_unpack(T, row + (c / 4) * qd_block_bytes(T), (int)(c % 4));
         }
         transpose16(v);
         const int steps = two || T >= QD_FIRST_K ? 16 : 8;
