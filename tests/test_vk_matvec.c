@@ -268,8 +268,8 @@ TEST(vk_attention_kv_split_by_fill) {
     }
 }
 
-/* rms_norm / layer_norm at decode shapes (few rows: the register-cached
- * path) with d on both sides of multiples of 256, fused residual included. */
+/* rms_norm / layer_norm at decode shapes (few rows) with d on both sides of
+ * multiples of 256, fused residual included. */
 TEST(vk_norm_few_rows_cached) {
     VKP_REQUIRE();
     static const int64_t ds[] = {1, 200, 256, 1000, 4096, 5000};

@@ -8,8 +8,6 @@
 #include "vulkan/vk_lower.h"
 #include <string.h>
 
-#define NORM_CACHED_MAX_ROWS 64   /* below this, rows are too few to hide load latency by parallelism */
-
 typedef struct norm_push {
     uint64_t x, r, gamma, beta, out;
     uint32_t rows, d;
@@ -61,11 +59,7 @@ rlx_status vk_lower_norm(vk_lower_ctx *c)
     dp->spec[1] = vk_dtype_code(dt);
     dp->spec[2] = fused ? 1u : 0u;
     dp->spec[3] = has_beta ? 1u : 0u;
-    /* few rows (decode): the register-cached path, up to 32 elements per invocation */
-    bool cached = p.rows <= NORM_CACHED_MAX_ROWS && d <= 256 * 32;
-    dp->spec[4] = cached ? (uint32_t)((d + 255) / 256) : 1u;
-    dp->spec[5] = cached;
-    dp->n_spec = 6;
+    dp->n_spec = 4;
     vk_grid_1d(c->caps, (uint64_t)p.rows, 1, dp->groups);
     return RLX_OK;
 }

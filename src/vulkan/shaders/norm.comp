@@ -3,12 +3,7 @@
 // dtype, then the norm of s): one 256-wide workgroup per row of d elements.
 //
 // Spec constants: 0 = kind (0 layer, 1 rms), 1 = dtype (f32/f16/bf16),
-// 2 = fused (reads r), 3 = has_beta, 4 = NC, 5 = CACHED.
-// CACHED (few rows, d <= 256 * NC: decode): each invocation loads its NC
-// elements of s once, all loads issued together, and keeps them in registers
-// for both statistics and the output. A one-row launch is latency-bound, and
-// the streaming passes below wait for one load per loop step; this path
-// reads the row once.
+// 2 = fused (reads r), 3 = has_beta.
 // Statistics are two-pass (mean, then sum of squared deviations) with
 // compensated per-invocation partials and a pairwise tree; the mean is kept as
 // hi + lo so that centring loses nothing when the mean is large next to the
@@ -16,15 +11,12 @@
 // so out may alias x or r: an element is written only by the invocation
 // that reads it, after the statistics are complete.
 #version 450
-#extension GL_EXT_control_flow_attributes : require
 #include "ew_common.glsl"
 
 layout(constant_id = 0) const uint KIND = 0;
 layout(constant_id = 1) const uint DT = 0;
 layout(constant_id = 2) const uint FUSED = 0;
 layout(constant_id = 3) const uint HAS_BETA = 0;
-layout(constant_id = 4) const uint NC = 1;        // elements per invocation of the cached path
-layout(constant_id = 5) const uint CACHED = 0;    // 1: the cached path (d <= 256 * NC)
 layout(local_size_x = 256) in;
 
 layout(push_constant) uniform PC {
@@ -66,37 +58,6 @@ void main() {
     uint base = row * pc.d;
     float fd = float(pc.d);
     float mean_hi = 0.0, mean_lo = 0.0;
-    if (CACHED != 0u) {   // register-cached row (see the header)
-        float v[NC];
-        [[unroll]] for (uint k = 0u; k < NC; k++) {
-            uint j = t + 256u * k;
-            v[k] = j < pc.d ? load_s(base + j) : 0.0;
-        }
-        if (KIND == 0u) {
-            float s = 0.0, c = 0.0;
-            [[unroll]] for (uint k = 0u; k < NC; k++) kahan_add(s, c, v[k]);
-            precise float total = tree_sum(s - c, t);
-            mean_hi = total / fd;
-            precise float res = fma(-mean_hi, fd, total);
-            mean_lo = res / fd;
-        }
-        float s = 0.0, c = 0.0;
-        [[unroll]] for (uint k = 0u; k < NC; k++) {
-            precise float dv = (v[k] - mean_hi) - mean_lo;
-            if (t + 256u * k < pc.d) kahan_add(s, c, dv * dv);
-        }
-        float inv = 1.0 / sqrt(tree_sum(s - c, t) / fd + pc.eps);
-        [[unroll]] for (uint k = 0u; k < NC; k++) {
-            uint j = t + 256u * k;
-            if (j >= pc.d) continue;
-            float y;
-            if (KIND == 0u) y = (((v[k] - mean_hi) - mean_lo) * inv) * load_f(pc.gamma, DT, j);
-            else y = v[k] * inv * load_f(pc.gamma, DT, j);
-            if (HAS_BETA == 1u) y += load_f(pc.beta, DT, j);
-            store_f(pc.out_, DT, base + j, y);
-        }
-        return;
-    }
     if (KIND == 0u) {
         float s = 0.0, c = 0.0;
         for (uint j = t; j < pc.d; j += 256u) kahan_add(s, c, load_s(base + j));
