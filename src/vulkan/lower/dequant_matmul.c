@@ -240,11 +240,14 @@ static rlx_status emit_matvec(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_
     return RLX_OK;
 }
 
-rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c) {
+/* A DEQUANT_MATMUL's operands, checked: x [M, K] f32, w [N, K] decodable, out
+ * [M, N] f32, indices within 32 bits (row_bytes is 0 for an empty output). */
+typedef struct dq_dims { int64_t M, N, K; uint64_t row_bytes; } dq_dims;
+
+static rlx_status check_operands(vk_lower_ctx *c, dq_dims *d) {
     char lb[160];
     if (c->n_in < 2) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", vk_node_label(c, lb, sizeof lb), c->n_in);
     const vk_tensor *x = &c->in[0], *w = &c->in[1], *o = &c->out;
-    const vk_caps *cp = c->caps;
     rlx_dtype dt = w->dtype;
     if (x->dtype != RLX_F32 || o->dtype != RLX_F32)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: x and out must be f32, got %s and %s", vk_node_label(c, lb, sizeof lb),
@@ -257,26 +260,41 @@ rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c) {
     if (M * K != x->numel || M * N != o->numel)
         return rlx_fail(RLX_STATUS_SHAPE, "%s: x %lld, w [%lld, %lld], out %lld elements disagree",
                         vk_node_label(c, lb, sizeof lb), (long long)x->numel, (long long)N, (long long)K, (long long)o->numel);
-    if (o->numel == 0) {
-        c->tier = "empty";
-        return RLX_OK;
-    }
+    *d = (dq_dims){M, N, K, 0};
+    if (o->numel == 0) return RLX_OK;
     uint64_t row_bytes = rlx_tensor_bytes(dt, 1, &K);
     if (K && !row_bytes) return rlx_fail(RLX_STATUS_SHAPE, "%s: K = %lld is not whole blocks", vk_node_label(c, lb, sizeof lb), (long long)K);
     if (M * K >= DQ_INDEX_LIMIT || M * N >= DQ_INDEX_LIMIT || row_bytes >= ((uint64_t)1 << 32) || N >= DQ_INDEX_LIMIT)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: 2^31 or more elements", vk_node_label(c, lb, sizeof lb));
+    d->row_bytes = row_bytes;
+    return RLX_OK;
+}
+
+/* Decode shapes take one matvec dispatch (which may carry a fused epilogue). */
+static bool takes_matvec(const vk_lower_ctx *c, const dq_dims *d) {
+    return d->K > 0 && d->M <= DQ_MATVEC_MAX_M && matvec_ok(c->caps);
+}
+
+rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c) {
+    dq_dims d;
+    rlx_status st = check_operands(c, &d);
+    if (st != RLX_OK) return st;
+    const vk_tensor *x = &c->in[0], *w = &c->in[1], *o = &c->out;
+    int64_t M = d.M, N = d.N, K = d.K;
+    if (o->numel == 0) {
+        c->tier = "empty";
+        return RLX_OK;
+    }
     if (K == 0) {   /* zeros: the GEMM's K = 0 path (w is never read) */
         c->tier = "dequant-empty-k";
         return vk_emit_matmul_f32_nt(c, x->addr, w->addr, o->addr, M, N, 0, false);
     }
 
-    /* ---- decode shapes: dequant_matvec.comp ---- */
-    if (M <= DQ_MATVEC_MAX_M && matvec_ok(cp)) {
-        return emit_matvec(c, dt, x->addr, w->addr, 0, 0, o->addr, M, N, K, row_bytes, 0);
-    }
+    /* ---- decode shapes: a matvec ---- */
+    if (takes_matvec(c, &d)) return emit_matvec(c, w->dtype, x->addr, w->addr, 0, 0, o->addr, M, N, K, d.row_bytes, 0);
 
     /* ---- prefill: weight tiles decoded into shared memory (dequant_gemm.c) ---- */
-    return vk_lower_dequant_gemm(c, M, N, K, row_bytes);
+    return vk_lower_dequant_gemm(c, M, N, K, d.row_bytes);
 }
 
 rlx_status vk_lower_dequant_rows(vk_lower_ctx *c) {
@@ -369,22 +387,16 @@ rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) {
     } else if (third->dtype != RLX_F32 || third->numel != o->numel) {
         return rlx_fail(RLX_STATUS_SHAPE, "%s: the residual must be f32 shaped like the output", vk_node_label(c, lb, sizeof lb));
     }
-    /* the unfused lowering checks x, w and out, and says which tier they take */
-    vk_lower_ctx probe = *c;
-    probe.n_in = 2;
-    probe.n_d = 0;
-    probe.scratch_bytes = 0;
-    rlx_status st = vk_lower_dequant_matmul(&probe);
+    dq_dims d;
+    rlx_status st = check_operands(c, &d);
     if (st != RLX_OK) return st;
     if (o->numel == 0) {
         c->tier = "empty";
         return RLX_OK;
     }
-    int64_t N = w->dims[0], K = w->dims[1], M = o->numel / N;
-    if (probe.n_d == 1 && (strcmp(probe.d[0].shader, "dequant_matvec") == 0 || strcmp(probe.d[0].shader, "dequant_matvec_run") == 0)) {
-        return emit_matvec(c, dt, x->addr, w->addr, swiglu ? third->addr : 0, swiglu ? 0 : third->addr, o->addr, M, N,
-                           K, rlx_tensor_bytes(dt, 1, &K), swiglu ? 2 : 1);
-    }
+    if (takes_matvec(c, &d))
+        return emit_matvec(c, dt, x->addr, w->addr, swiglu ? third->addr : 0, swiglu ? 0 : third->addr, o->addr, d.M, d.N,
+                           d.K, d.row_bytes, swiglu ? 2 : 1);
     uint64_t need = 0;
     uint64_t bytes = (uint64_t)o->numel * 4;
     if (!swiglu) {
@@ -398,7 +410,12 @@ rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) {
         return emit_epilogue(c, o->addr, third->addr, o->addr, o->numel, 1, false);
     }
     /* the two products go to scratch, after what the product lowering itself
-     * uses (the same for both: same shapes) */
+     * uses (the same for both: same shapes), which a dry run measures */
+    vk_lower_ctx probe = *c;
+    probe.n_in = 2;
+    probe.n_d = 0;
+    probe.scratch_bytes = 0;
+    if ((st = vk_lower_dequant_matmul(&probe)) != RLX_OK) return st;
     c->tier = "dequant-gemm+swiglu";
     uint64_t prod = (bytes + 255) & ~(uint64_t)255;
     uint64_t base = (probe.scratch_bytes + 255) & ~(uint64_t)255;
