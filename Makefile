@@ -141,10 +141,13 @@ bench-qdot: $(BENCH_QDOT)
 $(BUILD)/vk_matmul: bench/vk_matmul.c $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_matmul.c $(LINK_LIB) $(LDLIBS)
 
-$(BUILD)/llm_bench: bench/llm_bench.c $(LIB)
+$(BUILD)/llm_bench: bench/llm_bench.c bench/bench_params.h $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/llm_bench.c $(LINK_LIB) $(LDLIBS)
 
-gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(BUILD)/llm_bench $(RLX) $(TESTS)
+$(BUILD)/vk_matvec: bench/vk_matvec.c bench/bench_params.h $(LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_matvec.c $(LINK_LIB) $(LDLIBS)
+
+gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(BUILD)/llm_bench $(BUILD)/vk_matvec $(RLX) $(TESTS)
 
 bench:
 	@bash scripts/setup.sh bench

@@ -14,6 +14,7 @@
 #include "rlx.h"
 #include "io/quant.h"
 #include "models/llama.h"
+#include "bench_params.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,35 +45,6 @@ static rlx_dtype weight_type(void *user, const char *name) {
     if (strstr(name, "token_embd") || strstr(name, "output.weight") || strstr(name, "attn_v") || strstr(name, "ffn_down"))
         return RLX_Q6_K;
     return RLX_Q4_K;
-}
-
-static int fill_params(rlx_exec *e, double *weight_bytes) {
-    *weight_bytes = 0;
-    for (int i = 0; i < rlx_exec_param_count(e); i++) {
-        rlx_tensor info;
-        rlx_exec_param_info(e, i, &info);
-        if (strncmp(info.name, "cache.", 6) == 0) continue;
-        int64_t K = info.dims[info.rank - 1];
-        size_t row = rlx_tensor_bytes(info.dtype, 1, &K);
-        unsigned char *buf = malloc(info.bytes);
-        float *f = malloc(sizeof(float) * (size_t)K);
-        if (!buf || !f) return -1;
-        uint64_t h = 7 + (uint64_t)i;
-        for (int64_t k = 0; k < K; k++) {
-            h = h * 6364136223846793005ull + 1442695040888963407ull;
-            f[k] = (float)((double)(h >> 11) / 9007199254740992.0 - 0.5) * (strstr(info.name, "norm") ? 0.2f : 0.1f) +
-                   (strstr(info.name, "norm") ? 1.0f : 0.0f);
-        }
-        uint32_t qt = quant_type_of_dtype(info.dtype);
-        if (quant_quantize_row(qt, f, buf, K) != RLX_OK) return -1;
-        for (size_t off = row; off + row <= info.bytes; off += row) memcpy(buf + off, buf, row);
-        rlx_status st = rlx_exec_set_param(e, info.name, info.dtype, buf, info.bytes);
-        free(buf);
-        free(f);
-        if (st != RLX_OK) { fprintf(stderr, "set %s: %s\n", info.name, rlx_last_error()); return -1; }
-        if (info.rank == 2) *weight_bytes += (double)info.bytes;
-    }
-    return 0;
 }
 
 static rlx_status eval(rlx_exec *e, const int32_t *tokens, int n, int pos) {
@@ -123,7 +95,7 @@ int main(int argc, char **argv) {
     double t0 = now_s();
     if (rlx_compile(g, &o, &e) != RLX_OK) { fprintf(stderr, "compile: %s\n", rlx_last_error()); return 1; }
     double weight_bytes;
-    if (fill_params(e, &weight_bytes)) return 1;
+    if (bench_fill_params(e, &weight_bytes)) return 1;
     double load_s = now_s() - t0;
     int32_t *tokens = malloc(sizeof(int32_t) * (size_t)n_prompt);
     for (int i = 0; i < n_prompt; i++) tokens[i] = (i * 7919) % hp.n_vocab;

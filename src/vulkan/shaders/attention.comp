@@ -27,6 +27,7 @@
 // attention_combine.comp merges the splits.
 #version 450
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "nn_common.glsl"
 
@@ -106,20 +107,30 @@ void row_reduce_sum(inout float x[RQ]) {
 
 // Loads a [n][D] row block starting at row `row0` of the tensor at `addr`
 // into shared tile `dst` (row stride `st` vec4s at `off`), zero past `nvalid`.
+// All of an invocation's loads are issued before the first shared store: a
+// load-store loop waited out one memory latency per element, which made a
+// decode step's attention (a tile or two per workgroup) latency-bound.
+const uint TILE_LOADS = (BK * D4 + 127u) / 128u;   // vec4 loads per invocation and tile
 void load_tile_kv(uint64_t addr, uint row0, uint nvalid, uint off) {
-    for (uint i = tid; i < BK * D4; i += 128) {
+    vec4 val[TILE_LOADS];
+    [[unroll]] for (uint u = 0u; u < TILE_LOADS; u++) {
+        uint i = tid + 128u * u;
         uint jj = i / D4, d4 = i - jj * D4;
-        vec4 val = vec4(0.0);
-        if (jj < nvalid) {
+        val[u] = vec4(0.0);
+        if (i < BK * D4 && jj < nvalid) {
             if (VEC != 0) {
-                val = V4Buf(addr).v[(row0 + jj) * D4 + d4];
+                val[u] = V4Buf(addr).v[(row0 + jj) * D4 + d4];
             } else {
                 uint base = (row0 + jj) * D;
                 for (uint c = 0; c < 4; c++)
-                    if (d4 * 4 + c < D) val[c] = F32Buf(addr).v[base + d4 * 4 + c];
+                    if (d4 * 4 + c < D) val[u][c] = F32Buf(addr).v[base + d4 * 4 + c];
             }
         }
-        KV[off + jj * KST + d4] = val;
+    }
+    [[unroll]] for (uint u = 0u; u < TILE_LOADS; u++) {
+        uint i = tid + 128u * u;
+        uint jj = i / D4, d4 = i - jj * D4;
+        if (i < BK * D4) KV[off + jj * KST + d4] = val[u];
     }
 }
 
@@ -153,21 +164,25 @@ void main() {
     const uint ks = split * chunk;
     kv_end = min(kv_end, ks + chunk);
 
-    // Q tile
-    for (uint i = tid; i < BQ * D4; i += 128) {
+    // Q tile (loads first, then stores, as in load_tile_kv)
+    const uint Q_LOADS = (BQ * D4 + 127u) / 128u;
+    vec4 qval[Q_LOADS];
+    [[unroll]] for (uint u = 0u; u < Q_LOADS; u++) {
+        uint i = tid + 128u * u;
         uint rr = i / D4, d4 = i - rr * D4, row = r0 + rr;
-        vec4 val = vec4(0.0);
-        if (row < p.rows) {
+        qval[u] = vec4(0.0);
+        if (i < BQ * D4 && row < p.rows) {
             if (VEC != 0) {
-                val = V4Buf(p.q).v[(qrow0 + row) * D4 + d4];
+                qval[u] = V4Buf(p.q).v[(qrow0 + row) * D4 + d4];
             } else {
                 uint base = (qrow0 + row) * D;
                 for (uint c = 0; c < 4; c++)
-                    if (d4 * 4 + c < D) val[c] = F32Buf(p.q).v[base + d4 * 4 + c];
+                    if (d4 * 4 + c < D) qval[u][c] = F32Buf(p.q).v[base + d4 * 4 + c];
             }
         }
-        Qs[i] = val;
     }
+    [[unroll]] for (uint u = 0u; u < Q_LOADS; u++)
+        if (tid + 128u * u < BQ * D4) Qs[tid + 128u * u] = qval[u];
 
     // per-row state
     int lim[RQ];        // keys j < lim[r] are visible (causal); 0 for rows past the end

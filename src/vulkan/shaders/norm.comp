@@ -5,12 +5,23 @@
 // Spec constants: 0 = kind (0 layer, 1 rms), 1 = dtype (f32/f16/bf16),
 // 2 = fused (reads r), 3 = has_beta.
 // Statistics are two-pass (mean, then sum of squared deviations) with
-// compensated per-invocation partials and a pairwise tree; the mean is kept as
+// compensated per-invocation partials, summed across the workgroup by
+// subgroupAdd and then over the subgroups' partials; the mean is kept as
 // hi + lo so that centring loses nothing when the mean is large next to the
 // spread (the CPU centres in double). Every pass recomputes s from x and r,
 // so out may alias x or r: an element is written only by the invocation
 // that reads it, after the statistics are complete.
+//
+// Why chunks of CH loads: a row is short (a decode step normalizes one row of
+// a few thousand elements), so the kernel is one workgroup long and its time
+// is load latency. Walking the row one element per invocation at a time
+// waited for each load before issuing the next (time grew with d: ~12 us per
+// 4096-element row on an H200); each pass now issues CH independent loads per
+// invocation before using any of them.
 #version 450
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 #include "ew_common.glsl"
 
 layout(constant_id = 0) const uint KIND = 0;
@@ -25,7 +36,9 @@ layout(push_constant) uniform PC {
     float eps;
 } pc;
 
-shared float sh[256];
+const uint CH = 8u;   // loads in flight per invocation and pass
+
+shared float sh[256];   // one partial per subgroup (subgroups of >= 1 invocation)
 
 float round_dt(float v) {
     if (DT == DT_F16) return f16_to_f32(f32_to_f16(v));
@@ -39,16 +52,20 @@ float load_s(uint i) {
     return v;
 }
 
-float tree_sum(float v, uint t) {
-    sh[t] = v;
+// CH elements of the row, t + 256 * u past j0 (indices clamped to the row so
+// that the loads need no branch; callers skip the clamped ones).
+void load_chunk(uint base, uint j0, out float v[CH]) {
+    [[unroll]] for (uint u = 0u; u < CH; u++) v[u] = load_s(base + min(j0 + 256u * u, pc.d - 1u));
+}
+
+float workgroup_sum(float v) {
+    float s = subgroupAdd(v);
+    if (subgroupElect()) sh[gl_SubgroupID] = s;
     barrier();
-    for (uint h = 128u; h > 0u; h >>= 1) {
-        if (t < h) sh[t] += sh[t + h];
-        barrier();
-    }
-    float s = sh[0];
+    float total = 0.0, c = 0.0;   // compensated: a mean far from zero must not lose digits here
+    for (uint i = 0u; i < gl_NumSubgroups; i++) kahan_add(total, c, sh[i]);
     barrier();
-    return s;
+    return total - c;
 }
 
 void main() {
@@ -58,27 +75,41 @@ void main() {
     uint base = row * pc.d;
     float fd = float(pc.d);
     float mean_hi = 0.0, mean_lo = 0.0;
+    float v[CH];
     if (KIND == 0u) {
         float s = 0.0, c = 0.0;
-        for (uint j = t; j < pc.d; j += 256u) kahan_add(s, c, load_s(base + j));
-        precise float total = tree_sum(s - c, t);
+        for (uint j0 = t; j0 < pc.d; j0 += 256u * CH) {
+            load_chunk(base, j0, v);
+            [[unroll]] for (uint u = 0u; u < CH; u++)
+                if (j0 + 256u * u < pc.d) kahan_add(s, c, v[u]);
+        }
+        precise float total = workgroup_sum(s - c);
         mean_hi = total / fd;
         precise float res = fma(-mean_hi, fd, total);   // total - mean_hi * d, exactly
         mean_lo = res / fd;
     }
     float s = 0.0, c = 0.0;
-    for (uint j = t; j < pc.d; j += 256u) {
-        precise float v = (load_s(base + j) - mean_hi) - mean_lo;
-        kahan_add(s, c, v * v);
+    for (uint j0 = t; j0 < pc.d; j0 += 256u * CH) {
+        load_chunk(base, j0, v);
+        [[unroll]] for (uint u = 0u; u < CH; u++) {
+            precise float dv = (v[u] - mean_hi) - mean_lo;
+            if (j0 + 256u * u < pc.d) kahan_add(s, c, dv * dv);
+        }
     }
-    float ss = tree_sum(s - c, t);
+    float ss = workgroup_sum(s - c);
     float inv = 1.0 / sqrt(ss / fd + pc.eps);
-    for (uint j = t; j < pc.d; j += 256u) {
-        float v = load_s(base + j);
-        float y;
-        if (KIND == 0u) y = (((v - mean_hi) - mean_lo) * inv) * load_f(pc.gamma, DT, j);
-        else y = v * inv * load_f(pc.gamma, DT, j);
-        if (HAS_BETA == 1u) y += load_f(pc.beta, DT, j);
-        store_f(pc.out_, DT, base + j, y);
+    for (uint j0 = t; j0 < pc.d; j0 += 256u * CH) {
+        load_chunk(base, j0, v);
+        float g[CH];
+        [[unroll]] for (uint u = 0u; u < CH; u++) g[u] = load_f(pc.gamma, DT, min(j0 + 256u * u, pc.d - 1u));
+        [[unroll]] for (uint u = 0u; u < CH; u++) {
+            uint j = j0 + 256u * u;
+            if (j >= pc.d) continue;
+            float y;
+            if (KIND == 0u) y = (((v[u] - mean_hi) - mean_lo) * inv) * g[u];
+            else y = v[u] * inv * g[u];
+            if (HAS_BETA == 1u) y += load_f(pc.beta, DT, j);
+            store_f(pc.out_, DT, base + j, y);
+        }
     }
 }
