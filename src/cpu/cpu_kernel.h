@@ -56,9 +56,12 @@ rlx_status cpu_gather(const cpu_kernel_ctx *k);
 rlx_status cpu_cumsum(const cpu_kernel_ctx *k);
 rlx_status cpu_topk(const cpu_kernel_ctx *k);       /* TOPK_VALUES, TOPK_INDICES */
 rlx_status cpu_attention(const cpu_kernel_ctx *k);
-rlx_status cpu_rope(const cpu_kernel_ctx *k);
+rlx_status cpu_rope(const cpu_kernel_ctx *k);         /* ROPE, ROPE_KV_WRITE */
 rlx_status cpu_softmax_ce(const cpu_kernel_ctx *k); /* SOFTMAX_CE, SOFTMAX_CE_GRAD */
 rlx_status cpu_kv_write(const cpu_kernel_ctx *k);
+/* KV_WRITE's prologue (in[0] cache, in[2] pos; S rows per head): the context-limit
+ * check, and the cache copied to out when out is a separate buffer. */
+rlx_status cpu_kv_begin(const cpu_kernel_ctx *k, int64_t S, int64_t *pos);
 rlx_status cpu_dequant_matmul(const cpu_kernel_ctx *k);
 rlx_status cpu_dequant_fused(const cpu_kernel_ctx *k); /* DEQUANT_MATMUL_ADD, DEQUANT_SWIGLU */
 

@@ -67,7 +67,7 @@ static void dump_attrs(text_buf *b, const ir_node *n) {
     case IR_OP_ATTENTION:
         append_text(b, " {mask=%lld scale=%g}", (long long)n->ia[0], n->fa[0]);
         break;
-    case IR_OP_ROPE:
+    case IR_OP_ROPE: case IR_OP_ROPE_KV_WRITE:
         append_text(b, " {style=%s dims=%lld theta=%g}", n->ia[0] ? "gptj" : "neox", (long long)n->ia[1], n->fa[0]);
         break;
     default:

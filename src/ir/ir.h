@@ -88,6 +88,7 @@ struct rlx_graph {
  *   ATTENTION:    ia[0]=mask kind ia[1]=has kv_len input (last) fa[0]=scale (resolved, > 0)
  *   KV_WRITE:     (inputs cache, rows, pos; output aliases the cache param)
  *   ROPE:         ia[0]=style ia[1]=rotary dims (resolved) ia[2]=has_offset ia[3]=has_freq_factors fa[0]=theta
+ *   ROPE_KV_WRITE: ROPE's attributes; inputs cache, x, pos [, offset] [, freq factors]; output aliases the cache
  *   INPUT/PARAM:  name = interface name
  */
 

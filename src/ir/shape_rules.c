@@ -566,12 +566,14 @@ rlx_status shape_attention(const ir_graph *g, ir_node *n) {
     return RLX_OK;
 }
 
-rlx_status shape_rope(const ir_graph *g, ir_node *n) {
-    const ir_shape *x = in_shape(g, n, 0);
+/* ROPE's checks with x at input xi and the optional offset at offi (the
+ * factors, if any, are last): ROPE_KV_WRITE puts cache, rows, pos first. */
+static rlx_status check_rope(const ir_graph *g, ir_node *n, int xi, int offi) {
+    if (n->n_in != offi + (n->ia[2] ? 1 : 0) + (n->ia[3] ? 1 : 0)) FAIL(RLX_STATUS_INTERNAL, "rope input count mismatch");
+    const ir_shape *x = in_shape(g, n, xi);
     char s[128];
-    TRY(require_float(g, n, in_dtype(g, n, 0), "input"));
+    TRY(require_float(g, n, in_dtype(g, n, xi), "input"));
     if (x->rank != 4) FAIL(RLX_STATUS_SHAPE, "input must be [B,H,S,D], got %s", fmt_shape(g, x, s, sizeof s));
-    if (n->n_in != 1 + (n->ia[2] ? 1 : 0) + (n->ia[3] ? 1 : 0)) FAIL(RLX_STATUS_INTERNAL, "rope input count mismatch");
     if (n->ia[3]) {
         const ir_shape *ff = in_shape(g, n, n->n_in - 1);
         if (in_dtype(g, n, n->n_in - 1) != RLX_F32 || ff->rank != 1 ||
@@ -579,8 +581,8 @@ rlx_status shape_rope(const ir_graph *g, ir_node *n) {
             FAIL(RLX_STATUS_SHAPE, "frequency factors must be f32 [rotary_dims / 2] = [%lld]", (long long)(n->ia[1] / 2));
     }
     if (n->ia[2]) {
-        const ir_shape *o = in_shape(g, n, 1);
-        if (in_dtype(g, n, 1) != RLX_I32) FAIL(RLX_STATUS_SHAPE, "offset must be i32, got %s", rlx_dtype_name(in_dtype(g, n, 1)));
+        const ir_shape *o = in_shape(g, n, offi);
+        if (in_dtype(g, n, offi) != RLX_I32) FAIL(RLX_STATUS_SHAPE, "offset must be i32, got %s", rlx_dtype_name(in_dtype(g, n, offi)));
         if (ir_shape_is_static(o) && ir_shape_numel(o) != 1) FAIL(RLX_STATUS_SHAPE, "offset must have one element");
     }
     if (n->ia[0] != RLX_ROPE_NEOX && n->ia[0] != RLX_ROPE_GPTJ)
@@ -590,7 +592,12 @@ rlx_status shape_rope(const ir_graph *g, ir_node *n) {
     if (r <= 0 || r % 2 || (ir_dim_is_static(d) && r > d.k))
         FAIL(RLX_STATUS_INVALID_ARGUMENT, "rotary dims %lld must be even, > 0 and <= D", (long long)r);
     if (!(n->fa[0] > 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "theta must be > 0, got %g", n->fa[0]);
-    n->shape = *x;
+    return RLX_OK;
+}
+
+rlx_status shape_rope(const ir_graph *g, ir_node *n) {
+    TRY(check_rope(g, n, 0, 1));
+    n->shape = *in_shape(g, n, 0);
     n->dtype = in_dtype(g, n, 0);
     return RLX_OK;
 }
@@ -635,4 +642,11 @@ rlx_status shape_kv_write(const ir_graph *g, ir_node *n) {
     n->shape = *c;
     n->dtype = in_dtype(g, n, 0);
     return RLX_OK;
+}
+
+/* kv_write(cache, rope(x, offset[, ff]), pos), made by passes/fuse.c: inputs
+ * cache, x, pos, then rope's offset and factors; rope's attributes. */
+rlx_status shape_rope_kv_write(const ir_graph *g, ir_node *n) {
+    TRY(check_rope(g, n, 1, 3));
+    return shape_kv_write(g, n);
 }

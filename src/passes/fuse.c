@@ -8,6 +8,9 @@
  *     (wg, wu of one dtype and shape; a decoder's residual adds and SwiGLU,
  *     so a decode layer runs 5 fewer dispatches: two adds, silu, mul, and
  *     one of the two projections)
+ *   kv_write(cache, rope(x, offset[, ff]), pos)                => rope_kv_write
+ *     (a decoder's K rows are roped straight into the cache: on the GPU one
+ *     dependent dispatch stage per layer fewer)
  *
  * An interior result (the matmul, the add) may be absorbed only when the
  * pattern's next node is its one use and it is not a graph output.
@@ -129,6 +132,29 @@ static fusion *match_dequant_swiglu(const ir_graph *g, const int32_t *uses, int3
     return NULL;
 }
 
+/* kv_write(cache, rope(...), pos) whose rope result has no other use. Inputs
+ * become cache, x, pos, then rope's offset and factors; rope's attributes stay. */
+static fusion *match_rope_kv_write(const ir_graph *g, const int32_t *uses, int32_t i, bool *absorbed, rlx_status *st) {
+    const ir_node *kv = &g->nodes[i];
+    int32_t r = kv->in[1];
+    const ir_node *rope = &g->nodes[r];
+    if (rope->op != IR_OP_ROPE || !sole_use(uses, r) || absorbed[r] || 2 + rope->n_in > IR_MAX_INPUTS) return NULL;
+    fusion *f = calloc(1, sizeof *f);
+    if (!f) { *st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "fuse: out of memory"); return NULL; }
+    f->fused = *rope;
+    f->fused.op = IR_OP_ROPE_KV_WRITE;
+    f->fused.name = kv->name;
+    f->fused.shape = kv->shape;
+    f->fused.dtype = kv->dtype;
+    f->fused.in[0] = kv->in[0];
+    f->fused.in[1] = rope->in[0];
+    f->fused.in[2] = kv->in[2];
+    for (int j = 1; j < rope->n_in; j++) f->fused.in[2 + j] = rope->in[j];
+    f->fused.n_in = 2 + rope->n_in;
+    absorbed[r] = true;
+    return f;
+}
+
 rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *dst, int *n_fused) {
     *n_fused = 0;
     int32_t n = src->n_nodes;
@@ -144,6 +170,11 @@ rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *d
         if (claims->dequant_epilogue && !absorbed[i] && !at_root[i] && (node->op == IR_OP_ADD || node->op == IR_OP_MUL)) {
             at_root[i] = node->op == IR_OP_ADD ? match_dequant_add(src, uses, i, absorbed, &st)
                                                : match_dequant_swiglu(src, uses, i, absorbed, &st);
+            if (st != RLX_OK) goto done;
+            if (at_root[i]) continue;
+        }
+        if (claims->rope_kv_write && node->op == IR_OP_KV_WRITE && !absorbed[i] && !at_root[i]) {
+            at_root[i] = match_rope_kv_write(src, uses, i, absorbed, &st);
             if (st != RLX_OK) goto done;
             if (at_root[i]) continue;
         }

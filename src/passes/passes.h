@@ -22,6 +22,7 @@ typedef struct fuse_claims {
     bool matmul_bias_act;   /* matmul [+ bias[N]] [+ activation] */
     bool add_norm;          /* residual add + layer_norm / rms_norm */
     bool dequant_epilogue;  /* dequant_matmul + residual add; silu(dequant_matmul) * dequant_matmul */
+    bool rope_kv_write;     /* kv_write(cache, rope(x, ...), pos) */
 } fuse_claims;
 
 /* Rewrites fusable patterns whose interior results have no other use.

@@ -21,7 +21,7 @@
 
 #include "ir/ir.h"
 
-#define VK_MAX_SPEC       8
+#define VK_MAX_SPEC       12
 #define VK_MAX_PUSH       128   /* the Vulkan minimum of maxPushConstantsSize */
 #define VK_MAX_DISPATCHES 8     /* per node */
 
@@ -36,6 +36,7 @@ typedef struct vk_caps {
     bool     shader_int64;
     bool     coopmat_nv;           /* VK_NV_cooperative_matrix usable: f16 x f16 -> f32, 16x16x16 (probed) */
     bool     coopmat_khr;          /* VK_KHR_cooperative_matrix present (reported; no shaders yet) */
+    bool     int_dot;              /* packed 4x8-bit integer dot products (OpSDot) and subgroup shuffles */
     bool     is_software;          /* lavapipe and other CPU devices */
 } vk_caps;
 
@@ -127,7 +128,7 @@ rlx_status vk_lower_norm(vk_lower_ctx *c);       /* LAYER_NORM, RMS_NORM, ADD_*_
 rlx_status vk_lower_cumsum(vk_lower_ctx *c);
 rlx_status vk_lower_matmul(vk_lower_ctx *c);     /* MATMUL, MATMUL_BIAS_ACT */
 rlx_status vk_lower_attention(vk_lower_ctx *c);
-rlx_status vk_lower_rope(vk_lower_ctx *c);
+rlx_status vk_lower_rope(vk_lower_ctx *c);       /* ROPE, ROPE_KV_WRITE */
 rlx_status vk_lower_movement(vk_lower_ctx *c);   /* RESHAPE (copy), TRANSPOSE, SLICE, CONCAT, EXPAND */
 rlx_status vk_lower_gather(vk_lower_ctx *c);     /* GATHER_ROWS, GATHER */
 rlx_status vk_lower_topk(vk_lower_ctx *c);       /* TOPK_VALUES, TOPK_INDICES */

@@ -476,7 +476,8 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
         p->io_off[i] = (VkDeviceSize)-1;
     }
     for (int32_t i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i].op == IR_OP_KV_WRITE && g->nodes[g->nodes[i].in[2]].op == IR_OP_INPUT)
+        if ((g->nodes[i].op == IR_OP_KV_WRITE || g->nodes[i].op == IR_OP_ROPE_KV_WRITE) &&
+            g->nodes[g->nodes[i].in[2]].op == IR_OP_INPUT)
             p->kv_checks[p->n_kv_checks++] = i;
     for (int32_t i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].op == IR_OP_INPUT) {
@@ -598,7 +599,7 @@ static rlx_status run_host_step(vk_program *p, int32_t i) {
     return p->dev->opts.host_kernel(p->dev->opts.host_user, p->g, i, in, outp);
 }
 
-/* The GPU kv_write skips out-of-range rows silently; check what the host can
+/* The GPU kv_write (and rope_kv_write) skips out-of-range rows silently; check what the host can
  * see (a pos given as a graph input) so a full cache is a clear error. The
  * nodes to check are listed at build time, so a run stays O(inputs). */
 static rlx_status check_kv_writes(const vk_program *p, const void *const *inputs) {

@@ -11,6 +11,11 @@
  * One cos/sin table per call, [S][R/2], is shared by all batches and heads.
  * Works in place (out may alias x). f32 fast path; other float dtypes go
  * through double loads/stores.
+ *
+ * ROPE_KV_WRITE (inputs cache, x, pos [, offset] [, factors]) is the same
+ * rotation with each row stored at its cache row instead, (b*H + h)*C + pos + s
+ * (KV_WRITE's prologue first: the context-limit check). Same arithmetic, so
+ * it equals rope then kv_write bit for bit.
  */
 #include "cpu/cpu_kernel.h"
 
@@ -23,6 +28,7 @@ typedef struct rope_ctx {
     const cpu_tensor *x;
     void             *out;
     int64_t           S, D, R, half, offset;
+    int64_t           cap, cache_pos;      /* ROPE_KV_WRITE: cache capacity (0: plain rope), row pos */
     int               style;
     double            theta;
     float            *cos_t, *sin_t;   /* [S][half] */
@@ -55,10 +61,11 @@ static void rope_range(void *ctx, int64_t begin, int64_t end, int worker)
     rlx_dtype dt = c->x->dtype;
     for (int64_t r = begin; r < end; r++) {
         int64_t s = r % c->S;
+        int64_t orow = c->cap ? (r / c->S) * c->cap + c->cache_pos + s : r;
         const float *cs = c->cos_t + s * half, *sn = c->sin_t + s * half;
         if (dt == RLX_F32) {
             const float *xi = (const float *)c->x->data + r * D;
-            float *xo = (float *)c->out + r * D;
+            float *xo = (float *)c->out + orow * D;
             for (int64_t i = 0; i < half; i++) {
                 float x0 = xi[i * e0], x1 = xi[i * e0 + e1];
                 xo[i * e0] = x0 * cs[i] - x1 * sn[i];
@@ -67,23 +74,24 @@ static void rope_range(void *ctx, int64_t begin, int64_t end, int worker)
             if (xo != xi && D > c->R)
                 memcpy(xo + c->R, xi + c->R, (size_t)(D - c->R) * sizeof(float));
         } else {
-            int64_t base = r * D;
+            int64_t base = r * D, obase = orow * D;
             for (int64_t i = 0; i < half; i++) {
                 double x0 = rlx_load_as_f64(c->x->data, dt, base + i * e0);
                 double x1 = rlx_load_as_f64(c->x->data, dt, base + i * e0 + e1);
-                rlx_store_from_f64(c->out, dt, base + i * e0, x0 * cs[i] - x1 * sn[i]);
-                rlx_store_from_f64(c->out, dt, base + i * e0 + e1, x0 * sn[i] + x1 * cs[i]);
+                rlx_store_from_f64(c->out, dt, obase + i * e0, x0 * cs[i] - x1 * sn[i]);
+                rlx_store_from_f64(c->out, dt, obase + i * e0 + e1, x0 * sn[i] + x1 * cs[i]);
             }
             for (int64_t j = c->R; j < D; j++)
-                rlx_store_from_f64(c->out, dt, base + j, rlx_load_as_f64(c->x->data, dt, base + j));
+                rlx_store_from_f64(c->out, dt, obase + j, rlx_load_as_f64(c->x->data, dt, base + j));
         }
     }
 }
 
 rlx_status cpu_rope(const cpu_kernel_ctx *k)
 {
-    const cpu_tensor *x = &k->in[0];
     const ir_node *n = k->node;
+    const bool kv = n->op == IR_OP_ROPE_KV_WRITE;
+    const cpu_tensor *x = &k->in[kv ? 1 : 0];
     char lb[160];
     if (!ir_dtype_is_float(x->dtype))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: x must be a float dtype, got %s",
@@ -101,6 +109,7 @@ rlx_status cpu_rope(const cpu_kernel_ctx *k)
     c.style = (int)n->ia[0];
     c.theta = n->fa[0];
     c.offset = 0;
+    c.cap = c.cache_pos = 0;
     if (c.R % 2 != 0 || c.R > c.D)
         return rlx_fail(RLX_STATUS_SHAPE, "%s: rotary dims %lld must be even and <= D = %lld",
                         cpu_node_label(n, lb, sizeof lb), (long long)c.R, (long long)c.D);
@@ -108,13 +117,19 @@ rlx_status cpu_rope(const cpu_kernel_ctx *k)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: unknown rope style %d",
                         cpu_node_label(n, lb, sizeof lb), c.style);
     if (n->ia[2]) {
-        const cpu_tensor *off = &k->in[1];
+        const cpu_tensor *off = &k->in[kv ? 3 : 1];
         if (off->dtype != RLX_I32 || off->numel != 1)
             return rlx_fail(RLX_STATUS_SHAPE, "%s: offset must be one i32 element",
                             cpu_node_label(n, lb, sizeof lb));
         c.offset = *(const int32_t *)off->data;
     }
-    if (k->out.numel == 0)
+    if (kv) {
+        rlx_status st = cpu_kv_begin(k, c.S, &c.cache_pos);
+        if (st != RLX_OK)
+            return st;
+        c.cap = k->out.dims[2];
+    }
+    if (x->numel == 0)
         return RLX_OK;
 
     /* one block: inv_freq (doubles first, for alignment), then cos, sin */
@@ -127,7 +142,7 @@ rlx_status cpu_rope(const cpu_kernel_ctx *k)
     c.cos_t = (float *)(void *)(c.inv_freq + c.half);
     c.sin_t = c.cos_t + c.S * c.half;
     /* llama3-style scaling: frequency i is divided by factor i */
-    const float *factors = n->ia[3] ? (const float *)k->in[n->ia[2] ? 2 : 1].data : NULL;
+    const float *factors = n->ia[3] ? (const float *)k->in[k->n_in - 1].data : NULL;
     for (int64_t i = 0; i < c.half; i++)
         c.inv_freq[i] = pow(c.theta, -2.0 * (double)i / (double)c.R) / (factors ? (double)factors[i] : 1.0);
 

@@ -7,6 +7,13 @@
  * 1/(2 pi), passed as hi/lo float pairs computed here in double; see the
  * shader's header for the accuracy argument (parity with the CPU's double
  * angles to ~1e-6 relative at any i32 position).
+ *
+ * ROPE_KV_WRITE (inputs cache, x, pos [, offset] [, factors], made by
+ * passes/fuse.c) is the same dispatch with the KV spec constant: rows go
+ * straight to their cache rows, so a decode layer's K needs no kv_write
+ * dispatch (and no dependent stage) after its rope. The node's output is the
+ * cache param; the context-limit check of a pos input is vk_program.c's, as
+ * for kv_write.
  */
 #include "vulkan/vk_lower.h"
 
@@ -18,9 +25,11 @@ typedef struct rope_push {
     uint32_t n, items, S, D, R, half;
     float    q_hi, q_lo, f0_hi, f0_lo;
     uint64_t ff;   /* 0, or f32 [R/2] frequency factors (llama3 scaling) */
+    uint64_t pos;  /* ROPE_KV_WRITE: i32 cache position */
+    uint32_t C, pad;   /* pad: the C struct's tail; the shader block ends at C */
 } rope_push;
 
-_Static_assert(sizeof(rope_push) == 72, "rope_push must match rope.comp's push block");
+_Static_assert(sizeof(rope_push) == 88, "rope_push must match rope.comp's push block");
 
 static void split_df(double v, float *hi, float *lo) {
     *hi = (float)v;
@@ -28,8 +37,9 @@ static void split_df(double v, float *hi, float *lo) {
 }
 
 rlx_status vk_lower_rope(vk_lower_ctx *c) {
-    const vk_tensor *x = &c->in[0];
     const ir_node *nd = c->node;
+    const bool kv = nd->op == IR_OP_ROPE_KV_WRITE;
+    const vk_tensor *x = &c->in[kv ? 1 : 0], *off = &c->in[kv ? 3 : 1];
     if (x->dtype != RLX_F32)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "rope: the Vulkan kernel is f32 only, got %s", rlx_dtype_name(x->dtype));
     if (x->rank != 4) return rlx_fail(RLX_STATUS_SHAPE, "rope: x must be [B,H,S,D]");
@@ -40,18 +50,19 @@ rlx_status vk_lower_rope(vk_lower_ctx *c) {
     if (style != RLX_ROPE_NEOX && style != RLX_ROPE_GPTJ)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rope: unknown style %d", style);
     const bool has_off = nd->ia[2] != 0;
-    if (has_off && (c->n_in < 2 || c->in[1].dtype != RLX_I32 || c->in[1].numel != 1))
+    if (has_off && (c->n_in < (kv ? 4 : 2) || off->dtype != RLX_I32 || off->numel != 1))
         return rlx_fail(RLX_STATUS_SHAPE, "rope: offset must be one i32 element");
-    c->tier = "rope";
-    if (c->out.numel == 0) return RLX_OK;
+    c->tier = kv ? "rope-kv-write" : "rope";
+    if (x->numel == 0) return RLX_OK;
     const int64_t rows = x->numel / D, items = R / 2 + (D - R);
-    if ((uint64_t)x->numel >= ((uint64_t)1 << 32) || (uint64_t)(rows * items) >= ((uint64_t)1 << 32))
+    if ((uint64_t)c->out.numel >= ((uint64_t)1 << 32) || (uint64_t)x->numel >= ((uint64_t)1 << 32) ||
+        (uint64_t)(rows * items) >= ((uint64_t)1 << 32))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "rope: tensor of 2^32 elements or more");
 
     rope_push pc;
     memset(&pc, 0, sizeof pc);
     pc.x = x->addr;
-    pc.off = has_off ? c->in[1].addr : 0;
+    pc.off = has_off ? off->addr : 0;
     pc.out = c->out.addr;
     pc.n = (uint32_t)(rows * items);
     pc.items = (uint32_t)items;
@@ -62,12 +73,17 @@ rlx_status vk_lower_rope(vk_lower_ctx *c) {
     split_df(pow(nd->fa[0], -2.0 / (double)R), &pc.q_hi, &pc.q_lo);
     split_df(1.0 / (2.0 * 3.14159265358979323846), &pc.f0_hi, &pc.f0_lo);
     if (nd->ia[3]) pc.ff = c->in[c->n_in - 1].addr;
+    if (kv) {
+        pc.pos = c->in[2].addr;
+        pc.C = (uint32_t)c->out.dims[2];
+    }
     vk_dispatch *d = vk_emit(c, "rope", &pc, sizeof pc);
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = style == RLX_ROPE_GPTJ;
     d->spec[1] = has_off;
     d->spec[2] = nd->ia[3] != 0;
-    d->n_spec = 3;
+    d->spec[3] = kv;
+    d->n_spec = 4;
     vk_grid_1d(c->caps, pc.n, 256, d->groups);
     return RLX_OK;
 }
