@@ -38,7 +38,9 @@ static bool run_case(rlx_dtype dt, int64_t M, int64_t N, int64_t K, bool vulkan)
     rlx_compile_options o;
     if (vulkan) vkp_options(&o); else { rlx_compile_options_init(&o); o.backend = RLX_BACKEND_CPU; }
     rlx_exec *e = NULL;
+    setenv("RLX_VK_EXACT_QUANT", "1", 1);   /* the exact decode kernels; the 8-bit-x one: test_vk_matvec_i8.c */
     bool ok = rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_set_param(e, "w", dt, w, wbytes) == RLX_OK;
+    unsetenv("RLX_VK_EXACT_QUANT");
     rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = x, .bytes = sizeof(float) * (size_t)(M * K)};
     float *y = malloc(sizeof(float) * (size_t)(M * N)), rows[3 * 512];
     /* 2e-5 holds for the exact CPU path only: the CPU's 8-bit-activation fast

@@ -15,8 +15,9 @@
 #include <string.h>
 
 
-/* The kernel a decode matvec of dt must run on: the 8-weight-run kernel for
- * Q8_0/Q4_K/Q6_K unless RLX_VK_DQ_RUN=0, else the part-per-lane one. */
+/* The kernel a decode matvec of dt must run on (the tests here set
+ * RLX_VK_EXACT_QUANT=1): the 8-weight-run kernel for Q8_0/Q4_K/Q6_K unless
+ * RLX_VK_DQ_RUN=0, else the part-per-lane one. */
 static const char *expected_tier(rlx_dtype dt) {
     const char *env = getenv("RLX_VK_DQ_RUN");
     bool run = (dt == RLX_Q8_0 || dt == RLX_Q4_K || dt == RLX_Q6_K) && !(env && strcmp(env, "0") == 0);
@@ -50,8 +51,10 @@ static bool matvec_case(rlx_dtype dt, int64_t M, int64_t N, int64_t K) {
     vkp_options(&o);
     rlx_exec *e = NULL;
     rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = x, .bytes = sizeof(float) * (size_t)(M * K)};
+    setenv("RLX_VK_EXACT_QUANT", "1", 1);   /* the exact kernels; the 8-bit-x one: test_vk_matvec_i8.c */
     bool ok = rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_set_param(e, "w", dt, w, wbytes) == RLX_OK &&
               rlx_exec_run(e, &in, 1) == RLX_OK && rlx_exec_read_output(e, "y", y, sizeof(float) * (size_t)(M * N)) == RLX_OK;
+    unsetenv("RLX_VK_EXACT_QUANT");
     if (!ok) printf("    %s M %lld N %lld K %lld: %s\n", rlx_dtype_name(dt), (long long)M, (long long)N, (long long)K,
                     rlx_last_error());
     rlx_exec_stats st;
@@ -137,6 +140,7 @@ static bool fused_case(rlx_dtype dt, bool swiglu, int64_t M, int64_t N, int64_t 
     };
     bool ok = true;
     setenv("RLX_CPU_EXACT_QUANT", "1", 1);   /* the CPU's 8-bit-activation path is checked in test_qdot.c */
+    setenv("RLX_VK_EXACT_QUANT", "1", 1);    /* and Vulkan's in test_vk_matvec_i8.c */
     for (int variant = 0; variant < 3 && ok; variant++) {   /* CPU fused, CPU unfused, Vulkan */
         if (variant == 2 && !vkp_available()) break;
         if (variant == 1) setenv("RLX_NO_FUSE", "1", 1);
@@ -169,10 +173,12 @@ static bool fused_case(rlx_dtype dt, bool swiglu, int64_t M, int64_t N, int64_t 
         char what[96];
         snprintf(what, sizeof what, "%s %s M=%lld N=%lld K=%lld variant %d", swiglu ? "swiglu" : "add", rlx_dtype_name(dt),
                  (long long)M, (long long)N, (long long)K, variant);
-        ok = ok && test_close_f32_f64(what, y, want, M * N, 2e-5);
+        /* Vulkan at prefill sizes may round x to f16 on tensor cores (docs/ops.md): ~3e-4 */
+        ok = ok && test_close_f32_f64(what, y, want, M * N, variant == 2 && M > 8 ? 1e-3 : 2e-5);
         rlx_exec_free(e);
     }
     unsetenv("RLX_CPU_EXACT_QUANT");
+    unsetenv("RLX_VK_EXACT_QUANT");
     rlx_graph_free(g);
     free(w);
     free(u);

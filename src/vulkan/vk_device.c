@@ -17,8 +17,11 @@ typedef struct vk_probe {
     char     driver[256];
     uint32_t subgroup_size;
     bool     bda, int64, int16, int8, storage8, storage16, float16;
-    bool     ext_coopmat_nv, ext_coopmat_khr, ext_coopmat2_nv, ext_bf16;
+    bool     ext_coopmat_nv, ext_coopmat_khr, ext_coopmat2_nv, ext_bf16, ext_int_dot;
     bool     coopmat_nv_feature;
+    bool     int_dot_feature;        /* shaderIntegerDotProduct (through VK_KHR_shader_integer_dot_product) */
+    bool     int_dot_accel;          /* 4x8-bit packed signed dots reported as accelerated */
+    bool     subgroup_shuffle;
     bool     usable;
     char     unusable_reason[160];
 } vk_probe;
@@ -44,13 +47,6 @@ static void probe(const vk_instance_fns *fi, VkPhysicalDevice phys, vk_probe *p)
     fi->vkGetPhysicalDeviceProperties(phys, &p->props);
     fi->vkGetPhysicalDeviceMemoryProperties(phys, &p->mem);
 
-    VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-    VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = &drv};
-    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
-    fi->vkGetPhysicalDeviceProperties2(phys, &p2);
-    snprintf(p->driver, sizeof p->driver, "%.120s %.120s", drv.driverName, drv.driverInfo);
-    p->subgroup_size = sub.subgroupSize;
-
     uint32_t n_ext = 0;
     fi->vkEnumerateDeviceExtensionProperties(phys, NULL, &n_ext, NULL);
     VkExtensionProperties *ext = calloc(n_ext ? n_ext : 1, sizeof *ext);
@@ -60,11 +56,31 @@ static void probe(const vk_instance_fns *fi, VkPhysicalDevice phys, vk_probe *p)
     p->ext_coopmat_khr = has_ext(ext, n_ext, "VK_KHR_cooperative_matrix");
     p->ext_coopmat2_nv = has_ext(ext, n_ext, "VK_NV_cooperative_matrix2");
     p->ext_bf16 = has_ext(ext, n_ext, "VK_KHR_shader_bfloat16");
+    /* Integer dot products through the extension even on Vulkan 1.3 devices,
+     * where they are core: the instance is created for Vulkan 1.2
+     * (vk_loader.c), so 1.3 core features are not ours to enable. */
+    p->ext_int_dot = has_ext(ext, n_ext, "VK_KHR_shader_integer_dot_product");
     free(ext);
 
-    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceShaderIntegerDotProductPropertiesKHR idp = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES_KHR};
+    VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+                                            .pNext = p->ext_int_dot ? &idp : NULL};
+    VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = &drv};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
+    fi->vkGetPhysicalDeviceProperties2(phys, &p2);
+    snprintf(p->driver, sizeof p->driver, "%.120s %.120s", drv.driverName, drv.driverInfo);
+    p->subgroup_size = sub.subgroupSize;
+    p->subgroup_shuffle = (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) &&
+                          (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
+    p->int_dot_accel = p->ext_int_dot && idp.integerDotProduct4x8BitPackedSignedAccelerated;
+
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR idf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+                                                      .pNext = p->ext_int_dot ? &idf : NULL};
     VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                            .pNext = p->ext_coopmat_nv ? &cm : NULL};
+                                            .pNext = p->ext_coopmat_nv ? (void *)&cm : p->ext_int_dot ? (void *)&idf : NULL};
     VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12};
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
     fi->vkGetPhysicalDeviceFeatures2(phys, &f2);
@@ -76,6 +92,7 @@ static void probe(const vk_instance_fns *fi, VkPhysicalDevice phys, vk_probe *p)
     p->int64 = f2.features.shaderInt64;
     p->int16 = f2.features.shaderInt16;
     p->coopmat_nv_feature = p->ext_coopmat_nv && cm.cooperativeMatrix;
+    p->int_dot_feature = p->ext_int_dot && idf.shaderIntegerDotProduct;
 
     p->usable = true;
     const char *missing = !p->bda ? "bufferDeviceAddress" : !p->int64 ? "shaderInt64" : !p->int16 ? "shaderInt16"
@@ -115,6 +132,12 @@ static const char *type_name(VkPhysicalDeviceType t) {
     }
 }
 
+/* Whether the i8 decode matvec may use the device's integer dot products
+ * (its x rounding also uses subgroup shuffles). */
+static bool int_dot_usable(const vk_probe *p) {
+    return p->int_dot_feature && p->subgroup_shuffle && !rlx_env_int("RLX_VK_NO_INT_DOT", 0);
+}
+
 int vk_device_count(void) {
     vk_probe p[VK_MAX_DEVICES];
     int n;
@@ -141,6 +164,7 @@ char *vk_device_describe(int i) {
                      "  subgroup size    %u\n"
                      "  fp16 arithmetic  %s; 16-bit storage %s; bf16 %s\n"
                      "  coop. matrix     NV %s%s; KHR %s; NV2 %s\n"
+                     "  integer dot      %s%s%s\n"
                      "  buffer address   %s\n"
                      "  usable by rlx    %s%s\n"
                      "  memory heaps    ",
@@ -149,7 +173,10 @@ char *vk_device_describe(int i) {
                      VK_API_VERSION_PATCH(d->props.apiVersion), d->subgroup_size, d->float16 ? "yes" : "no",
                      d->storage16 ? "yes" : "no", d->ext_bf16 ? "yes (VK_KHR_shader_bfloat16)" : "no",
                      d->ext_coopmat_nv ? "yes" : "no", d->ext_coopmat_nv && !d->coopmat_nv_feature ? " (feature off)" : "",
-                     d->ext_coopmat_khr ? "yes" : "no", d->ext_coopmat2_nv ? "yes" : "no", d->bda ? "yes" : "no",
+                     d->ext_coopmat_khr ? "yes" : "no", d->ext_coopmat2_nv ? "yes" : "no",
+                     d->int_dot_feature ? "yes" : "no", !d->int_dot_feature ? "" : d->int_dot_accel ? ", 4x8-bit accelerated" : "",
+                     int_dot_usable(d) ? "" : d->int_dot_feature ? " (not used: RLX_VK_NO_INT_DOT or no subgroup shuffles)" : "",
+                     d->bda ? "yes" : "no",
                      d->usable ? "yes" : "no, ", d->usable ? "" : d->unusable_reason);
     size_t len = w > 0 ? (size_t)w : 0;
     for (uint32_t h = 0; h < d->mem.memoryHeapCount && len < cap; h++) {
@@ -254,9 +281,15 @@ static rlx_status open_device(const vk_probe *p, int index, vk_ctx **out) {
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
     f2.features.shaderInt64 = VK_TRUE;
     f2.features.shaderInt16 = VK_TRUE;
-    const char *exts[1];
+    bool int_dot = int_dot_usable(p);
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR idf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR, .pNext = f12.pNext,
+        .shaderIntegerDotProduct = VK_TRUE};
+    if (int_dot) f12.pNext = &idf;
+    const char *exts[2];
     uint32_t n_exts = 0;
     if (p->coopmat_nv_feature) exts[n_exts++] = "VK_NV_cooperative_matrix";
+    if (int_dot) exts[n_exts++] = "VK_KHR_shader_integer_dot_product";
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &f2, .queueCreateInfoCount = 1,
                               .pQueueCreateInfos = &qci, .enabledExtensionCount = n_exts, .ppEnabledExtensionNames = exts};
     VkResult r = fi->vkCreateDevice(p->phys, &dci, NULL, &c->dev);
@@ -285,6 +318,7 @@ static rlx_status open_device(const vk_probe *p, int index, vk_ctx **out) {
     k->coopmat_khr = p->ext_coopmat_khr;
     k->is_software = p->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     if (rlx_env_int("RLX_VK_NO_COOPMAT", 0)) k->coopmat_nv = false;
+    k->int_dot = int_dot;
 
     VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = VK_MAX_PUSH};
     VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .pushConstantRangeCount = 1,

@@ -3,24 +3,27 @@
  * w[N, K]ᵀ with w in its storage type: f32, f16, bf16 or a GGUF block type)
  * and of GATHER_ROWS over a block-quantized table (called from gather.c).
  * The block decoders are shaders/quant_blocks.glsl, the GLSL twin of
- * src/io/quant.c and quant_k.c (dequant_matvec_run.comp has its own for
- * Q8_0, Q4_K and Q6_K). Also the fused DEQUANT_MATMUL_ADD / DEQUANT_SWIGLU.
+ * src/io/quant.c and quant_k.c (dequant_matvec_run.comp and
+ * dequant_matvec_i8.comp have their own for Q8_0, Q4_K and Q6_K). Also the
+ * fused DEQUANT_MATMUL_ADD / DEQUANT_SWIGLU.
  *
  * Two regimes, chosen by M (rows of x):
  *  - M <= DQ_MATVEC_MAX_M (decode): one dispatch, memory-bound: every weight
  *    byte is read once, decoded in registers and multiplied with all M rows
- *    of x; no scratch. Q8_0/Q4_K/Q6_K: "dequant-run-<type>"
- *    (dequant_matvec_run.comp, 8-weight runs per lane); other types:
- *    "dequant-matvec-<type>" (dequant_matvec.comp, 32-weight parts per lane).
- *    Fused forms add "-add" / "-swiglu" to the tier.
+ *    of x; no scratch. Q8_0/Q4_K/Q6_K on a device with integer dot products:
+ *    "dequant-i8-<type>" (dequant_matvec_i8.comp, x rounded to 8-bit blocks
+ *    like the CPU fast path; RLX_VK_EXACT_QUANT=1 keeps the exact kernels),
+ *    else "dequant-run-<type>" (dequant_matvec_run.comp, 8-weight runs per
+ *    lane); other types: "dequant-matvec-<type>" (dequant_matvec.comp,
+ *    32-weight parts per lane). Fused forms add "-add" / "-swiglu" to the tier.
  *  - larger M (prefill): dequant_gemm.c, one dispatch, no scratch: each
  *    workgroup decodes the weight tile it needs into shared memory and
  *    multiplies it there, on tensor cores ("dequant-mm-coopmat-<type>") or in
  *    f32 ("dequant-mm-<type>"); f32 weights take matmul.c's tiled GEMM
  *    directly ("dequant-tiled-f32").
  *
- * Tuning knobs (see emit_matvec_run / emit_matvec): RLX_VK_DQ_RUN,
- * RLX_VK_DQ_T, RLX_VK_DQ_NR.
+ * Tuning knobs (see emit_matvec_i8 / emit_matvec_run / emit_matvec):
+ * RLX_VK_DQ_RUN, RLX_VK_DQ_T, RLX_VK_DQ_NR, RLX_VK_DQ_U, RLX_VK_DQ_I8_GRID.
  */
 #include "vulkan/vk_lower.h"
 #include <stdlib.h>
@@ -60,6 +63,14 @@ static const dq_names NAMES[RLX_DTYPE_COUNT] = {
     [RLX_Q3_K] = DQ_NAMES("q3_K"), [RLX_Q4_K] = DQ_NAMES("q4_K"), [RLX_Q5_K] = DQ_NAMES("q5_K"),
     [RLX_Q6_K] = DQ_NAMES("q6_K"), [RLX_Q8_K] = DQ_NAMES("q8_K"),
 };
+
+/* The i8 matvec's tiers, for the types it has (Q8_0, Q4_K, Q6_K). */
+static const char *i8_name(rlx_dtype dt, int epi) {
+    static const char *const q8[3] = {"dequant-i8-q8_0", "dequant-i8-add-q8_0", "dequant-i8-swiglu-q8_0"};
+    static const char *const q4[3] = {"dequant-i8-q4_K", "dequant-i8-add-q4_K", "dequant-i8-swiglu-q4_K"};
+    static const char *const q6[3] = {"dequant-i8-q6_K", "dequant-i8-add-q6_K", "dequant-i8-swiglu-q6_K"};
+    return dt == RLX_Q8_0 ? q8[epi] : dt == RLX_Q4_K ? q4[epi] : q6[epi];
+}
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -146,14 +157,33 @@ static uint32_t env_u32(const char *name, uint32_t lo, uint32_t hi, uint32_t dfl
     return *end == 0 && n >= (long)lo && n <= (long)hi ? (uint32_t)n : dflt;
 }
 
+/* Groups of the run and i8 matvecs, for rows of `units` units of work: T
+ * threads per group, about a quarter of the units (each thread takes ~4),
+ * between the subgroup size and 256; NR rows per group (EPI 2: 1), 4, 2 or
+ * 1, the most that keeps >= 256 workgroups (x loads serve NR rows).
+ * RLX_VK_DQ_T / RLX_VK_DQ_NR override them. Returns the tiles (workgroups of
+ * 256 / T groups). */
+static int64_t group_shape(uint32_t sgs, uint32_t units, int64_t N, int epi, uint32_t *T_out, uint32_t *nr_out) {
+    uint32_t T = 256;
+    while (T > sgs && T * 4 > units) T /= 2;
+    T = env_u32("RLX_VK_DQ_T", 1, 256, T);
+    if (T < sgs || 256 % T) T = sgs;
+    uint32_t G = 256 / T;
+    uint32_t nr = 4;
+    while (nr > 1 && cdiv(N, (int64_t)G * nr) < 256) nr /= 2;
+    nr = epi == 2 ? 1 : env_u32("RLX_VK_DQ_NR", 1, 4, nr);
+    if (nr == 3) nr = 2;
+    *T_out = T;
+    *nr_out = nr;
+    return cdiv(N, (int64_t)G * nr);
+}
+
 /*
  * dequant_matvec_run.comp (see its header) for Q8_0, Q4_K and Q6_K: groups of
- * T lanes walk a row's 8-weight runs, so adjacent lanes read adjacent x.
- * T: about a quarter of the runs per row (each lane takes ~4), between the
- * subgroup size and 256. NR (rows per group): 4, 2 or 1, the most that keeps
- * >= 256 workgroups. Returns false (nothing emitted) when it does not apply:
- * another type, misaligned Q4_K rows, or RLX_VK_DQ_RUN=0 (or a list of type
- * names without this one). RLX_VK_DQ_T / RLX_VK_DQ_NR override T / NR.
+ * T lanes walk a row's 8-weight runs, so adjacent lanes read adjacent x; T
+ * and NR from group_shape. Returns false (nothing emitted) when it does not
+ * apply: another type, misaligned Q4_K rows, or RLX_VK_DQ_RUN=0 (or a list of
+ * type names without this one).
  */
 static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w, uint64_t w2, uint64_t res,
                             uint64_t out, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int epi,
@@ -167,16 +197,8 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
     bool a4 = w % 4 == 0 && row_bytes % 4 == 0 && (epi != 2 || w2 % 4 == 0);
     bool a16 = w % 16 == 0 && row_bytes % 16 == 0 && (epi != 2 || w2 % 16 == 0);
     if (dt == RLX_Q4_K && !a4) return false;
-    uint32_t runs = (uint32_t)(K / 8), T = 256;
-    while (T > sgs && T * 4 > runs) T /= 2;
-    T = env_u32("RLX_VK_DQ_T", 1, 256, T);
-    if (T < sgs || 256 % T) T = sgs;
-    uint32_t G = 256 / T;
-    uint32_t nr = 4;   /* rows per group: x loads shared by more rows, while >= 256 workgroups remain */
-    while (nr > 1 && cdiv(N, (int64_t)G * nr) < 256) nr /= 2;
-    nr = epi == 2 ? 1 : env_u32("RLX_VK_DQ_NR", 1, 4, nr);
-    if (nr == 3) nr = 2;
-    int64_t tiles = cdiv(N, (int64_t)G * nr);
+    uint32_t T, nr;
+    int64_t tiles = group_shape(sgs, (uint32_t)(K / 8), N, epi, &T, &nr);
     dq_mv_push p = mv_push(x, w, w2, res, out, M, N, K, row_bytes, tiles);
     c->tier = NAMES[dt].run[epi];
     vk_dispatch *d = vk_emit(c, "dequant_matvec_run", &p, sizeof p);
@@ -199,6 +221,73 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
     return true;
 }
 
+/*
+ * dequant_matvec_i8.comp (see its header) for Q8_0, Q4_K and Q6_K on a device
+ * with integer dot products: each workgroup rounds x to 8-bit blocks in
+ * shared memory (the CPU fast path's rounding), then groups of T lanes walk
+ * units of 8 (Q8_0) or 32 (K-quants) weights of NR rows with packed 4x8-bit
+ * dot products; T and NR from group_shape. Returns false (nothing emitted)
+ * when it does not apply: a type i8_takes refuses, no int_dot, RLX_VK_EXACT_QUANT=1,
+ * misaligned Q4_K rows, or x that does not fit in shared memory. Knobs:
+ * RLX_VK_DQ_U (units per lane per step), RLX_VK_DQ_I8_GRID (most workgroups;
+ * each then loops over several tiles, so x is rounded fewer times).
+ */
+/* The types the i8 matvec takes: RLX_VK_DQ_I8 = "0" (none) or a list of type
+ * names; by default Q4_K and Q6_K. Q8_0 stays on the exact run kernel by
+ * default: on the H200 the i8 kernel was no faster for it (8B Q8_0 decode
+ * 233 vs 242 tok/s, 1B 894 vs 900; bench/RESULTS.md), and the exact kernel
+ * does not round x. */
+static bool i8_takes(rlx_dtype dt) {
+    if (dt != RLX_Q8_0 && dt != RLX_Q4_K && dt != RLX_Q6_K) return false;
+    const char *only = getenv("RLX_VK_DQ_I8");
+    if (!only || !*only) return dt != RLX_Q8_0;
+    return strcmp(only, "0") != 0 && strstr(only, rlx_dtype_name(dt)) != NULL;
+}
+
+static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w, uint64_t w2, uint64_t res,
+                           uint64_t out, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int epi,
+                           rlx_status *st) {
+    const vk_caps *cp = c->caps;
+    uint32_t sgs = cp->subgroup_size;
+    if (!i8_takes(dt) || !cp->int_dot || rlx_env_int("RLX_VK_EXACT_QUANT", 0)) return false;
+    if (sgs < 4 || sgs > 256 || 256 % sgs) return false;
+    bool a4 = w % 4 == 0 && row_bytes % 4 == 0 && (epi != 2 || w2 % 4 == 0);
+    bool a16 = w % 16 == 0 && row_bytes % 16 == 0 && (epi != 2 || w2 % 16 == 0);
+    if (dt == RLX_Q4_K && !a4) return false;
+    /* shared: quants, block scales, (K-quants) absmax bits and sums of 8, reduction partials */
+    bool kq = dt != RLX_Q8_0;
+    int64_t xb = kq ? 256 : 32, uw = kq ? 32 : 8;
+    int64_t shared = M * K + 4 * (M * K / xb) + (kq ? 4 * (M * K / xb) + M * K / 2 : 0) + 4 * 512 + 64;
+    if (shared > (int64_t)cp->max_shared_memory || K % uw) return false;
+    uint32_t T, nr;
+    int64_t tiles = group_shape(sgs, (uint32_t)(K / uw), N, epi, &T, &nr);
+    /* a capped grid still gives every workgroup the same number of tiles (+-1) */
+    int64_t cap = RLX_MIN((int64_t)env_u32("RLX_VK_DQ_I8_GRID", 1, UINT32_MAX, UINT32_MAX), (int64_t)vk_max_groups(cp, 0));
+    int64_t groups = cdiv(tiles, cdiv(tiles, cap));
+    dq_mv_push p = mv_push(x, w, w2, res, out, M, N, K, row_bytes, tiles);
+    c->tier = i8_name(dt, epi);
+    vk_dispatch *d = vk_emit(c, "dequant_matvec_i8", &p, sizeof p);
+    if (!d) {
+        *st = RLX_STATUS_INTERNAL;
+        return true;
+    }
+    d->spec[0] = (uint32_t)dt;
+    d->spec[1] = (uint32_t)M;
+    d->spec[2] = T;
+    d->spec[3] = nr;
+    d->spec[4] = x % 16 == 0;
+    d->spec[5] = (uint32_t)epi;
+    d->spec[6] = (a4 ? 1u : 0u) | (a4 && a16 ? 2u : 0u);
+    d->spec[7] = env_u32("RLX_VK_DQ_U", 1, 4, 1);
+    d->spec[8] = (uint32_t)K;
+    d->n_spec = 9;
+    d->groups[0] = (uint32_t)groups;
+    d->groups[1] = 1;
+    d->groups[2] = 1;
+    *st = RLX_OK;
+    return true;
+}
+
 static bool matvec_ok(const vk_caps *cp) {
     uint32_t sgs = cp->subgroup_size;
     return sgs >= 4 && sgs <= 256 && 256 % sgs == 0;
@@ -211,6 +300,7 @@ static rlx_status emit_matvec(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_
                               uint64_t out, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int epi) {
     const vk_caps *cp = c->caps;
     rlx_status rst;
+    if (emit_matvec_i8(c, dt, x, w, w2, res, out, M, N, K, row_bytes, epi, &rst)) return rst;
     if (emit_matvec_run(c, dt, x, w, w2, res, out, M, N, K, row_bytes, epi, &rst)) return rst;
     uint32_t nsg = 256 / cp->subgroup_size;
     uint32_t nr = cdiv(N, 2 * nsg) >= DQ_WIDE_GRID ? 2 : 1;

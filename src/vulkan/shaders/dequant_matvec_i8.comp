@@ -1,0 +1,340 @@
+// dequant_matvec_i8.comp — the decode-shaped DEQUANT_MATMUL for Q8_0, Q4_K
+// and Q6_K with x rounded to 8 bits: out[M, N] = x[M, K] · w[N, K]ᵀ for
+// M <= 8, with the fused epilogues of dequant_matvec_run.comp (EPI 1: + res;
+// EPI 2: SwiGLU over w (gate) and w2 (up)) and its push block.
+//
+// Why: dequant_matvec_run.comp spends ~6 instructions per weight (nibble
+// extraction, int -> float, f32 x loads, FMAs); on an H200 that held Q4_K and
+// Q6_K near 1 TB/s. Here x is rounded the way the CPU fast path rounds it
+// (src/cpu/kernels/qdot.c: blocks of 32 for Q8_0 and 256 for the K-quants,
+// d = amax / 127, q = round-half-even(x * 127 / amax)), so the quants of 4
+// weights and 4 x values meet in one packed 4 x 8-bit dot product (OpSDot,
+// VK_KHR_shader_integer_dot_product), block scales are applied once per unit
+// of 8 or 32 weights, and a K-quant's sub-block scales multiply integer dots.
+//
+// Each workgroup first rounds all M rows of x into shared memory (8-bit
+// quants, a scale per x block, and for the K-quants the sum of each 8 quants,
+// which the Q4_K min and Q6_K -32 offset terms need), then walks its row
+// tiles (the grid may be capped: tile += NumWorkGroups). The weight side keeps
+// the run kernel's pattern: lane t of a group of T takes units t, t + T, ...
+// of its rows, adjacent lanes reading adjacent weight bytes; a unit is
+//   Q8_0  8 weights: 8 quant bytes of a 34-byte block (4 lanes per block);
+//   Q4_K 32 weights: 16 bytes of qs, low nibbles one sub-block, high nibbles
+//        the next (8 lanes per 144-byte block; one 16-byte load when aligned);
+//   Q6_K 32 weights: 8 bytes of ql, of ql + 32 and of qh: 8 positions of the
+//        four 32-groups of one 128-half (8 lanes per 210-byte block).
+//
+// Non-finite x: the 8-bit format cannot carry Inf or NaN. A block whose
+// absmax is Inf or NaN is rounded as zeros and flags its x row, and every
+// output of a flagged row is stored as NaN (a select at the store, so no
+// NaN arithmetic is relied on). The exact result of such a row is non-finite
+// too (w * Inf is never finite), so outputs are non-finite exactly where the
+// exact ones are; only Inf vs NaN may differ (the CPU sends such calls to its
+// exact path).
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_EXT_spirv_intrinsics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+
+layout(local_size_x = 256) in;   // before the includes (docs/gpu.md pitfalls)
+
+#include "common.glsl"
+
+layout(constant_id = 0) const uint QT = 13;    // rlx dtype of w: Q8_0 (13), Q4_K (16) or Q6_K (18)
+layout(constant_id = 1) const uint NM = 1;     // rows of x (= M), 1..8
+layout(constant_id = 2) const uint T = 64;     // threads per group: divides 256, a multiple of the subgroup size
+layout(constant_id = 3) const uint NR = 1;     // output rows per group, 1..4 (EPI 2: 1)
+layout(constant_id = 4) const uint VEC = 0;    // x 16-byte aligned
+layout(constant_id = 5) const uint EPI = 0;    // 0 store, 1 + res, 2 SwiGLU
+layout(constant_id = 6) const uint A4 = 0;     // bit 0: w (and w2) and row_bytes 4-byte aligned (Q4_K needs it);
+                                               // bit 1: 16-byte aligned (Q4_K: 16-byte header and quant loads)
+layout(constant_id = 7) const uint U = 1;      // units per lane per loop step, 1..4: their loads issue together
+layout(constant_id = 8) const uint XK = 256;   // K (sizes the shared x)
+
+const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the CPU's Q8_32 / Q8_256 formats)
+const uint UW = QT == 13u ? 8u : 32u;          // weights per unit
+const uint G = 256u / T;                       // groups per workgroup
+const uint NS = EPI == 2u ? 2u : NR;           // weight rows (slots) per group
+
+// x rounded, all M rows back to back (flat block b = m * XK / XB + block of row m):
+//   Q8_0: xq2[c] = quants c*8 .. c*8 + 7, so lane t's run reads entry t;
+//   K-quants: per block, 16 entries of 16 quants and 8 of sums, in the order
+//   the units read them, so the 8 lanes of a block read 128 contiguous bytes
+//   (no shared-memory bank conflicts): unit u's x is xq4[16b + u] (a) and
+//   xq4[16b + 8 + u] (b), its sums xs4[8b + u]:
+//     Q4_K unit u = 2j + h: a = positions 16h.. of sub-block 2j, b = of 2j + 1;
+//          sums (a, b, -, -);
+//     Q6_K unit u = 4hh + i: group g's 8 positions 8i.. of half hh in a (g 0,
+//          1) or b (g 2, 3); sums of the four groups' 8.
+shared uvec2 xq2[QT == 13u ? NM * XK / 8u : 1u];
+shared uvec4 xq4[QT == 13u ? 1u : NM * XK / 16u];
+shared ivec4 xs4[QT == 13u ? 1u : NM * XK / 32u];
+shared float xd[NM * XK / XB];                 // x block scales
+shared uint xbad[NM];                          // x row m holds Inf or NaN
+shared uint xa[QT == 13u ? 1u : NM * XK / XB]; // K-quants: block absmax bits while rounding
+
+layout(push_constant, std430) uniform Push {
+    uint64_t x, w, w2, res, out_;
+    uint M, N, K;
+    uint row_bytes;
+    uint tiles;      // groups of G * (EPI 2 ? 1 : NR) output rows
+    uint pad0, pad1, pad2;
+} p;
+
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8V4 { vec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8U4 { uvec4 v[]; };
+
+// Packed 4 x 8-bit signed dot products (SPV_KHR_integer_dot_product; glslc
+// has no GLSL extension for them): OpSDot and OpSDotAccSat, format 0 =
+// PackedVectorFormat4x8Bit. The sums here never come near saturation.
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
+int sdot4(uint a, uint b, spirv_literal int fmt);
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4453)
+int sdot4_acc(uint a, uint b, int acc, spirv_literal int fmt);
+
+int sdot8(uvec2 a, uvec2 b) { return sdot4_acc(a.y, b.y, sdot4(a.x, b.x, 0), 0); }
+int sdot16(uvec4 a, uvec4 b) {
+    return sdot4_acc(a.w, b.w, sdot4_acc(a.z, b.z, sdot4_acc(a.y, b.y, sdot4(a.x, b.x, 0), 0), 0), 0);
+}
+
+// ------------------------------------------------------------ weight loads
+
+#include "dequant_matvec_common.glsl"   // wword, wbytes8, wf16, group_sums
+
+// 16 bytes at a 4-byte-aligned offset (one load when rows are 16-byte aligned).
+uvec4 wbytes16(uint64_t row, uint off) {
+    if ((A4 & 2u) != 0u) return I8U4(row).v[off >> 4];
+    uint i = off >> 2;
+    return uvec4(U32Buf(row).v[i], U32Buf(row).v[i + 1u], U32Buf(row).v[i + 2u], U32Buf(row).v[i + 3u]);
+}
+
+// ------------------------------------------------------------ x rounding
+
+// 8 floats of x at flat index e (e % 8 == 0).
+void ldx8(uint e, out vec4 a, out vec4 b) {
+    if (VEC != 0u) {
+        a = I8V4(p.x).v[e >> 2];
+        b = I8V4(p.x).v[(e >> 2) + 1u];
+    } else {
+        a = vec4(F32Buf(p.x).v[e], F32Buf(p.x).v[e + 1u], F32Buf(p.x).v[e + 2u], F32Buf(p.x).v[e + 3u]);
+        b = vec4(F32Buf(p.x).v[e + 4u], F32Buf(p.x).v[e + 5u], F32Buf(p.x).v[e + 6u], F32Buf(p.x).v[e + 7u]);
+    }
+}
+
+// Largest |x| of 8 as float bits: for non-negative floats the integer order
+// is the float order, and Inf / NaN (>= 0x7f800000) sort above every finite
+// value, so one unsigned max finds both the absmax and non-finite blocks
+// (and no float max with NaN operands is involved).
+uint absmax_bits(vec4 a, vec4 b) {
+    uvec4 u = max(floatBitsToUint(a) & 0x7fffffffu, floatBitsToUint(b) & 0x7fffffffu);
+    return max(max(u.x, u.y), max(u.z, u.w));
+}
+
+// 1 / scale as the CPU computes it (0 for an all-zero or non-finite block;
+// capped so that a subnormal absmax cannot make it infinite).
+float inv_scale(uint ab) {
+    float amax = uintBitsToFloat(ab);
+    return ab < 0x7f800000u && amax > 0.0 ? min(127.0 / amax, 1e38) : 0.0;
+}
+float block_scale(uint ab) { return ab < 0x7f800000u ? uintBitsToFloat(ab) / 127.0 : 0.0; }
+
+// Four x values times id, rounded half to even, as packed signed bytes
+// (|x * id| <= 127 by construction).
+uint round4(vec4 v, float id) {
+    uvec4 q = uvec4(ivec4(roundEven(v * id))) & 0xffu;
+    return q.x | (q.y << 8) | (q.z << 16) | (q.w << 24);
+}
+
+// Rounds the M rows of x into xq / xd (/ xs). Thread i takes 8-element
+// chunks i, i + 256, ...; the i are numbered from the subgroup ids so that
+// 4 consecutive chunks (a Q8_0 block) sit in one cluster of 4 lanes.
+void round_x() {
+    const uint i0 = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+    const uint n8 = NM * XK / 8u, nb = NM * XK / XB;
+    if (i0 < NM) xbad[i0] = 0u;
+    if (QT != 13u)
+        for (uint b = i0; b < nb; b += 256u) xa[b] = 0u;
+    barrier();
+    for (uint c = i0; c < n8; c += 256u) {   // n8 % 4 == 0: a cluster is all in or all out
+        vec4 a, b;
+        ldx8(8u * c, a, b);
+        uint ab = absmax_bits(a, b);   // max over the 4 lanes of the cluster
+        ab = max(ab, subgroupShuffleXor(ab, 1u));
+        ab = max(ab, subgroupShuffleXor(ab, 2u));
+        if (QT == 13u) {   // the cluster holds the whole 32-block
+            float id = inv_scale(ab);
+            xq2[c] = uvec2(round4(a, id), round4(b, id));
+            if ((gl_SubgroupInvocationID & 3u) == 0u) xd[c >> 2] = block_scale(ab);
+            if (ab >= 0x7f800000u) xbad[c / (XK / 8u)] = 1u;
+        } else if ((gl_SubgroupInvocationID & 3u) == 0u) {
+            atomicMax(xa[(8u * c) / XB], ab);
+        }
+    }
+    if (QT != 13u) {
+        barrier();
+        for (uint c = i0; c < n8; c += 256u) {
+            vec4 a, b;
+            ldx8(8u * c, a, b);
+            uint blk = c >> 5, k = c & 31u;   // flat block, chunk in the block
+            float id = inv_scale(xa[blk]);
+            uvec2 q = uvec2(round4(a, id), round4(b, id));
+            int sum = sdot8(q, uvec2(0x01010101u));
+            uint u, part, half_, si;   // unit, a / b, half of the xq4 entry, sum slot
+            if (QT == 16u) {   // chunk k: sub-block k >> 2, positions 8(k & 3)..
+                uint sb = k >> 2;
+                u = 2u * (sb >> 1) + ((k >> 1) & 1u);
+                part = sb & 1u;
+                half_ = k & 1u;
+                si = part;
+                sum += subgroupShuffleXor(sum, 1u);   // the unit's 16 positions: chunks k, k ^ 1 (adjacent lanes)
+            } else {           // chunk k: half k >> 4, group (k >> 2) & 3, positions 8(k & 3)..
+                uint g = (k >> 2) & 3u;
+                u = 4u * (k >> 4) + (k & 3u);
+                part = g >> 1;
+                half_ = g & 1u;
+                si = g;
+            }
+            uint e = 16u * blk + 8u * part + u;
+            if (half_ == 0u) xq4[e].xy = q;
+            else xq4[e].zw = q;
+            if (QT == 18u || half_ == 0u) xs4[8u * blk + u][si] = sum;
+        }
+        for (uint b = i0; b < nb; b += 256u) {
+            xd[b] = block_scale(xa[b]);
+            if (xa[b] >= 0x7f800000u) xbad[b / (XK / 256u)] = 1u;
+        }
+    }
+    barrier();
+}
+
+// ------------------------------------------------------------ units
+
+// The x side of unit r for x row m: up to 32 quants (a, b), the sums the
+// weights' offset terms need (s), the block scale (d).
+struct xu_t { uvec4 a, b; ivec4 s; float d; };
+
+xu_t load_x(uint m, uint r) {
+    xu_t o;
+    o.a = uvec4(0u);
+    o.b = uvec4(0u);
+    o.s = ivec4(0);
+    if (QT == 13u) {
+        o.a.xy = xq2[m * (XK / 8u) + r];
+        o.d = xd[m * (XK / 32u) + (r >> 2)];
+    } else {   // the layout above
+        uint b = m * (XK / 256u) + (r >> 3), u = r & 7u;
+        o.a = xq4[16u * b + u];
+        o.b = xq4[16u * b + 8u + u];
+        o.s = xs4[8u * b + u];
+        o.d = xd[b];
+    }
+    return o;
+}
+
+// acc[m] += (unit r of the row at `row`) · (x row m's unit), for every m;
+// nothing is added when !live (a select: inf or NaN in a clamped unit stays out).
+void unit_dot(uint64_t row, uint r, xu_t x[NM], bool live, inout float acc[NM]) {
+    if (QT == 13u) {   // Q8_0: 34-byte blocks [d f16][32 x int8]
+        uint base = (r >> 2) * 34u;
+        float dw = wf16(row, base);
+        uvec2 q = wbytes8(row, base + 2u + 8u * (r & 3u));
+        [[unroll]] for (uint m = 0u; m < NM; m++) {
+            float v = dw * x[m].d * float(sdot8(q, x[m].a.xy));
+            acc[m] += live ? v : 0.0;
+        }
+    } else if (QT == 16u) {   // Q4_K: 144-byte blocks [d, dmin f16][scales 12][qs 128]; weight = d*sc*q - dmin*m
+        uint base = (r >> 3) * 144u, j = (r >> 1) & 3u;
+        uvec4 h = wbytes16(row, base);   // d, dmin, then scales[12] as words (k4_scale_min in quant_k.c)
+        uvec4 qw = wbytes16(row, base + 16u + 16u * (r & 7u));
+        vec2 dm = unpackHalf2x16(h.x);
+        // scale and min of sub-blocks 2j and 2j + 1: bytes 2(j & 1) and 2(j & 1) + 1 of the scale words
+        uint sh = 16u * (j & 1u);
+        uint lo = (h.y >> sh) & 0xffffu, mid = (h.z >> sh) & 0xffffu, hi = (h.w >> sh) & 0xffffu;
+        uint scp = j < 2u ? lo & 0x3f3fu : (hi & 0x0f0fu) | ((lo >> 2) & 0x3030u);
+        uint mnp = j < 2u ? mid & 0x3f3fu : ((hi >> 4) & 0x0f0fu) | ((mid >> 2) & 0x3030u);
+        int sc0 = int(scp & 0xffu), sc1 = int(scp >> 8), mn0 = int(mnp & 0xffu), mn1 = int(mnp >> 8);
+        uvec4 q0 = qw & 0x0f0f0f0fu, q1 = (qw >> 4) & 0x0f0f0f0fu;
+        [[unroll]] for (uint m = 0u; m < NM; m++) {
+            int isum = sc0 * sdot16(q0, x[m].a) + sc1 * sdot16(q1, x[m].b);
+            int msum = mn0 * x[m].s.x + mn1 * x[m].s.y;
+            float v = x[m].d * (dm.x * float(isum) - dm.y * float(msum));
+            acc[m] += live ? v : 0.0;
+        }
+    } else {   // Q6_K: 210-byte blocks [ql 128][qh 64][scales 16 x int8][d f16]; weight = d*sc*(q - 32)
+        uint base = (r >> 3) * 210u, hh = (r >> 2) & 1u, l = 8u * (r & 3u);
+        uvec2 la = wbytes8(row, base + 64u * hh + l);          // groups 0 (low nibbles) and 2 (high)
+        uvec2 lb = wbytes8(row, base + 64u * hh + 32u + l);    // groups 1 and 3
+        uvec2 qh = wbytes8(row, base + 128u + 32u * hh + l);   // bits 2g, 2g + 1: group g's q bits 4, 5
+        uvec2 sw = wbytes8(row, base + 192u + 8u * hh);        // scales 8hh .. 8hh + 7; group g's: (l >> 4) + 2g
+        float d = wf16(row, base + 208u);
+        const uvec2 M4 = uvec2(0x0f0f0f0fu), M30 = uvec2(0x30303030u);
+        uvec2 q0 = (la & M4) | ((qh << 4) & M30), q1 = (lb & M4) | ((qh << 2) & M30);
+        uvec2 q2 = ((la >> 4) & M4) | (qh & M30), q3 = ((lb >> 4) & M4) | ((qh >> 2) & M30);
+        int o = int(8u * (l >> 4));
+        int sc0 = bitfieldExtract(int(sw.x), o, 8), sc1 = bitfieldExtract(int(sw.x), o + 16, 8);
+        int sc2 = bitfieldExtract(int(sw.y), o, 8), sc3 = bitfieldExtract(int(sw.y), o + 16, 8);
+        [[unroll]] for (uint m = 0u; m < NM; m++) {
+            int isum = sc0 * (sdot8(q0, x[m].a.xy) - 32 * x[m].s.x) + sc1 * (sdot8(q1, x[m].a.zw) - 32 * x[m].s.y) +
+                       sc2 * (sdot8(q2, x[m].b.xy) - 32 * x[m].s.z) + sc3 * (sdot8(q3, x[m].b.zw) - 32 * x[m].s.w);
+            float v = x[m].d * d * float(isum);
+            acc[m] += live ? v : 0.0;
+        }
+    }
+}
+
+void main() {
+    round_x();
+
+    // A group is T / sgs whole subgroups; lanes are numbered from the subgroup
+    // ids (as in dequant_matvec_run.comp), so the reductions stay in a group.
+    const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize;
+    const uint spg = T / sgs;   // subgroups per group (T % sgs == 0)
+    const uint grp = sg / spg, t = (sg - grp * spg) * sgs + lane;
+    const uint units = XK / UW;
+    const uint rows_per_group = EPI == 2u ? 1u : NR;
+
+    for (uint tile = gl_WorkGroupID.x; tile < p.tiles; tile += gl_NumWorkGroups.x) {   // workgroup-uniform
+        uint n0 = (tile * G + grp) * rows_per_group;
+        uint64_t rows[NS];
+        [[unroll]] for (uint s = 0u; s < NS; s++) {
+            if (EPI == 2u) rows[s] = (s == 0u ? p.w : p.w2) + uint64_t(min(n0, p.N - 1u)) * uint64_t(p.row_bytes);
+            else rows[s] = p.w + uint64_t(min(n0 + s, p.N - 1u)) * uint64_t(p.row_bytes);
+        }
+        float acc[NS][NM];
+        [[unroll]] for (uint s = 0u; s < NS; s++)
+            [[unroll]] for (uint m = 0u; m < NM; m++) acc[s][m] = 0.0;
+
+        if (n0 < p.N) {   // group-uniform; rows past N skip the loads (no barriers inside)
+            for (uint r0 = t; r0 < units; r0 += T * U) {
+                [[unroll]] for (uint u = 0u; u < U; u++) {   // U units T apart, loads issued together
+                    uint r = r0 + u * T;
+                    bool live = r < units;
+                    r = min(r, units - 1u);
+                    xu_t x[NM];
+                    [[unroll]] for (uint m = 0u; m < NM; m++) x[m] = load_x(m, r);
+                    [[unroll]] for (uint s = 0u; s < NS; s++) unit_dot(rows[s], r, x, live, acc[s]);
+                }
+            }
+        }
+
+        group_sums(acc, sg, lane, grp, spg, t);
+        bool writer = spg > 1u ? t < NM : t == 0u;
+        if (writer) {
+            [[unroll]] for (uint s = 0u; s < rows_per_group; s++) {
+                if (n0 + s >= p.N) continue;
+                [[unroll]] for (uint m = 0u; m < NM; m++) {
+                    if (spg > 1u && m != t) continue;
+                    uint oi = m * p.N + n0 + s;
+                    float y = acc[s][m];
+                    if (EPI == 1u) y += F32Buf(p.res).v[oi];
+                    if (EPI == 2u) y = y / (1.0 + exp(-y)) * acc[NS - 1u][m];
+                    if (xbad[m] != 0u) y = uintBitsToFloat(0x7fc00000u);
+                    F32Buf(p.out_).v[oi] = y;
+                }
+            }
+        }
+    }
+}
