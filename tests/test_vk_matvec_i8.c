@@ -27,19 +27,6 @@
 
 static bool is_kq(rlx_dtype dt) { return dt != RLX_Q8_0; }
 
-/* Whether every Vulkan device here reports usable integer dot products (then
- * the i8 tier must be chosen); -1 when the devices differ (tier not checked). */
-static int devices_int_dot(void) {
-    int n = rlx_vulkan_device_count(), yes = 0;
-    for (int i = 0; i < n; i++) {
-        char *s = rlx_vulkan_device_describe(i);
-        const char *l = s ? strstr(s, "integer dot") : NULL;
-        if (l && strncmp(l, "integer dot      yes", 20) == 0 && !strstr(l, "not used")) yes++;
-        free(s);
-    }
-    return yes == n ? 1 : yes == 0 ? 0 : -1;
-}
-
 /* x rounded as the CPU fast path and the shader do: per block of xb,
  * d = amax / 127, q = round-half-even(x * (127 / amax)) in f32. xr gets d * q;
  * amb[i] = 1 where x * id is so near a rounding tie that the GPU's 127 / amax
@@ -131,8 +118,8 @@ static bool report_has(const i8_run *r, const char *tier) {
 /* The tier prefix a decode matvec of these must take, by the environment. */
 static const char *want_tier(void) {
     const char *ex = getenv("RLX_VK_EXACT_QUANT"), *no = getenv("RLX_VK_NO_INT_DOT");
-    bool i8 = devices_int_dot() == 1 && !(ex && strcmp(ex, "0") && *ex) && !(no && strcmp(no, "0") && *no);
-    return devices_int_dot() < 0 ? "dequant-" : i8 ? "dequant-i8-" : "dequant-run-";
+    bool i8 = vkp_devices_int_dot() == 1 && !(ex && strcmp(ex, "0") && *ex) && !(no && strcmp(no, "0") && *no);
+    return vkp_devices_int_dot() < 0 ? "dequant-" : i8 ? "dequant-i8-" : "dequant-run-";
 }
 
 /* x [M, K] uniform in [-1, 1] (row `bad_row` gets `bad` at two places when
@@ -284,7 +271,7 @@ TEST(vk_matvec_i8_fallbacks) {
     setenv("RLX_VK_NO_INT_DOT", "1", 1);   /* read when the device opens: no exec may hold it now */
     ok = i8_case(RLX_Q6_K, 1, 2, 19, 512, -1, 0);
     char *s = rlx_vulkan_device_describe(0);
-    if (ok && devices_int_dot() != 0 && s && !strstr(s, "not used")) {
+    if (ok && vkp_devices_int_dot() != 0 && s && !strstr(s, "not used")) {
         printf("    RLX_VK_NO_INT_DOT=1 not shown by `rlx devices`:\n%s", s);
         ok = false;
     }
@@ -326,7 +313,7 @@ TEST(vk_matvec_i8_nonfinite_x) {
  * the exact result (~4e-3). */
 TEST(vk_matvec_i8_equals_cpu_fast_path) {
     VKP_REQUIRE();
-    if (devices_int_dot() != 1) return;
+    if (vkp_devices_int_dot() != 1) return;
     for (size_t t = 0; t < 3; t++)
         for (int64_t M = 1; M <= 3; M += 2) {
             rlx_dtype dt = types[t];

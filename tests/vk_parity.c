@@ -137,3 +137,14 @@ done:
     rlx_exec_free(ev);
     return ok;
 }
+
+int vkp_devices_int_dot(void) {
+    int n = rlx_vulkan_device_count(), yes = 0;
+    for (int i = 0; i < n; i++) {
+        char *s = rlx_vulkan_device_describe(i);
+        const char *l = s ? strstr(s, "integer dot") : NULL;
+        if (l && strncmp(l, "integer dot      yes", 20) == 0 && !strstr(l, "not used")) yes++;
+        free(s);
+    }
+    return yes == n ? 1 : yes == 0 ? 0 : -1;
+}

@@ -18,6 +18,9 @@ bool vkp_available(void);
 /* Compile options for the Vulkan side (device from RLX_TEST_VK_DEVICE, else any). */
 void vkp_options(rlx_compile_options *o);
 bool vkp_compare(const rlx_graph *g, const rlx_tensor *in, int n_in, double tol, bool require_gpu);
+/* 1 when every Vulkan device here has usable integer dot products (then the
+ * i8 matvec tiers must be chosen), 0 when none has, -1 when they differ. */
+int vkp_devices_int_dot(void);
 
 /* Typical use:
  *   TEST(vk_add) {

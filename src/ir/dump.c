@@ -48,6 +48,7 @@ static void dump_attrs(text_buf *b, const ir_node *n) {
         append_text(b, " {axis=%lld}", (long long)n->ia[0]);
         break;
     case IR_OP_LAYER_NORM: case IR_OP_RMS_NORM: case IR_OP_ADD_LAYER_NORM: case IR_OP_ADD_RMS_NORM:
+    case IR_OP_RMS_DEQUANT_MATMUL: case IR_OP_RMS_DEQUANT_SWIGLU:
         append_text(b, " {eps=%g}", n->fa[0]);
         break;
     case IR_OP_CLAMP:

@@ -80,6 +80,7 @@ struct rlx_graph {
  *   ARGMAX/MIN:   ia[0]=axis (normalized) ia[1]=keepdim
  *   SOFTMAX, LOG_SOFTMAX, CUMSUM: ia[0]=axis (normalized)
  *   *NORM:        fa[0]=eps ia[0]=has_beta
+ *   RMS_DEQUANT_MATMUL/_SWIGLU: fa[0]=eps; inputs x, w[, wu], gamma (the norm fused in, gamma last)
  *   TRANSPOSE:    ia[0..rank) = perm
  *   SLICE:        ia[0]=axis ia[1]=start ia[2]=step (length = out dim)
  *   CONCAT:       ia[0]=axis

@@ -96,7 +96,8 @@ rlx_status shape_source(const ir_graph *g, ir_node *n) {
 
 /* Block-quantized tensors only feed the ops that decode them. */
 static bool takes_quantized(ir_op op) {
-    return op == IR_OP_DEQUANT_MATMUL || op == IR_OP_DEQUANT_MATMUL_ADD || op == IR_OP_DEQUANT_SWIGLU || op == IR_OP_GATHER_ROWS;
+    return op == IR_OP_DEQUANT_MATMUL || op == IR_OP_DEQUANT_MATMUL_ADD || op == IR_OP_DEQUANT_SWIGLU ||
+           op == IR_OP_RMS_DEQUANT_MATMUL || op == IR_OP_RMS_DEQUANT_SWIGLU || op == IR_OP_GATHER_ROWS;
 }
 
 rlx_status ir_check_quantized_inputs(const ir_graph *g, ir_node *n) {
@@ -144,6 +145,20 @@ rlx_status shape_dequant_fused(const ir_graph *g, ir_node *n) {
             FAIL(RLX_STATUS_SHAPE, "up weights %s %s must match gate weights %s %s", rlx_dtype_name(in_dtype(g, n, 2)),
                  fmt_shape(g, third, s3, sizeof s3), rlx_dtype_name(in_dtype(g, n, 1)), fmt_shape(g, wg, so, sizeof so));
     }
+    return RLX_OK;
+}
+
+/* The rms-norm prologue forms (made by passes/fuse.c): x, w[, wu] checked as
+ * the plain dequant_matmul / dequant_swiglu, then gamma (last) f32 [K] and
+ * fa[0] = eps >= 0 as rms_norm has them. */
+rlx_status shape_rms_dequant(const ir_graph *g, ir_node *n) {
+    TRY(n->op == IR_OP_RMS_DEQUANT_SWIGLU ? shape_dequant_fused(g, n) : shape_dequant_matmul(g, n));
+    const ir_shape *x = in_shape(g, n, 0), *gamma = in_shape(g, n, n->n_in - 1);
+    char s[128];
+    if (in_dtype(g, n, n->n_in - 1) != RLX_F32 || gamma->rank != 1 || !dims_compatible(gamma->d[0], x->d[x->rank - 1]))
+        FAIL(RLX_STATUS_SHAPE, "gamma %s %s must be f32 [K] matching x's last dim", rlx_dtype_name(in_dtype(g, n, n->n_in - 1)),
+             fmt_shape(g, gamma, s, sizeof s));
+    if (!(n->fa[0] >= 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "eps must be >= 0, got %g", n->fa[0]);
     return RLX_OK;
 }
 

@@ -11,9 +11,16 @@
  *   kv_write(cache, rope(x, offset[, ff]), pos)                => rope_kv_write
  *     (a decoder's K rows are roped straight into the cache: on the GPU one
  *     dependent dispatch stage per layer fewer)
+ *   rms_norm(x, gamma) whose every use is the x of a dequant_matmul or of a
+ *   dequant_swiglu planned above                                => each user becomes
+ *     rms_dequant_matmul(x, w, gamma) / rms_dequant_swiglu(x, wg, wu, gamma)
+ *     (a second sweep, after the one above; the users normalize x themselves:
+ *     a Llama layer's attn_norm -> q, k, v and ffn_norm -> gate/up, and the
+ *     output norm -> lm head, so on the GPU the norm dispatch disappears)
  *
  * An interior result (the matmul, the add) may be absorbed only when the
- * pattern's next node is its one use and it is not a graph output.
+ * pattern's next node is its one use and it is not a graph output; a norm
+ * absorbed into several users needs all of its uses to be such users.
  * The fused node takes the root's place and name, so outputs stay valid.
  */
 #include "passes/passes.h"
@@ -155,6 +162,57 @@ static fusion *match_rope_kv_write(const ir_graph *g, const int32_t *uses, int32
     return f;
 }
 
+/* A norm node that is a plain f32 rms_norm: no beta, gamma f32 [K]. */
+static bool plain_rms_norm(const ir_graph *g, const ir_node *n) {
+    return n->op == IR_OP_RMS_NORM && n->n_in == 2 && n->ia[0] == 0 && n->dtype == RLX_F32 &&
+           g->nodes[n->in[0]].dtype == RLX_F32 && g->nodes[n->in[1]].dtype == RLX_F32;
+}
+
+/* A dequant_matmul taking norm i as x (only), left alone by the first sweep. */
+static bool plain_norm_user(const ir_graph *g, const bool *absorbed, fusion *const *at_root, int32_t j, int32_t i) {
+    const ir_node *u = &g->nodes[j];
+    return u->op == IR_OP_DEQUANT_MATMUL && u->in[0] == i && u->in[1] != i && !absorbed[j] && !at_root[j];
+}
+
+/* A planned dequant_swiglu whose x is norm i (and neither weight is). */
+static bool swiglu_of_norm(const fusion *f, int32_t i) {
+    return f && f->fused.op == IR_OP_DEQUANT_SWIGLU && f->fused.in[0] == i && f->fused.in[1] != i && f->fused.in[2] != i;
+}
+
+/* Second sweep: rms_norm node i whose every use is the x of a plain
+ * dequant_matmul or of a planned dequant_swiglu (whose gate and up products
+ * each used it once) is folded into all of them. uses[] counts outputs too,
+ * so a norm that is also an output, or feeds anything else, never matches. */
+static rlx_status fuse_norm_prologue(const ir_graph *g, const int32_t *uses, int32_t i, bool *absorbed, fusion **at_root) {
+    const ir_node *norm = &g->nodes[i];
+    if (!plain_rms_norm(g, norm) || absorbed[i] || at_root[i] || uses[i] == 0) return RLX_OK;
+    int32_t covered = 0;
+    for (int32_t j = i + 1; j < g->n_nodes; j++) {
+        if (plain_norm_user(g, absorbed, at_root, j, i)) covered++;
+        else if (swiglu_of_norm(at_root[j], i)) covered += 2;
+    }
+    if (covered != uses[i]) return RLX_OK;
+    for (int32_t j = i + 1; j < g->n_nodes; j++) {
+        ir_node *f;
+        if (plain_norm_user(g, absorbed, at_root, j, i)) {
+            if (!(at_root[j] = calloc(1, sizeof *at_root[j]))) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "fuse: out of memory");
+            f = &at_root[j]->fused;
+            *f = g->nodes[j];
+            f->op = IR_OP_RMS_DEQUANT_MATMUL;
+        } else if (swiglu_of_norm(at_root[j], i)) {
+            f = &at_root[j]->fused;
+            f->op = IR_OP_RMS_DEQUANT_SWIGLU;
+        } else {
+            continue;
+        }
+        f->in[0] = norm->in[0];
+        f->in[f->n_in++] = norm->in[1];   /* gamma last: x and weights keep their places */
+        f->fa[0] = norm->fa[0];
+    }
+    absorbed[i] = true;
+    return RLX_OK;
+}
+
 rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *dst, int *n_fused) {
     *n_fused = 0;
     int32_t n = src->n_nodes;
@@ -225,6 +283,10 @@ rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *d
             at_root[next] = f;
         }
     }
+
+    /* after the sweep above, so the swiglus it plans can take their norm too */
+    for (int32_t i = 0; claims->norm_prologue && i < n; i++)
+        if ((st = fuse_norm_prologue(src, uses, i, absorbed, at_root)) != RLX_OK) goto done;
 
     st = rebuild_begin(src, dst);
     for (int32_t i = 0; st == RLX_OK && i < n; i++) {

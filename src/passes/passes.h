@@ -23,6 +23,7 @@ typedef struct fuse_claims {
     bool add_norm;          /* residual add + layer_norm / rms_norm */
     bool dequant_epilogue;  /* dequant_matmul + residual add; silu(dequant_matmul) * dequant_matmul */
     bool rope_kv_write;     /* kv_write(cache, rope(x, ...), pos) */
+    bool norm_prologue;     /* rms_norm feeding only dequant_matmul / dequant_swiglu x operands */
 } fuse_claims;
 
 /* Rewrites fusable patterns whose interior results have no other use.

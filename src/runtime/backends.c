@@ -36,7 +36,8 @@ static const char *cpu_dev_name(void *dev) { (void)dev; return "cpu"; }
 
 static const rt_backend cpu_backend = {
     .name = "cpu",
-    .claims = {.matmul_bias_act = true, .add_norm = true, .dequant_epilogue = true, .rope_kv_write = true},
+    .claims = {.matmul_bias_act = true, .add_norm = true, .dequant_epilogue = true, .rope_kv_write = true,
+               .norm_prologue = true},
     .device_new = cpu_dev_new,
     .device_free = cpu_dev_free,
     .param_alloc = cpu_p_alloc,
@@ -87,7 +88,8 @@ static const char *vk_dev_name(void *dev) { return vk_backend_device_name(dev); 
 
 static const rt_backend vulkan_backend = {
     .name = "vulkan",
-    .claims = {.matmul_bias_act = true, .add_norm = true, .dequant_epilogue = true, .rope_kv_write = true},
+    .claims = {.matmul_bias_act = true, .add_norm = true, .dequant_epilogue = true, .rope_kv_write = true,
+               .norm_prologue = true},
     .device_new = vk_dev_new,
     .device_free = vk_dev_free,
     .param_alloc = vk_p_alloc,

@@ -115,6 +115,8 @@ uint32_t vk_dtype_code(rlx_dtype dt);
 /* out[M, N] = a[M, K] · b[N, K]ᵀ, all f32, as one tiled-f32 dispatch (matmul.c). */
 rlx_status vk_emit_matmul_f32_nt(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64_t out, int64_t M, int64_t N,
                                  int64_t K, bool uses_scratch);
+/* One f32 RMS norm dispatch (norm.c): out[rows, d] = x / rms(x) * gamma. */
+rlx_status vk_emit_rms_norm(vk_lower_ctx *c, uint64_t x, uint64_t gamma, uint64_t out, int64_t rows, int64_t d, float eps);
 /* DEQUANT_MATMUL for M > 8 (prefill), w of K elements per row (dequant_gemm.c). */
 rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes);
 
@@ -136,6 +138,7 @@ rlx_status vk_lower_loss(vk_lower_ctx *c);       /* SOFTMAX_CE, SOFTMAX_CE_GRAD 
 rlx_status vk_lower_kv_write(vk_lower_ctx *c);   /* KV_WRITE */
 rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c); /* DEQUANT_MATMUL */
 rlx_status vk_lower_dequant_fused(vk_lower_ctx *c);  /* DEQUANT_MATMUL_ADD, DEQUANT_SWIGLU */
+rlx_status vk_lower_rms_dequant(vk_lower_ctx *c);    /* RMS_DEQUANT_MATMUL, RMS_DEQUANT_SWIGLU */
 rlx_status vk_lower_dequant_rows(vk_lower_ctx *c);   /* GATHER_ROWS of a block-quantized table (from gather.c) */
 
 #endif

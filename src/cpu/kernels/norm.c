@@ -11,6 +11,10 @@
  * spread (activations after a residual) lose nothing to cancellation. The
  * centring subtraction is done in double too, since a mean rounded to f32
  * would shift the whole row by up to half an ulp of the mean.
+ *
+ * cpu_rms_norm_f32 is the f32 rms_norm path on its own, for the fused
+ * RMS_DEQUANT_* kernels (rms_dequant.c), so that they normalize bit for bit
+ * as the unfused norm does.
  */
 /* GCC's -O2 vectorizes only loops that need no scalar epilogue or alias check,
  * which excludes nearly every kernel loop here; the dynamic cost model lets it
@@ -125,6 +129,21 @@ static void norm_generic_rows(void *ctx, int64_t begin, int64_t end, int worker)
     }
 }
 
+/* The parallel split over rows; each row's result does not depend on it. */
+static void run_rows(rlx_threadpool *pool, const norm_plan *p, int64_t rows)
+{
+    rlx_parallel_for(pool, rows, RLX_MAX(1, NORM_GRAIN / p->d), p->dt == RLX_F32 ? norm_f32_rows : norm_generic_rows,
+                     (void *)p);
+}
+
+void cpu_rms_norm_f32(rlx_threadpool *pool, const float *x, const float *gamma, float *out, int64_t rows, int64_t d,
+                      double eps)
+{
+    if (rows <= 0 || d <= 0) return;
+    norm_plan p = {.layer = false, .dt = RLX_F32, .x = x, .gamma = gamma, .out = out, .d = d, .eps = eps};
+    run_rows(pool, &p, rows);
+}
+
 rlx_status cpu_norm(const cpu_kernel_ctx *k)
 {
     ir_op op = k->node->op;
@@ -166,7 +185,6 @@ rlx_status cpu_norm(const cpu_kernel_ctx *k)
         .d = d,
         .eps = k->node->fa[0],
     };
-    int64_t rows = x->numel / d;
-    rlx_parallel_for(k->pool, rows, RLX_MAX(1, NORM_GRAIN / d), dt == RLX_F32 ? norm_f32_rows : norm_generic_rows, &p);
+    run_rows(k->pool, &p, x->numel / d);
     return RLX_OK;
 }

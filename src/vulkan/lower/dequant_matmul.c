@@ -72,6 +72,14 @@ static const char *i8_name(rlx_dtype dt, int epi) {
     return dt == RLX_Q8_0 ? q8[epi] : dt == RLX_Q4_K ? q4[epi] : q6[epi];
 }
 
+/* ... and with an RMS norm folded in (rms_dequant_matmul / rms_dequant_swiglu; epi 0 or 2). */
+static const char *i8_norm_name(rlx_dtype dt, int epi) {
+    static const char *const q8[3] = {"dequant-i8-norm-q8_0", "", "dequant-i8-norm-swiglu-q8_0"};
+    static const char *const q4[3] = {"dequant-i8-norm-q4_K", "", "dequant-i8-norm-swiglu-q4_K"};
+    static const char *const q6[3] = {"dequant-i8-norm-q6_K", "", "dequant-i8-norm-swiglu-q6_K"};
+    return dt == RLX_Q8_0 ? q8[epi] : dt == RLX_Q4_K ? q4[epi] : q6[epi];
+}
+
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Bytes per block of a block dtype (rows are whole blocks), 0 for other dtypes. */
@@ -233,27 +241,31 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
  * each then loops over several tiles, so x is rounded fewer times).
  */
 /* The types the i8 matvec takes: RLX_VK_DQ_I8 = "0" (none) or a list of type
- * names; by default Q4_K and Q6_K. Q8_0 stays on the exact run kernel by
- * default: on the H200 the i8 kernel was no faster for it (8B Q8_0 decode
- * 233 vs 242 tok/s, 1B 894 vs 900; bench/RESULTS.md), and the exact kernel
- * does not round x. */
-static bool i8_takes(rlx_dtype dt) {
+ * names; by default Q4_K and Q6_K, and Q8_0 where an RMS norm is folded into
+ * x (rms_dequant_*). A plain Q8_0 product stays on the exact run kernel: on
+ * the H200 the i8 kernel was no faster for it (8B Q8_0 decode 233 vs 242
+ * tok/s, 1B 894 vs 900; bench/RESULTS.md), and the exact kernel does not
+ * round x; with a norm to fold, the i8 kernel saves the norm's dispatch. */
+static bool i8_takes(rlx_dtype dt, bool folds_norm) {
     if (dt != RLX_Q8_0 && dt != RLX_Q4_K && dt != RLX_Q6_K) return false;
     const char *only = getenv("RLX_VK_DQ_I8");
-    if (!only || !*only) return dt != RLX_Q8_0;
+    if (!only || !*only) return dt != RLX_Q8_0 || folds_norm;
     return strcmp(only, "0") != 0 && strstr(only, rlx_dtype_name(dt)) != NULL;
 }
 
+typedef struct dq_norm { uint64_t gamma; float eps; } dq_norm;   /* an RMS norm folded into x (gamma 0: none) */
+
 static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w, uint64_t w2, uint64_t res,
                            uint64_t out, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int epi,
-                           rlx_status *st) {
+                           dq_norm norm, rlx_status *st) {
     const vk_caps *cp = c->caps;
     uint32_t sgs = cp->subgroup_size;
-    if (!i8_takes(dt) || !cp->int_dot || rlx_env_int("RLX_VK_EXACT_QUANT", 0)) return false;
+    if (!i8_takes(dt, norm.gamma != 0) || !cp->int_dot || rlx_env_int("RLX_VK_EXACT_QUANT", 0)) return false;
     if (sgs < 4 || sgs > 256 || 256 % sgs) return false;
     bool a4 = w % 4 == 0 && row_bytes % 4 == 0 && (epi != 2 || w2 % 4 == 0);
     bool a16 = w % 16 == 0 && row_bytes % 16 == 0 && (epi != 2 || w2 % 16 == 0);
     if (dt == RLX_Q4_K && !a4) return false;
+    if (norm.gamma && (epi == 1 || norm.gamma % 16 || K % 8)) return false;   /* gamma rides in res, read as vec4 */
     /* shared: quants, block scales, (K-quants) absmax bits and sums of 8, reduction partials */
     bool kq = dt != RLX_Q8_0;
     int64_t xb = kq ? 256 : 32, uw = kq ? 32 : 8;
@@ -264,8 +276,9 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     /* a capped grid still gives every workgroup the same number of tiles (+-1) */
     int64_t cap = RLX_MIN((int64_t)env_u32("RLX_VK_DQ_I8_GRID", 1, UINT32_MAX, UINT32_MAX), (int64_t)vk_max_groups(cp, 0));
     int64_t groups = cdiv(tiles, cdiv(tiles, cap));
-    dq_mv_push p = mv_push(x, w, w2, res, out, M, N, K, row_bytes, tiles);
-    c->tier = i8_name(dt, epi);
+    dq_mv_push p = mv_push(x, w, w2, norm.gamma ? norm.gamma : res, out, M, N, K, row_bytes, tiles);
+    if (norm.gamma) memcpy(&p.pad0, &norm.eps, sizeof p.pad0);
+    c->tier = norm.gamma ? i8_norm_name(dt, epi) : i8_name(dt, epi);
     vk_dispatch *d = vk_emit(c, "dequant_matvec_i8", &p, sizeof p);
     if (!d) {
         *st = RLX_STATUS_INTERNAL;
@@ -280,7 +293,8 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     d->spec[6] = (a4 ? 1u : 0u) | (a4 && a16 ? 2u : 0u);
     d->spec[7] = env_u32("RLX_VK_DQ_U", 1, 4, 1);
     d->spec[8] = (uint32_t)K;
-    d->n_spec = 9;
+    d->spec[9] = norm.gamma != 0;
+    d->n_spec = 10;
     d->groups[0] = (uint32_t)groups;
     d->groups[1] = 1;
     d->groups[2] = 1;
@@ -300,7 +314,7 @@ static rlx_status emit_matvec(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_
                               uint64_t out, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int epi) {
     const vk_caps *cp = c->caps;
     rlx_status rst;
-    if (emit_matvec_i8(c, dt, x, w, w2, res, out, M, N, K, row_bytes, epi, &rst)) return rst;
+    if (emit_matvec_i8(c, dt, x, w, w2, res, out, M, N, K, row_bytes, epi, (dq_norm){0, 0}, &rst)) return rst;
     if (emit_matvec_run(c, dt, x, w, w2, res, out, M, N, K, row_bytes, epi, &rst)) return rst;
     uint32_t nsg = 256 / cp->subgroup_size;
     uint32_t nr = cdiv(N, 2 * nsg) >= DQ_WIDE_GRID ? 2 : 1;
@@ -463,10 +477,9 @@ static rlx_status lower_product(vk_lower_ctx *c, const vk_tensor *w, uint64_t ou
  * their own. Other shapes: the unfused lowering makes the products (into
  * out, or into scratch for the two SwiGLU products), then epilogue.comp.
  */
-rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) {
+static rlx_status lower_fused(vk_lower_ctx *c, bool swiglu) {
     char lb[160];
     if (c->n_in != 3) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", vk_node_label(c, lb, sizeof lb), c->n_in);
-    bool swiglu = c->node->op == IR_OP_DEQUANT_SWIGLU;
     const vk_tensor *x = &c->in[0], *w = &c->in[1], *third = &c->in[2], *o = &c->out;
     rlx_dtype dt = w->dtype;
     if (swiglu) {
@@ -515,4 +528,63 @@ rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) {
     if (need > base) return rlx_fail(RLX_STATUS_INTERNAL, "%s: product scratch grew", vk_node_label(c, lb, sizeof lb));
     c->scratch_bytes = base + 2 * prod;
     return emit_epilogue(c, gate, up, o->addr, o->numel, 2, true);
+}
+
+rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) { return lower_fused(c, c->node->op == IR_OP_DEQUANT_SWIGLU); }
+
+/*
+ * RMS_DEQUANT_MATMUL (x, w, gamma) and RMS_DEQUANT_SWIGLU (x, wg, wu, gamma),
+ * made by passes/fuse.c: the products of rms_norm(x, gamma, eps). Decode
+ * shapes on the i8 matvec: one dispatch, the norm applied while each
+ * workgroup rounds x into shared memory (tiers "dequant-i8-norm-..."), so a
+ * decoder layer's two norms cost no dispatches (nor dependent stages) of
+ * their own. Otherwise: norm.comp writes the normalized x to scratch and the
+ * unfused lowering reads it from there (the dispatches of the unfused graph).
+ */
+rlx_status vk_lower_rms_dequant(vk_lower_ctx *c) {
+    char lb[160];
+    bool swiglu = c->node->op == IR_OP_RMS_DEQUANT_SWIGLU;
+    int nw = swiglu ? 3 : 2;   /* inputs before gamma */
+    if (c->n_in != nw + 1) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", vk_node_label(c, lb, sizeof lb), c->n_in);
+    const vk_tensor *x = &c->in[0], *w = &c->in[1], *gamma = &c->in[nw], *o = &c->out;
+    vk_lower_ctx s = *c;   /* the product's view: x, w (, wu) */
+    s.n_in = nw;
+    dq_dims d;
+    rlx_status st = check_operands(&s, &d);
+    if (st != RLX_OK) return st;
+    if (gamma->dtype != RLX_F32 || gamma->numel != d.K)
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: gamma must be f32 with K = %lld elements", vk_node_label(c, lb, sizeof lb),
+                        (long long)d.K);
+    if (o->numel == 0) {
+        c->tier = "empty";
+        return RLX_OK;
+    }
+    float eps = (float)c->node->fa[0];
+    if (takes_matvec(c, &d)) {
+        const vk_tensor *wu = swiglu ? &c->in[2] : NULL;
+        if (!wu || (wu->dtype == w->dtype && wu->rank == 2 && wu->dims[0] == w->dims[0] && wu->dims[1] == w->dims[1])) {
+            if (emit_matvec_i8(c, w->dtype, x->addr, w->addr, wu ? wu->addr : 0, 0, o->addr, d.M, d.N, d.K, d.row_bytes,
+                               swiglu ? 2 : 0, (dq_norm){gamma->addr, eps}, &st))
+                return st;
+        }
+    }
+    /* the norm into scratch, then the products as unfused, reading it there */
+    uint64_t xbytes = ((uint64_t)x->numel * 4 + 255) & ~(uint64_t)255;
+    if ((st = vk_emit_rms_norm(c, x->addr, gamma->addr, c->scratch_addr, d.M, d.K, eps)) != RLX_OK) return st;
+    c->d[c->n_d - 1].uses_scratch = true;
+    s.in[0].addr = c->scratch_addr;
+    s.scratch_addr = c->scratch_addr ? c->scratch_addr + xbytes : 0;
+    s.n_d = 0;
+    s.scratch_bytes = 0;
+    st = swiglu ? lower_fused(&s, true) : vk_lower_dequant_matmul(&s);
+    if (st != RLX_OK) return st;
+    for (int k = 0; k < s.n_d; k++) {
+        if (c->n_d >= VK_MAX_DISPATCHES) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: too many dispatches for one node");
+        c->d[c->n_d] = s.d[k];
+        c->d[c->n_d].uses_scratch = true;
+        c->n_d++;
+    }
+    c->scratch_bytes = xbytes + s.scratch_bytes;
+    c->tier = s.tier;
+    return RLX_OK;
 }

@@ -1,6 +1,6 @@
 // dequant_matvec_common.glsl — pieces the decode matvecs for Q8_0 / Q4_K /
-// Q6_K share (dequant_matvec_i8.comp; dequant_matvec_run.comp has its own
-// copies still): the weight-byte loaders and the group sums.
+// Q6_K share (dequant_matvec_i8.comp, dequant_matvec_run.comp): the
+// weight-byte loaders and the group sums.
 //
 // The including shader declares, before including this: common.glsl, the
 // spec constants A4 (bit 0: w, w2 and row_bytes 4-byte aligned), NM (x rows,

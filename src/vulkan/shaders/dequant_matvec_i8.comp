@@ -53,6 +53,8 @@ layout(constant_id = 6) const uint A4 = 0;     // bit 0: w (and w2) and row_byte
                                                // bit 1: 16-byte aligned (Q4_K: 16-byte header and quant loads)
 layout(constant_id = 7) const uint U = 1;      // units per lane per loop step, 1..4: their loads issue together
 layout(constant_id = 8) const uint XK = 256;   // K (sizes the shared x)
+layout(constant_id = 9) const uint NORM = 0;   // 1: x is RMS-normalized first (rms_dequant_*): gamma at p.res
+                                               // (EPI 0 and 2 only), eps as the bits of p.pad0
 
 const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the CPU's Q8_32 / Q8_256 formats)
 const uint UW = QT == 13u ? 8u : 32u;          // weights per unit
@@ -75,6 +77,7 @@ shared ivec4 xs4[QT == 13u ? 1u : NM * XK / 32u];
 shared float xd[NM * XK / XB];                 // x block scales
 shared uint xbad[NM];                          // x row m holds Inf or NaN
 shared uint xa[QT == 13u ? 1u : NM * XK / XB]; // K-quants: block absmax bits while rounding
+shared float xinv[NM];                         // NORM: 1 / rms of x row m
 
 layout(push_constant, std430) uniform Push {
     uint64_t x, w, w2, res, out_;
@@ -124,6 +127,44 @@ void ldx8(uint e, out vec4 a, out vec4 b) {
     }
 }
 
+// ldx8 of the x the products see: with NORM, x row m times 1 / rms(row m)
+// times gamma, the rms_norm the fusion folded in (norm_rows computed xinv).
+void ldx8n(uint e, out vec4 a, out vec4 b) {
+    ldx8(e, a, b);
+    if (NORM != 0u) {
+        uint m = e / XK, k = e - m * XK;
+        float inv = xinv[m];
+        a = (a * inv) * I8V4(p.res).v[k >> 2];
+        b = (b * inv) * I8V4(p.res).v[(k >> 2) + 1u];
+    }
+}
+
+// NORM: xinv[m] = 1 / sqrt(mean(x row m squared) + eps), the rms_norm's
+// statistic, for all M rows (sums of squares per invocation, subgroupAdd,
+// then the subgroups' partials through `red`).
+void norm_rows(uint i0) {
+    const uint n8 = NM * XK / 8u;
+    float ss[NM];
+    [[unroll]] for (uint m = 0u; m < NM; m++) ss[m] = 0.0;
+    for (uint c = i0; c < n8; c += 256u) {
+        vec4 a, b;
+        ldx8(8u * c, a, b);
+        float v = dot(a, a) + dot(b, b);
+        uint mc = c / (XK / 8u);
+        [[unroll]] for (uint m = 0u; m < NM; m++) if (m == mc) ss[m] += v;
+    }
+    [[unroll]] for (uint m = 0u; m < NM; m++) ss[m] = subgroupAdd(ss[m]);
+    if (gl_SubgroupInvocationID == 0u)
+        [[unroll]] for (uint m = 0u; m < NM; m++) red[gl_SubgroupID * NM + m] = ss[m];
+    barrier();
+    if (i0 < NM) {
+        float tot = 0.0;
+        for (uint k = 0u; k < gl_NumSubgroups; k++) tot += red[k * NM + i0];
+        xinv[i0] = 1.0 / sqrt(tot / float(XK) + uintBitsToFloat(p.pad0));
+    }
+    barrier();
+}
+
 // Largest |x| of 8 as float bits: for non-negative floats the integer order
 // is the float order, and Inf / NaN (>= 0x7f800000) sort above every finite
 // value, so one unsigned max finds both the absmax and non-finite blocks
@@ -154,13 +195,14 @@ uint round4(vec4 v, float id) {
 void round_x() {
     const uint i0 = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
     const uint n8 = NM * XK / 8u, nb = NM * XK / XB;
+    if (NORM != 0u) norm_rows(i0);
     if (i0 < NM) xbad[i0] = 0u;
     if (QT != 13u)
         for (uint b = i0; b < nb; b += 256u) xa[b] = 0u;
     barrier();
     for (uint c = i0; c < n8; c += 256u) {   // n8 % 4 == 0: a cluster is all in or all out
         vec4 a, b;
-        ldx8(8u * c, a, b);
+        ldx8n(8u * c, a, b);
         uint ab = absmax_bits(a, b);   // max over the 4 lanes of the cluster
         ab = max(ab, subgroupShuffleXor(ab, 1u));
         ab = max(ab, subgroupShuffleXor(ab, 2u));
@@ -177,7 +219,7 @@ void round_x() {
         barrier();
         for (uint c = i0; c < n8; c += 256u) {
             vec4 a, b;
-            ldx8(8u * c, a, b);
+            ldx8n(8u * c, a, b);
             uint blk = c >> 5, k = c & 31u;   // flat block, chunk in the block
             float id = inv_scale(xa[blk]);
             uvec2 q = uvec2(round4(a, id), round4(b, id));

@@ -38,8 +38,6 @@ layout(constant_id = 6) const uint A4 = 0;     // bit 0: w (and w2) and row_byte
 const uint G = 256u / T;                       // groups per workgroup
 const uint NS = EPI == 2u ? 2u : NR;           // weight rows (slots) per group
 
-shared float red[256u / 4u * 8u];              // per-subgroup partials (subgroups >= 4 lanes, NM <= 8)
-
 layout(push_constant, std430) uniform Push {
     uint64_t x, w, w2, res, out_;
     uint M, N, K;
@@ -57,26 +55,7 @@ vec4 ldx4(uint i) {   // i % 4 == 0
     return vec4(F32Buf(p.x).v[i], F32Buf(p.x).v[i + 1u], F32Buf(p.x).v[i + 2u], F32Buf(p.x).v[i + 3u]);
 }
 
-// Little-endian 32-bit word at an even byte offset of a row.
-uint wword(uint64_t row, uint off) {
-    if ((A4 & 1u) != 0u && (off & 3u) == 0u) return U32Buf(row).v[off >> 2];
-    return uint(U16Buf(row).v[off >> 1]) | (uint(U16Buf(row).v[(off >> 1) + 1u]) << 16);
-}
-
-// 8 bytes at an even offset of a row. With 4-byte-aligned rows: two or three
-// aligned 32-bit loads and a funnel shift (fewer load instructions than four
-// 16-bit loads; reads at most 2 bytes past the span, inside the buffer's
-// padding at the very end).
-uvec2 wbytes8(uint64_t row, uint off) {
-    if ((A4 & 1u) == 0u) return uvec2(wword(row, off), wword(row, off + 4u));
-    uint i = off >> 2;
-    uint w0 = U32Buf(row).v[i], w1 = U32Buf(row).v[i + 1u];
-    if ((off & 2u) == 0u) return uvec2(w0, w1);
-    uint w2 = U32Buf(row).v[i + 2u];
-    return uvec2((w0 >> 16) | (w1 << 16), (w1 >> 16) | (w2 << 16));
-}
-uint wbyte(uint64_t row, uint off) { return uint(U8Buf(row).v[off]); }
-float wf16(uint64_t row, uint off) { return unpackHalf2x16(uint(U16Buf(row).v[off >> 1])).x; }
+#include "dequant_matvec_common.glsl"   // wword, wbytes8, wbyte, wf16, group_sums
 
 // Signed bytes of a word as floats.
 vec4 s8x4(uint w) { return vec4((ivec4(int(w)) << ivec4(24, 16, 8, 0)) >> 24); }
@@ -177,22 +156,7 @@ void main() {
             }
         }
 
-        // group sums: subgroupAdd, then (groups of several subgroups) shared partials
-        [[unroll]] for (uint s = 0u; s < NS; s++)
-            [[unroll]] for (uint m = 0u; m < NM; m++) acc[s][m] = subgroupAdd(acc[s][m]);
-        if (spg > 1u) {
-            [[unroll]] for (uint s = 0u; s < NS; s++) {
-                barrier();
-                if (lane == 0u)
-                    [[unroll]] for (uint m = 0u; m < NM; m++) red[sg * NM + m] = acc[s][m];
-                barrier();
-                if (t < NM) {   // thread t of the group finishes x row t
-                    float sum = 0.0;
-                    for (uint k = 0u; k < spg; k++) sum += red[(grp * spg + k) * NM + t];
-                    [[unroll]] for (uint m = 0u; m < NM; m++) if (m == t) acc[s][m] = sum;
-                }
-            }
-        }
+        group_sums(acc, sg, lane, grp, spg, t);
         bool writer = spg > 1u ? t < NM : t == 0u;
         if (writer) {
             [[unroll]] for (uint s = 0u; s < rows_per_group; s++) {
