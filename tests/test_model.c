@@ -79,6 +79,7 @@ TEST(model_prefill_equals_decode_each_arch_and_type) {
             CHECK_MSG(sqrt(num / den) < 1e-5, "%s %s: prefill vs decode %.3g", archs[a], qtype_name(types[t]), sqrt(num / den));
         }
     }
+    unsetenv("RLX_CPU_EXACT_QUANT");   /* exact_cpu_quant() is this test's alone */
 }
 
 TEST(model_greedy_generation_cpu_equals_vulkan) {
@@ -123,6 +124,7 @@ TEST(model_greedy_generation_cpu_equals_vulkan) {
                   "vulkan greedy tokens differ from the cpu's");
     }
     unlink(path);
+    unsetenv("RLX_CPU_EXACT_QUANT");   /* exact_cpu_quant() is this test's alone */
 }
 
 TEST(model_context_limit_and_errors) {

@@ -411,7 +411,9 @@ static bool vk_case(pattern p, const weights *w, int64_t M, bool require_gpu) {
     }
     /* decode shapes of block types on a device with integer dot products: the
      * norm folded into the i8 matvec (no norm dispatch of its own) */
-    if (ok && M == 1 && w->dt != RLX_F32 && vkp_devices_int_dot() == 1) {
+    const char *exact = getenv("RLX_VK_EXACT_QUANT");
+    bool i8_default = !(exact && *exact && strcmp(exact, "0")) && !getenv("RLX_VK_DQ_I8");
+    if (ok && M == 1 && w->dt != RLX_F32 && vkp_devices_int_dot() == 1 && i8_default) {
         rlx_status rs = rlx_exec_run(e, &in, 1);
         char *rep = rs == RLX_OK ? rlx_exec_report(e) : NULL;
         if (!rep || !strstr(rep, "dequant-i8-norm-") || strstr(rep, " norm\n")) {

@@ -332,9 +332,15 @@ TEST(vk_matvec_i8_equals_cpu_fast_path) {
             rlx_exec *e = NULL;
             rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = x,
                              .bytes = sizeof(float) * (size_t)(M * K)};
+            /* the CPU's 8-bit path, whatever an earlier test left in the environment */
+            const char *ex = getenv("RLX_CPU_EXACT_QUANT");
+            char *keep = ex ? strdup(ex) : NULL;
+            unsetenv("RLX_CPU_EXACT_QUANT");
             bool ok = rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_set_param(e, "w", dt, w, wbytes) == RLX_OK &&
                       rlx_exec_run(e, &in, 1) == RLX_OK &&
                       rlx_exec_read_output(e, "y", yc, sizeof(float) * (size_t)(M * N)) == RLX_OK;
+            if (keep) setenv("RLX_CPU_EXACT_QUANT", keep, 1);
+            free(keep);
             rlx_exec_free(e);
             rlx_graph_free(g);
             i8_run run = run_vk(dt, 0, M, N, K, x, NULL, w, NULL, wbytes);

@@ -50,6 +50,7 @@ typedef struct vk_node_info {
     char         note[160];          /* tier or host-step reason */
     int          n_dispatch;
     VkDeviceSize host_in_off[IR_MAX_INPUTS], host_out_off;  /* in the host-step buffer */
+    VkDeviceSize scratch_off, scratch_bytes;                 /* its scratch slot (bytes 0: none) */
 } vk_node_info;
 
 typedef struct vk_segment {
@@ -187,10 +188,34 @@ static bool forced_to_host(ir_op op) {
     return false;
 }
 
+/*
+ * Scratch slots. Nodes that need scratch take slots of one size in turn, so
+ * neighbouring scratch users (a decode layer's q, k and v projections when
+ * each normalizes its x into scratch, say) touch different bytes and need no
+ * barrier between them; with one shared region they were serialized. At most
+ * VK_SCRATCH_SLOTS slots, fewer when the slots would pass VK_SCRATCH_SLOTS_CAP
+ * bytes (one slot always suffices: hazards are tracked by byte range).
+ */
+#define VK_SCRATCH_SLOTS     4
+#define VK_SCRATCH_SLOTS_CAP ((VkDeviceSize)256 << 20)
+
+static VkDeviceSize assign_scratch_slots(vk_program *p, VkDeviceSize slot) {
+    slot = (slot + 255) & ~(VkDeviceSize)255;
+    int users = 0;
+    for (int32_t i = 0; i < p->g->n_nodes; i++) users += p->info[i].scratch_bytes > 0;
+    int n = users < VK_SCRATCH_SLOTS ? users : VK_SCRATCH_SLOTS;
+    while (n > 1 && slot * (VkDeviceSize)n > VK_SCRATCH_SLOTS_CAP) n--;
+    int k = 0;
+    for (int32_t i = 0; i < p->g->n_nodes; i++)
+        if (p->info[i].scratch_bytes > 0) p->info[i].scratch_off = slot * (VkDeviceSize)(k++ % RLX_MAX(n, 1));
+    return slot * (VkDeviceSize)RLX_MAX(n, 1);
+}
+
 /* Lowers every node once to decide GPU vs host and to size the scratch. */
 static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDeviceSize *hostio_need) {
     *scratch_need = 0;
     *hostio_need = 0;
+    VkDeviceSize slot = 0;
     for (int32_t i = 0; i < p->g->n_nodes; i++) {
         if (!is_step(p->g, p->plan, i)) continue;
         vk_node_info *info = &p->info[i];
@@ -213,7 +238,8 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             info->gpu = true;
             info->n_dispatch = c.n_d;
             snprintf(info->note, sizeof info->note, "%s", c.tier ? c.tier : c.d[0].shader);
-            if (c.scratch_bytes > *scratch_need) *scratch_need = c.scratch_bytes;
+            info->scratch_bytes = c.scratch_bytes;
+            if (c.scratch_bytes > slot) slot = c.scratch_bytes;
         } else if (st == RLX_STATUS_UNSUPPORTED || (st == RLX_OK && c.n_d == 0)) {
             info->host = true;
             snprintf(info->note, sizeof info->note, "%s", st == RLX_OK ? "lowering emitted nothing" : rlx_last_error());
@@ -228,6 +254,7 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             return rlx_fail(st, "vulkan: lowering %s: %s", ir_node_label(p->g, i, lbl, sizeof lbl), rlx_last_error());
         }
     }
+    *scratch_need = slot ? assign_scratch_slots(p, slot) : 0;
     return RLX_OK;
 }
 
@@ -353,7 +380,8 @@ static rlx_status end_segment(vk_program *p, recorder *r, bool last) {
 
 static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
     vk_lower_ctx c;
-    lower_ctx_init(p, i, &c, p->scratch.addr);
+    const vk_node_info *info = &p->info[i];
+    lower_ctx_init(p, i, &c, p->scratch.addr ? p->scratch.addr + info->scratch_off : 0);
     rlx_status st = vk_lowering_for(p->g->nodes[i].op)(&c);
     if (st != RLX_OK) return st;
     if (c.n_d != p->info[i].n_dispatch) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: lowering is not deterministic");
@@ -374,7 +402,7 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
         memcpy(rdk, rd, sizeof(vk_range) * (size_t)n_rd);
         memcpy(wrk, wr, sizeof(vk_range) * (size_t)n_wr);
         if (d->uses_scratch) {
-            vk_range s = {p->scratch.buf, 0, p->scratch.size};
+            vk_range s = {p->scratch.buf, info->scratch_off, info->scratch_off + RLX_MAX(info->scratch_bytes, (VkDeviceSize)1)};
             rdk[n_rd_k++] = s;
             wrk[n_wr_k++] = s;
         }

@@ -127,36 +127,32 @@ void ldx8(uint e, out vec4 a, out vec4 b) {
     }
 }
 
-// ldx8 of the x the products see: with NORM, x row m times 1 / rms(row m)
-// times gamma, the rms_norm the fusion folded in (norm_rows computed xinv).
-void ldx8n(uint e, out vec4 a, out vec4 b) {
+// NORM: x row m normalized is x * gamma / rms(row m). The 8-bit rounding of a
+// block is invariant to the positive factor 1 / rms (q = round(v * 127 /
+// absmax(v)) is the same for v and c * v), so the quants are made from
+// x * gamma and 1 / rms only multiplies the block scales: the norm's
+// statistic rides along the first pass over x (no extra pass, one reduction).
+// ldx8g: 8 floats of x times gamma (plain x without NORM); ss gets their
+// squares before gamma, for the row's statistic.
+void ldx8g(uint e, out vec4 a, out vec4 b, inout float ss) {
     ldx8(e, a, b);
     if (NORM != 0u) {
-        uint m = e / XK, k = e - m * XK;
-        float inv = xinv[m];
-        a = (a * inv) * I8V4(p.res).v[k >> 2];
-        b = (b * inv) * I8V4(p.res).v[(k >> 2) + 1u];
+        ss += dot(a, a) + dot(b, b);
+        uint k = e % XK;
+        a *= I8V4(p.res).v[k >> 2];
+        b *= I8V4(p.res).v[(k >> 2) + 1u];
     }
 }
 
-// NORM: xinv[m] = 1 / sqrt(mean(x row m squared) + eps), the rms_norm's
-// statistic, for all M rows (sums of squares per invocation, subgroupAdd,
-// then the subgroups' partials through `red`).
-void norm_rows(uint i0) {
-    const uint n8 = NM * XK / 8u;
-    float ss[NM];
-    [[unroll]] for (uint m = 0u; m < NM; m++) ss[m] = 0.0;
-    for (uint c = i0; c < n8; c += 256u) {
-        vec4 a, b;
-        ldx8(8u * c, a, b);
-        float v = dot(a, a) + dot(b, b);
-        uint mc = c / (XK / 8u);
-        [[unroll]] for (uint m = 0u; m < NM; m++) if (m == mc) ss[m] += v;
-    }
+// NORM: the rows' 1 / sqrt(mean of squares + eps) into xinv, from each
+// invocation's partial sums (rows of whole 8-chunks: an invocation's chunks
+// c, c + 256, ... may span rows, so partials are kept per row).
+void norm_stats(float ss[NM]) {
     [[unroll]] for (uint m = 0u; m < NM; m++) ss[m] = subgroupAdd(ss[m]);
     if (gl_SubgroupInvocationID == 0u)
         [[unroll]] for (uint m = 0u; m < NM; m++) red[gl_SubgroupID * NM + m] = ss[m];
     barrier();
+    uint i0 = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
     if (i0 < NM) {
         float tot = 0.0;
         for (uint k = 0u; k < gl_NumSubgroups; k++) tot += red[k * NM + i0];
@@ -195,14 +191,18 @@ uint round4(vec4 v, float id) {
 void round_x() {
     const uint i0 = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
     const uint n8 = NM * XK / 8u, nb = NM * XK / XB;
-    if (NORM != 0u) norm_rows(i0);
+    float ss[NM];   // NORM: sums of squares of x, per row
+    [[unroll]] for (uint m = 0u; m < NM; m++) ss[m] = 0.0;
     if (i0 < NM) xbad[i0] = 0u;
     if (QT != 13u)
         for (uint b = i0; b < nb; b += 256u) xa[b] = 0u;
     barrier();
     for (uint c = i0; c < n8; c += 256u) {   // n8 % 4 == 0: a cluster is all in or all out
         vec4 a, b;
-        ldx8n(8u * c, a, b);
+        float sc = 0.0;
+        ldx8g(8u * c, a, b, sc);
+        uint mc = c / (XK / 8u);
+        [[unroll]] for (uint m = 0u; m < NM; m++) if (m == mc) ss[m] += sc;
         uint ab = absmax_bits(a, b);   // max over the 4 lanes of the cluster
         ab = max(ab, subgroupShuffleXor(ab, 1u));
         ab = max(ab, subgroupShuffleXor(ab, 2u));
@@ -215,11 +215,15 @@ void round_x() {
             atomicMax(xa[(8u * c) / XB], ab);
         }
     }
+    if (NORM != 0u) norm_stats(ss);   // barriers: also orders the atomicMax above
+    if (QT == 13u && NORM != 0u)
+        for (uint b = i0; b < nb; b += 256u) xd[b] *= xinv[b / (XK / 32u)];
     if (QT != 13u) {
         barrier();
         for (uint c = i0; c < n8; c += 256u) {
             vec4 a, b;
-            ldx8n(8u * c, a, b);
+            float unused = 0.0;
+            ldx8g(8u * c, a, b, unused);
             uint blk = c >> 5, k = c & 31u;   // flat block, chunk in the block
             float id = inv_scale(xa[blk]);
             uvec2 q = uvec2(round4(a, id), round4(b, id));
@@ -245,7 +249,7 @@ void round_x() {
             if (QT == 18u || half_ == 0u) xs4[8u * blk + u][si] = sum;
         }
         for (uint b = i0; b < nb; b += 256u) {
-            xd[b] = block_scale(xa[b]);
+            xd[b] = block_scale(xa[b]) * (NORM != 0u ? xinv[b / (XK / 256u)] : 1.0);
             if (xa[b] >= 0x7f800000u) xbad[b / (XK / 256u)] = 1u;
         }
     }
