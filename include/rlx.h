@@ -363,7 +363,7 @@ typedef struct rlx_exec_stats {
     size_t tensor_bytes;       /* sum of activation tensor sizes without reuse */
     size_t param_bytes;
     int    steps;              /* kernel dispatches per run */
-    int    fused_nodes;        /* nodes created by fusion */
+    int    fused_nodes;        /* nodes created by fusion (with the current specialization's folds) */
     int    specializations;    /* cached symbol bindings */
     int    host_steps;         /* GPU backends: nodes run on the host between GPU segments */
     double device_seconds;     /* GPU backends: device time of the last run (timestamps); -1 if unknown */

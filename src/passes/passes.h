@@ -24,11 +24,15 @@ typedef struct fuse_claims {
     bool dequant_epilogue;  /* dequant_matmul + residual add; silu(dequant_matmul) * dequant_matmul */
     bool rope_kv_write;     /* kv_write(cache, rope(x, ...), pos) */
     bool norm_prologue;     /* rms_norm feeding only dequant_matmul / dequant_swiglu x operands */
+    int  norm_fold_rows;    /* instead, per specialization: fold norms of at most this many rows (0: never) */
 } fuse_claims;
 
 /* Rewrites fusable patterns whose interior results have no other use.
  * *n_fused counts the fused nodes created. */
 rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *dst, int *n_fused);
+/* The norm_prologue fold on a specialized graph, in place (ids unchanged), for
+ * norms of at most max_rows rows; *n_folded counts the rewritten products. */
+rlx_status pass_fold_norm_inplace(ir_graph *g, int64_t max_rows, int *n_folded);
 
 /* Specialized copy: symbols replaced by sym_values, shape rules re-run so that
  * every provisional check becomes exact. All dims of dst are static. */

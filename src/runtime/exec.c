@@ -4,8 +4,8 @@
  * Compile: verify, fuse (what the backend claims), dce, then keep the
  * optimized graph with its symbolic dims. Run: check the named inputs, bind
  * the symbols from their shapes, and run the specialization for that binding,
- * creating (specialize -> plan -> backend program) and caching it on first
- * use. Graphs without symbols are specialized at compile time, so that
+ * creating (specialize -> shape-dependent folds the backend claims -> plan ->
+ * backend program) and caching it on first use. Graphs without symbols are specialized at compile time, so that
  * compile reports every error and run does no planning.
  */
 #include "runtime/backend.h"
@@ -22,6 +22,7 @@ typedef struct rt_spec {
     void       *prog;
     const void **inputs;       /* per node, filled per run */
     uint64_t    last_used;
+    int         folded_nodes;  /* products that took an RMS norm in (pass_fold_norm_inplace) */
 } rt_spec;
 
 struct rlx_exec {
@@ -104,6 +105,10 @@ static rlx_status make_spec(rlx_exec *e, const int64_t *syms, rt_spec **out) {
     if (!s) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "compile: out of memory");
     memcpy(s->syms, syms, sizeof s->syms);
     rlx_status st = pass_specialize(&e->graph, syms, &s->g);
+    int folded = 0;
+    if (st == RLX_OK && e->opts.optimize && e->opts.fuse && e->be->claims.norm_fold_rows > 0)
+        st = pass_fold_norm_inplace(&s->g, e->be->claims.norm_fold_rows, &folded);
+    s->folded_nodes = folded;
     if (st == RLX_OK) st = plan_memory(&s->g, &s->plan);
     if (st == RLX_OK && !(s->inputs = calloc((size_t)RLX_MAX(s->g.n_nodes, 1), sizeof *s->inputs)))
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "compile: out of memory");
@@ -431,6 +436,7 @@ rlx_status rlx_exec_get_stats(const rlx_exec *e, rlx_exec_stats *s) {
         s->steps = e->be->program_steps(e->current->prog);
         s->host_steps = e->be->program_host_steps(e->current->prog);
         s->device_seconds = e->has_run ? e->be->program_device_seconds(e->current->prog) : -1;
+        s->fused_nodes += e->current->folded_nodes;
     }
     return RLX_OK;
 }
