@@ -186,6 +186,24 @@ static int64_t group_shape(uint32_t sgs, uint32_t units, int64_t N, int epi, uin
     return cdiv(N, (int64_t)G * nr);
 }
 
+/* One dispatch of the run or the i8 matvec, which share the push block and
+ * specialization constants 0-6 (type, M = p->M, T, NR, x aligned, epilogue,
+ * weight alignment); NULL if the node is full (error set). */
+static vk_dispatch *emit_run_like(vk_lower_ctx *c, const char *shader, const dq_mv_push *p, rlx_dtype dt, uint32_t T,
+                                  uint32_t nr, uint64_t x, int epi, bool a4, bool a16) {
+    vk_dispatch *d = vk_emit(c, shader, p, sizeof *p);
+    if (!d) return NULL;
+    d->spec[0] = (uint32_t)dt;
+    d->spec[1] = p->M;
+    d->spec[2] = T;
+    d->spec[3] = nr;
+    d->spec[4] = x % 16 == 0;
+    d->spec[5] = (uint32_t)epi;
+    d->spec[6] = (a4 ? 1u : 0u) | (a4 && a16 ? 2u : 0u);
+    d->n_spec = 7;
+    return d;
+}
+
 /*
  * dequant_matvec_run.comp (see its header) for Q8_0, Q4_K and Q6_K: groups of
  * T lanes walk a row's 8-weight runs, so adjacent lanes read adjacent x; T
@@ -209,19 +227,11 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
     int64_t tiles = group_shape(sgs, (uint32_t)(K / 8), N, epi, &T, &nr);
     dq_mv_push p = mv_push(x, w, w2, res, out, M, N, K, row_bytes, tiles);
     c->tier = NAMES[dt].run[epi];
-    vk_dispatch *d = vk_emit(c, "dequant_matvec_run", &p, sizeof p);
+    vk_dispatch *d = emit_run_like(c, "dequant_matvec_run", &p, dt, T, nr, x, epi, a4, a16);
     if (!d) {
         *st = RLX_STATUS_INTERNAL;
         return true;
     }
-    d->spec[0] = (uint32_t)dt;
-    d->spec[1] = (uint32_t)M;
-    d->spec[2] = T;
-    d->spec[3] = nr;
-    d->spec[4] = x % 16 == 0;
-    d->spec[5] = (uint32_t)epi;
-    d->spec[6] = (a4 ? 1u : 0u) | (a4 && a16 ? 2u : 0u);
-    d->n_spec = 7;
     d->groups[0] = (uint32_t)RLX_MIN(tiles, (int64_t)vk_max_groups(cp, 0));
     d->groups[1] = 1;
     d->groups[2] = 1;
@@ -279,18 +289,11 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     dq_mv_push p = mv_push(x, w, w2, norm.gamma ? norm.gamma : res, out, M, N, K, row_bytes, tiles);
     if (norm.gamma) memcpy(&p.pad0, &norm.eps, sizeof p.pad0);
     c->tier = norm.gamma ? i8_norm_name(dt, epi) : i8_name(dt, epi);
-    vk_dispatch *d = vk_emit(c, "dequant_matvec_i8", &p, sizeof p);
+    vk_dispatch *d = emit_run_like(c, "dequant_matvec_i8", &p, dt, T, nr, x, epi, a4, a16);
     if (!d) {
         *st = RLX_STATUS_INTERNAL;
         return true;
     }
-    d->spec[0] = (uint32_t)dt;
-    d->spec[1] = (uint32_t)M;
-    d->spec[2] = T;
-    d->spec[3] = nr;
-    d->spec[4] = x % 16 == 0;
-    d->spec[5] = (uint32_t)epi;
-    d->spec[6] = (a4 ? 1u : 0u) | (a4 && a16 ? 2u : 0u);
     d->spec[7] = env_u32("RLX_VK_DQ_U", 1, 4, 1);
     d->spec[8] = (uint32_t)K;
     d->spec[9] = norm.gamma != 0;
