@@ -15,9 +15,11 @@
  *     dequant_matmul_add, a layer_norm, an rms_norm with beta, and the
  *     add_rms_norm form;
  *   - Vulkan against the CPU through vkp_compare at M = 1 and 20, fused
- *     with no host steps; Vulkan folds the norm per specialization at M = 1
- *     only (on a device with integer dot products into the i8 matvec: tiers
- *     dequant-i8-norm-*) and keeps it at M = 20.
+ *     with no host steps; Vulkan folds the norm per specialization only where
+ *     its i8 matvec takes it in (decode sizes, Q8_0/Q4_K/Q6_K, a device with
+ *     integer dot products: tiers dequant-i8-norm-*) and keeps it elsewhere;
+ *   - the folded i8 kernel at M = 2..8 with rows whose 8-element chunks an
+ *     invocation takes across row boundaries, q/k/v and a SwiGLU pair.
  */
 #include "vk_parity.h"
 #include "ops_common.h"
@@ -383,6 +385,14 @@ TEST(norm_fusion_option_off) {
  * may round x differently (one fast path, one exact), and tightly again with
  * both on their exact kernels at M = 1. */
 /* One pattern, weight set and M on both backends; false (printed) on a mismatch. */
+/* Whether Vulkan folds the norm: decode sizes (M <= 8), the i8 matvec's types
+ * (Q8_0, Q4_K, Q6_K), a device with integer dot products, default settings. */
+static bool vk_folds(rlx_dtype dt, int64_t M) {
+    const char *exact = getenv("RLX_VK_EXACT_QUANT");
+    bool i8_default = !(exact && *exact && strcmp(exact, "0")) && !getenv("RLX_VK_DQ_I8");
+    return M <= 8 && (dt == RLX_Q8_0 || dt == RLX_Q4_K || dt == RLX_Q6_K) && vkp_devices_int_dot() == 1 && i8_default;
+}
+
 static bool vk_case(pattern p, const weights *w, int64_t M, bool require_gpu) {
     run_data d;
     data_make(&d, M, w->K);
@@ -401,9 +411,9 @@ static bool vk_case(pattern p, const weights *w, int64_t M, bool require_gpu) {
         env_restore("RLX_VK_EXACT_QUANT", vq);
         if (!ok) printf("    (both backends exact)\n");
     }
-    /* Vulkan folds the norm per specialization, at decode sizes only (M <= 8):
-     * M = 1 runs the folded products and no rms_norm step, M = 20 keeps the
-     * norm (a folded norm would be recomputed by each prefill projection) */
+    /* Vulkan folds the norm per specialization where its i8 matvec takes it in
+     * (vk_folds): decode sizes of the i8 types; elsewhere (f32 weights, M = 20:
+     * a folded norm would be recomputed by each prefill projection) it stays */
     rlx_compile_options o;
     vkp_options(&o);
     rlx_exec *e = NULL;
@@ -415,17 +425,14 @@ static bool vk_case(pattern p, const weights *w, int64_t M, bool require_gpu) {
         ok = false;
     }
     bool folded = rep && strstr(rep, "rms_dequant") && !strstr(rep, "rms_norm");
-    if (ok && (M == 1 ? !folded || st.fused_nodes < want_fused(p) : !strstr(rep, "rms_norm") || strstr(rep, "rms_dequant"))) {
-        printf("    vulkan M %lld: want the norm %s (fused %d, at least %d at M = 1):\n%s\n", (long long)M,
-               M == 1 ? "folded" : "kept", st.fused_nodes, want_fused(p), rep);
+    bool kept = rep && strstr(rep, "rms_norm") && !strstr(rep, "rms_dequant");
+    bool want = vk_folds(w->dt, M);
+    if (ok && (want ? !folded || st.fused_nodes < want_fused(p) : !kept)) {
+        printf("    vulkan M %lld: want the norm %s (fused %d):\n%s\n", (long long)M, want ? "folded" : "kept",
+               st.fused_nodes, rep);
         ok = false;
     }
-    /* decode shapes of block types on a device with integer dot products: the
-     * norm folded into the i8 matvec (no norm dispatch of its own) */
-    const char *exact = getenv("RLX_VK_EXACT_QUANT");
-    bool i8_default = !(exact && *exact && strcmp(exact, "0")) && !getenv("RLX_VK_DQ_I8");
-    if (ok && M == 1 && w->dt != RLX_F32 && vkp_devices_int_dot() == 1 && i8_default &&
-        (!strstr(rep, "dequant-i8-norm-") || strstr(rep, " norm\n"))) {
+    if (ok && want && (!strstr(rep, "dequant-i8-norm-") || strstr(rep, " norm\n"))) {
         printf("    vulkan: want the dequant-i8-norm tiers and no norm step:\n%s\n", rep);
         ok = false;
     }
@@ -451,5 +458,66 @@ TEST(norm_fusion_vk_parity) {
         weights_free(&w);
     }
     env_restore("RLX_NO_FUSE", no_fuse);
+    CHECK(ok);
+}
+
+/* The folded i8 kernel with several x rows (M up to 8, per-row statistics)
+ * and K large enough that one invocation's chunks span rows; Vulkan against
+ * the CPU, and the folded tiers chosen. */
+TEST(norm_fusion_vk_multirow) {
+    VKP_REQUIRE();
+    static const rlx_dtype dts[] = {RLX_Q4_K, RLX_Q6_K, RLX_Q8_0};
+    static const int64_t Ms[] = {2, 3, 5, 8};
+    bool ok = true;
+    for (size_t t = 0; t < sizeof dts / sizeof dts[0] && ok; t++)
+        for (size_t m = 0; m < sizeof Ms / sizeof Ms[0] && ok; m++) {
+            rlx_dtype dt = dts[t];
+            int64_t M = Ms[m], K = dt == RLX_Q8_0 ? 2080 : 2304;
+            rlx_graph *g = rlx_graph_new();
+            int64_t xd[2] = {M, K}, gd[1] = {K};
+            rlx_node x = rlx_input(g, "x", RLX_F32, 2, xd);
+            float *gv = malloc(sizeof(float) * (size_t)K);
+            test_fill_uniform_f32(gv, K, 0.5f, 1.5f);
+            rlx_node h = rlx_rms_norm(g, x, rlx_constant(g, RLX_F32, 1, gd, gv), RLX_NO_NODE, 1e-5f);
+            static const int64_t Ns[5] = {96, 32, 32, 64, 64};
+            void *wb[5];
+            double *wd[5];
+            size_t wbytes;
+            rlx_node wn[5];
+            for (int i = 0; i < 5; i++) {
+                wb[i] = ops_quantized_weights(dt, Ns[i], K, &wd[i], &wbytes);
+                int64_t wdims[2] = {Ns[i], K};
+                wn[i] = rlx_constant(g, dt, 2, wdims, wb[i]);
+            }
+            rlx_output(g, "q", rlx_dequant_matmul(g, h, wn[0]));
+            rlx_output(g, "k", rlx_dequant_matmul(g, h, wn[1]));
+            rlx_output(g, "v", rlx_dequant_matmul(g, h, wn[2]));
+            rlx_output(g, "y", rlx_mul(g, rlx_silu(g, rlx_dequant_matmul(g, h, wn[3])), rlx_dequant_matmul(g, h, wn[4])));
+            float *xv = malloc(sizeof(float) * (size_t)(M * K));
+            test_fill_uniform_f32(xv, M * K, -2, 3);
+            rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = xv,
+                             .bytes = sizeof(float) * (size_t)(M * K)};
+            ok = vkp_compare(g, &in, 1, 2e-2, true);
+            rlx_compile_options o;
+            vkp_options(&o);
+            rlx_exec *e = NULL;
+            char *rep = NULL;
+            if (ok && vk_folds(dt, M) &&
+                (rlx_compile(g, &o, &e) != RLX_OK || rlx_exec_run(e, &in, 1) != RLX_OK || !(rep = rlx_exec_report(e)) ||
+                 !strstr(rep, "dequant-i8-norm-swiglu-") || strstr(rep, "rms_norm"))) {
+                printf("    want the folded tiers:\n%s\n", rep ? rep : rlx_last_error());
+                ok = false;
+            }
+            if (!ok) printf("    %s M %lld K %lld\n", rlx_dtype_name(dt), (long long)M, (long long)K);
+            free(rep);
+            rlx_exec_free(e);
+            rlx_graph_free(g);
+            for (int i = 0; i < 5; i++) {
+                free(wb[i]);
+                free(wd[i]);
+            }
+            free(gv);
+            free(xv);
+        }
     CHECK(ok);
 }

@@ -219,26 +219,30 @@ static rlx_status fuse_norm_prologue(const ir_graph *g, const int32_t *uses, int
  * rows: a backend whose folded kernel pays off only at decode sizes (Vulkan:
  * the i8 matvec normalizes x for free, while a prefill-sized product would
  * need the norm materialized once per projection) folds there and leaves
- * prefill specializations as they are. Users are the dequant_matmul /
+ * prefill specializations as they are; ok() says which products the backend
+ * folds (weight type, rows, K), gamma must be a param or constant (whose
+ * storage the backend aligns). Users are the dequant_matmul /
  * dequant_swiglu nodes (already fused at compile time) taking the norm as x;
  * the norm node becomes an unused reshape of its input, a view the planner
  * gives no memory and the backends no step.
  */
-rlx_status pass_fold_norm_inplace(ir_graph *g, int64_t max_rows, int *n_folded) {
+rlx_status pass_fold_norm_inplace(ir_graph *g, int64_t max_rows, fold_norm_pred ok, void *ctx, int *n_folded) {
     *n_folded = 0;
     int32_t *uses = pass_use_counts(g);
     if (!uses) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "fold norm: out of memory");
     for (int32_t i = 0; i < g->n_nodes; i++) {
         ir_node *norm = &g->nodes[i];
         if (!plain_rms_norm(g, norm) || uses[i] == 0 || !ir_shape_is_static(&norm->shape)) continue;
-        int64_t K = ir_shape_numel(&g->nodes[norm->in[1]].shape);
-        if (K <= 0 || ir_shape_numel(&norm->shape) / K > max_rows) continue;
+        const ir_node *gamma = &g->nodes[norm->in[1]];
+        int64_t K = ir_shape_numel(&gamma->shape), rows = K > 0 ? ir_shape_numel(&norm->shape) / K : 0;
+        if (K <= 0 || rows > max_rows || (gamma->op != IR_OP_PARAM && gamma->op != IR_OP_CONST)) continue;
         int32_t covered = 0;
         for (int32_t j = i + 1; j < g->n_nodes; j++) {
             const ir_node *u = &g->nodes[j];
             bool mm = u->op == IR_OP_DEQUANT_MATMUL && u->in[1] != i;
             bool sw = u->op == IR_OP_DEQUANT_SWIGLU && u->in[1] != i && u->in[2] != i;
-            if ((mm || sw) && u->in[0] == i && u->n_in < IR_MAX_INPUTS) covered++;
+            if ((mm || sw) && u->in[0] == i && u->n_in < IR_MAX_INPUTS && (!ok || ok(ctx, g->nodes[u->in[1]].dtype, rows, K)))
+                covered++;
         }
         if (covered != uses[i]) continue;
         for (int32_t j = i + 1; j < g->n_nodes; j++) {

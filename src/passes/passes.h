@@ -31,8 +31,11 @@ typedef struct fuse_claims {
  * *n_fused counts the fused nodes created. */
 rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *dst, int *n_fused);
 /* The norm_prologue fold on a specialized graph, in place (ids unchanged), for
- * norms of at most max_rows rows; *n_folded counts the rewritten products. */
-rlx_status pass_fold_norm_inplace(ir_graph *g, int64_t max_rows, int *n_folded);
+ * norms of at most max_rows rows whose gamma is a param or constant and whose
+ * every product ok() accepts (weight type, rows, K); *n_folded counts the
+ * rewritten products. */
+typedef bool (*fold_norm_pred)(void *ctx, rlx_dtype w, int64_t rows, int64_t K);
+rlx_status pass_fold_norm_inplace(ir_graph *g, int64_t max_rows, fold_norm_pred ok, void *ctx, int *n_folded);
 
 /* Specialized copy: symbols replaced by sym_values, shape rules re-run so that
  * every provisional check becomes exact. All dims of dst are static. */

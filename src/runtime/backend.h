@@ -27,6 +27,9 @@ typedef struct rt_backend {
     double     (*program_device_seconds)(void *prog);
     const char*(*device_name)(void *dev);
     char      *(*program_report)(void *prog);
+    /* claims.norm_fold_rows > 0: whether a norm of rows x K folds into a
+     * product with weights of type w on this device (pass_fold_norm_inplace) */
+    bool       (*folds_norm)(void *dev, rlx_dtype w, int64_t rows, int64_t K);
 } rt_backend;
 
 /* The backend for a request (AUTO picks a hardware GPU when there is one,

@@ -85,6 +85,7 @@ static int vk_prog_host_steps(void *prog) { return vk_program_host_steps(prog); 
 static double vk_prog_device_seconds(void *prog) { return vk_program_gpu_seconds(prog); }
 static char *vk_prog_report(void *prog) { return vk_program_report(prog); }
 static const char *vk_dev_name(void *dev) { return vk_backend_device_name(dev); }
+static bool vk_folds_norm(void *dev, rlx_dtype w, int64_t rows, int64_t K) { return vk_backend_folds_norm(dev, w, rows, K); }
 
 /* Vulkan folds RMS norms into quantized projections per specialization, at
  * decode sizes only (vk_lower_rms_dequant: the i8 matvec normalizes x as it
@@ -94,6 +95,7 @@ static const rt_backend vulkan_backend = {
     .name = "vulkan",
     .claims = {.matmul_bias_act = true, .add_norm = true, .dequant_epilogue = true, .rope_kv_write = true,
                .norm_fold_rows = 8},
+    .folds_norm = vk_folds_norm,
     .device_new = vk_dev_new,
     .device_free = vk_dev_free,
     .param_alloc = vk_p_alloc,

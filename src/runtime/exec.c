@@ -107,7 +107,7 @@ static rlx_status make_spec(rlx_exec *e, const int64_t *syms, rt_spec **out) {
     rlx_status st = pass_specialize(&e->graph, syms, &s->g);
     int folded = 0;
     if (st == RLX_OK && e->opts.optimize && e->opts.fuse && e->be->claims.norm_fold_rows > 0)
-        st = pass_fold_norm_inplace(&s->g, e->be->claims.norm_fold_rows, &folded);
+        st = pass_fold_norm_inplace(&s->g, e->be->claims.norm_fold_rows, e->be->folds_norm, e->dev, &folded);
     s->folded_nodes = folded;
     if (st == RLX_OK) st = plan_memory(&s->g, &s->plan);
     if (st == RLX_OK && !(s->inputs = calloc((size_t)RLX_MAX(s->g.n_nodes, 1), sizeof *s->inputs)))

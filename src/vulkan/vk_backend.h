@@ -35,6 +35,9 @@ bool  vk_hardware_present(void);
 rlx_status  vk_backend_device_new(const vk_device_options *o, vk_device **out);
 void        vk_backend_device_free(vk_device *d);
 const char *vk_backend_device_name(const vk_device *d);
+/* Whether this device's decode matvec folds an RMS norm of rows x K into its
+ * products with weights of type w (the runtime folds only those norms). */
+bool        vk_backend_folds_norm(const vk_device *d, rlx_dtype w, int64_t rows, int64_t K);
 
 rlx_status vk_param_alloc(vk_device *d, size_t bytes, void **handle);
 rlx_status vk_param_write(vk_device *d, void *handle, const void *data, size_t bytes);

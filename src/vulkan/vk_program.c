@@ -108,6 +108,10 @@ void vk_backend_device_free(vk_device *d) {
 
 const char *vk_backend_device_name(const vk_device *d) { return d->ctx->name; }
 
+bool vk_backend_folds_norm(const vk_device *d, rlx_dtype w, int64_t rows, int64_t K) {
+    return vk_i8_folds_norm(&d->ctx->caps, w, rows, K);
+}
+
 rlx_status vk_param_alloc(vk_device *d, size_t bytes, void **handle) {
     vk_buf *b = calloc(1, sizeof *b);
     if (!b) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");

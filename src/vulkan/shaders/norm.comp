@@ -52,10 +52,15 @@ float load_s(uint i) {
     return v;
 }
 
-// CH elements of the row, t + 256 * u past j0 (indices clamped to the row so
-// that the loads need no branch; callers skip the clamped ones).
+// CH elements of the row, 256 apart from j0 (past the row's end the index
+// falls back to j0, this invocation's own element, so the loads need no branch
+// and never touch an element another invocation may be writing when out
+// aliases x; callers skip those).
 void load_chunk(uint base, uint j0, out float v[CH]) {
-    [[unroll]] for (uint u = 0u; u < CH; u++) v[u] = load_s(base + min(j0 + 256u * u, pc.d - 1u));
+    [[unroll]] for (uint u = 0u; u < CH; u++) {
+        uint j = j0 + 256u * u;
+        v[u] = load_s(base + (j < pc.d ? j : j0));
+    }
 }
 
 float workgroup_sum(float v) {
@@ -101,7 +106,7 @@ void main() {
     for (uint j0 = t; j0 < pc.d; j0 += 256u * CH) {
         load_chunk(base, j0, v);
         float g[CH];
-        [[unroll]] for (uint u = 0u; u < CH; u++) g[u] = load_f(pc.gamma, DT, min(j0 + 256u * u, pc.d - 1u));
+        [[unroll]] for (uint u = 0u; u < CH; u++) g[u] = load_f(pc.gamma, DT, min(j0 + 256u * u, pc.d - 1u));   // gamma is never written
         [[unroll]] for (uint u = 0u; u < CH; u++) {
             uint j = j0 + 256u * u;
             if (j >= pc.d) continue;
