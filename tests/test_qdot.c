@@ -18,6 +18,7 @@
  */
 #include "harness.h"
 #include "cpu/kernels/qdot.h"
+#include "cpu/kernels/qdot_internal.h"   /* the ISA tables: which dot the dispatch picked */
 #include "io/quant.h"
 #include "core/core.h"
 #include <math.h>
@@ -313,6 +314,67 @@ TEST(qdot_isas_agree_with_portable) {
         }
     }
     qdot_force_isa(NULL);
+}
+
+/* The hand-written AVX-512 Q5_K dot (decode of Q5_K_M models): the dispatch
+ * picks it on AVX-512 (not the one-row gemm tile, not the AVX2 dot); against
+ * float64 over one block (K = 256), the 2-block loop and the odd last block,
+ * odd N, realistic and random-byte weights; and against the AVX2 dot on the
+ * same quantized x (both ISAs share the AVX2 quantizer), mixed-sign and
+ * one-signed x (largest mins terms), to 1e-5: only float order differs. */
+TEST(qdot_q5_K_avx512_dot) {
+#if defined(RLX_QDOT_HAVE_AVX512)
+    if (qdot_force_isa("avx512") != 0) { printf("    no AVX-512 VNNI on this CPU, skipped\n"); return; }
+    qdot_kernel k;
+    CHECK(qdot_find(QTYPE_Q5_K, &k) && strcmp(k.isa, "avx512") == 0);
+    CHECK(k.dot == rlx_qdot_avx512.dot[QD_Q5_K] && k.dot != rlx_qgemm_avx512_dots[QD_Q5_K] &&
+          k.dot != rlx_qdot_avx2.dot[QD_Q5_K]);
+    qdot_force_isa(NULL);   /* the automatic choice on this CPU is the same */
+    CHECK(strcmp(qdot_isa_name(), "avx512") == 0 && qdot_find(QTYPE_Q5_K, &k) && k.dot == rlx_qdot_avx512.dot[QD_Q5_K]);
+    CHECK(qdot_force_isa("avx512") == 0);
+    static const int nblocks[] = {1, 2, 3, 4, 5, 8};
+    static const int64_t Ns[] = {7, 13, 37};
+    for (size_t c = 0; c < sizeof nblocks / sizeof nblocks[0]; c++) {
+        int64_t K = 256 * nblocks[c], N = Ns[c % 3];
+        double worst = 0;
+        bool ok = check_type(QTYPE_Q5_K, "avx512", 1, N, K, false, false, &worst) &&
+                  check_type(QTYPE_Q5_K, "avx512", 3, N, K, true, false, &worst);
+        CHECK_MSG(ok, "Q5_K avx512 dot K=%lld N=%lld vs float64", (long long)K, (long long)N);
+    }
+    qdot_force_isa(NULL);
+    if (qdot_force_isa("avx2") != 0) return;
+    for (size_t c = 0; c < sizeof nblocks / sizeof nblocks[0]; c++) {
+        int64_t K = 256 * nblocks[c], N = 2 * Ns[c % 3] + 1;
+        for (int variant = 0; variant < 2; variant++) {
+            double *wd;
+            size_t rb;
+            uint8_t *w = make_w(QTYPE_Q5_K, N, K, variant == 1, &wd, &rb);
+            float *x = malloc(sizeof(float) * (size_t)K), *got = malloc(sizeof(float) * (size_t)N);
+            double *ref = malloc(sizeof(double) * (size_t)N);
+            test_fill_uniform_f32(x, K, variant ? 0.5f : -2.0f, 2.0f);
+            qdot_kernel k2, k5;
+            CHECK(qdot_force_isa("avx2") == 0 && qdot_find(QTYPE_Q5_K, &k2) && strcmp(k2.isa, "avx2") == 0);
+            CHECK(qdot_force_isa("avx512") == 0 && qdot_find(QTYPE_Q5_K, &k5));
+            uint8_t *xq = rlx_aligned_alloc(qdot_act_bytes(k2.act, K));
+            CHECK(k2.quantize(x, K, xq));
+            for (int64_t n = 0; n < N; n++) {
+                ref[n] = k2.dot(K, w + (size_t)n * rb, xq);
+                got[n] = k5.dot(K, w + (size_t)n * rb, xq);
+            }
+            char what[96];
+            snprintf(what, sizeof what, "Q5_K avx512 vs avx2 dot K=%lld N=%lld%s", (long long)K, (long long)N,
+                     variant ? " one-signed x, random bytes" : "");
+            bool ok = test_close_f32_f64(what, got, ref, N, 1e-5);
+            rlx_aligned_free(xq);
+            free(w); free(wd); free(x); free(got); free(ref);
+            if (!ok) qdot_force_isa(NULL);
+            CHECK_MSG(ok, "%s", what);
+        }
+    }
+    qdot_force_isa(NULL);
+#else
+    printf("    not an x86-64 build, skipped\n");
+#endif
 }
 
 /* The SIMD quantizers write exactly what the portable one does. */

@@ -1,6 +1,6 @@
 /*
  * qdot_avx512.c — AVX-512 (F/BW/VL + VNNI) hand-written dots of qdot.h for
- * Q8_0, Q4_0, Q4_K and Q6_K (contract in qdot_internal.h), and the ISA's
+ * Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (contract in qdot_internal.h), and the ISA's
  * table. Built with -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mfma -mf16c
  * -mavx2 and only called after qdot.c's run-time check. The other types' dots
  * are the one-row gemm tiles of qgemm_avx512.c (.gdot); the gemm kernels are
@@ -12,8 +12,9 @@
  *     32-byte group broadcast to both halves and shifted by a per-half count,
  *     vpsrlvw), one vpmaddubsw (unsigned weight x signed x -> int16 pairs)
  *     and one vpdpwssd that multiplies by the sub-block scale and adds into
- *     the int32 accumulator (madd + add of the AVX2 kernel in one). Q4_K
- *     unpacks scales and mins in registers, two blocks per step.
+ *     the int32 accumulator (madd + add of the AVX2 kernel in one). Q4_K and
+ *     Q5_K (one loop) unpack scales and mins in registers, two blocks per
+ *     step; Q5_K adds the 5th bit by a vptestmb of qh and a masked + 16.
  *   - Q4_0: two 32-blocks per zmm, vpdpbusd of the unsigned nibbles with x,
  *     one FMA per two blocks; the -8 offset is -8 * d_w * s[b] from the
  *     activation's block sums (qdot.h), a 4-lane FMA per four blocks.
@@ -185,21 +186,34 @@ static float dot_q8_0(int64_t K, const uint8_t *w, const void *xq) {
 
 /* --------------------------------------------------------- K-quant dots */
 
-/* sum over the block's 8 sub-blocks s of scale_s * (nibbles . x) as 16
- * int32 lanes, scale_s in int16 lanes 0..7 of sc16. */
-static inline __m512i k4_sumi(const uint8_t *w, const int8_t *xs, __m512i sc16) {
-    const __m512i m4 = _mm512_set1_epi8(15);
+/* sum over the block's 8 sub-blocks s of scale_s * (q . x) as 16 int32
+ * lanes, scale_s in int16 lanes 0..7 of sc16; q the 4-bit nibbles at qs
+ * (Q4_K: block + 16, Q5_K: block + 48) and, for Q5_K, bit s of byte l of
+ * the 32 bytes at qh the 5th bit of element l of sub-block s (NULL: Q4_K). */
+static inline __attribute__((always_inline)) __m512i k45_sumi(const uint8_t *qs, const uint8_t *qh, const int8_t *xs,
+                                                              __m512i sc16) {
+    const __m512i m4 = _mm512_set1_epi8(15), sixteen = _mm512_set1_epi8(16);
     /* 16-bit shift counts: 0 for the low half (low nibbles), 4 for the high half */
     const __m512i shifts = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
     /* vpermw indices: int16 lanes 0-15 take scale 2j, lanes 16-31 scale 2j+1 */
     const __m512i half = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(1), 1);
+    /* Q5_K: qh in both halves; byte bit 1 << 2j selects sub-block 2j (low
+     * half), 2 << 2j sub-block 2j+1 (high half). One vptestmb and a masked
+     * byte add of 16 per 64 weights (q <= 15 there, so + 16 is | 16) instead
+     * of the shift, and, shift, or of the gemm tile. */
+    const __m512i hsel = _mm512_inserti64x4(_mm512_set1_epi8(1), _mm256_set1_epi8(2), 1);
+    const __m512i hb = qh ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)qh)) : _mm512_setzero_si512();
     __m512i sumi0 = _mm512_setzero_si512(), sumi1 = _mm512_setzero_si512();
     for (int j = 0; j < 4; j += 2) {
         /* group j: elements 64j..64j+31 in the low nibbles, 64j+32..64j+63 in the high ones */
-        __m512i q0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w + 16 + 32 * j)));
-        __m512i q1 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w + 48 + 32 * j)));
+        __m512i q0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(qs + 32 * j)));
+        __m512i q1 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(qs + 32 * j + 32)));
         q0 = _mm512_and_si512(_mm512_srlv_epi16(q0, shifts), m4);
         q1 = _mm512_and_si512(_mm512_srlv_epi16(q1, shifts), m4);
+        if (qh) {
+            q0 = _mm512_mask_add_epi8(q0, _mm512_test_epi8_mask(hb, _mm512_slli_epi16(hsel, 2 * j)), q0, sixteen);
+            q1 = _mm512_mask_add_epi8(q1, _mm512_test_epi8_mask(hb, _mm512_slli_epi16(hsel, 2 * j + 2)), q1, sixteen);
+        }
         __m512i p0 = _mm512_maddubs_epi16(q0, _mm512_loadu_si512(xs + 64 * j));
         __m512i p1 = _mm512_maddubs_epi16(q1, _mm512_loadu_si512(xs + 64 * j + 64));
         __m512i i0 = _mm512_add_epi16(half, _mm512_set1_epi16((short)(2 * j)));
@@ -209,11 +223,11 @@ static inline __m512i k4_sumi(const uint8_t *w, const int8_t *xs, __m512i sc16) 
     return _mm512_add_epi32(sumi0, sumi1);
 }
 
-/* qd_k4_scales_v for two blocks 144 bytes apart: lane 0 block 0, lane 1
- * block 1 (each: bytes 0..7 scales, 8..15 mins). */
-static inline __m256i k4_scales_v2(const uint8_t *w) {
+/* qd_k4_scales_v for two Q4_K / Q5_K blocks `bytes` apart: lane 0 block 0,
+ * lane 1 block 1 (each: bytes 0..7 scales, 8..15 mins). */
+static inline __m256i k4_scales_v2(const uint8_t *w, int bytes) {
     __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + 4))),
-                                        _mm_loadu_si128((const __m128i *)(w + 148)), 1);
+                                        _mm_loadu_si128((const __m128i *)(w + bytes + 4)), 1);
     __m256i a = _mm256_shuffle_epi32(v, 0x98);   /* u0 u2 u1 u2 per lane */
     __m256i b = _mm256_shuffle_epi32(v, 0x50);   /* u0 u0 u1 u1 */
     __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(a, _mm256_setr_epi32(0, 0, 0, 4, 0, 0, 0, 4)),
@@ -224,11 +238,13 @@ static inline __m256i k4_scales_v2(const uint8_t *w) {
     return _mm256_or_si256(lo, _mm256_slli_epi32(hi, 4));
 }
 
-/* Everything per block in vector registers (no scalar unpack, no store to
+/* Q4_K (bytes 144) and Q5_K (176: the nibbles start at 48, qh at 16).
+ * Everything per block in vector registers (no scalar unpack, no store to
  * load round trip: the old version's 4-byte stores read back as 8-byte
  * loads stalled store forwarding), and two blocks per step share the scale
  * unpack, the f16 conversion of d / dmin and the mins term (one zmm each). */
-static float dot_q4_K(int64_t K, const uint8_t *w, const void *xq) {
+static inline __attribute__((always_inline)) float k45_dot(int bytes, int64_t K, const uint8_t *w, const void *xq) {
+    const int q5 = bytes == 176, qs = q5 ? 48 : 16;
     const int8_t *xs = xq;
     const float *xd = qa_d(xq, K);
     const int16_t *bs = qa_bsums(xq, K);
@@ -236,18 +252,20 @@ static float dot_q4_K(int64_t K, const uint8_t *w, const void *xq) {
     /* acc: the d terms, accm: the dmin * mins terms (subtracted at the end) */
     __m512 acc = _mm512_setzero_ps(), accm = _mm512_setzero_ps();
     int64_t nb = K / 256, b = 0;
-    for (; b + 2 <= nb; b += 2, w += 288, xs += 512, bs += 32) {
-        __m256i sm = k4_scales_v2(w);
+    for (; b + 2 <= nb; b += 2, w += 2 * bytes, xs += 512, bs += 32) {
+        __m256i sm = k4_scales_v2(w, bytes);
         /* f16 d, dmin of both blocks -> [d0, dmin0, d1, dmin1] * [xd0, xd0, xd1, xd1] */
-        __m128i h = _mm_insert_epi32(_mm_cvtsi32_si128((int)qd_ld_u32(w)), (int)qd_ld_u32(w + 144), 1);
+        __m128i h = _mm_insert_epi32(_mm_cvtsi32_si128((int)qd_ld_u32(w)), (int)qd_ld_u32(w + bytes), 1);
         __m128 x2 = _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(xd + b)));   /* xd[b], xd[b + 1] */
         __m128 dd = _mm_mul_ps(_mm_cvtph_ps(h), _mm_unpacklo_ps(x2, x2));
         __m512 dd5 = _mm512_castps128_ps512(dd);
         /* mins: m_s * (bsums[2s] + bsums[2s+1]), 8 int32 per block */
         __m512i mt = _mm512_madd_epi16(_mm512_cvtepu8_epi16(_mm256_unpackhi_epi8(sm, sm)), _mm512_loadu_si512(bs));
         accm = _mm512_fmadd_ps(_mm512_permutexvar_ps(dmin_idx, dd5), _mm512_cvtepi32_ps(mt), accm);
-        __m512i s0 = k4_sumi(w, xs, _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(sm))));
-        __m512i s1 = k4_sumi(w + 144, xs + 256, _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(sm, 1))));
+        __m512i s0 = k45_sumi(w + qs, q5 ? w + 16 : NULL, xs,
+                              _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(sm))));
+        __m512i s1 = k45_sumi(w + bytes + qs, q5 ? w + bytes + 16 : NULL, xs + 256,
+                              _mm512_castsi256_si512(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(sm, 1))));
         acc = _mm512_fmadd_ps(_mm512_broadcastss_ps(dd), _mm512_cvtepi32_ps(s0), acc);
         acc = _mm512_fmadd_ps(_mm512_broadcastss_ps(_mm_movehl_ps(dd, dd)), _mm512_cvtepi32_ps(s1), acc);
     }
@@ -256,11 +274,14 @@ static float dot_q4_K(int64_t K, const uint8_t *w, const void *xq) {
         __m128 dd = qd_k4_dd(w, xd[b]);       /* d * xd, dmin * xd */
         __m256 m = _mm256_mul_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(dd)), _mm256_cvtepi32_ps(qd_k4_mins_v(sm, bs)));
         accm = _mm512_add_ps(accm, _mm512_zextps256_ps512(m));
-        __m512i s0 = k4_sumi(w, xs, _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm)));
+        __m512i s0 = k45_sumi(w + qs, q5 ? w + 16 : NULL, xs, _mm512_castsi128_si512(_mm_cvtepu8_epi16(sm)));
         acc = _mm512_fmadd_ps(_mm512_broadcastss_ps(dd), _mm512_cvtepi32_ps(s0), acc);
     }
     return _mm512_reduce_add_ps(_mm512_sub_ps(acc, accm));
 }
+
+static float dot_q4_K(int64_t K, const uint8_t *w, const void *xq) { return k45_dot(144, K, w, xq); }
+static float dot_q5_K(int64_t K, const uint8_t *w, const void *xq) { return k45_dot(176, K, w, xq); }
 
 static float dot_q6_K(int64_t K, const uint8_t *w, const void *xq) {
     const int8_t *xs = xq;
@@ -303,7 +324,8 @@ static float dot_q6_K(int64_t K, const uint8_t *w, const void *xq) {
 const qdot_isa_table rlx_qdot_avx512 = {
     .name = "avx512",
     .base = &rlx_qdot_avx2,
-    .dot = {[QD_Q8_0] = dot_q8_0, [QD_Q4_0] = dot_q4_0, [QD_Q4_K] = dot_q4_K, [QD_Q6_K] = dot_q6_K},
+    .dot = {[QD_Q8_0] = dot_q8_0, [QD_Q4_0] = dot_q4_0, [QD_Q4_K] = dot_q4_K, [QD_Q5_K] = dot_q5_K,
+            [QD_Q6_K] = dot_q6_K},
     .gemm = rlx_qgemm_avx512,
     .gdot = rlx_qgemm_avx512_dots,
     .gemm_packed = rlx_qgemm_packed_avx512,
