@@ -3,7 +3,8 @@
 # one Llama decode step (RLX_PROFILE=1, bench/llm_bench --report) and the
 # first layer's matvecs, then the unprofiled speed. Carry .gl and the build
 # folder (BIN, default build). MODELS="1b:q4_k_m 8b:q8_0" by default;
-# VARIANTS: env settings (comma-joined per variant) timed unprofiled too.
+# VARIANTS: env settings ("+"-joined per variant, so values may hold commas,
+# e.g. RLX_VK_DQ_I8=q4_K,q6_K+RLX_VK_DQ_T=64) timed unprofiled too.
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
 ldconfig
@@ -22,6 +23,6 @@ for mq in ${MODELS:-1b:q4_k_m 8b:q8_0}; do
     grep -E "gpu +(dequant|rms|add|attention)" "$out/prof_${m}_${q}.txt" | sed -n '2,12p' | awk '{print "   ", $3, $5, $6, $7, $8}'
     $bin/llm_bench --device H200 --model $m --quant $q --prompt 128 --decode 32 --bandwidth $bw 2>&1 | grep RESULT
     for v in ${VARIANTS:-}; do   # unprofiled speed with env overrides, e.g. VARIANTS="RLX_VK_DQ_NR=2 RLX_VK_DQ_RUN=0"
-        echo "$v: $(env ${v//,/ } $bin/llm_bench --device H200 --model $m --quant $q --prompt 128 --decode 32 --bandwidth $bw 2>&1 | grep RESULT)"
+        echo "$v: $(env ${v//+/ } $bin/llm_bench --device H200 --model $m --quant $q --prompt 128 --decode 32 --bandwidth $bw 2>&1 | grep RESULT)"
     done
 done
