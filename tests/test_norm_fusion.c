@@ -521,3 +521,34 @@ TEST(norm_fusion_vk_multirow) {
         }
     CHECK(ok);
 }
+
+/* A folded product the GPU does not lower runs as a host step (the CPU
+ * kernel through the backend's callback), named HOST in the report, with the
+ * CPU's results. RLX_VK_FORCE_HOST puts the folded ops there. */
+TEST(norm_fusion_vk_folded_host_step) {
+    VKP_REQUIRE();
+    if (!vk_folds(RLX_Q4_K, 1)) return;   /* nothing is folded here: no folded op to run */
+    weights w;
+    weights_make(&w, RLX_Q4_K);
+    run_data d;
+    data_make(&d, 1, w.K);
+    rlx_graph *g = build(P_ALL, T_NONE, 1, &w, true);
+    rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, w.K}, .data = d.x, .bytes = sizeof(float) * (size_t)w.K};
+    char *host = env_swap("RLX_VK_FORCE_HOST", "rms_dequant_matmul,rms_dequant_swiglu");
+    bool ok = vkp_compare(g, &in, 1, 2e-2, false);
+    rlx_compile_options o;
+    vkp_options(&o);
+    rlx_exec *e = NULL;
+    rlx_exec_stats st = {0};
+    char *rep = NULL;
+    ok = ok && rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_run(e, &in, 1) == RLX_OK && rlx_exec_get_stats(e, &st) == RLX_OK &&
+         (rep = rlx_exec_report(e)) != NULL && st.host_steps == want_fused(P_ALL) && strstr(rep, "rms_dequant");
+    if (!ok) printf("    host steps %d, want %d:\n%s\n", st.host_steps, want_fused(P_ALL), rep ? rep : rlx_last_error());
+    env_restore("RLX_VK_FORCE_HOST", host);
+    free(rep);
+    rlx_exec_free(e);
+    rlx_graph_free(g);
+    data_free(&d);
+    weights_free(&w);
+    CHECK(ok);
+}

@@ -17,6 +17,7 @@
  * are checked against the decoded activations only).
  */
 #include "harness.h"
+#include "ops_common.h"
 #include "cpu/kernels/qdot.h"
 #include "cpu/kernels/qdot_internal.h"   /* the ISA tables: which dot the dispatch picked */
 #include "io/quant.h"
@@ -432,22 +433,6 @@ TEST(qdot_find_rules) {
     qdot_force_isa(NULL);
 }
 
-/* Compiles g (output "y") and runs it with RLX_CPU_EXACT_QUANT set to 1 or
- * unset (other tests leave it set; restored afterwards). */
-static bool run_env(rlx_graph *g, const rlx_compile_options *o, rlx_exec **e, rlx_dtype dt, const void *w, size_t wbytes,
-                    const rlx_tensor *in, float *y, size_t ybytes, bool exact) {
-    const char *old = getenv("RLX_CPU_EXACT_QUANT");
-    char keep[32] = "";
-    if (old) snprintf(keep, sizeof keep, "%s", old);
-    if (exact) setenv("RLX_CPU_EXACT_QUANT", "1", 1);
-    else unsetenv("RLX_CPU_EXACT_QUANT");
-    bool ok = (*e || rlx_compile(g, o, e) == RLX_OK) && rlx_exec_set_param(*e, "w", dt, w, wbytes) == RLX_OK &&
-              rlx_exec_run(*e, in, 1) == RLX_OK && rlx_exec_read_output(*e, "y", y, ybytes) == RLX_OK;
-    if (old) setenv("RLX_CPU_EXACT_QUANT", keep, 1);
-    else unsetenv("RLX_CPU_EXACT_QUANT");
-    return ok;
-}
-
 /* DEQUANT_MATMUL on the CPU: the fast path (when this CPU has one) within
  * the 8-bit tolerance, RLX_CPU_EXACT_QUANT=1 exact, and NaN in x propagating
  * (that call takes the exact path for every row). */
@@ -463,16 +448,14 @@ static bool graph_case(uint32_t qt, int64_t M, int64_t N, int64_t K, int threads
     for (int64_t m = 0; m < M; m++)
         for (int64_t n = 0; n < N; n++)
             for (int64_t i = 0; i < K; i++) want[m * N + n] += (double)x[m * K + i] * wd[n * K + i];
-    rlx_graph *g = rlx_graph_new();
-    int64_t xd[2] = {M, K}, wdims[2] = {N, K};
-    rlx_output(g, "y", rlx_dequant_matmul(g, rlx_input(g, "x", RLX_F32, 2, xd), rlx_param(g, "w", dt, 2, wdims)));
+    rlx_graph *g = ops_dequant_graph(dt, M, N, K);
     rlx_compile_options o;
     rlx_compile_options_init(&o);
     o.backend = RLX_BACKEND_CPU;
     o.threads = threads;
     rlx_exec *e = NULL;
     rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = x, .bytes = sizeof(float) * (size_t)(M * K)};
-    bool ok = run_env(g, &o, &e, dt, w, rb * (size_t)N, &in, y, sizeof(float) * (size_t)(M * N), exact);
+    bool ok = ops_run_dequant(g, &o, &e, dt, w, rb * (size_t)N, &in, y, sizeof(float) * (size_t)(M * N), exact);
     if (!ok) printf("    %s: %s\n", qtype_name(qt), rlx_last_error());
     char what[96];
     snprintf(what, sizeof what, "dequant_matmul %s M=%lld threads=%d%s", qtype_name(qt), (long long)M, threads, exact ? " exact" : "");
@@ -547,9 +530,7 @@ TEST(qdot_prefill_rows_equal_decode_rows) {
         bool ok = true;
         for (int pass = 0; pass < 2 && ok; pass++) {
             int64_t rows = pass == 0 ? M : 1;
-            rlx_graph *g = rlx_graph_new();
-            int64_t xd[2] = {rows, K}, wdims[2] = {N, K};
-            rlx_output(g, "y", rlx_dequant_matmul(g, rlx_input(g, "x", RLX_F32, 2, xd), rlx_param(g, "w", dt, 2, wdims)));
+            rlx_graph *g = ops_dequant_graph(dt, rows, N, K);
             rlx_compile_options o;
             rlx_compile_options_init(&o);
             o.backend = RLX_BACKEND_CPU;
@@ -558,7 +539,7 @@ TEST(qdot_prefill_rows_equal_decode_rows) {
             for (int64_t m = 0; ok && m < (pass == 0 ? 1 : M); m++) {
                 rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {rows, K}, .data = x + m * K,
                                  .bytes = sizeof(float) * (size_t)(rows * K)};
-                ok = run_env(g, &o, &e, dt, w, rb * (size_t)N, &in, pass == 0 ? y : y1, sizeof(float) * (size_t)(rows * N), false);
+                ok = ops_run_dequant(g, &o, &e, dt, w, rb * (size_t)N, &in, pass == 0 ? y : y1, sizeof(float) * (size_t)(rows * N), false);
                 if (pass == 1)
                     for (int64_t n = 0; n < N; n++) ref[m * N + n] = y1[n];
             }

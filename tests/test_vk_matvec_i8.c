@@ -323,9 +323,7 @@ TEST(vk_matvec_i8_equals_cpu_fast_path) {
             void *w = ops_quantized_weights(dt, N, K, &wd, &wbytes);
             float *x = malloc(sizeof(float) * (size_t)(M * K)), *yc = malloc(sizeof(float) * (size_t)(M * N));
             test_fill_uniform_f32(x, M * K, -1, 1);
-            rlx_graph *g = rlx_graph_new();
-            int64_t xd[2] = {M, K}, wdims[2] = {N, K};
-            rlx_output(g, "y", rlx_dequant_matmul(g, rlx_input(g, "x", RLX_F32, 2, xd), rlx_param(g, "w", dt, 2, wdims)));
+            rlx_graph *g = ops_dequant_graph(dt, M, N, K);
             rlx_compile_options o;
             rlx_compile_options_init(&o);
             o.backend = RLX_BACKEND_CPU;
@@ -333,14 +331,7 @@ TEST(vk_matvec_i8_equals_cpu_fast_path) {
             rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = x,
                              .bytes = sizeof(float) * (size_t)(M * K)};
             /* the CPU's 8-bit path, whatever an earlier test left in the environment */
-            const char *ex = getenv("RLX_CPU_EXACT_QUANT");
-            char *keep = ex ? strdup(ex) : NULL;
-            unsetenv("RLX_CPU_EXACT_QUANT");
-            bool ok = rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_set_param(e, "w", dt, w, wbytes) == RLX_OK &&
-                      rlx_exec_run(e, &in, 1) == RLX_OK &&
-                      rlx_exec_read_output(e, "y", yc, sizeof(float) * (size_t)(M * N)) == RLX_OK;
-            if (keep) setenv("RLX_CPU_EXACT_QUANT", keep, 1);
-            free(keep);
+            bool ok = ops_run_dequant(g, &o, &e, dt, w, wbytes, &in, yc, sizeof(float) * (size_t)(M * N), false);
             rlx_exec_free(e);
             rlx_graph_free(g);
             i8_run run = run_vk(dt, 0, M, N, K, x, NULL, w, NULL, wbytes);

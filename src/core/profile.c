@@ -10,7 +10,7 @@
 
 bool rlx_profile_enabled(void) { return rlx_env_int("RLX_PROFILE", 0) != 0; }
 
-static bool add(char *out, size_t cap, size_t *len, const char *fmt, ...) {
+bool rlx_report_add(char *out, size_t cap, size_t *len, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int w = vsnprintf(out + *len, cap - *len, fmt, ap);
@@ -36,12 +36,12 @@ bool rlx_profile_summary(char *out, size_t cap, size_t *len, const char *const *
         tot[k] += us[i];
         cnt[k]++;
     }
-    ok = ok && add(out, cap, len, "profile: %.1f us of %s time per run (mean of %d runs)\n", all, what, runs);
+    ok = ok && rlx_report_add(out, cap, len, "profile: %.1f us of %s time per run (mean of %d runs)\n", all, what, runs);
     for (int r = 0; ok && r < kinds; r++) {   /* largest total first */
         int best = -1;
         for (int k = 0; k < kinds; k++)
             if (cnt[k] && (best < 0 || tot[k] > tot[best])) best = k;
-        ok = add(out, cap, len, "  %-32s %5d steps %10.1f us %5.1f%%\n", kind[first[best]], cnt[best], tot[best],
+        ok = rlx_report_add(out, cap, len, "  %-32s %5d steps %10.1f us %5.1f%%\n", kind[first[best]], cnt[best], tot[best],
                  all > 0 ? 100.0 * tot[best] / all : 0.0);
         cnt[best] = 0;
     }

@@ -194,10 +194,9 @@ char *cpu_program_report(const cpu_program *p) {
         char shape[160], lbl[128], us[32] = "";
         ir_shape_format(&n->shape, p->g, shape, sizeof shape);
         if (node_us && kernel) snprintf(us, sizeof us, "  %10.2f us", node_us[i]);
-        int w = snprintf(out + len, cap - len, "%4d  %-11s %-40s %s%-20s%s\n", i, path,
-                         ir_node_label(p->g, i, lbl, sizeof lbl), rlx_dtype_name(n->dtype), shape, us);
-        if (w < 0 || (size_t)w >= cap - len) break;
-        len += (size_t)w;
+        if (!rlx_report_add(out, cap, &len, "%4d  %-11s %-40s %s%-20s%s\n", i, path, ir_node_label(p->g, i, lbl, sizeof lbl),
+                            rlx_dtype_name(n->dtype), shape, us))
+            break;
     }
     if (prof) {   /* per op: the step's op name is its kind */
         const char **kind = malloc(sizeof(char *) * (size_t)RLX_MAX(p->n_steps, 1));

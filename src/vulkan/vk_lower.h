@@ -119,8 +119,6 @@ rlx_status vk_emit_matmul_f32_nt(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64
  * rounding for weights of type dt on this device (dequant_matmul.c): the
  * Vulkan backend folds norms only where this holds. */
 bool vk_i8_folds_norm(const vk_caps *caps, rlx_dtype dt, int64_t M, int64_t K);
-/* One f32 RMS norm dispatch (norm.c): out[rows, d] = x / rms(x) * gamma. */
-rlx_status vk_emit_rms_norm(vk_lower_ctx *c, uint64_t x, uint64_t gamma, uint64_t out, int64_t rows, int64_t d, float eps);
 /* DEQUANT_MATMUL for M > 8 (prefill), w of K elements per row (dequant_gemm.c). */
 rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes);
 

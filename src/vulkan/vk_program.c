@@ -25,7 +25,6 @@
 #include "vulkan/vk_backend.h"
 #include "vulkan/vk_ctx.h"
 #include "core/profile.h"
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +49,6 @@ typedef struct vk_node_info {
     char         note[160];          /* tier or host-step reason */
     int          n_dispatch;
     VkDeviceSize host_in_off[IR_MAX_INPUTS], host_out_off;  /* in the host-step buffer */
-    VkDeviceSize scratch_off, scratch_bytes;                 /* its scratch slot (bytes 0: none) */
 } vk_node_info;
 
 typedef struct vk_segment {
@@ -192,34 +190,10 @@ static bool forced_to_host(ir_op op) {
     return false;
 }
 
-/*
- * Scratch slots. Nodes that need scratch take slots of one size in turn, so
- * neighbouring scratch users (a decode layer's q, k and v projections when
- * each normalizes its x into scratch, say) touch different bytes and need no
- * barrier between them; with one shared region they were serialized. At most
- * VK_SCRATCH_SLOTS slots, fewer when the slots would pass VK_SCRATCH_SLOTS_CAP
- * bytes (one slot always suffices: hazards are tracked by byte range).
- */
-#define VK_SCRATCH_SLOTS     4
-#define VK_SCRATCH_SLOTS_CAP ((VkDeviceSize)256 << 20)
-
-static VkDeviceSize assign_scratch_slots(vk_program *p, VkDeviceSize slot) {
-    slot = (slot + 255) & ~(VkDeviceSize)255;
-    int users = 0;
-    for (int32_t i = 0; i < p->g->n_nodes; i++) users += p->info[i].scratch_bytes > 0;
-    int n = users < VK_SCRATCH_SLOTS ? users : VK_SCRATCH_SLOTS;
-    while (n > 1 && slot * (VkDeviceSize)n > VK_SCRATCH_SLOTS_CAP) n--;
-    int k = 0;
-    for (int32_t i = 0; i < p->g->n_nodes; i++)
-        if (p->info[i].scratch_bytes > 0) p->info[i].scratch_off = slot * (VkDeviceSize)(k++ % RLX_MAX(n, 1));
-    return slot * (VkDeviceSize)RLX_MAX(n, 1);
-}
-
 /* Lowers every node once to decide GPU vs host and to size the scratch. */
 static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDeviceSize *hostio_need) {
     *scratch_need = 0;
     *hostio_need = 0;
-    VkDeviceSize slot = 0;
     for (int32_t i = 0; i < p->g->n_nodes; i++) {
         if (!is_step(p->g, p->plan, i)) continue;
         vk_node_info *info = &p->info[i];
@@ -242,8 +216,7 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             info->gpu = true;
             info->n_dispatch = c.n_d;
             snprintf(info->note, sizeof info->note, "%s", c.tier ? c.tier : c.d[0].shader);
-            info->scratch_bytes = c.scratch_bytes;
-            if (c.scratch_bytes > slot) slot = c.scratch_bytes;
+            if (c.scratch_bytes > *scratch_need) *scratch_need = c.scratch_bytes;
         } else if (st == RLX_STATUS_UNSUPPORTED || (st == RLX_OK && c.n_d == 0)) {
             info->host = true;
             snprintf(info->note, sizeof info->note, "%s", st == RLX_OK ? "lowering emitted nothing" : rlx_last_error());
@@ -258,7 +231,6 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             return rlx_fail(st, "vulkan: lowering %s: %s", ir_node_label(p->g, i, lbl, sizeof lbl), rlx_last_error());
         }
     }
-    *scratch_need = slot ? assign_scratch_slots(p, slot) : 0;
     return RLX_OK;
 }
 
@@ -384,8 +356,7 @@ static rlx_status end_segment(vk_program *p, recorder *r, bool last) {
 
 static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
     vk_lower_ctx c;
-    const vk_node_info *info = &p->info[i];
-    lower_ctx_init(p, i, &c, p->scratch.addr ? p->scratch.addr + info->scratch_off : 0);
+    lower_ctx_init(p, i, &c, p->scratch.addr);
     rlx_status st = vk_lowering_for(p->g->nodes[i].op)(&c);
     if (st != RLX_OK) return st;
     if (c.n_d != p->info[i].n_dispatch) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: lowering is not deterministic");
@@ -406,7 +377,7 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
         memcpy(rdk, rd, sizeof(vk_range) * (size_t)n_rd);
         memcpy(wrk, wr, sizeof(vk_range) * (size_t)n_wr);
         if (d->uses_scratch) {
-            vk_range s = {p->scratch.buf, info->scratch_off, info->scratch_off + RLX_MAX(info->scratch_bytes, (VkDeviceSize)1)};
+            vk_range s = {p->scratch.buf, 0, p->scratch.size};
             rdk[n_rd_k++] = s;
             wrk[n_wr_k++] = s;
         }
@@ -706,17 +677,6 @@ int vk_program_host_steps(const vk_program *p) { return p->n_host; }
 
 double vk_program_gpu_seconds(const vk_program *p) { return p->last_gpu_seconds; }
 
-/* Appends printf output to the report buffer; false when it is full. */
-static bool report_add(char *out, size_t cap, size_t *len, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(out + *len, cap - *len, fmt, ap);
-    va_end(ap);
-    if (w < 0 || (size_t)w >= cap - *len) return false;
-    *len += (size_t)w;
-    return true;
-}
-
 /* Profile summary: device time per kernel tier (the node's note), largest first. */
 static void report_profile(const vk_program *p, char *out, size_t cap, size_t *len) {
     int32_t n = p->g->n_nodes, m = 0;
@@ -748,7 +708,7 @@ char *vk_program_report(const vk_program *p) {
         char shape[160], lbl[128], us[32] = "";
         ir_shape_format(&n->shape, p->g, shape, sizeof shape);
         if (prof && info->gpu && info->n_dispatch) snprintf(us, sizeof us, "%9.2f us  ", p->prof_us[i] / p->prof_runs);
-        if (!report_add(out, cap, &len, "%4d  %-6s %-36s %s%-20s %s%s\n", i, path, ir_node_label(p->g, i, lbl, sizeof lbl),
+        if (!rlx_report_add(out, cap, &len, "%4d  %-6s %-36s %s%-20s %s%s\n", i, path, ir_node_label(p->g, i, lbl, sizeof lbl),
                         rlx_dtype_name(n->dtype), shape, us, info->note))
             break;
     }

@@ -504,9 +504,10 @@ static rlx_status lower_product(vk_lower_ctx *c, const vk_tensor *w, uint64_t ou
  * their own. Other shapes: the unfused lowering makes the products (into
  * out, or into scratch for the two SwiGLU products), then epilogue.comp.
  */
-static rlx_status lower_fused(vk_lower_ctx *c, bool swiglu) {
+rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) {
     char lb[160];
     if (c->n_in != 3) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", vk_node_label(c, lb, sizeof lb), c->n_in);
+    bool swiglu = c->node->op == IR_OP_DEQUANT_SWIGLU;
     const vk_tensor *x = &c->in[0], *w = &c->in[1], *third = &c->in[2], *o = &c->out;
     rlx_dtype dt = w->dtype;
     if (swiglu) {
@@ -557,16 +558,12 @@ static rlx_status lower_fused(vk_lower_ctx *c, bool swiglu) {
     return emit_epilogue(c, gate, up, o->addr, o->numel, 2, true);
 }
 
-rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) { return lower_fused(c, c->node->op == IR_OP_DEQUANT_SWIGLU); }
-
 /*
  * RMS_DEQUANT_MATMUL (x, w, gamma) and RMS_DEQUANT_SWIGLU (x, wg, wu, gamma),
- * made by passes/fuse.c: the products of rms_norm(x, gamma, eps). Decode
- * shapes on the i8 matvec: one dispatch, the norm applied while each
- * workgroup rounds x into shared memory (tiers "dequant-i8-norm-..."), so a
- * decoder layer's two norms cost no dispatches (nor dependent stages) of
- * their own. Otherwise: norm.comp writes the normalized x to scratch and the
- * unfused lowering reads it from there (the dispatches of the unfused graph).
+ * which the runtime folds per specialization where vk_i8_folds_norm holds:
+ * one i8 matvec dispatch that normalizes x while it rounds it into shared
+ * memory (tiers "dequant-i8-norm-..."), so a decoder layer's two norms cost
+ * no dispatches (nor dependent stages) of their own.
  */
 rlx_status vk_lower_rms_dequant(vk_lower_ctx *c) {
     char lb[160];
@@ -587,40 +584,12 @@ rlx_status vk_lower_rms_dequant(vk_lower_ctx *c) {
         return RLX_OK;
     }
     float eps = (float)c->node->fa[0];
-    if (takes_matvec(c, &d)) {
-        const vk_tensor *wu = swiglu ? &c->in[2] : NULL;
-        if (!wu || (wu->dtype == w->dtype && wu->rank == 2 && wu->dims[0] == w->dims[0] && wu->dims[1] == w->dims[1])) {
-            if (emit_matvec_i8(c, w->dtype, x->addr, w->addr, wu ? wu->addr : 0, 0, o->addr, d.M, d.N, d.K, d.row_bytes,
-                               swiglu ? 2 : 0, (dq_norm){gamma->addr, eps}, &st))
-                return st;
-        }
-    }
-    /* the norm into scratch, then the products as unfused, reading it there */
-    uint64_t xbytes = ((uint64_t)x->numel * 4 + 255) & ~(uint64_t)255;
-    if ((st = vk_emit_rms_norm(c, x->addr, gamma->addr, c->scratch_addr, d.M, d.K, eps)) != RLX_OK) return st;
-    c->d[c->n_d - 1].uses_scratch = true;
-    s.in[0].addr = c->scratch_addr;
-    s.scratch_addr = c->scratch_addr ? c->scratch_addr + xbytes : 0;
-    s.n_d = 0;
-    s.scratch_bytes = 0;
-    st = swiglu ? lower_fused(&s, true) : vk_lower_dequant_matmul(&s);
-    if (st != RLX_OK) return st;
-    for (int k = 0; k < s.n_d; k++) {
-        if (c->n_d >= VK_MAX_DISPATCHES) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: too many dispatches for one node");
-        c->d[c->n_d] = s.d[k];
-        c->d[c->n_d].uses_scratch = true;
-        c->n_d++;
-    }
-    c->scratch_bytes = xbytes + s.scratch_bytes;
-    /* the report says a norm runs inside: "norm+" and the product's kernel family */
-    static const char *const fam[][2] = {{"dequant-i8", "norm+dequant-i8"},         {"dequant-run", "norm+dequant-run"},
-                                         {"dequant-matvec", "norm+dequant-matvec"}, {"dequant-mm", "norm+dequant-mm"},
-                                         {"dequant-gemm", "norm+dequant-gemm"},     {"dequant-tiled", "norm+dequant-tiled"}};
-    c->tier = "norm+dequant";
-    for (size_t k = 0; k < sizeof fam / sizeof fam[0]; k++)
-        if (s.tier && strncmp(s.tier, fam[k][0], strlen(fam[k][0])) == 0) {
-            c->tier = fam[k][1];
-            break;
-        }
-    return RLX_OK;
+    /* wg and wu alike: checked by the shape rule (shape_rms_dequant) */
+    if (takes_matvec(c, &d) && emit_matvec_i8(c, w->dtype, x->addr, w->addr, swiglu ? c->in[2].addr : 0, 0, o->addr, d.M,
+                                              d.N, d.K, d.row_bytes, swiglu ? 2 : 0, (dq_norm){gamma->addr, eps}, &st))
+        return st;
+    /* The runtime folds a norm only where vk_i8_folds_norm holds, and params
+     * and constants (gamma) are aligned, so the i8 kernel always takes it;
+     * anything else is a host step (the CPU kernel), named in the report. */
+    return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: the i8 matvec does not take this folded norm", vk_node_label(c, lb, sizeof lb));
 }

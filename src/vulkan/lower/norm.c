@@ -3,8 +3,7 @@
  * and the fused residual forms ADD_LAYER_NORM / ADD_RMS_NORM (x, r, gamma[,
  * beta]) onto norm.comp: one workgroup per row of the last dim, the residual
  * add, both statistics passes and the affine output in one kernel.
- * eps = fa[0], has_beta = ia[0]. Also vk_emit_rms_norm, the norm that
- * RMS_DEQUANT_* lowerings emit when their matvec cannot fold it in.
+ * eps = fa[0], has_beta = ia[0].
  */
 #include "vulkan/vk_lower.h"
 #include <string.h>
@@ -15,30 +14,6 @@ typedef struct norm_push {
     float    eps;
     uint32_t pad;
 } norm_push;
-
-/* One norm.comp dispatch over rows of d elements (r: the fused residual). */
-static rlx_status emit_norm(vk_lower_ctx *c, bool layer, rlx_dtype dt, bool fused, bool has_beta, uint64_t x, uint64_t r,
-                            uint64_t gamma, uint64_t beta, uint64_t out, int64_t rows, int64_t d, float eps) {
-    norm_push p;
-    memset(&p, 0, sizeof p);
-    p.x = x;
-    p.r = r;
-    p.gamma = gamma;
-    p.beta = beta;
-    p.out = out;
-    p.rows = (uint32_t)rows;
-    p.d = (uint32_t)d;
-    p.eps = eps;
-    vk_dispatch *dp = vk_emit(c, "norm", &p, sizeof p);
-    if (!dp) return RLX_STATUS_INTERNAL;
-    dp->spec[0] = layer ? 0u : 1u;
-    dp->spec[1] = vk_dtype_code(dt);
-    dp->spec[2] = fused ? 1u : 0u;
-    dp->spec[3] = has_beta ? 1u : 0u;
-    dp->n_spec = 4;
-    vk_grid_1d(c->caps, (uint64_t)rows, 1, dp->groups);
-    return RLX_OK;
-}
 
 rlx_status vk_lower_norm(vk_lower_ctx *c)
 {
@@ -68,10 +43,23 @@ rlx_status vk_lower_norm(vk_lower_ctx *c)
     c->tier = fused ? "norm-fused-residual" : "norm";
     if (x->numel == 0 || d == 0) return RLX_OK;
 
-    return emit_norm(c, layer, dt, fused, has_beta, x->addr, fused ? c->in[1].addr : 0, c->in[first].addr,
-                     has_beta ? c->in[first + 1].addr : 0, c->out.addr, x->numel / d, d, (float)c->node->fa[0]);
-}
-
-rlx_status vk_emit_rms_norm(vk_lower_ctx *c, uint64_t x, uint64_t gamma, uint64_t out, int64_t rows, int64_t d, float eps) {
-    return emit_norm(c, false, RLX_F32, false, false, x, 0, gamma, 0, out, rows, d, eps);
+    norm_push p;
+    memset(&p, 0, sizeof p);
+    p.x = x->addr;
+    p.r = fused ? c->in[1].addr : 0;
+    p.gamma = c->in[first].addr;
+    p.beta = has_beta ? c->in[first + 1].addr : 0;
+    p.out = c->out.addr;
+    p.rows = (uint32_t)(x->numel / d);
+    p.d = (uint32_t)d;
+    p.eps = (float)c->node->fa[0];
+    vk_dispatch *dp = vk_emit(c, "norm", &p, sizeof p);
+    if (!dp) return RLX_STATUS_INTERNAL;
+    dp->spec[0] = layer ? 0u : 1u;
+    dp->spec[1] = vk_dtype_code(dt);
+    dp->spec[2] = fused ? 1u : 0u;
+    dp->spec[3] = has_beta ? 1u : 0u;
+    dp->n_spec = 4;
+    vk_grid_1d(c->caps, (uint64_t)p.rows, 1, dp->groups);
+    return RLX_OK;
 }
