@@ -42,7 +42,7 @@ static rlx_dtype weight_type(void *user, const char *name) {
     if (strcmp(c->quant, "q8_0") == 0) return RLX_Q8_0;
     if (strcmp(c->quant, "f16") == 0) return RLX_F16;
     if (strcmp(c->quant, "f32") == 0) return RLX_F32;
-    if (strstr(name, "token_embd") || strstr(name, "output.weight") || strstr(name, "attn_v") || strstr(name, "ffn_down"))
+    if (strstr(name, "token_embd") || strcmp(name, "output.weight") == 0 || strstr(name, "attn_v") || strstr(name, "ffn_down"))
         return RLX_Q6_K;
     return RLX_Q4_K;
 }
@@ -107,11 +107,14 @@ int main(int argc, char **argv) {
     double tp = now_s();
     if (eval(e, tokens, n_prompt, 0) != RLX_OK) { fprintf(stderr, "eval: %s\n", rlx_last_error()); return 1; }
     tp = now_s() - tp;
-    double *td = malloc(sizeof(double) * (size_t)n_decode);
+    double *td = malloc(sizeof(double) * (size_t)n_decode), *tdev = malloc(sizeof(double) * (size_t)n_decode);
+    if (!td || !tdev) { fprintf(stderr, "out of memory\n"); return 1; }
     for (int i = 0; i < n_decode; i++) {
         double t1 = now_s();
         if (eval(e, tokens + (i % n_prompt), 1, n_prompt + i) != RLX_OK) { fprintf(stderr, "eval: %s\n", rlx_last_error()); return 1; }
         td[i] = now_s() - t1;
+        rlx_exec_stats ds;   /* GPU: the step's device time (first to last timestamp), -1 on the CPU */
+        tdev[i] = rlx_exec_get_stats(e, &ds) == RLX_OK ? ds.device_seconds : -1.0;
     }
     if (report) {   /* per-step report of the decode specialization (the last one run) */
         char *r = rlx_exec_report(e);
@@ -120,6 +123,8 @@ int main(int argc, char **argv) {
     }
     qsort(td, (size_t)n_decode, sizeof *td, cmp_d);
     double t_dec = td[n_decode / 2];
+    qsort(tdev, (size_t)n_decode, sizeof *tdev, cmp_d);
+    double t_dev = tdev[n_decode / 2];   /* wall - device: submission, waits, the logits' copy to the caller */
     /* bytes a decode step reads: every 2-D weight (the embedding only by row,
      * unless tied to the output) and the KV cache up to the position */
     int64_t embd_dims[2] = {hp.n_vocab, hp.n_embd};
@@ -139,11 +144,12 @@ int main(int argc, char **argv) {
     }
     printf("| %s | %s | %s | %.2f | %.1f | %.1f | %.3f | %s | %s | %.1f |\n", model, cfg.quant, s.device, weight_bytes / 1e9,
            n_prompt / tp, 1.0 / t_dec, bytes / 1e9, floor_s, pct, load_s);
-    printf("RESULT %s %s decode_tok_s %.3f prefill_tok_s %.3f gb_per_token %.4f decode_steps %d\n", model, cfg.quant,
-           1.0 / t_dec, n_prompt / tp, bytes / 1e9, s.steps);
+    printf("RESULT %s %s decode_tok_s %.3f prefill_tok_s %.3f gb_per_token %.4f decode_steps %d decode_us %.1f device_us %.1f\n",
+           model, cfg.quant, 1.0 / t_dec, n_prompt / tp, bytes / 1e9, s.steps, 1e6 * t_dec, t_dev >= 0 ? 1e6 * t_dev : -1.0);
     rlx_exec_free(e);
     rlx_graph_free(g);
     free(tokens);
     free(td);
+    free(tdev);
     return 0;
 }

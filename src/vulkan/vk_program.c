@@ -54,6 +54,7 @@ typedef struct vk_node_info {
 typedef struct vk_segment {
     VkCommandBuffer cb;
     int32_t         host_node_after;   /* -1: last segment */
+    double          last_wait_s;       /* submit to fence of the previous run: how long to poll next time */
 } vk_segment;
 
 struct vk_program {
@@ -304,6 +305,7 @@ static rlx_status begin_segment(vk_program *p, recorder *r, int32_t host_node_be
     if (st != RLX_OK) return st;
     p->n_segs++;
     s->host_node_after = -1;
+    s->last_wait_s = 0;
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     if ((st = vk_check(p->ctx->f.vkBeginCommandBuffer(s->cb, &bi), "vkBeginCommandBuffer")) != RLX_OK) return st;
     r->cb = s->cb;
@@ -575,19 +577,34 @@ void vk_program_free(vk_program *p) {
 
 /* ------------------------------------------------------------ run */
 
-static rlx_status submit_and_wait(vk_program *p, VkCommandBuffer cb) {
+/* Longest the host polls the fence of one segment, in microseconds
+ * (RLX_VK_SPIN_US; 0: block in vkWaitForFences at once). */
+static double spin_cap_seconds(void) {
+    int us = rlx_env_int("RLX_VK_SPIN_US", 20000);
+    return us > 0 ? 1e-6 * us : 0;
+}
+
+/* Submits a segment and waits for it. Waiting by sleeping in
+ * vkWaitForFences costs a wake-up of ~100-200 us after the GPU is done (on
+ * an H200, 8B decode: wall - device time 233 us per token); a run's length
+ * repeats from one call to the next, so the host polls the fence for as long
+ * as the previous run of this segment took, plus a margin, and sleeps only
+ * beyond that (or beyond RLX_VK_SPIN_US). Polling keeps one CPU core busy
+ * while the GPU runs, the usual trade of latency-bound inference. */
+static rlx_status submit_and_wait(vk_program *p, vk_segment *seg) {
     vk_ctx *c = p->ctx;
-    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &seg->cb};
     pthread_mutex_lock(&c->lock);
+    double t0 = rlx_now_seconds();
     rlx_status st = vk_check(c->f.vkQueueSubmit(c->queue, 1, &si, p->fence), "vkQueueSubmit");
     pthread_mutex_unlock(&c->lock);
     if (st != RLX_OK) return st;
-    /* Short runs finish in microseconds: poll the fence for a while before
-     * sleeping in vkWaitForFences, whose wake-up alone costs tens of us. */
-    double spin_until = rlx_now_seconds() + 200e-6;
+    double spin = seg->last_wait_s * 1.25 + 200e-6, cap = spin_cap_seconds();
+    double spin_until = t0 + (spin < cap ? spin : cap);
     VkResult r;
     while ((r = c->f.vkGetFenceStatus(c->dev, p->fence)) == VK_NOT_READY && rlx_now_seconds() < spin_until) {}
     if (r == VK_NOT_READY) r = c->f.vkWaitForFences(c->dev, 1, &p->fence, VK_TRUE, UINT64_MAX);
+    seg->last_wait_s = rlx_now_seconds() - t0;
     st = vk_check(r, "waiting for the GPU");
     c->f.vkResetFences(c->dev, 1, &p->fence);
     return st;
@@ -640,7 +657,7 @@ rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
     volatile uint32_t *status = (volatile uint32_t *)((char *)p->io.map + p->status_off);
     *status = 0;   /* host-coherent: visible to the submit below */
     for (int s = 0; s < p->n_segs; s++) {
-        rlx_status st = submit_and_wait(p, p->segs[s].cb);
+        rlx_status st = submit_and_wait(p, &p->segs[s]);
         if (st != RLX_OK) return st;
         if (*status) break;
         if (p->segs[s].host_node_after >= 0 && (st = run_host_step(p, p->segs[s].host_node_after)) != RLX_OK) return st;

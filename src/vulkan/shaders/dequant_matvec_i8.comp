@@ -185,19 +185,54 @@ uint round4(vec4 v, float id) {
     return q.x | (q.y << 8) | (q.z << 16) | (q.w << 24);
 }
 
+// Rounds 8 quants of K-quant x (chunk c: flat block blk = c >> 5, chunk
+// k = c & 31 of it) with the block's 1 / scale id into xq4 / xs4, in the
+// order load_x reads them. Lanes c and c ^ 1 must both be active (Q4_K's
+// 16-position sums).
+void store_chunk_k(uint c, vec4 a, vec4 b, float id) {
+    uint blk = c >> 5, k = c & 31u;
+    uvec2 q = uvec2(round4(a, id), round4(b, id));
+    int sum = sdot8(q, uvec2(0x01010101u));
+    uint u, part, half_, si;   // unit, a / b, half of the xq4 entry, sum slot
+    if (QT == 16u) {   // chunk k: sub-block k >> 2, positions 8(k & 3)..
+        uint sb = k >> 2;
+        u = 2u * (sb >> 1) + ((k >> 1) & 1u);
+        part = sb & 1u;
+        half_ = k & 1u;
+        si = part;
+        sum += subgroupShuffleXor(sum, 1u);   // the unit's 16 positions: chunks k, k ^ 1 (adjacent lanes)
+    } else {           // chunk k: half k >> 4, group (k >> 2) & 3, positions 8(k & 3)..
+        uint g = (k >> 2) & 3u;
+        u = 4u * (k >> 4) + (k & 3u);
+        part = g >> 1;
+        half_ = g & 1u;
+        si = g;
+    }
+    uint e = 16u * blk + 8u * part + u;
+    if (half_ == 0u) xq4[e].xy = q;
+    else xq4[e].zw = q;
+    if (QT == 18u || half_ == 0u) xs4[8u * blk + u][si] = sum;
+}
+
 // Rounds the M rows of x into xq / xd (/ xs). Thread i takes 8-element
 // chunks i, i + 256, ...; the i are numbered from the subgroup ids so that
-// 4 consecutive chunks (a Q8_0 block) sit in one cluster of 4 lanes.
+// 4 consecutive chunks (a Q8_0 block) sit in one cluster of 4 lanes and, with
+// subgroups of 32 or more, the 32 chunks of a 256-block in one cluster of 32.
+// There a K-quant block's absmax is a 32-lane shuffle max and each chunk is
+// rounded in the same pass (one read of x). With smaller subgroups the
+// absmax gathers in shared memory first (atomicMax, a barrier) and a second
+// pass over x rounds. Either way the result is the same: a max is exact.
 void round_x() {
     const uint i0 = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
     const uint n8 = NM * XK / 8u, nb = NM * XK / XB;
+    const bool one_pass = QT != 13u && gl_SubgroupSize >= 32u;   // uniform
     float ss[NM];   // NORM: sums of squares of x, per row
     [[unroll]] for (uint m = 0u; m < NM; m++) ss[m] = 0.0;
     if (i0 < NM) xbad[i0] = 0u;
-    if (QT != 13u)
+    if (QT != 13u && !one_pass)
         for (uint b = i0; b < nb; b += 256u) xa[b] = 0u;
     barrier();
-    for (uint c = i0; c < n8; c += 256u) {   // n8 % 4 == 0: a cluster is all in or all out
+    for (uint c = i0; c < n8; c += 256u) {   // n8 % 32 == 0: a cluster is all in or all out
         vec4 a, b;
         float sc = 0.0;
         ldx8g(8u * c, a, b, sc);
@@ -211,42 +246,29 @@ void round_x() {
             xq2[c] = uvec2(round4(a, id), round4(b, id));
             if ((gl_SubgroupInvocationID & 3u) == 0u) xd[c >> 2] = block_scale(ab);
             if (ab >= 0x7f800000u) xbad[c / (XK / 8u)] = 1u;
+        } else if (one_pass) {   // the cluster of 32 holds the whole 256-block
+            ab = max(ab, subgroupShuffleXor(ab, 4u));
+            ab = max(ab, subgroupShuffleXor(ab, 8u));
+            ab = max(ab, subgroupShuffleXor(ab, 16u));
+            store_chunk_k(c, a, b, inv_scale(ab));
+            if ((c & 31u) == 0u) {
+                xd[c >> 5] = block_scale(ab);   // times 1 / rms below (NORM)
+                if (ab >= 0x7f800000u) xbad[c / (XK / 8u)] = 1u;
+            }
         } else if ((gl_SubgroupInvocationID & 3u) == 0u) {
             atomicMax(xa[(8u * c) / XB], ab);
         }
     }
-    if (NORM != 0u) norm_stats(ss);   // barriers: also orders the atomicMax above
-    if (QT == 13u && NORM != 0u)
-        for (uint b = i0; b < nb; b += 256u) xd[b] *= xinv[b / (XK / 32u)];
-    if (QT != 13u) {
+    if (NORM != 0u) norm_stats(ss);   // barriers: also orders the atomicMax and xd stores above
+    if ((QT == 13u || one_pass) && NORM != 0u)
+        for (uint b = i0; b < nb; b += 256u) xd[b] *= xinv[b / (XK / XB)];
+    if (QT != 13u && !one_pass) {
         barrier();
         for (uint c = i0; c < n8; c += 256u) {
             vec4 a, b;
             float unused = 0.0;
             ldx8g(8u * c, a, b, unused);
-            uint blk = c >> 5, k = c & 31u;   // flat block, chunk in the block
-            float id = inv_scale(xa[blk]);
-            uvec2 q = uvec2(round4(a, id), round4(b, id));
-            int sum = sdot8(q, uvec2(0x01010101u));
-            uint u, part, half_, si;   // unit, a / b, half of the xq4 entry, sum slot
-            if (QT == 16u) {   // chunk k: sub-block k >> 2, positions 8(k & 3)..
-                uint sb = k >> 2;
-                u = 2u * (sb >> 1) + ((k >> 1) & 1u);
-                part = sb & 1u;
-                half_ = k & 1u;
-                si = part;
-                sum += subgroupShuffleXor(sum, 1u);   // the unit's 16 positions: chunks k, k ^ 1 (adjacent lanes)
-            } else {           // chunk k: half k >> 4, group (k >> 2) & 3, positions 8(k & 3)..
-                uint g = (k >> 2) & 3u;
-                u = 4u * (k >> 4) + (k & 3u);
-                part = g >> 1;
-                half_ = g & 1u;
-                si = g;
-            }
-            uint e = 16u * blk + 8u * part + u;
-            if (half_ == 0u) xq4[e].xy = q;
-            else xq4[e].zw = q;
-            if (QT == 18u || half_ == 0u) xs4[8u * blk + u][si] = sum;
+            store_chunk_k(c, a, b, inv_scale(xa[c >> 5]));
         }
         for (uint b = i0; b < nb; b += 256u) {
             xd[b] = block_scale(xa[b]) * (NORM != 0u ? xinv[b / (XK / 256u)] : 1.0);
