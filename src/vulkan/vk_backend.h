@@ -45,6 +45,10 @@ void       vk_param_free(vk_device *d, void *handle);
 
 rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
                           vk_program **out);
+/* The rope / rope_kv_write / kv_write node that (rms_)dequant_matmul node i
+ * reaches through views only, sole use each, or -1 (vk_epilogue.c); uses
+ * from pass_use_counts. */
+int32_t    vk_epilogue_consumer(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i);
 void       vk_program_free(vk_program *p);
 rlx_status vk_program_run(vk_program *p, const void *const *inputs);
 /* Host pointer to an output node's result after a run (persistent staging). */

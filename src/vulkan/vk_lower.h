@@ -108,6 +108,8 @@ int vk_collapse_broadcast(const vk_tensor *out, const vk_tensor *const *ins, int
                           int64_t *dims, int64_t strides[][IR_MAX_RANK]);
 /* The device's workgroup-count limit on an axis (65535, the Vulkan minimum, if unknown). */
 uint32_t vk_max_groups(const vk_caps *caps, int axis);
+/* v as a float pair hi + lo (hi = (float)v), for double-float math in shaders. */
+void vk_split_df(double v, float *hi, float *lo);
 /* "op 'name'" of the node being lowered, for error messages. */
 const char *vk_node_label(const vk_lower_ctx *c, char *buf, size_t n);
 /* Shader-side dtype code of a storage dtype (matches common.glsl). */
@@ -141,6 +143,11 @@ rlx_status vk_lower_kv_write(vk_lower_ctx *c);   /* KV_WRITE */
 rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c); /* DEQUANT_MATMUL */
 rlx_status vk_lower_dequant_fused(vk_lower_ctx *c);  /* DEQUANT_MATMUL_ADD, DEQUANT_SWIGLU */
 rlx_status vk_lower_rms_dequant(vk_lower_ctx *c);    /* RMS_DEQUANT_MATMUL, RMS_DEQUANT_SWIGLU */
+/* The (rms_)dequant_matmul of c with the work of its sole consumer (rope,
+ * rope_kv_write or kv_write; cons its lowering context) in its epilogue:
+ * RLX_STATUS_UNSUPPORTED, nothing emitted and no error set, where the i8
+ * matvec cannot (see vk_epilogue.c). */
+rlx_status vk_lower_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons);
 rlx_status vk_lower_dequant_rows(vk_lower_ctx *c);   /* GATHER_ROWS of a block-quantized table (from gather.c) */
 
 #endif

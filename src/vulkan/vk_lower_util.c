@@ -94,3 +94,8 @@ uint32_t vk_max_groups(const vk_caps *caps, int axis) {
 const char *vk_node_label(const vk_lower_ctx *c, char *buf, size_t n) {
     return ir_node_label(c->g, (int32_t)(c->node - c->g->nodes), buf, n);
 }
+
+void vk_split_df(double v, float *hi, float *lo) {
+    *hi = (float)v;
+    *lo = (float)(v - (double)*hi);
+}

@@ -48,6 +48,8 @@ typedef struct vk_node_info {
     bool         gpu;                /* lowered to dispatches */
     char         note[160];          /* tier or host-step reason */
     int          n_dispatch;
+    int32_t      epilogue;           /* the consumer this matvec does in its epilogue, or -1 */
+    int32_t      absorbed_by;        /* the matvec doing this node's work, or -1 */
     VkDeviceSize host_in_off[IR_MAX_INPUTS], host_out_off;  /* in the host-step buffer */
 } vk_node_info;
 
@@ -192,20 +194,72 @@ static bool forced_to_host(ir_op op) {
 }
 
 /* Lowers every node once to decide GPU vs host and to size the scratch. */
+/* Node i's dispatches: its own lowering, or with its consumer's work in the
+ * epilogue (vk_epilogue.c) when info.epilogue names one. */
+static rlx_status lower_node(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t scratch_addr) {
+    lower_ctx_init(p, i, c, scratch_addr);
+    int32_t j = p->info[i].epilogue;
+    if (j < 0) return vk_lowering_for(p->g->nodes[i].op)(c);
+    vk_lower_ctx cons;
+    lower_ctx_init(p, j, &cons, scratch_addr);
+    return vk_lower_dequant_epilogue(c, &cons);
+}
+
+/* Where a decode matvec can do its rope / KV-cache consumer's work
+ * (vk_epilogue.c): sets info.epilogue / absorbed_by; both nodes keep their
+ * own lowering otherwise (and under RLX_VK_FORCE_HOST). */
+static rlx_status plan_epilogues(vk_program *p) {
+    const ir_graph *g = p->g;
+    for (int32_t i = 0; i < g->n_nodes; i++) p->info[i].epilogue = p->info[i].absorbed_by = -1;
+    int32_t *uses = pass_use_counts(g);
+    if (!uses) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        if (!is_step(g, p->plan, i)) continue;
+        int32_t j = vk_epilogue_consumer(g, p->plan, uses, i);
+        if (j < 0 || forced_to_host(g->nodes[i].op) || forced_to_host(g->nodes[j].op)) continue;
+        /* the consumer's x must be the matvec's own bytes (views alias them) */
+        const ir_node *cn = &g->nodes[j];
+        int32_t x = cn->in[cn->op == IR_OP_ROPE ? 0 : 1];
+        if (p->loc[x].addr != p->loc[i].addr || node_bytes(&g->nodes[x]) != node_bytes(&g->nodes[i])) continue;
+        vk_lower_ctx c, cons;
+        lower_ctx_init(p, i, &c, 0);
+        lower_ctx_init(p, j, &cons, 0);
+        rlx_status st = vk_lower_dequant_epilogue(&c, &cons);
+        if (st == RLX_OK && c.n_d > 0) {
+            p->info[i].epilogue = j;
+            p->info[j].absorbed_by = i;
+        } else if (st != RLX_STATUS_UNSUPPORTED) {
+            free(uses);
+            return st;
+        }
+    }
+    free(uses);
+    rlx_clear_error();
+    return RLX_OK;
+}
+
 static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDeviceSize *hostio_need) {
     *scratch_need = 0;
     *hostio_need = 0;
+    rlx_status est = plan_epilogues(p);
+    if (est != RLX_OK) return est;
     for (int32_t i = 0; i < p->g->n_nodes; i++) {
         if (!is_step(p->g, p->plan, i)) continue;
         vk_node_info *info = &p->info[i];
         const ir_node *n = &p->g->nodes[i];
+        if (info->absorbed_by >= 0) {   /* its work is in another node's dispatch */
+            info->gpu = true;
+            char lbl[128];
+            snprintf(info->note, sizeof info->note, "in the epilogue of %s",
+                     ir_node_label(p->g, info->absorbed_by, lbl, sizeof lbl));
+            continue;
+        }
         vk_lower_fn fn = vk_lowering_for(n->op);
         rlx_status st = RLX_STATUS_UNSUPPORTED;
         vk_lower_ctx c;
         if (fn) {
-            lower_ctx_init(p, i, &c, 0);
             rlx_clear_error();
-            st = fn(&c);
+            st = lower_node(p, i, &c, 0);
         } else {
             rlx_fail(RLX_STATUS_UNSUPPORTED, "no GPU kernel for %s", ir_op_info_get(n->op)->name);
         }
@@ -358,16 +412,22 @@ static rlx_status end_segment(vk_program *p, recorder *r, bool last) {
 
 static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
     vk_lower_ctx c;
-    lower_ctx_init(p, i, &c, p->scratch.addr);
-    rlx_status st = vk_lowering_for(p->g->nodes[i].op)(&c);
+    rlx_status st = lower_node(p, i, &c, p->scratch.addr);
     if (st != RLX_OK) return st;
     if (c.n_d != p->info[i].n_dispatch) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: lowering is not deterministic");
     const ir_node *n = &p->g->nodes[i];
-    vk_range rd[IR_MAX_INPUTS + 1], wr[2];
+    vk_range rd[2 * IR_MAX_INPUTS], wr[2];
     int n_rd = 0, n_wr = 0;
     for (int j = 0; j < n->n_in; j++)
         if (p->loc[n->in[j]].tracked) rd[n_rd++] = range_of(p, n->in[j]);
     wr[n_wr++] = range_of(p, i);
+    int32_t ep = p->info[i].epilogue;
+    if (ep >= 0) {   /* the consumer's reads and its result are this dispatch's too */
+        const ir_node *en = &p->g->nodes[ep];
+        for (int j = 0; j < en->n_in; j++)
+            if (p->loc[en->in[j]].tracked) rd[n_rd++] = range_of(p, en->in[j]);
+        wr[n_wr++] = range_of(p, ep);
+    }
     if (p->profile)
         p->ctx->f.vkCmdWriteTimestamp(r->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 2u + 2u * (uint32_t)i);
     for (int k = 0; k < c.n_d; k++) {
@@ -375,7 +435,7 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
         VkPipeline pipe;
         if ((st = vk_pipeline_get(p->ctx, d->shader, d->spec, d->n_spec, &pipe)) != RLX_OK) return st;
         int n_rd_k = n_rd, n_wr_k = n_wr;
-        vk_range rdk[IR_MAX_INPUTS + 2], wrk[3];
+        vk_range rdk[2 * IR_MAX_INPUTS + 1], wrk[3];
         memcpy(rdk, rd, sizeof(vk_range) * (size_t)n_rd);
         memcpy(wrk, wr, sizeof(vk_range) * (size_t)n_wr);
         if (d->uses_scratch) {
@@ -531,7 +591,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     /* record once */
     if ((st = begin_segment(p, &r, -1)) != RLX_OK) goto fail;
     for (int32_t i = 0; i < g->n_nodes && st == RLX_OK; i++) {
-        if (!is_step(g, plan, i)) continue;
+        if (!is_step(g, plan, i) || p->info[i].absorbed_by >= 0) continue;
         st = p->info[i].host ? record_host_step(p, &r, i) : record_dispatches(p, &r, i);
         if (st != RLX_OK) {
             char lbl[128];

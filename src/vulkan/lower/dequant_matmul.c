@@ -27,6 +27,7 @@
  */
 #include "vulkan/vk_lower.h"
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #define DQ_MATVEC_MAX_M 8
@@ -40,6 +41,29 @@ typedef struct dq_mv_push {
 } dq_mv_push;
 _Static_assert(sizeof(dq_mv_push) == 72, "dq_mv_push must match dequant_matvec.comp");
 _Static_assert(sizeof(dq_mv_push) <= VK_MAX_PUSH, "dq_mv_push exceeds the push-constant budget");
+
+/* The push block of shaders/dequant_matvec_i8.comp: dq_mv_push, then the
+ * fields of a rope / KV-cache epilogue (spec constant RKV). */
+typedef struct dq_i8_push {
+    dq_mv_push mv;
+    uint64_t   pos, off, ff;
+    float      q_hi, q_lo, f0_hi, f0_lo;
+    uint32_t   C, D;
+} dq_i8_push;
+_Static_assert(sizeof(dq_i8_push) == 120, "dq_i8_push must match dequant_matvec_i8.comp");
+_Static_assert(sizeof(dq_i8_push) <= VK_MAX_PUSH, "dq_i8_push exceeds the push-constant budget");
+
+/* A consumer whose work the i8 matvec does in its epilogue (M = 1, plain
+ * product): rope pairs of one head (rope 1 GPTJ, 2 NEOX; the rotary dims are
+ * the whole head), and / or a store into a KV cache [Hkv, C, D] at the row
+ * the i32 at pos names. out is the consumer's output. */
+typedef struct dq_epi {
+    int      rope;
+    bool     kv;
+    uint64_t out, pos, off, ff;   /* off, ff: 0 when absent */
+    uint32_t C, D;
+    double   theta;
+} dq_epi;
 
 /* Mirrors the push block of shaders/dequant_rows.comp (std430). */
 typedef struct dq_rows_push {
@@ -296,7 +320,7 @@ typedef struct dq_norm { uint64_t gamma; float eps; } dq_norm;   /* an RMS norm 
 
 static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w, uint64_t w2, uint64_t res,
                            uint64_t out, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int epi,
-                           dq_norm norm, rlx_status *st) {
+                           dq_norm norm, const dq_epi *ep, rlx_status *st) {
     const vk_caps *cp = c->caps;
     uint32_t sgs = cp->subgroup_size;
     if (!i8_takes(dt, norm.gamma != 0) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) || !i8_fits(cp, dt, M, K)) return false;
@@ -304,9 +328,14 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     bool a16 = w % 16 == 0 && row_bytes % 16 == 0 && (epi != 2 || w2 % 16 == 0);
     if (dt == RLX_Q4_K && !a4) return false;
     if (norm.gamma && (epi == 1 || norm.gamma % 16 || K % 8)) return false;   /* gamma rides in res, read as vec4 */
+    if (ep && (M != 1 || epi != 0 || (ep->rope && (N % 2 || ep->D % 2)))) return false;
     int64_t uw = dt != RLX_Q8_0 ? 32 : 8;
     uint32_t T, nr;
     int64_t tiles = group_shape(sgs, (uint32_t)(K / uw), N, epi, &T, &nr);
+    if (ep && ep->rope) {   /* a group's two slots are one pair of rows */
+        nr = 2;
+        tiles = cdiv(N / 2, 256 / T);
+    }
     /* a capped grid still gives every workgroup the same number of tiles (+-1) */
     int64_t cap = RLX_MIN((int64_t)env_u32("RLX_VK_DQ_I8_GRID", 1, UINT32_MAX, UINT32_MAX), (int64_t)vk_max_groups(cp, 0));
     int64_t groups = cdiv(tiles, cdiv(tiles, cap));
@@ -321,7 +350,24 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     d->spec[7] = env_u32("RLX_VK_DQ_U", 1, 4, 1);
     d->spec[8] = (uint32_t)K;
     d->spec[9] = norm.gamma != 0;
-    d->n_spec = 10;
+    d->spec[10] = 0;
+    d->n_spec = 11;
+    if (ep) {
+        dq_i8_push ip;
+        memset(&ip, 0, sizeof ip);
+        ip.mv = p;
+        ip.mv.out = ep->out;
+        ip.pos = ep->pos;
+        ip.off = ep->off;
+        ip.ff = ep->ff;
+        vk_split_df(pow(ep->theta, -2.0 / (double)ep->D), &ip.q_hi, &ip.q_lo);
+        vk_split_df(1.0 / (2.0 * 3.14159265358979323846), &ip.f0_hi, &ip.f0_lo);
+        ip.C = ep->C;
+        ip.D = ep->D;
+        memcpy(d->push, &ip, sizeof ip);
+        d->push_bytes = sizeof ip;
+        d->spec[10] = (uint32_t)ep->rope | (ep->kv ? 4u : 0u) | (ep->ff ? 8u : 0u) | (ep->off ? 16u : 0u);
+    }
     d->groups[0] = (uint32_t)groups;
     d->groups[1] = 1;
     d->groups[2] = 1;
@@ -341,7 +387,7 @@ static rlx_status emit_matvec(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_
                               uint64_t out, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int epi) {
     const vk_caps *cp = c->caps;
     rlx_status rst;
-    if (emit_matvec_i8(c, dt, x, w, w2, res, out, M, N, K, row_bytes, epi, (dq_norm){0, 0}, &rst)) return rst;
+    if (emit_matvec_i8(c, dt, x, w, w2, res, out, M, N, K, row_bytes, epi, (dq_norm){0, 0}, NULL, &rst)) return rst;
     if (emit_matvec_run(c, dt, x, w, w2, res, out, M, N, K, row_bytes, epi, &rst)) return rst;
     uint32_t nsg = 256 / cp->subgroup_size;
     uint32_t nr = cdiv(N, 2 * nsg) >= DQ_WIDE_GRID ? 2 : 1;
@@ -586,10 +632,84 @@ rlx_status vk_lower_rms_dequant(vk_lower_ctx *c) {
     float eps = (float)c->node->fa[0];
     /* wg and wu alike: checked by the shape rule (shape_rms_dequant) */
     if (takes_matvec(c, &d) && emit_matvec_i8(c, w->dtype, x->addr, w->addr, swiglu ? c->in[2].addr : 0, 0, o->addr, d.M,
-                                              d.N, d.K, d.row_bytes, swiglu ? 2 : 0, (dq_norm){gamma->addr, eps}, &st))
+                                              d.N, d.K, d.row_bytes, swiglu ? 2 : 0, (dq_norm){gamma->addr, eps}, NULL, &st))
         return st;
     /* The runtime folds a norm only where vk_i8_folds_norm holds, and params
      * and constants (gamma) are aligned, so the i8 kernel always takes it;
      * anything else is a host step (the CPU kernel), named in the report. */
     return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: the i8 matvec does not take this folded norm", vk_node_label(c, lb, sizeof lb));
+}
+
+/*
+ * A rope / rope_kv_write / kv_write node whose x is this matvec's output
+ * (vk_epilogue.c finds them): the i8 matvec stores its rows rotated and / or
+ * into the KV cache itself, so the consumer needs no dispatch and a decoder
+ * layer loses the dependent stage between its q/k/v projections and
+ * attention. Applies to DEQUANT_MATMUL and RMS_DEQUANT_MATMUL at M = 1 where
+ * the i8 matvec takes the product, x [1, H, 1, D] with the rotary dims the
+ * whole head; anything else returns RLX_STATUS_UNSUPPORTED with nothing
+ * emitted (both nodes then lower on their own).
+ */
+rlx_status vk_lower_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons) {
+    const ir_node *cn = cons->node;
+    const bool norm = c->node->op == IR_OP_RMS_DEQUANT_MATMUL;
+    if ((c->node->op != IR_OP_DEQUANT_MATMUL && !norm) || c->n_in != (norm ? 3 : 2) || rlx_env_int("RLX_VK_NO_EPILOGUE", 0))
+        return RLX_STATUS_UNSUPPORTED;
+    const bool rope = cn->op == IR_OP_ROPE || cn->op == IR_OP_ROPE_KV_WRITE;
+    const bool kv = cn->op == IR_OP_KV_WRITE || cn->op == IR_OP_ROPE_KV_WRITE;
+    if (!rope && !kv) return RLX_STATUS_UNSUPPORTED;
+    const vk_tensor *xs = &cons->in[kv ? 1 : 0], *o = &cons->out;
+    vk_lower_ctx s = *c;   /* the product's view: x, w */
+    s.n_in = 2;
+    dq_dims d;
+    if (check_operands(&s, &d) != RLX_OK) {
+        rlx_clear_error();
+        return RLX_STATUS_UNSUPPORTED;
+    }
+    if (d.M != 1 || xs->dtype != RLX_F32 || xs->rank != 4 || xs->dims[0] != 1 || xs->dims[2] != 1 ||
+        xs->numel != d.N || o->dtype != RLX_F32 || !takes_matvec(c, &d))
+        return RLX_STATUS_UNSUPPORTED;
+    dq_epi ep;
+    memset(&ep, 0, sizeof ep);
+    ep.out = o->addr;
+    ep.D = (uint32_t)xs->dims[3];
+    if (rope) {
+        const int style = (int)cn->ia[0];
+        if ((cn->ia[1] > 0 && cn->ia[1] != xs->dims[3]) || (style != RLX_ROPE_GPTJ && style != RLX_ROPE_NEOX))
+            return RLX_STATUS_UNSUPPORTED;   /* partial rotary dims stay with rope.comp */
+        ep.rope = style == RLX_ROPE_GPTJ ? 1 : 2;
+        ep.theta = cn->fa[0];
+        if (cn->ia[2]) {
+            const vk_tensor *off = &cons->in[kv ? 3 : 1];
+            if (off->dtype != RLX_I32 || off->numel != 1) return RLX_STATUS_UNSUPPORTED;
+            ep.off = off->addr;
+        }
+        if (cn->ia[3]) ep.ff = cons->in[cons->n_in - 1].addr;
+        if (ep.ff && cons->in[cons->n_in - 1].dtype != RLX_F32) return RLX_STATUS_UNSUPPORTED;
+    }
+    if (kv) {
+        const vk_tensor *cache = &cons->in[0], *pos = &cons->in[2];
+        if (cache->dtype != RLX_F32 || cache->rank != 4 || cache->dims[0] != 1 || cache->dims[1] != xs->dims[1] ||
+            cache->dims[3] != xs->dims[3] || pos->dtype != RLX_I32 || pos->numel != 1 || o->addr != cache->addr ||
+            (uint64_t)cache->numel >= ((uint64_t)1 << 32))
+            return RLX_STATUS_UNSUPPORTED;
+        ep.kv = true;
+        ep.pos = pos->addr;
+        ep.C = (uint32_t)cache->dims[2];
+    } else if (o->numel != d.N) {
+        return RLX_STATUS_UNSUPPORTED;
+    }
+    const vk_tensor *x = &c->in[0], *w = &c->in[1];
+    dq_norm nm = {0, 0};
+    if (norm) {
+        if (c->in[2].dtype != RLX_F32 || c->in[2].numel != d.K) return RLX_STATUS_UNSUPPORTED;
+        nm = (dq_norm){c->in[2].addr, (float)c->node->fa[0]};
+    }
+    rlx_status st = RLX_OK;
+    if (!emit_matvec_i8(c, w->dtype, x->addr, w->addr, 0, 0, o->addr, 1, d.N, d.K, d.row_bytes, 0, nm, &ep, &st))
+        return RLX_STATUS_UNSUPPORTED;
+    static const char *const tiers[2][3] = {{"dequant-i8-rope", "dequant-i8-rope-kv", "dequant-i8-kv"},
+                                            {"dequant-i8-norm-rope", "dequant-i8-norm-rope-kv", "dequant-i8-norm-kv"}};
+    if (st == RLX_OK) c->tier = tiers[norm][rope ? (kv ? 1 : 0) : 2];
+    return st;
 }

@@ -31,11 +31,6 @@ typedef struct rope_push {
 
 _Static_assert(sizeof(rope_push) == 88, "rope_push must match rope.comp's push block");
 
-static void split_df(double v, float *hi, float *lo) {
-    *hi = (float)v;
-    *lo = (float)(v - (double)*hi);
-}
-
 rlx_status vk_lower_rope(vk_lower_ctx *c) {
     const ir_node *nd = c->node;
     const bool kv = nd->op == IR_OP_ROPE_KV_WRITE;
@@ -70,8 +65,8 @@ rlx_status vk_lower_rope(vk_lower_ctx *c) {
     pc.D = (uint32_t)D;
     pc.R = (uint32_t)R;
     pc.half = (uint32_t)(R / 2);
-    split_df(pow(nd->fa[0], -2.0 / (double)R), &pc.q_hi, &pc.q_lo);
-    split_df(1.0 / (2.0 * 3.14159265358979323846), &pc.f0_hi, &pc.f0_lo);
+    vk_split_df(pow(nd->fa[0], -2.0 / (double)R), &pc.q_hi, &pc.q_lo);
+    vk_split_df(1.0 / (2.0 * 3.14159265358979323846), &pc.f0_hi, &pc.f0_lo);
     if (nd->ia[3]) pc.ff = c->in[c->n_in - 1].addr;
     if (kv) {
         pc.pos = c->in[2].addr;

@@ -55,11 +55,18 @@ layout(constant_id = 7) const uint U = 1;      // units per lane per loop step, 
 layout(constant_id = 8) const uint XK = 256;   // K (sizes the shared x)
 layout(constant_id = 9) const uint NORM = 0;   // 1: x is RMS-normalized first (rms_dequant_*): gamma at p.res
                                                // (EPI 0 and 2 only), eps as the bits of p.pad0
+layout(constant_id = 10) const uint RKV = 0;   // epilogue of a rope / KV-cache consumer (vk_epilogue.c; M = 1, EPI 0):
+                                               // bits 0-1 rope pairs: 0 none, 1 GPTJ (rows 2j, 2j + 1 of a
+                                               //   head), 2 NEOX (rows j, j + D/2); a group's two slots are one pair (NR 2);
+                                               // bit 2: rows are stored in a KV cache [Hkv, C, D] at row p.pos;
+                                               // bit 3: frequency factors at p.ff; bit 4: rope position offset at p.off
 
 const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the CPU's Q8_32 / Q8_256 formats)
 const uint UW = QT == 13u ? 8u : 32u;          // weights per unit
 const uint G = 256u / T;                       // groups per workgroup
 const uint NS = EPI == 2u ? 2u : NR;           // weight rows (slots) per group
+const uint ROPE = RKV & 3u;
+const bool KVW = (RKV & 4u) != 0u;
 
 // x rounded, all M rows back to back (flat block b = m * XK / XB + block of row m):
 //   Q8_0: xq2[c] = quants c*8 .. c*8 + 7, so lane t's run reads entry t;
@@ -83,8 +90,14 @@ layout(push_constant, std430) uniform Push {
     uint64_t x, w, w2, res, out_;
     uint M, N, K;
     uint row_bytes;
-    uint tiles;      // groups of G * (EPI 2 ? 1 : NR) output rows
+    uint tiles;      // groups of G * (EPI 2 ? 1 : NR) output rows (ROPE: G pairs)
     uint pad0, pad1, pad2;
+    // RKV only (pushed by vk_lower_dequant_epilogue)
+    uint64_t pos;    // KVW: i32 cache row
+    uint64_t off;    // rope position offset, i32
+    uint64_t ff;     // f32 frequency factors [D / 2]
+    float q_hi, q_lo, f0_hi, f0_lo;   // theta^(-2/D) and 1 / (2 pi) as hi/lo pairs (rope_angle.glsl)
+    uint C, D;       // cache capacity, head dim
 } p;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8V4 { vec4 v[]; };
@@ -106,6 +119,7 @@ int sdot16(uvec4 a, uvec4 b) {
 // ------------------------------------------------------------ weight loads
 
 #include "dequant_matvec_common.glsl"   // wword, wbytes8, wf16, group_sums
+#include "rope_angle.glsl"                // rope_cos_sin
 
 // 16 bytes at a 4-byte-aligned offset (one load when rows are 16-byte aligned).
 uvec4 wbytes16(uint64_t row, uint off) {
@@ -353,6 +367,26 @@ void unit_dot(uint64_t row, uint r, xu_t x[NM], bool live, inout float acc[NM]) 
     }
 }
 
+// Output row of slot s of a group whose first row (or, ROPE, pair) is n0.
+uint slot_row(uint n0, uint s) {
+    if (ROPE == 0u) return n0 + s;
+    uint hd = p.D >> 1;
+    return ROPE == 1u ? 2u * n0 + s : (n0 / hd) * p.D + n0 % hd + s * hd;
+}
+
+// Stores output row r of x row m: to out[m, r], or (KVW, M = 1) to the
+// cache row p.pos of head r / D; a position past the cache writes nothing
+// (the host checks the range before submitting, as for kv_write).
+void store_row(uint m, uint r, float y) {
+    if (xbad[m] != 0u) y = uintBitsToFloat(0x7fc00000u);
+    if (!KVW) {
+        F32Buf(p.out_).v[m * p.N + r] = y;
+        return;
+    }
+    int cp = I32Buf(p.pos).v[0];
+    if (cp >= 0 && uint(cp) < p.C) F32Buf(p.out_).v[((r / p.D) * p.C + uint(cp)) * p.D + r % p.D] = y;
+}
+
 void main() {
     round_x();
 
@@ -362,20 +396,21 @@ void main() {
     const uint spg = T / sgs;   // subgroups per group (T % sgs == 0)
     const uint grp = sg / spg, t = (sg - grp * spg) * sgs + lane;
     const uint units = XK / UW;
-    const uint rows_per_group = EPI == 2u ? 1u : NR;
+    const uint rows_per_group = EPI == 2u || ROPE != 0u ? 1u : NR;   // ROPE: pairs
+    const uint n_items = ROPE != 0u ? p.N / 2u : p.N;                // rows, or pairs
 
     for (uint tile = gl_WorkGroupID.x; tile < p.tiles; tile += gl_NumWorkGroups.x) {   // workgroup-uniform
         uint n0 = (tile * G + grp) * rows_per_group;
         uint64_t rows[NS];
         [[unroll]] for (uint s = 0u; s < NS; s++) {
             if (EPI == 2u) rows[s] = (s == 0u ? p.w : p.w2) + uint64_t(min(n0, p.N - 1u)) * uint64_t(p.row_bytes);
-            else rows[s] = p.w + uint64_t(min(n0 + s, p.N - 1u)) * uint64_t(p.row_bytes);
+            else rows[s] = p.w + uint64_t(min(slot_row(min(n0, n_items - 1u), s), p.N - 1u)) * uint64_t(p.row_bytes);
         }
         float acc[NS][NM];
         [[unroll]] for (uint s = 0u; s < NS; s++)
             [[unroll]] for (uint m = 0u; m < NM; m++) acc[s][m] = 0.0;
 
-        if (n0 < p.N) {   // group-uniform; rows past N skip the loads (no barriers inside)
+        if (n0 < n_items) {   // group-uniform; rows past N skip the loads (no barriers inside)
             for (uint r0 = t; r0 < units; r0 += T * U) {
                 [[unroll]] for (uint u = 0u; u < U; u++) {   // U units T apart, loads issued together
                     uint r = r0 + u * T;
@@ -390,7 +425,19 @@ void main() {
 
         group_sums(acc, sg, lane, grp, spg, t);
         bool writer = spg > 1u ? t < NM : t == 0u;
-        if (writer) {
+        if (writer && ROPE != 0u) {   // M = 1: slots 0 and 1 are the pair's rows
+            if (n0 < n_items) {
+                uint r0 = slot_row(n0, 0u), r1 = slot_row(n0, 1u);
+                uint j = ROPE == 1u ? (r0 % p.D) >> 1 : r0 % p.D;   // the pair in its head
+                int ps = (RKV & 16u) != 0u ? I32Buf(p.off).v[0] : 0;
+                bool has_ff = (RKV & 8u) != 0u;
+                vec2 cs = rope_cos_sin(ps, j, vec2(p.q_hi, p.q_lo), vec2(p.f0_hi, p.f0_lo),
+                                       has_ff ? F32Buf(p.ff).v[j] : 1.0, has_ff);
+                float y0 = acc[0][0], y1 = acc[NS - 1u][0];
+                store_row(0u, r0, y0 * cs.x - y1 * cs.y);
+                store_row(0u, r1, y0 * cs.y + y1 * cs.x);
+            }
+        } else if (writer) {
             [[unroll]] for (uint s = 0u; s < rows_per_group; s++) {
                 if (n0 + s >= p.N) continue;
                 [[unroll]] for (uint m = 0u; m < NM; m++) {
@@ -399,8 +446,7 @@ void main() {
                     float y = acc[s][m];
                     if (EPI == 1u) y += F32Buf(p.res).v[oi];
                     if (EPI == 2u) y = y / (1.0 + exp(-y)) * acc[NS - 1u][m];
-                    if (xbad[m] != 0u) y = uintBitsToFloat(0x7fc00000u);
-                    F32Buf(p.out_).v[oi] = y;
+                    store_row(m, n0 + s, y);
                 }
             }
         }

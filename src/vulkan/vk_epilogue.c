@@ -1,0 +1,51 @@
+/*
+ * vk_epilogue.c — which rope / rope_kv_write / kv_write nodes a decode
+ * matvec does in its epilogue (vk_lower_dequant_epilogue).
+ *
+ * In a decoder layer the q, k and v projections feed rope(q),
+ * rope_kv_write(k) and kv_write(v): three tiny dispatches that form a
+ * dependent stage of their own between the projections and attention
+ * (about 4-5 us on an H200 per layer, for a few KB of work). Where a
+ * projection's result reaches such a node only through views, the matvec
+ * can store its rows rotated, or straight into the cache row, itself; the
+ * consumer then records no dispatch. The IR is unchanged (the consumer keeps
+ * its node, its output and its context-limit check): this is a recording
+ * decision of the Vulkan program, made per specialization where the i8
+ * matvec takes the product (decode, M = 1).
+ */
+#include "vulkan/vk_backend.h"
+#include "vulkan/vk_lower.h"
+
+static bool is_output(const ir_graph *g, int32_t i) {
+    for (int32_t k = 0; k < g->n_outputs; k++)
+        if (g->outputs[k].node == i) return true;
+    return false;
+}
+
+/* The one node that reads node i (once), or -1. */
+static int32_t sole_user(const ir_graph *g, const int32_t *uses, int32_t i) {
+    if (uses[i] != 1 || is_output(g, i)) return -1;
+    for (int32_t u = i + 1; u < g->n_nodes; u++)
+        for (int k = 0; k < g->nodes[u].n_in; k++)
+            if (g->nodes[u].in[k] == i) return u;
+    return -1;
+}
+
+int32_t vk_epilogue_consumer(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i) {
+    ir_op op = g->nodes[i].op;
+    if (op != IR_OP_DEQUANT_MATMUL && op != IR_OP_RMS_DEQUANT_MATMUL) return -1;
+    int32_t cur = i;
+    for (int hops = 0; hops < 8; hops++) {
+        int32_t u = sole_user(g, uses, cur);
+        if (u < 0) return -1;
+        const ir_node *n = &g->nodes[u];
+        if ((n->op == IR_OP_RESHAPE || n->op == IR_OP_TRANSPOSE) && plan->entries[u].is_view) {
+            cur = u;   /* same bytes, same order */
+            continue;
+        }
+        if (n->op == IR_OP_ROPE && n->in[0] == cur) return u;
+        if ((n->op == IR_OP_ROPE_KV_WRITE || n->op == IR_OP_KV_WRITE) && n->in[1] == cur) return u;
+        return -1;
+    }
+    return -1;
+}

@@ -1,0 +1,159 @@
+/*
+ * test_vk_epilogue.c — a decode matvec doing its consumer's work in its
+ * epilogue (src/vulkan/vk_epilogue.c, vk_lower_dequant_epilogue): q's rope,
+ * k's rope + cache write and v's cache write stored by the q / k / v
+ * projections themselves. Vulkan against the CPU at several positions, both
+ * rope styles, frequency factors, with and without a folded norm; and the
+ * cases that must stay separate (partial rotary dims, prefill, an extra use).
+ */
+#include "harness.h"
+#include "ops_common.h"
+#include "vk_parity.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { EK = 256, EH = 4, EHKV = 2, ED = 16, EC = 8 };
+
+typedef struct ecase {
+    rlx_dtype      dt;
+    bool           norm;        /* rms_norm before the projections (folded into the i8 matvec) */
+    rlx_rope_style style;
+    bool           ff;          /* frequency factors */
+    int            rot;         /* rotary dims (0: the whole head) */
+    int64_t        M;           /* tokens: 1 decode */
+    bool           q_extra_use; /* q's product is also an output (no epilogue for q) */
+} ecase;
+
+typedef struct ebufs { void *w[3]; double *wd[3]; float gamma[EK], ff[ED / 2]; } ebufs;
+
+static rlx_node heads(rlx_graph *g, rlx_node y, int64_t M, int64_t H) {
+    int64_t d4[4] = {1, M, H, ED};
+    static const int perm[4] = {0, 2, 1, 3};
+    return rlx_transpose(g, rlx_reshape(g, y, 4, d4), perm);
+}
+
+static rlx_graph *build(const ecase *c, ebufs *b) {
+    rlx_graph *g = rlx_graph_new();
+    int64_t xd[2] = {c->M, EK}, one[1] = {1}, gd[1] = {EK}, fd[1] = {ED / 2}, cd[4] = {1, EHKV, EC, ED};
+    rlx_node x = rlx_input(g, "x", RLX_F32, 2, xd), pos = rlx_input(g, "pos", RLX_I32, 1, one);
+    rlx_node h = c->norm ? rlx_rms_norm(g, x, rlx_constant(g, RLX_F32, 1, gd, b->gamma), RLX_NO_NODE, 1e-5f) : x;
+    static const int64_t Ns[3] = {EH * ED, EHKV * ED, EHKV * ED};
+    rlx_node y[3];
+    for (int i = 0; i < 3; i++) {
+        int64_t wd[2] = {Ns[i], EK};
+        y[i] = rlx_dequant_matmul(g, h, rlx_constant(g, c->dt, 2, wd, b->w[i]));
+    }
+    rlx_node ff = c->ff ? rlx_constant(g, RLX_F32, 1, fd, b->ff) : RLX_NO_NODE;
+    int rot = c->rot ? c->rot : ED;
+#define ROPE(t) (c->ff ? rlx_rope_scaled(g, t, pos, c->style, 10000.0f, rot, ff) : rlx_rope(g, t, pos, c->style, 10000.0f, rot))
+    rlx_output(g, "q", ROPE(heads(g, y[0], c->M, EH)));
+    if (c->q_extra_use) rlx_output(g, "q_raw", y[0]);
+    rlx_output(g, "kc", rlx_kv_write(g, rlx_param(g, "k_cache", RLX_F32, 4, cd), ROPE(heads(g, y[1], c->M, EHKV)), pos));
+    rlx_output(g, "vc", rlx_kv_write(g, rlx_param(g, "v_cache", RLX_F32, 4, cd), heads(g, y[2], c->M, EHKV), pos));
+#undef ROPE
+    return g;
+}
+
+/* Epilogue steps the Vulkan report shows for this graph. */
+static int count_epilogues(const rlx_graph *g, const rlx_tensor *in) {
+    rlx_compile_options o;
+    vkp_options(&o);
+    rlx_exec *e = NULL;
+    char *rep = NULL;
+    int n = -1;
+    if (rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_run(e, in, 2) == RLX_OK && (rep = rlx_exec_report(e))) {
+        n = 0;
+        for (const char *s = rep; (s = strstr(s, "in the epilogue of")) != NULL; s++) n++;
+    }
+    free(rep);
+    rlx_exec_free(e);
+    return n;
+}
+
+/* Runs case c at a few positions, CPU against Vulkan (caches included), and
+ * checks how many consumers went into an epilogue. */
+static bool run_case(const ecase *c, int want_epilogues) {
+    ebufs b;
+    size_t bytes;
+    static const int64_t Ns[3] = {EH * ED, EHKV * ED, EHKV * ED};
+    for (int i = 0; i < 3; i++) b.w[i] = ops_quantized_weights(c->dt, Ns[i], EK, &b.wd[i], &bytes);
+    test_fill_uniform_f32(b.gamma, EK, 0.5f, 1.5f);
+    test_fill_uniform_f32(b.ff, ED / 2, 1.0f, 8.0f);
+    rlx_graph *g = build(c, &b);
+    float *x = malloc(sizeof(float) * (size_t)(c->M * EK));
+    bool ok = true;
+    static const int32_t positions[3] = {0, 5, EC - 1};
+    for (int k = 0; k < 3 && ok; k++) {
+        int32_t pos = positions[k] + 1 - (int32_t)c->M > 0 ? positions[k] + 1 - (int32_t)c->M : 0;
+        test_fill_uniform_f32(x, c->M * EK, -2, 2);
+        rlx_tensor in[2] = {
+            {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {c->M, EK}, .data = x, .bytes = sizeof(float) * (size_t)(c->M * EK)},
+            {.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &pos, .bytes = 4},
+        };
+        /* the i8 matvec rounds x as the CPU fast path does (~1e-6 apart); a plain
+         * Q8_0 product runs Vulkan's exact kernel against that fast path (~4e-3) */
+        ok = vkp_compare(g, in, 2, c->dt == RLX_Q8_0 && !c->norm ? 1e-2 : 2e-4, true);
+        if (ok && k == 0) {
+            int n = count_epilogues(g, in);
+            if (n != want_epilogues) {
+                printf("    %s norm %d style %d ff %d rot %d M %lld: %d epilogues, want %d\n", rlx_dtype_name(c->dt), c->norm,
+                       c->style, c->ff, c->rot, (long long)c->M, n, want_epilogues);
+                ok = false;
+            }
+        }
+        if (!ok) printf("    %s norm %d style %d ff %d pos %d\n", rlx_dtype_name(c->dt), c->norm, c->style, c->ff, pos);
+    }
+    free(x);
+    rlx_graph_free(g);
+    for (int i = 0; i < 3; i++) {
+        free(b.w[i]);
+        free(b.wd[i]);
+    }
+    return ok;
+}
+
+/* i8 products (Q4_K, Q6_K; Q8_0 with a folded norm) absorb all three consumers. */
+TEST(vk_epilogue_rope_and_kv_writes) {
+    VKP_REQUIRE();
+    if (vkp_devices_int_dot() != 1) {
+        printf("    (skipped: the i8 matvec needs integer dot products on every device)\n");
+        return;
+    }
+    static const rlx_dtype dts[] = {RLX_Q4_K, RLX_Q6_K, RLX_Q8_0};
+    for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
+        for (int norm = 0; norm < 2; norm++)
+            for (int st = 0; st < 2; st++)
+                for (int ff = 0; ff < 2; ff++) {
+                    ecase c = {dts[t], norm, st ? RLX_ROPE_GPTJ : RLX_ROPE_NEOX, ff, 0, 1, false};
+                    /* a plain Q8_0 product stays on the exact run kernel: nothing to absorb */
+                    int want = dts[t] == RLX_Q8_0 && !norm ? 0 : 3;
+                    CHECK(run_case(&c, want));
+                }
+}
+
+/* Partial rotary dims keep rope.comp (v's write still goes in); prefill
+ * shapes keep every consumer; a product with another use keeps its rope. */
+TEST(vk_epilogue_left_alone) {
+    VKP_REQUIRE();
+    if (vkp_devices_int_dot() != 1) return;
+    ecase partial = {RLX_Q4_K, true, RLX_ROPE_GPTJ, false, ED / 2, 1, false};
+    CHECK(run_case(&partial, 1));
+    ecase prefill = {RLX_Q4_K, true, RLX_ROPE_GPTJ, false, 0, 3, false};
+    CHECK(run_case(&prefill, 0));
+    ecase extra = {RLX_Q6_K, false, RLX_ROPE_NEOX, true, 0, 1, true};
+    CHECK(run_case(&extra, 2));
+}
+
+/* RLX_VK_NO_EPILOGUE=1 turns it off; the results stay the same. */
+TEST(vk_epilogue_option_off) {
+    VKP_REQUIRE();
+    if (vkp_devices_int_dot() != 1) return;
+    char *old = getenv("RLX_VK_NO_EPILOGUE") ? strdup(getenv("RLX_VK_NO_EPILOGUE")) : NULL;
+    setenv("RLX_VK_NO_EPILOGUE", "1", 1);
+    ecase c = {RLX_Q4_K, true, RLX_ROPE_GPTJ, true, 0, 1, false};
+    CHECK(run_case(&c, 0));
+    if (old) setenv("RLX_VK_NO_EPILOGUE", old, 1);
+    else unsetenv("RLX_VK_NO_EPILOGUE");
+    free(old);
+}
