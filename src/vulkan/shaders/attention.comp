@@ -111,8 +111,7 @@ void row_reduce_sum(inout float x[RQ]) {
 // load-store loop waited out one memory latency per element, which made a
 // decode step's attention (a tile or two per workgroup) latency-bound.
 const uint TILE_LOADS = (BK * D4 + 127u) / 128u;   // vec4 loads per invocation and tile
-void load_tile_kv(uint64_t addr, uint row0, uint nvalid, uint off) {
-    vec4 val[TILE_LOADS];
+void load_rows(uint64_t addr, uint row0, uint nvalid, out vec4 val[TILE_LOADS]) {
     [[unroll]] for (uint u = 0u; u < TILE_LOADS; u++) {
         uint i = tid + 128u * u;
         uint jj = i / D4, d4 = i - jj * D4;
@@ -127,11 +126,27 @@ void load_tile_kv(uint64_t addr, uint row0, uint nvalid, uint off) {
             }
         }
     }
+}
+void store_rows(vec4 val[TILE_LOADS], uint off) {
     [[unroll]] for (uint u = 0u; u < TILE_LOADS; u++) {
         uint i = tid + 128u * u;
         uint jj = i / D4, d4 = i - jj * D4;
         if (i < BK * D4) KV[off + jj * KST + d4] = val[u];
     }
+}
+void load_tile_kv(uint64_t addr, uint row0, uint nvalid, uint off) {
+    vec4 val[TILE_LOADS];
+    load_rows(addr, row0, nvalid, val);
+    store_rows(val, off);
+}
+// K and V tiles together (SPLIT): both tiles' loads are in flight at once,
+// so a tile costs one memory latency, not two.
+void load_tiles_k_v(uint row0, uint nvalid) {
+    vec4 kval[TILE_LOADS], vval[TILE_LOADS];
+    load_rows(p.k, row0, nvalid, kval);
+    load_rows(p.v, row0, nvalid, vval);
+    store_rows(kval, 0);
+    store_rows(vval, VOFF);
 }
 
 void main() {
@@ -202,8 +217,8 @@ void main() {
     for (uint j0 = ks; j0 < kv_end; j0 += BK) {
         const uint nk = min(BK, kv_end - j0);
         barrier();   // the previous tile's K/V/P are no longer read
-        load_tile_kv(p.k, kvrow0 + j0, nk, 0);
-        if (SPLIT != 0) load_tile_kv(p.v, kvrow0 + j0, nk, VOFF);
+        if (SPLIT != 0) load_tiles_k_v(kvrow0 + j0, nk);
+        else load_tile_kv(p.k, kvrow0 + j0, nk, 0);
         barrier();
 
         // scores for rows ty + 8r, keys tx + 16c
