@@ -157,3 +157,113 @@ TEST(vk_epilogue_option_off) {
     else unsetenv("RLX_VK_NO_EPILOGUE");
     free(old);
 }
+
+/* Schedules where doing the consumer's work at the matvec's place would be
+ * wrong (epilogue_safe): the memory plan may give rope(q)'s bytes to the
+ * unfolded norm output that k and v still read (mode 0: v's type is not an
+ * i8 one, so the norm stays a node; mode 2: fusion off), or to the x of the
+ * last projection itself (mode 1: v, k, q order); an offset made by a step
+ * after the matvec (mode 3). Attention consumes the rope and the caches, as
+ * in a decoder layer, so none of them is a graph output pinned for the run.
+ * Mode 4 is the decoder layer as rlx builds it (norm folded, all Q4_K): all
+ * three consumers must still go into epilogues there. */
+enum { SH = 16, SN = SH * ED, SNKV = EHKV * ED };
+
+static rlx_graph *schedule_graph(int mode, void *const *w, const float *gamma) {
+    rlx_graph *g = rlx_graph_new();
+    int64_t xd[2] = {1, EK}, one[1] = {1}, gd[1] = {EK}, cd[4] = {1, EHKV, EC, ED};
+    int64_t wq[2] = {SN, EK}, wk[2] = {SNKV, EK};
+    rlx_node x = rlx_input(g, "x", RLX_F32, 2, xd), pos = rlx_input(g, "pos", RLX_I32, 1, one);
+    rlx_node h = rlx_rms_norm(g, x, rlx_constant(g, RLX_F32, 1, gd, gamma), RLX_NO_NODE, 1e-5f);
+    rlx_dtype vt = mode == 0 || mode == 1 ? RLX_Q5_K : RLX_Q4_K;
+    rlx_node q, k, v;
+    if (mode == 1) {
+        v = rlx_dequant_matmul(g, h, rlx_constant(g, vt, 2, wk, w[2]));
+        k = rlx_dequant_matmul(g, h, rlx_constant(g, RLX_Q4_K, 2, wk, w[1]));
+        q = rlx_dequant_matmul(g, h, rlx_constant(g, RLX_Q4_K, 2, wq, w[0]));
+    } else {
+        q = rlx_dequant_matmul(g, h, rlx_constant(g, RLX_Q4_K, 2, wq, w[0]));
+        k = rlx_dequant_matmul(g, h, rlx_constant(g, RLX_Q4_K, 2, wk, w[1]));
+        v = rlx_dequant_matmul(g, h, rlx_constant(g, vt, 2, wk, w[2]));
+    }
+    rlx_node off = pos;
+    if (mode == 3) {
+        static const int32_t three = 3;
+        off = rlx_add(g, pos, rlx_constant(g, RLX_I32, 1, one, &three));
+    }
+    int64_t d4q[4] = {1, 1, SH, ED}, d4k[4] = {1, 1, EHKV, ED};
+    static const int perm[4] = {0, 2, 1, 3};
+    rlx_node qr = rlx_rope(g, rlx_transpose(g, rlx_reshape(g, q, 4, d4q), perm), off, RLX_ROPE_NEOX, 10000.0f, ED);
+    rlx_node kr = rlx_rope(g, rlx_transpose(g, rlx_reshape(g, k, 4, d4k), perm), off, RLX_ROPE_NEOX, 10000.0f, ED);
+    rlx_node kc = rlx_kv_write(g, rlx_param(g, "k_cache", RLX_F32, 4, cd), kr, pos);
+    rlx_node vc = rlx_kv_write(g, rlx_param(g, "v_cache", RLX_F32, 4, cd), rlx_transpose(g, rlx_reshape(g, v, 4, d4k), perm), pos);
+    rlx_output(g, "a", rlx_attention_kv(g, qr, kc, vc, RLX_MASK_CAUSAL, RLX_NO_NODE, 0.25f, RLX_NO_NODE));
+    return g;
+}
+
+TEST(vk_epilogue_schedule_hazards) {
+    VKP_REQUIRE();
+    bool int_dot = vkp_devices_int_dot() == 1;
+    for (int mode = 0; mode < 5; mode++) {
+        void *w[3];
+        double *wd[3];
+        size_t bytes;
+        rlx_dtype vt = mode == 0 || mode == 1 ? RLX_Q5_K : RLX_Q4_K;
+        w[0] = ops_quantized_weights(RLX_Q4_K, SN, EK, &wd[0], &bytes);
+        w[1] = ops_quantized_weights(RLX_Q4_K, SNKV, EK, &wd[1], &bytes);
+        w[2] = ops_quantized_weights(vt, SNKV, EK, &wd[2], &bytes);
+        float gamma[EK], x[EK];
+        test_fill_uniform_f32(gamma, EK, 0.5f, 1.5f);
+        rlx_graph *g = schedule_graph(mode, w, gamma);
+        char *no_fuse = getenv("RLX_NO_FUSE") ? strdup(getenv("RLX_NO_FUSE")) : NULL;
+        if (mode == 2) setenv("RLX_NO_FUSE", "1", 1);
+        for (int32_t pos = 0; pos < EC - 3; pos += 2) {
+            test_fill_uniform_f32(x, EK, -2, 2);
+            rlx_tensor in[2] = {
+                {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, EK}, .data = x, .bytes = sizeof x},
+                {.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &pos, .bytes = 4},
+            };
+            /* exact Vulkan kernels (Q5_K, unfolded) against the CPU fast path: ~1e-3 */
+            bool ok = vkp_compare(g, in, 2, 2e-2, false);
+            if (!ok) printf("    mode %d pos %d\n", mode, pos);
+            CHECK(ok);
+            if (mode == 4 && pos == 0 && int_dot) CHECK_MSG(count_epilogues(g, in) == 3, "decoder layer: %d epilogues",
+                                                            count_epilogues(g, in));
+        }
+        if (no_fuse) setenv("RLX_NO_FUSE", no_fuse, 1);
+        else unsetenv("RLX_NO_FUSE");
+        free(no_fuse);
+        rlx_graph_free(g);
+        for (int i = 0; i < 3; i++) {
+            free(w[i]);
+            free(wd[i]);
+        }
+    }
+}
+
+/* A consumer with no rows (zero kv heads) compiles and runs: the epilogue
+ * declines it like the plain lowering does. */
+TEST(vk_epilogue_empty_consumer) {
+    VKP_REQUIRE();
+    rlx_graph *g = rlx_graph_new();
+    int64_t xd[2] = {1, EK}, one[1] = {1}, wdims[2] = {0, EK}, d4[4] = {1, 1, 0, ED}, cd[4] = {1, 0, EC, ED};
+    static const int perm[4] = {0, 2, 1, 3};
+    rlx_node x = rlx_input(g, "x", RLX_F32, 2, xd), pos = rlx_input(g, "pos", RLX_I32, 1, one);
+    rlx_node k = rlx_dequant_matmul(g, x, rlx_param(g, "w", RLX_Q4_K, 2, wdims));
+    rlx_output(g, "kc", rlx_kv_write(g, rlx_param(g, "kcache", RLX_F32, 4, cd),
+                                     rlx_transpose(g, rlx_reshape(g, k, 4, d4), perm), pos));
+    float xv[EK];
+    test_fill_uniform_f32(xv, EK, -1, 1);
+    int32_t p = 1;
+    rlx_tensor in[2] = {
+        {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, EK}, .data = xv, .bytes = sizeof xv},
+        {.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &p, .bytes = 4},
+    };
+    rlx_compile_options o;
+    vkp_options(&o);
+    rlx_exec *e = NULL;
+    CHECK_OK(rlx_compile(g, &o, &e));
+    CHECK_OK(rlx_exec_run(e, in, 2));
+    rlx_exec_free(e);
+    rlx_graph_free(g);
+}

@@ -205,9 +205,41 @@ static rlx_status lower_node(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t
     return vk_lower_dequant_epilogue(c, &cons);
 }
 
+static vk_range range_of(const vk_program *p, int32_t node);
+static bool overlaps(const vk_range *set, int n, vk_range r);
+
+/* Whether matvec i may produce consumer j's result at i's place in the
+ * schedule. The memory plan placed j's result for j's place: between i and j
+ * its bytes may still hold another tensor (the norm output the next
+ * projection reads, or i's own x), a cache's old rows a node reads, or be
+ * written by someone else; and j's other inputs (pos, offset, factors,
+ * cache) must exist by the time i runs. */
+static bool epilogue_safe(const vk_program *p, int32_t i, int32_t j) {
+    const ir_graph *g = p->g;
+    const ir_node *cn = &g->nodes[j];
+    int32_t x = cn->in[cn->op == IR_OP_ROPE ? 0 : 1];
+    for (int k = 0; k < cn->n_in; k++) {
+        if (cn->in[k] == x) continue;
+        int32_t root = p->plan->entries[cn->in[k]].base;
+        ir_op rop = g->nodes[root].op;
+        if (root >= i && rop != IR_OP_INPUT && rop != IR_OP_PARAM && rop != IR_OP_CONST) return false;
+    }
+    vk_range r = range_of(p, j);
+    for (int32_t m = i; m < j; m++) {
+        if (!is_step(g, p->plan, m)) continue;
+        for (int k = 0; k < g->nodes[m].n_in; k++) {
+            vk_range in = range_of(p, g->nodes[m].in[k]);
+            if (overlaps(&in, 1, r)) return false;
+        }
+        vk_range out = range_of(p, m);
+        if (m > i && overlaps(&out, 1, r)) return false;
+    }
+    return true;
+}
+
 /* Where a decode matvec can do its rope / KV-cache consumer's work
- * (vk_epilogue.c): sets info.epilogue / absorbed_by; both nodes keep their
- * own lowering otherwise (and under RLX_VK_FORCE_HOST). */
+ * (vk_epilogue.c, epilogue_safe): sets info.epilogue / absorbed_by; both
+ * nodes keep their own lowering otherwise (and under RLX_VK_FORCE_HOST). */
 static rlx_status plan_epilogues(vk_program *p) {
     const ir_graph *g = p->g;
     for (int32_t i = 0; i < g->n_nodes; i++) p->info[i].epilogue = p->info[i].absorbed_by = -1;
@@ -221,6 +253,7 @@ static rlx_status plan_epilogues(vk_program *p) {
         const ir_node *cn = &g->nodes[j];
         int32_t x = cn->in[cn->op == IR_OP_ROPE ? 0 : 1];
         if (p->loc[x].addr != p->loc[i].addr || node_bytes(&g->nodes[x]) != node_bytes(&g->nodes[i])) continue;
+        if (!epilogue_safe(p, i, j)) continue;
         vk_lower_ctx c, cons;
         lower_ctx_init(p, i, &c, 0);
         lower_ctx_init(p, j, &cons, 0);
@@ -638,9 +671,11 @@ void vk_program_free(vk_program *p) {
 /* ------------------------------------------------------------ run */
 
 /* Longest the host polls the fence of one segment, in microseconds
- * (RLX_VK_SPIN_US; 0: block in vkWaitForFences at once). */
-static double spin_cap_seconds(void) {
-    int us = rlx_env_int("RLX_VK_SPIN_US", 20000);
+ * (RLX_VK_SPIN_US; 0: block in vkWaitForFences at once). A software device
+ * (lavapipe) runs on the CPU cores the poll would take, so it does not poll
+ * by default. */
+static double spin_cap_seconds(const vk_ctx *c) {
+    int us = rlx_env_int("RLX_VK_SPIN_US", c->caps.is_software ? 0 : 20000);
     return us > 0 ? 1e-6 * us : 0;
 }
 
@@ -659,7 +694,7 @@ static rlx_status submit_and_wait(vk_program *p, vk_segment *seg) {
     rlx_status st = vk_check(c->f.vkQueueSubmit(c->queue, 1, &si, p->fence), "vkQueueSubmit");
     pthread_mutex_unlock(&c->lock);
     if (st != RLX_OK) return st;
-    double spin = seg->last_wait_s * 1.25 + 200e-6, cap = spin_cap_seconds();
+    double spin = seg->last_wait_s * 1.25 + 200e-6, cap = spin_cap_seconds(c);
     double spin_until = t0 + (spin < cap ? spin : cap);
     VkResult r;
     while ((r = c->f.vkGetFenceStatus(c->dev, p->fence)) == VK_NOT_READY && rlx_now_seconds() < spin_until) {}

@@ -139,9 +139,11 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     uint64_t ns = 1, chunk = (uint64_t)Skv;
     if (wgs < ATT_TARGET_WGS / 2) {
         ns = ATT_TARGET_WGS / wgs;
-        /* up to one split per min_keys (rounded up: a decode cache of 168
-         * keys gives 6 one-tile splits, not 5 that round to 3 of two tiles) */
-        if (ns > ((uint64_t)Skv + min_keys - 1) / min_keys) ns = ((uint64_t)Skv + min_keys - 1) / min_keys;
+        /* up to one split per min_keys; with an active extent rounded up (a
+         * decode cache of 168 keys gives 6 one-tile splits, not 5 that round
+         * to 3 of two tiles), else down (at least ATT_SPLIT_MIN_KEYS each) */
+        const uint64_t most = pc.kvlen ? ((uint64_t)Skv + min_keys - 1) / min_keys : (uint64_t)Skv / min_keys;
+        if (ns > most) ns = most;
         if (ns < 2) ns = 1;
     }
     if (ns > 1) {

@@ -356,10 +356,11 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     d->spec[9] = norm.gamma != 0;
     d->spec[10] = 0;
     d->n_spec = 11;
+    /* the whole block always (the shader's block names the epilogue fields) */
+    dq_i8_push ip;
+    memset(&ip, 0, sizeof ip);
+    ip.mv = p;
     if (ep) {
-        dq_i8_push ip;
-        memset(&ip, 0, sizeof ip);
-        ip.mv = p;
         ip.mv.out = ep->out;
         ip.pos = ep->pos;
         ip.off = ep->off;
@@ -368,10 +369,10 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
         vk_split_df(1.0 / (2.0 * 3.14159265358979323846), &ip.f0_hi, &ip.f0_lo);
         ip.C = ep->C;
         ip.D = ep->D;
-        memcpy(d->push, &ip, sizeof ip);
-        d->push_bytes = sizeof ip;
         d->spec[10] = (uint32_t)ep->rope | (ep->kv ? 4u : 0u) | (ep->ff ? 8u : 0u) | (ep->off ? 16u : 0u);
     }
+    memcpy(d->push, &ip, sizeof ip);
+    d->push_bytes = sizeof ip;
     d->groups[0] = (uint32_t)groups;
     d->groups[1] = 1;
     d->groups[2] = 1;
@@ -670,8 +671,8 @@ rlx_status vk_lower_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons) 
         rlx_clear_error();
         return RLX_STATUS_UNSUPPORTED;
     }
-    if (d.M != 1 || xs->dtype != RLX_F32 || xs->rank != 4 || xs->dims[0] != 1 || xs->dims[2] != 1 ||
-        xs->numel != d.N || o->dtype != RLX_F32 || !takes_matvec(c, &d))
+    if (d.M != 1 || d.N == 0 || d.K == 0 || xs->dtype != RLX_F32 || xs->rank != 4 || xs->dims[0] != 1 ||
+        xs->dims[2] != 1 || xs->numel != d.N || o->dtype != RLX_F32 || o->numel == 0 || !takes_matvec(c, &d))
         return RLX_STATUS_UNSUPPORTED;
     dq_epi ep;
     memset(&ep, 0, sizeof ep);
