@@ -324,7 +324,9 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
                            dq_norm norm, const dq_epi *ep, rlx_status *st) {
     const vk_caps *cp = c->caps;
     uint32_t sgs = cp->subgroup_size;
-    if (!i8_takes(dt, norm.gamma != 0) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) || !i8_fits(cp, dt, M, K)) return false;
+    if (!i8_takes(dt, norm.gamma != 0) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) ||
+        !i8_fits(cp, dt, M, K))
+        return false;
     bool a4 = w % 4 == 0 && row_bytes % 4 == 0 && (epi != 2 || w2 % 4 == 0);
     bool a16 = w % 16 == 0 && row_bytes % 16 == 0 && (epi != 2 || w2 % 16 == 0);
     if (dt == RLX_Q4_K && !a4) return false;

@@ -120,6 +120,7 @@ int sdot16(uvec4 a, uvec4 b) {
 
 #include "dequant_matvec_common.glsl"   // wword, wbytes8, wf16, group_sums
 #include "rope_angle.glsl"                // rope_cos_sin
+#include "sumsq.glsl"                      // sumsq8, inv_rms
 
 // 16 bytes at a 4-byte-aligned offset (one load when rows are 16-byte aligned).
 uvec4 wbytes16(uint64_t row, uint off) {
@@ -147,11 +148,11 @@ void ldx8(uint e, out vec4 a, out vec4 b) {
 // x * gamma and 1 / rms only multiplies the block scales: the norm's
 // statistic rides along the first pass over x (no extra pass, one reduction).
 // ldx8g: 8 floats of x times gamma (plain x without NORM); ss gets their
-// squares before gamma, for the row's statistic.
-void ldx8g(uint e, out vec4 a, out vec4 b, inout float ss) {
+// squares before gamma (two buckets, sumsq.glsl), for the row's statistic.
+void ldx8g(uint e, out vec4 a, out vec4 b, inout vec2 ss) {
     ldx8(e, a, b);
     if (NORM != 0u) {
-        ss += dot(a, a) + dot(b, b);
+        ss += sumsq8(a, b);
         uint k = e % XK;
         a *= I8V4(p.res).v[k >> 2];
         b *= I8V4(p.res).v[(k >> 2) + 1u];
@@ -161,17 +162,19 @@ void ldx8g(uint e, out vec4 a, out vec4 b, inout float ss) {
 // NORM: the rows' 1 / sqrt(mean of squares + eps) into xinv, from each
 // invocation's partial sums (rows of whole 8-chunks: an invocation's chunks
 // c, c + 256, ... may span rows, so partials are kept per row).
-void norm_stats(float ss[NM]) {
+void norm_stats(vec2 ss[NM]) {
     [[unroll]] for (uint m = 0u; m < NM; m++) ss[m] = subgroupAdd(ss[m]);
-    if (gl_SubgroupInvocationID == 0u)
-        [[unroll]] for (uint m = 0u; m < NM; m++) red[gl_SubgroupID * NM + m] = ss[m];
-    barrier();
     uint i0 = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
-    if (i0 < NM) {
-        float tot = 0.0;
-        for (uint k = 0u; k < gl_NumSubgroups; k++) tot += red[k * NM + i0];
-        xinv[i0] = 1.0 / sqrt(tot / float(XK) + uintBitsToFloat(p.pad0));
+    vec2 tot = vec2(0.0);
+    [[unroll]] for (uint b = 0u; b < 2u; b++) {   // the two buckets in turn through red (no more shared memory)
+        if (gl_SubgroupInvocationID == 0u)
+            [[unroll]] for (uint m = 0u; m < NM; m++) red[gl_SubgroupID * NM + m] = ss[m][b];
+        barrier();
+        if (i0 < NM)
+            for (uint k = 0u; k < gl_NumSubgroups; k++) tot[b] += red[k * NM + i0];
+        barrier();
     }
+    if (i0 < NM) xinv[i0] = inv_rms(tot, float(XK), uintBitsToFloat(p.pad0));
     barrier();
 }
 
@@ -240,15 +243,15 @@ void round_x() {
     const uint i0 = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
     const uint n8 = NM * XK / 8u, nb = NM * XK / XB;
     const bool one_pass = QT != 13u && gl_SubgroupSize >= 32u;   // uniform
-    float ss[NM];   // NORM: sums of squares of x, per row
-    [[unroll]] for (uint m = 0u; m < NM; m++) ss[m] = 0.0;
+    vec2 ss[NM];   // NORM: sums of squares of x, per row (sumsq.glsl buckets)
+    [[unroll]] for (uint m = 0u; m < NM; m++) ss[m] = vec2(0.0);
     if (i0 < NM) xbad[i0] = 0u;
     if (QT != 13u && !one_pass)
         for (uint b = i0; b < nb; b += 256u) xa[b] = 0u;
     barrier();
     for (uint c = i0; c < n8; c += 256u) {   // n8 % 32 == 0: a cluster is all in or all out
         vec4 a, b;
-        float sc = 0.0;
+        vec2 sc = vec2(0.0);
         ldx8g(8u * c, a, b, sc);
         uint mc = c / (XK / 8u);
         [[unroll]] for (uint m = 0u; m < NM; m++) if (m == mc) ss[m] += sc;
@@ -280,7 +283,7 @@ void round_x() {
         barrier();
         for (uint c = i0; c < n8; c += 256u) {
             vec4 a, b;
-            float unused = 0.0;
+            vec2 unused = vec2(0.0);
             ldx8g(8u * c, a, b, unused);
             store_chunk_k(c, a, b, inv_scale(xa[c >> 5]));
         }

@@ -12,6 +12,8 @@
 // so out may alias x or r: an element is written only by the invocation
 // that reads it, after the statistics are complete.
 //
+// The sum of squares has two buckets (sumsq.glsl), so it cannot overflow.
+//
 // Why chunks of CH loads: a row is short (a decode step normalizes one row of
 // a few thousand elements), so the kernel is one workgroup long and its time
 // is load latency. Walking the row one element per invocation at a time
@@ -23,6 +25,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "ew_common.glsl"
+#include "sumsq.glsl"
 
 layout(constant_id = 0) const uint KIND = 0;
 layout(constant_id = 1) const uint DT = 0;
@@ -39,6 +42,7 @@ layout(push_constant) uniform PC {
 const uint CH = 8u;   // loads in flight per invocation and pass
 
 shared float sh[256];   // one partial per subgroup (subgroups of >= 1 invocation)
+shared vec2 sh2[256];
 
 float round_dt(float v) {
     if (DT == DT_F16) return f16_to_f32(f32_to_f16(v));
@@ -73,6 +77,30 @@ float workgroup_sum(float v) {
     return total - c;
 }
 
+// Both buckets of the sum of squares in one reduction.
+vec2 workgroup_sum2(vec2 v) {
+    vec2 s = subgroupAdd(v);
+    if (subgroupElect()) sh2[gl_SubgroupID] = s;
+    barrier();
+    float t0 = 0.0, c0 = 0.0, t1 = 0.0, c1 = 0.0;
+    for (uint i = 0u; i < gl_NumSubgroups; i++) {
+        kahan_add(t0, c0, sh2[i].x);
+        kahan_add(t1, c1, sh2[i].y);
+    }
+    barrier();
+    return vec2(t0 - c0, t1 - c1);
+}
+
+// Adds v * v to the lo or hi bucket.
+void add_square(inout vec2 s, inout vec2 c, float v) {
+    if (abs(v) <= SUMSQ_BIG) {
+        kahan_add(s.x, c.x, v * v);
+    } else {
+        float w = v * SUMSQ_S;
+        kahan_add(s.y, c.y, w * w);
+    }
+}
+
 void main() {
     uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     if (row >= pc.rows) return;   // uniform across the workgroup
@@ -93,16 +121,15 @@ void main() {
         precise float res = fma(-mean_hi, fd, total);   // total - mean_hi * d, exactly
         mean_lo = res / fd;
     }
-    float s = 0.0, c = 0.0;
+    vec2 s2 = vec2(0.0), c2 = vec2(0.0);
     for (uint j0 = t; j0 < pc.d; j0 += 256u * CH) {
         load_chunk(base, j0, v);
         [[unroll]] for (uint u = 0u; u < CH; u++) {
             precise float dv = (v[u] - mean_hi) - mean_lo;
-            if (j0 + 256u * u < pc.d) kahan_add(s, c, dv * dv);
+            if (j0 + 256u * u < pc.d) add_square(s2, c2, dv);
         }
     }
-    float ss = workgroup_sum(s - c);
-    float inv = 1.0 / sqrt(ss / fd + pc.eps);
+    float inv = inv_rms(workgroup_sum2(s2 - c2), fd, pc.eps);
     for (uint j0 = t; j0 < pc.d; j0 += 256u * CH) {
         load_chunk(base, j0, v);
         float g[CH];
