@@ -390,7 +390,8 @@ TEST(norm_fusion_option_off) {
 static bool vk_folds(rlx_dtype dt, int64_t M) {
     const char *exact = getenv("RLX_VK_EXACT_QUANT");
     bool i8_default = !(exact && *exact && strcmp(exact, "0")) && !getenv("RLX_VK_DQ_I8");
-    return M <= 8 && (dt == RLX_Q8_0 || dt == RLX_Q4_K || dt == RLX_Q6_K) && vkp_devices_int_dot() == 1 && i8_default;
+    return M <= 8 && (dt == RLX_Q8_0 || dt == RLX_Q4_K || dt == RLX_Q5_K || dt == RLX_Q6_K) && vkp_devices_int_dot() == 1 &&
+           i8_default;
 }
 
 static bool vk_case(pattern p, const weights *w, int64_t M, bool require_gpu) {

@@ -113,14 +113,14 @@ static bool run_case(const ecase *c, int want_epilogues) {
     return ok;
 }
 
-/* i8 products (Q4_K, Q6_K; Q8_0 with a folded norm) absorb all three consumers. */
+/* i8 products (Q4_K, Q5_K, Q6_K; Q8_0 with a folded norm) absorb all three consumers. */
 TEST(vk_epilogue_rope_and_kv_writes) {
     VKP_REQUIRE();
     if (vkp_devices_int_dot() != 1) {
         printf("    (skipped: the i8 matvec needs integer dot products on every device)\n");
         return;
     }
-    static const rlx_dtype dts[] = {RLX_Q4_K, RLX_Q6_K, RLX_Q8_0};
+    static const rlx_dtype dts[] = {RLX_Q4_K, RLX_Q5_K, RLX_Q6_K, RLX_Q8_0};
     for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
         for (int norm = 0; norm < 2; norm++)
             for (int st = 0; st < 2; st++)
@@ -160,8 +160,8 @@ TEST(vk_epilogue_option_off) {
 
 /* Schedules where doing the consumer's work at the matvec's place would be
  * wrong (epilogue_safe): the memory plan may give rope(q)'s bytes to the
- * unfolded norm output that k and v still read (mode 0: v's type is not an
- * i8 one, so the norm stays a node; mode 2: fusion off), or to the x of the
+ * unfolded norm output that k and v still read (mode 0: v's type, Q5_0, is
+ * not an i8 one, so the norm stays a node; mode 2: fusion off), or to the x of the
  * last projection itself (mode 1: v, k, q order); an offset made by a step
  * after the matvec (mode 3). Attention consumes the rope and the caches, as
  * in a decoder layer, so none of them is a graph output pinned for the run.
@@ -175,7 +175,7 @@ static rlx_graph *schedule_graph(int mode, void *const *w, const float *gamma) {
     int64_t wq[2] = {SN, EK}, wk[2] = {SNKV, EK};
     rlx_node x = rlx_input(g, "x", RLX_F32, 2, xd), pos = rlx_input(g, "pos", RLX_I32, 1, one);
     rlx_node h = rlx_rms_norm(g, x, rlx_constant(g, RLX_F32, 1, gd, gamma), RLX_NO_NODE, 1e-5f);
-    rlx_dtype vt = mode == 0 || mode == 1 ? RLX_Q5_K : RLX_Q4_K;
+    rlx_dtype vt = mode == 0 || mode == 1 ? RLX_Q5_0 : RLX_Q4_K;
     rlx_node q, k, v;
     if (mode == 1) {
         v = rlx_dequant_matmul(g, h, rlx_constant(g, vt, 2, wk, w[2]));
@@ -208,7 +208,7 @@ TEST(vk_epilogue_schedule_hazards) {
         void *w[3];
         double *wd[3];
         size_t bytes;
-        rlx_dtype vt = mode == 0 || mode == 1 ? RLX_Q5_K : RLX_Q4_K;
+        rlx_dtype vt = mode == 0 || mode == 1 ? RLX_Q5_0 : RLX_Q4_K;
         w[0] = ops_quantized_weights(RLX_Q4_K, SN, EK, &wd[0], &bytes);
         w[1] = ops_quantized_weights(RLX_Q4_K, SNKV, EK, &wd[1], &bytes);
         w[2] = ops_quantized_weights(vt, SNKV, EK, &wd[2], &bytes);
@@ -223,7 +223,7 @@ TEST(vk_epilogue_schedule_hazards) {
                 {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, EK}, .data = x, .bytes = sizeof x},
                 {.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &pos, .bytes = 4},
             };
-            /* exact Vulkan kernels (Q5_K, unfolded) against the CPU fast path: ~1e-3 */
+            /* exact Vulkan kernels (Q5_0, unfolded) against the CPU fast path: ~1e-3 */
             bool ok = vkp_compare(g, in, 2, 2e-2, false);
             if (!ok) printf("    mode %d pos %d\n", mode, pos);
             CHECK(ok);

@@ -90,7 +90,7 @@ static i8_run run_vk(rlx_dtype dt, int epi, int64_t M, int64_t N, int64_t K, con
     rlx_exec *e = NULL;
     rlx_exec_stats st;
     bool all_types = !getenv("RLX_VK_DQ_I8");   /* Q8_0 takes the i8 kernel only when asked */
-    if (all_types) setenv("RLX_VK_DQ_I8", "q8_0,q4_K,q6_K", 1);
+    if (all_types) setenv("RLX_VK_DQ_I8", "q8_0,q4_K,q5_K,q6_K", 1);
     rlx_status cst = rlx_compile(g, &o, &e);
     if (all_types) unsetenv("RLX_VK_DQ_I8");
     out.ok = cst == RLX_OK && rlx_exec_set_param(e, "w", dt, w, wbytes) == RLX_OK &&
@@ -205,14 +205,15 @@ static bool i8_case(rlx_dtype dt, int epi, int64_t M, int64_t N, int64_t K, int 
     return ok;
 }
 
-static const rlx_dtype types[] = {RLX_Q8_0, RLX_Q4_K, RLX_Q6_K};
+static const rlx_dtype types[] = {RLX_Q8_0, RLX_Q4_K, RLX_Q5_K, RLX_Q6_K};
+enum { N_TYPES = sizeof types / sizeof types[0] };
 
 /* Every type and epilogue, M = 1, 2 and 8, odd N, K = 9 blocks of 256 (Q8_0:
  * 67 blocks of 32, not a multiple of 256, and odd rows: 2-byte alignment). */
 TEST(vk_matvec_i8_types_and_epilogues) {
     VKP_REQUIRE();
     static const int64_t Ms[] = {1, 2, 8};
-    for (size_t t = 0; t < 3; t++)
+    for (size_t t = 0; t < N_TYPES; t++)
         for (int epi = 0; epi < 3; epi++)
             for (size_t i = 0; i < 3; i++) {
                 int64_t K = is_kq(types[t]) ? 256 * 9 : 32 * 67, N = epi == 2 ? 13 : 37;
@@ -232,6 +233,8 @@ TEST(vk_matvec_i8_shapes) {
     CHECK(i8_case(RLX_Q6_K, 0, 1, 2, 256, -1, 0));
     CHECK(i8_case(RLX_Q6_K, 0, 3, 261, 256 * 14, -1, 0));
     CHECK(i8_case(RLX_Q6_K, 2, 1, 64, 512, -1, 0));
+    CHECK(i8_case(RLX_Q5_K, 0, 1, 37, 256, -1, 0));
+    CHECK(i8_case(RLX_Q5_K, 1, 3, 261, 256 * 14, -1, 0));
 }
 
 /* Tuning knobs: threads per group (one subgroup .. 256), rows per group,
@@ -246,7 +249,7 @@ TEST(vk_matvec_i8_knobs) {
         setenv("RLX_VK_DQ_NR", knobs[i][1], 1);
         setenv("RLX_VK_DQ_U", knobs[i][2], 1);
         setenv("RLX_VK_DQ_I8_GRID", knobs[i][3], 1);
-        for (size_t t = 0; t < 3 && ok; t++) {
+        for (size_t t = 0; t < N_TYPES && ok; t++) {
             int64_t K = is_kq(types[t]) ? 256 * 5 : 32 * 70;
             ok = i8_case(types[t], 0, 2, 41, K, -1, 0) && i8_case(types[t], 2, 1, 23, K, -1, 0) &&
                  i8_case(types[t], 1, 3, 9, K, -1, 0);
@@ -300,7 +303,7 @@ TEST(vk_matvec_i8_fallbacks) {
 TEST(vk_matvec_i8_nonfinite_x) {
     VKP_REQUIRE();
     const float bad[3] = {INFINITY, -INFINITY, NAN};
-    for (size_t t = 0; t < 3; t++)
+    for (size_t t = 0; t < N_TYPES; t++)
         for (int epi = 0; epi < 3; epi++) {
             int64_t K = is_kq(types[t]) ? 512 : 96;
             CHECK(i8_case(types[t], epi, 3, 17, K, (int)(t + epi) % 3, bad[(t + epi) % 3]));
@@ -314,7 +317,7 @@ TEST(vk_matvec_i8_nonfinite_x) {
 TEST(vk_matvec_i8_equals_cpu_fast_path) {
     VKP_REQUIRE();
     if (vkp_devices_int_dot() != 1) return;
-    for (size_t t = 0; t < 3; t++)
+    for (size_t t = 0; t < N_TYPES; t++)
         for (int64_t M = 1; M <= 3; M += 2) {
             rlx_dtype dt = types[t];
             int64_t N = 45, K = is_kq(dt) ? 256 * 7 : 32 * 45;

@@ -4,16 +4,17 @@
  * and of GATHER_ROWS over a block-quantized table (called from gather.c).
  * The block decoders are shaders/quant_blocks.glsl, the GLSL twin of
  * src/io/quant.c and quant_k.c (dequant_matvec_run.comp and
- * dequant_matvec_i8.comp have their own for Q8_0, Q4_K and Q6_K). Also the
+ * dequant_matvec_i8.comp have their own for Q8_0, Q4_K, Q6_K and (i8) Q5_K). Also the
  * fused DEQUANT_MATMUL_ADD / DEQUANT_SWIGLU.
  *
  * Two regimes, chosen by M (rows of x):
  *  - M <= DQ_MATVEC_MAX_M (decode): one dispatch, memory-bound: every weight
  *    byte is read once, decoded in registers and multiplied with all M rows
- *    of x; no scratch. Q8_0/Q4_K/Q6_K on a device with integer dot products:
- *    "dequant-i8-<type>" (dequant_matvec_i8.comp, x rounded to 8-bit blocks
- *    like the CPU fast path; RLX_VK_EXACT_QUANT=1 keeps the exact kernels),
- *    else "dequant-run-<type>" (dequant_matvec_run.comp, 8-weight runs per
+ *    of x; no scratch. Q4_K/Q5_K/Q6_K (Q8_0 with a folded norm) on a device
+ *    with integer dot products: "dequant-i8-<type>" (dequant_matvec_i8.comp,
+ *    x rounded to 8-bit blocks like the CPU fast path; RLX_VK_EXACT_QUANT=1
+ *    keeps the exact kernels), else for Q8_0/Q4_K/Q6_K
+ *    "dequant-run-<type>" (dequant_matvec_run.comp, 8-weight runs per
  *    lane); other types: "dequant-matvec-<type>" (dequant_matvec.comp,
  *    32-weight parts per lane). Fused forms add "-add" / "-swiglu" to the tier.
  *  - larger M (prefill): dequant_gemm.c, one dispatch, no scratch: each
@@ -92,16 +93,18 @@ static const dq_names NAMES[RLX_DTYPE_COUNT] = {
 static const char *i8_name(rlx_dtype dt, int epi) {
     static const char *const q8[3] = {"dequant-i8-q8_0", "dequant-i8-add-q8_0", "dequant-i8-swiglu-q8_0"};
     static const char *const q4[3] = {"dequant-i8-q4_K", "dequant-i8-add-q4_K", "dequant-i8-swiglu-q4_K"};
+    static const char *const q5[3] = {"dequant-i8-q5_K", "dequant-i8-add-q5_K", "dequant-i8-swiglu-q5_K"};
     static const char *const q6[3] = {"dequant-i8-q6_K", "dequant-i8-add-q6_K", "dequant-i8-swiglu-q6_K"};
-    return dt == RLX_Q8_0 ? q8[epi] : dt == RLX_Q4_K ? q4[epi] : q6[epi];
+    return dt == RLX_Q8_0 ? q8[epi] : dt == RLX_Q4_K ? q4[epi] : dt == RLX_Q5_K ? q5[epi] : q6[epi];
 }
 
 /* ... and with an RMS norm folded in (rms_dequant_matmul / rms_dequant_swiglu; epi 0 or 2). */
 static const char *i8_norm_name(rlx_dtype dt, int epi) {
     static const char *const q8[3] = {"dequant-i8-norm-q8_0", "", "dequant-i8-norm-swiglu-q8_0"};
     static const char *const q4[3] = {"dequant-i8-norm-q4_K", "", "dequant-i8-norm-swiglu-q4_K"};
+    static const char *const q5[3] = {"dequant-i8-norm-q5_K", "", "dequant-i8-norm-swiglu-q5_K"};
     static const char *const q6[3] = {"dequant-i8-norm-q6_K", "", "dequant-i8-norm-swiglu-q6_K"};
-    return dt == RLX_Q8_0 ? q8[epi] : dt == RLX_Q4_K ? q4[epi] : q6[epi];
+    return dt == RLX_Q8_0 ? q8[epi] : dt == RLX_Q4_K ? q4[epi] : dt == RLX_Q5_K ? q5[epi] : q6[epi];
 }
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -265,7 +268,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
 }
 
 /*
- * dequant_matvec_i8.comp (see its header) for Q8_0, Q4_K and Q6_K on a device
+ * dequant_matvec_i8.comp (see its header) for Q8_0, Q4_K, Q5_K and Q6_K on a device
  * with integer dot products: each workgroup rounds x to 8-bit blocks in
  * shared memory (the CPU fast path's rounding), then groups of T lanes walk
  * units of 8 (Q8_0) or 32 (K-quants) weights of NR rows with packed 4x8-bit
@@ -276,13 +279,14 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
  * each then loops over several tiles, so x is rounded fewer times).
  */
 /* The types the i8 matvec takes: RLX_VK_DQ_I8 = "0" (none) or a list of type
- * names; by default Q4_K and Q6_K, and Q8_0 where an RMS norm is folded into
+ * names; by default Q4_K, Q5_K and Q6_K (Q5_K otherwise has only the generic
+ * part-per-lane kernel), and Q8_0 where an RMS norm is folded into
  * x (rms_dequant_*). A plain Q8_0 product stays on the exact run kernel: on
  * the H200 the i8 kernel was no faster for it (8B Q8_0 decode 233 vs 242
  * tok/s, 1B 894 vs 900; bench/RESULTS.md), and the exact kernel does not
  * round x; with a norm to fold, the i8 kernel saves the norm's dispatch. */
 static bool i8_takes(rlx_dtype dt, bool folds_norm) {
-    if (dt != RLX_Q8_0 && dt != RLX_Q4_K && dt != RLX_Q6_K) return false;
+    if (dt != RLX_Q8_0 && dt != RLX_Q4_K && dt != RLX_Q5_K && dt != RLX_Q6_K) return false;
     const char *only = getenv("RLX_VK_DQ_I8");
     if (!only || !*only) return dt != RLX_Q8_0 || folds_norm;
     return strcmp(only, "0") != 0 && strstr(only, rlx_dtype_name(dt)) != NULL;
@@ -329,7 +333,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
         return false;
     bool a4 = w % 4 == 0 && row_bytes % 4 == 0 && (epi != 2 || w2 % 4 == 0);
     bool a16 = w % 16 == 0 && row_bytes % 16 == 0 && (epi != 2 || w2 % 16 == 0);
-    if (dt == RLX_Q4_K && !a4) return false;
+    if ((dt == RLX_Q4_K || dt == RLX_Q5_K) && !a4) return false;
     if (norm.gamma && (epi == 1 || norm.gamma % 16 || K % 8)) return false;   /* gamma rides in res, read as vec4 */
     if (ep && (M != 1 || epi != 0 || (ep->rope && (N % 2 || ep->D % 2)))) return false;
     int64_t uw = dt != RLX_Q8_0 ? 32 : 8;

@@ -1,5 +1,5 @@
-// dequant_matvec_i8.comp — the decode-shaped DEQUANT_MATMUL for Q8_0, Q4_K
-// and Q6_K with x rounded to 8 bits: out[M, N] = x[M, K] · w[N, K]ᵀ for
+// dequant_matvec_i8.comp — the decode-shaped DEQUANT_MATMUL for Q8_0, Q4_K,
+// Q5_K and Q6_K with x rounded to 8 bits: out[M, N] = x[M, K] · w[N, K]ᵀ for
 // M <= 8, with the fused epilogues of dequant_matvec_run.comp (EPI 1: + res;
 // EPI 2: SwiGLU over w (gate) and w2 (up)) and its push block.
 //
@@ -21,6 +21,9 @@
 //   Q8_0  8 weights: 8 quant bytes of a 34-byte block (4 lanes per block);
 //   Q4_K 32 weights: 16 bytes of qs, low nibbles one sub-block, high nibbles
 //        the next (8 lanes per 144-byte block; one 16-byte load when aligned);
+//   Q5_K as Q4_K (176-byte blocks, qs at 48), plus the 16 bytes of qh at the
+//        same positions, whose bits 2j and 2j + 1 are the two sub-blocks' 5th
+//        bits (quants 0..31: still one packed signed dot per 4);
 //   Q6_K 32 weights: 8 bytes of ql, of ql + 32 and of qh: 8 positions of the
 //        four 32-groups of one 128-half (8 lanes per 210-byte block).
 //
@@ -43,7 +46,7 @@ layout(local_size_x = 256) in;   // before the includes (docs/gpu.md pitfalls)
 
 #include "common.glsl"
 
-layout(constant_id = 0) const uint QT = 13;    // rlx dtype of w: Q8_0 (13), Q4_K (16) or Q6_K (18)
+layout(constant_id = 0) const uint QT = 13;    // rlx dtype of w: Q8_0 (13), Q4_K (16), Q5_K (17) or Q6_K (18)
 layout(constant_id = 1) const uint NM = 1;     // rows of x (= M), 1..8
 layout(constant_id = 2) const uint T = 64;     // threads per group: divides 256, a multiple of the subgroup size
 layout(constant_id = 3) const uint NR = 1;     // output rows per group, 1..4 (EPI 2: 1)
@@ -62,6 +65,7 @@ layout(constant_id = 10) const uint RKV = 0;   // epilogue of a rope / KV-cache 
                                                // bit 3: frequency factors at p.ff; bit 4: rope position offset at p.off
 
 const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the CPU's Q8_32 / Q8_256 formats)
+const bool K45 = QT == 16u || QT == 17u;       // Q4_K / Q5_K: the same units, so the same x layout
 const uint UW = QT == 13u ? 8u : 32u;          // weights per unit
 const uint G = 256u / T;                       // groups per workgroup
 const uint NS = EPI == 2u ? 2u : NR;           // weight rows (slots) per group
@@ -74,7 +78,7 @@ const bool KVW = (RKV & 4u) != 0u;
 //   the units read them, so the 8 lanes of a block read 128 contiguous bytes
 //   (no shared-memory bank conflicts): unit u's x is xq4[16b + u] (a) and
 //   xq4[16b + 8 + u] (b), its sums xs4[8b + u]:
-//     Q4_K unit u = 2j + h: a = positions 16h.. of sub-block 2j, b = of 2j + 1;
+//     Q4_K / Q5_K unit u = 2j + h: a = positions 16h.. of sub-block 2j, b = of 2j + 1;
 //          sums (a, b, -, -);
 //     Q6_K unit u = 4hh + i: group g's 8 positions 8i.. of half hh in a (g 0,
 //          1) or b (g 2, 3); sums of the four groups' 8.
@@ -211,7 +215,7 @@ void store_chunk_k(uint c, vec4 a, vec4 b, float id) {
     uvec2 q = uvec2(round4(a, id), round4(b, id));
     int sum = sdot8(q, uvec2(0x01010101u));
     uint u, part, half_, si;   // unit, a / b, half of the xq4 entry, sum slot
-    if (QT == 16u) {   // chunk k: sub-block k >> 2, positions 8(k & 3)..
+    if (K45) {         // chunk k: sub-block k >> 2, positions 8(k & 3)..
         uint sb = k >> 2;
         u = 2u * (sb >> 1) + ((k >> 1) & 1u);
         part = sb & 1u;
@@ -330,10 +334,11 @@ void unit_dot(uint64_t row, uint r, xu_t x[NM], bool live, inout float acc[NM]) 
             float v = dw * x[m].d * float(sdot8(q, x[m].a.xy));
             acc[m] += live ? v : 0.0;
         }
-    } else if (QT == 16u) {   // Q4_K: 144-byte blocks [d, dmin f16][scales 12][qs 128]; weight = d*sc*q - dmin*m
-        uint base = (r >> 3) * 144u, j = (r >> 1) & 3u;
+    } else if (K45) {   // Q4_K: 144-byte blocks [d, dmin f16][scales 12][qs 128]; weight = d*sc*q - dmin*m
+                        // Q5_K: 176-byte blocks [d, dmin][scales 12][qh 32][qs 128]; q += 16 * (bit s of qh[l])
+        uint base = (r >> 3) * (QT == 17u ? 176u : 144u), j = (r >> 1) & 3u;
         uvec4 h = wbytes16(row, base);   // d, dmin, then scales[12] as words (k4_scale_min in quant_k.c)
-        uvec4 qw = wbytes16(row, base + 16u + 16u * (r & 7u));
+        uvec4 qw = wbytes16(row, base + (QT == 17u ? 48u : 16u) + 16u * (r & 7u));
         vec2 dm = unpackHalf2x16(h.x);
         // scale and min of sub-blocks 2j and 2j + 1: bytes 2(j & 1) and 2(j & 1) + 1 of the scale words
         uint sh = 16u * (j & 1u);
@@ -342,6 +347,11 @@ void unit_dot(uint64_t row, uint r, xu_t x[NM], bool live, inout float acc[NM]) 
         uint mnp = j < 2u ? mid & 0x3f3fu : ((hi >> 4) & 0x0f0fu) | ((mid >> 2) & 0x3030u);
         int sc0 = int(scp & 0xffu), sc1 = int(scp >> 8), mn0 = int(mnp & 0xffu), mn1 = int(mnp >> 8);
         uvec4 q0 = qw & 0x0f0f0f0fu, q1 = (qw >> 4) & 0x0f0f0f0fu;
+        if (QT == 17u) {   // the 5th bits: positions 16h.. of qh, bits 2j (sub-block 2j) and 2j + 1
+            uvec4 hb = wbytes16(row, base + 16u + 16u * (r & 1u));
+            q0 |= ((hb >> (2u * j)) & 0x01010101u) << 4;
+            q1 |= ((hb >> (2u * j + 1u)) & 0x01010101u) << 4;
+        }
         [[unroll]] for (uint m = 0u; m < NM; m++) {
             int isum = sc0 * sdot16(q0, x[m].a) + sc1 * sdot16(q1, x[m].b);
             int msum = mn0 * x[m].s.x + mn1 * x[m].s.y;
