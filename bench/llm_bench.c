@@ -4,7 +4,7 @@
  * tokens/s, the bytes a decode step must read (weights + KV cache), and the
  * bandwidth floor those bytes imply at a measured memory bandwidth.
  *
- *   build/llm_bench [--device cpu|vulkan] [--model 1b|8b|tiny] [--quant q8_0|q4_k_m|f16]
+ *   build/llm_bench [--device cpu|vulkan] [--model 1b|8b|tiny] [--quant q8_0|q4_k_m|q5_k_m|f16]
  *                   [--prompt N] [--decode N] [--bandwidth GBps] [--report]
  *
  * The graph is the one rlx_model_load builds (models/llama.c), compiled with
@@ -36,7 +36,8 @@ typedef struct bench_cfg {
     const char *quant;
 } bench_cfg;
 
-/* Q4_K_M-like mix: Q6_K for the embeddings, output, attn_v and ffn_down; Q4_K elsewhere. */
+/* q4_k_m / q5_k_m: llama.cpp-like mixes, Q6_K for the embeddings, output,
+ * attn_v and ffn_down, Q4_K / Q5_K elsewhere. */
 static rlx_dtype weight_type(void *user, const char *name) {
     const bench_cfg *c = user;
     if (strcmp(c->quant, "q8_0") == 0) return RLX_Q8_0;
@@ -44,7 +45,7 @@ static rlx_dtype weight_type(void *user, const char *name) {
     if (strcmp(c->quant, "f32") == 0) return RLX_F32;
     if (strstr(name, "token_embd") || strcmp(name, "output.weight") == 0 || strstr(name, "attn_v") || strstr(name, "ffn_down"))
         return RLX_Q6_K;
-    return RLX_Q4_K;
+    return strcmp(c->quant, "q5_k_m") == 0 ? RLX_Q5_K : RLX_Q4_K;
 }
 
 static rlx_status eval(rlx_exec *e, const int32_t *tokens, int n, int pos) {
@@ -74,6 +75,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--bandwidth")) bandwidth = atof(argv[i + 1]) * 1e9;
         else { fprintf(stderr, "llm_bench: unknown option %s\n", argv[i]); return 2; }
     }
+    static const char *const quants[] = {"q8_0", "q4_k_m", "q5_k_m", "f16", "f32"};
+    bool known = false;
+    for (size_t k = 0; k < sizeof quants / sizeof quants[0]; k++) known = known || !strcmp(cfg.quant, quants[k]);
+    if (!known) { fprintf(stderr, "llm_bench: unknown --quant %s (q8_0, q4_k_m, q5_k_m, f16, f32)\n", cfg.quant); return 2; }
     llama_hparams hp = {.arch = LLAMA_ARCH_LLAMA, .n_ctx_train = 8192, .rms_eps = 1e-5f, .rope_theta = 500000.0f,
                         .rope_style = RLX_ROPE_GPTJ};
     if (!strcmp(model, "8b")) {   /* Llama-3-8B shapes */
