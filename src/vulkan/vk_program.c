@@ -81,6 +81,7 @@ struct vk_program {
     int              n_kv_checks;
     VkDeviceSize     status_off;       /* in io: the word shaders set on bad input */
     double           last_gpu_seconds;
+    double           spin_cap_s;       /* longest fence poll (spin_cap_seconds, read at build) */
     /* RLX_PROFILE=1: a timestamp pair around every node's dispatches
      * (queries 2 + 2i and 3 + 2i); device microseconds summed per node */
     bool             profile;
@@ -193,6 +194,16 @@ static bool forced_to_host(ir_op op) {
     return false;
 }
 
+/* Longest the host polls the fence of one segment, in microseconds
+ * (RLX_VK_SPIN_US, read when a program is built; 0: block in
+ * vkWaitForFences at once). A software device
+ * (lavapipe) runs on the CPU cores the poll would take, so it does not poll
+ * by default. */
+static double spin_cap_seconds(const vk_ctx *c) {
+    int us = rlx_env_int("RLX_VK_SPIN_US", c->caps.is_software ? 0 : 20000);
+    return us > 0 ? 1e-6 * us : 0;
+}
+
 /* Lowers every node once to decide GPU vs host and to size the scratch. */
 /* Node i's dispatches: its own lowering, or with its consumer's work in the
  * epilogue (vk_epilogue.c) when info.epilogue names one. */
@@ -237,9 +248,11 @@ static bool epilogue_safe(const vk_program *p, int32_t i, int32_t j) {
     return true;
 }
 
-/* Where a decode matvec can do its rope / KV-cache consumer's work
- * (vk_epilogue.c, epilogue_safe): sets info.epilogue / absorbed_by; both
- * nodes keep their own lowering otherwise (and under RLX_VK_FORCE_HOST). */
+/* Where a decode matvec may do its rope / KV-cache consumer's work
+ * (vk_epilogue.c, epilogue_safe): sets info.epilogue as a candidate, which
+ * plan_lowering keeps if the matvec's lowering takes it (then the consumer
+ * is absorbed_by the matvec) and drops otherwise. Not under
+ * RLX_VK_FORCE_HOST for either op. */
 static rlx_status plan_epilogues(vk_program *p) {
     const ir_graph *g = p->g;
     for (int32_t i = 0; i < g->n_nodes; i++) p->info[i].epilogue = p->info[i].absorbed_by = -1;
@@ -253,21 +266,9 @@ static rlx_status plan_epilogues(vk_program *p) {
         const ir_node *cn = &g->nodes[j];
         int32_t x = cn->in[cn->op == IR_OP_ROPE ? 0 : 1];
         if (p->loc[x].addr != p->loc[i].addr || node_bytes(&g->nodes[x]) != node_bytes(&g->nodes[i])) continue;
-        if (!epilogue_safe(p, i, j)) continue;
-        vk_lower_ctx c, cons;
-        lower_ctx_init(p, i, &c, 0);
-        lower_ctx_init(p, j, &cons, 0);
-        rlx_status st = vk_lower_dequant_epilogue(&c, &cons);
-        if (st == RLX_OK && c.n_d > 0) {
-            p->info[i].epilogue = j;
-            p->info[j].absorbed_by = i;
-        } else if (st != RLX_STATUS_UNSUPPORTED) {
-            free(uses);
-            return st;
-        }
+        if (epilogue_safe(p, i, j)) p->info[i].epilogue = j;
     }
     free(uses);
-    rlx_clear_error();
     return RLX_OK;
 }
 
@@ -293,6 +294,13 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
         if (fn) {
             rlx_clear_error();
             st = lower_node(p, i, &c, 0);
+            if (info->epilogue >= 0 && st == RLX_OK && c.n_d > 0) {
+                p->info[info->epilogue].absorbed_by = i;   /* the consumer comes later: i < epilogue */
+            } else if (info->epilogue >= 0 && (st == RLX_STATUS_UNSUPPORTED || st == RLX_OK)) {   /* the matvec alone */
+                info->epilogue = -1;
+                rlx_clear_error();
+                st = lower_node(p, i, &c, 0);
+            }
         } else {
             rlx_fail(RLX_STATUS_UNSUPPORTED, "no GPU kernel for %s", ir_op_info_get(n->op)->name);
         }
@@ -610,6 +618,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = c->queue_family};
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     p->profile = rlx_profile_enabled();
+    p->spin_cap_s = spin_cap_seconds(c);
     if (p->profile && !(p->prof_us = calloc((size_t)g->n_nodes, sizeof *p->prof_us))) {
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
         goto fail;
@@ -670,15 +679,6 @@ void vk_program_free(vk_program *p) {
 
 /* ------------------------------------------------------------ run */
 
-/* Longest the host polls the fence of one segment, in microseconds
- * (RLX_VK_SPIN_US; 0: block in vkWaitForFences at once). A software device
- * (lavapipe) runs on the CPU cores the poll would take, so it does not poll
- * by default. */
-static double spin_cap_seconds(const vk_ctx *c) {
-    int us = rlx_env_int("RLX_VK_SPIN_US", c->caps.is_software ? 0 : 20000);
-    return us > 0 ? 1e-6 * us : 0;
-}
-
 /* Submits a segment and waits for it. Waiting by sleeping in
  * vkWaitForFences costs a wake-up of ~100-200 us after the GPU is done (on
  * an H200, 8B decode: wall - device time 233 us per token); a run's length
@@ -694,8 +694,8 @@ static rlx_status submit_and_wait(vk_program *p, vk_segment *seg) {
     rlx_status st = vk_check(c->f.vkQueueSubmit(c->queue, 1, &si, p->fence), "vkQueueSubmit");
     pthread_mutex_unlock(&c->lock);
     if (st != RLX_OK) return st;
-    double spin = seg->last_wait_s * 1.25 + 200e-6, cap = spin_cap_seconds(c);
-    double spin_until = t0 + (spin < cap ? spin : cap);
+    double spin = seg->last_wait_s * 1.25 + 200e-6;
+    double spin_until = t0 + (spin < p->spin_cap_s ? spin : p->spin_cap_s);
     VkResult r;
     while ((r = c->f.vkGetFenceStatus(c->dev, p->fence)) == VK_NOT_READY && rlx_now_seconds() < spin_until) {}
     if (r == VK_NOT_READY) r = c->f.vkWaitForFences(c->dev, 1, &p->fence, VK_TRUE, UINT64_MAX);

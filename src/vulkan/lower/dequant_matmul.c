@@ -76,11 +76,15 @@ typedef struct dq_rows_push {
 _Static_assert(sizeof(dq_rows_push) == 56, "dq_rows_push must match dequant_rows.comp");
 _Static_assert(sizeof(dq_rows_push) <= VK_MAX_PUSH, "dq_rows_push exceeds the push-constant budget");
 
-typedef struct dq_names { const char *matvec[3], *run[3], *tiled, *rows; } dq_names;   /* [epi] */
+/* Report tiers by weight type: [epi] for the matvecs, i8_norm with an RMS
+ * norm folded in (epi 0 or 2). */
+typedef struct dq_names { const char *matvec[3], *run[3], *i8[3], *i8_norm[3], *tiled, *rows; } dq_names;
 
 #define DQ_NAMES(t)                                                                                          \
     {{"dequant-matvec-" t, "dequant-matvec-add-" t, "dequant-matvec-swiglu-" t},                              \
-     {"dequant-run-" t, "dequant-run-add-" t, "dequant-run-swiglu-" t}, "dequant-tiled-" t, "dequant-rows-" t}
+     {"dequant-run-" t, "dequant-run-add-" t, "dequant-run-swiglu-" t},                                       \
+     {"dequant-i8-" t, "dequant-i8-add-" t, "dequant-i8-swiglu-" t},                                          \
+     {"dequant-i8-norm-" t, "", "dequant-i8-norm-swiglu-" t}, "dequant-tiled-" t, "dequant-rows-" t}
 static const dq_names NAMES[RLX_DTYPE_COUNT] = {
     [RLX_F32] = DQ_NAMES("f32"),   [RLX_F16] = DQ_NAMES("f16"),   [RLX_BF16] = DQ_NAMES("bf16"),
     [RLX_Q4_0] = DQ_NAMES("q4_0"), [RLX_Q4_1] = DQ_NAMES("q4_1"), [RLX_Q5_0] = DQ_NAMES("q5_0"),
@@ -88,24 +92,6 @@ static const dq_names NAMES[RLX_DTYPE_COUNT] = {
     [RLX_Q3_K] = DQ_NAMES("q3_K"), [RLX_Q4_K] = DQ_NAMES("q4_K"), [RLX_Q5_K] = DQ_NAMES("q5_K"),
     [RLX_Q6_K] = DQ_NAMES("q6_K"), [RLX_Q8_K] = DQ_NAMES("q8_K"),
 };
-
-/* The i8 matvec's tiers, for the types it has (Q8_0, Q4_K, Q6_K). */
-static const char *i8_name(rlx_dtype dt, int epi) {
-    static const char *const q8[3] = {"dequant-i8-q8_0", "dequant-i8-add-q8_0", "dequant-i8-swiglu-q8_0"};
-    static const char *const q4[3] = {"dequant-i8-q4_K", "dequant-i8-add-q4_K", "dequant-i8-swiglu-q4_K"};
-    static const char *const q5[3] = {"dequant-i8-q5_K", "dequant-i8-add-q5_K", "dequant-i8-swiglu-q5_K"};
-    static const char *const q6[3] = {"dequant-i8-q6_K", "dequant-i8-add-q6_K", "dequant-i8-swiglu-q6_K"};
-    return dt == RLX_Q8_0 ? q8[epi] : dt == RLX_Q4_K ? q4[epi] : dt == RLX_Q5_K ? q5[epi] : q6[epi];
-}
-
-/* ... and with an RMS norm folded in (rms_dequant_matmul / rms_dequant_swiglu; epi 0 or 2). */
-static const char *i8_norm_name(rlx_dtype dt, int epi) {
-    static const char *const q8[3] = {"dequant-i8-norm-q8_0", "", "dequant-i8-norm-swiglu-q8_0"};
-    static const char *const q4[3] = {"dequant-i8-norm-q4_K", "", "dequant-i8-norm-swiglu-q4_K"};
-    static const char *const q5[3] = {"dequant-i8-norm-q5_K", "", "dequant-i8-norm-swiglu-q5_K"};
-    static const char *const q6[3] = {"dequant-i8-norm-q6_K", "", "dequant-i8-norm-swiglu-q6_K"};
-    return dt == RLX_Q8_0 ? q8[epi] : dt == RLX_Q4_K ? q4[epi] : dt == RLX_Q5_K ? q5[epi] : q6[epi];
-}
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -351,7 +337,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     int64_t groups = cdiv(tiles, cdiv(tiles, cap));
     dq_mv_push p = mv_push(x, w, w2, norm.gamma ? norm.gamma : res, out, M, N, K, row_bytes, tiles);
     if (norm.gamma) memcpy(&p.pad0, &norm.eps, sizeof p.pad0);
-    c->tier = norm.gamma ? i8_norm_name(dt, epi) : i8_name(dt, epi);
+    c->tier = norm.gamma ? NAMES[dt].i8_norm[epi] : NAMES[dt].i8[epi];
     vk_dispatch *d = emit_run_like(c, "dequant_matvec_i8", &p, dt, T, nr, x, epi, a4, a16);
     if (!d) {
         *st = RLX_STATUS_INTERNAL;
