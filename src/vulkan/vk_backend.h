@@ -49,12 +49,6 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
  * reaches through views only, sole use each, or -1 (vk_epilogue.c); uses
  * from pass_use_counts. */
 int32_t    vk_epilogue_consumer(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i);
-/* x handoff (vk_handoff.c): whether decode matvec node i may read its x
- * rounded by the matvec that made it (*producer), in the x layout key (the
- * consumer's weight layout, and the gamma node of its folded norm or -1).
- * Consumers of one producer share its area when their keys are equal. */
-typedef struct vk_handoff_key { int layout; int32_t gamma; rlx_dtype type; } vk_handoff_key;
-bool       vk_handoff_pair(const ir_graph *g, const mem_plan *plan, int32_t i, int32_t *producer, vk_handoff_key *key);
 void       vk_program_free(vk_program *p);
 rlx_status vk_program_run(vk_program *p, const void *const *inputs);
 /* Host pointer to an output node's result after a run (persistent staging). */

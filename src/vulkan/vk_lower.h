@@ -79,17 +79,7 @@ typedef struct vk_lower_ctx {
      * with RLX_STATUS_INVALID_ARGUMENT naming this node. 0 while measuring. */
     uint64_t        status_addr;
     uint32_t        status_code;
-    /* x handoff (vk_handoff.c), for the decode matvec (M = 1) only:
-     * hand_out: hand this node's output on rounded, in the x layout of
-     *   weight type hand_type, times hand_gamma (0: none), to the area at
-     *   hand_out (0: no handoff);
-     * hand_in: x arrives rounded in the area at hand_in (0: none), made for
-     *   weights of type hand_in_type.
-     * A lowering that takes either sets the matching *_taken. */
-    uint64_t        hand_out, hand_gamma, hand_in;
-    rlx_dtype       hand_type, hand_in_type;
     /* out */
-    bool            hand_out_taken, hand_in_taken;
     vk_dispatch     d[VK_MAX_DISPATCHES];
     int             n_d;
     uint64_t        scratch_bytes;      /* scratch this node needs (dispatches run in order) */
@@ -131,11 +121,6 @@ rlx_status vk_emit_matmul_f32_nt(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64
  * rounding for weights of type dt on this device (dequant_matmul.c): the
  * Vulkan backend folds norms only where this holds. */
 bool vk_i8_folds_norm(const vk_caps *caps, rlx_dtype dt, int64_t M, int64_t K);
-/* The x handoff (vk_handoff.c): which x layout weights of type dt read (0:
- * none; Q4_K and Q5_K share one), and the bytes of an area holding n values
- * in it (dequant_matvec_i8.comp's header has the layout). */
-int      vk_handoff_layout(rlx_dtype dt);
-uint64_t vk_handoff_area_bytes(rlx_dtype dt, int64_t n);
 /* DEQUANT_MATMUL for M > 8 (prefill), w of K elements per row (dequant_gemm.c). */
 rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes);
 

@@ -50,14 +50,6 @@ typedef struct vk_node_info {
     int          n_dispatch;
     int32_t      epilogue;           /* the consumer this matvec does in its epilogue, or -1 */
     int32_t      absorbed_by;        /* the matvec doing this node's work, or -1 */
-    /* x handoff (vk_handoff.c): a producer hands its output on rounded in
-     * the x layout of hand_type times gamma node hand_gamma (-1: none), to
-     * its area at hand_off in the handoff buffer; a consumer reads it from
-     * producer hand_from's area (-1: rounds x itself) */
-    bool         hand_on;
-    rlx_dtype    hand_type;
-    int32_t      hand_gamma, hand_from;
-    VkDeviceSize hand_off, hand_bytes;
     VkDeviceSize host_in_off[IR_MAX_INPUTS], host_out_off;  /* in the host-step buffer */
 } vk_node_info;
 
@@ -73,7 +65,6 @@ struct vk_program {
     const ir_graph  *g;
     const mem_plan  *plan;
     vk_buf           arena, consts, scratch, io, hostio;
-    vk_buf           handoff;          /* x handoff areas (vk_handoff.c), zeroed once */
     VkDeviceSize    *const_off;        /* per node */
     VkDeviceSize    *io_off;           /* per node: staging offset of inputs/outputs, or -1 */
     vk_loc          *loc;              /* per node */
@@ -159,8 +150,6 @@ void vk_param_free(vk_device *d, void *handle) {
 
 static VkDeviceSize align64(VkDeviceSize v) { return (v + 63) & ~(VkDeviceSize)63; }
 
-#define HANDOFF_STAND_IN ((uint64_t)1 << 20)
-
 static int64_t node_bytes(const ir_node *n) { return ir_node_bytes(n); }
 
 static void fill_vk_tensor(vk_tensor *t, const vk_loc *l, const ir_node *n) {
@@ -185,19 +174,6 @@ static void lower_ctx_init(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t s
     c->scratch_addr = scratch_addr;
     c->status_addr = emitting ? p->io.addr + p->status_off : 0;
     c->status_code = (uint32_t)i + 1;
-    /* before the handoff buffer exists (planning), areas get a stand-in
-     * address: lowerings only check its alignment */
-    uint64_t hbase = p->handoff.buf != VK_NULL_HANDLE ? p->handoff.addr : HANDOFF_STAND_IN;
-    const vk_node_info *in = &p->info[i];
-    if (in->hand_on) {
-        c->hand_out = hbase + in->hand_off;
-        c->hand_type = in->hand_type;
-        c->hand_gamma = in->hand_gamma >= 0 ? p->loc[in->hand_gamma].addr : 0;
-    }
-    if (in->hand_from >= 0) {
-        c->hand_in = hbase + p->info[in->hand_from].hand_off;
-        c->hand_in_type = p->info[in->hand_from].hand_type;
-    }
 }
 
 static bool is_step(const ir_graph *g, const mem_plan *plan, int32_t i) {
@@ -296,64 +272,11 @@ static rlx_status plan_epilogues(vk_program *p) {
     return RLX_OK;
 }
 
-/* Whether node i's lowering takes the handoff its info offers (the
- * producer side if out, else the consumer side); a dry lowering. */
-static bool handoff_taken(vk_program *p, int32_t i, bool out) {
-    vk_lower_ctx c;
-    rlx_clear_error();
-    rlx_status st = lower_node(p, i, &c, 0);
-    rlx_clear_error();
-    return st == RLX_OK && (out ? c.hand_out_taken : c.hand_in_taken);
-}
-
-/* x handoff pairs (vk_handoff.c): a producer's area takes the layout of its
- * first consumer whose lowering takes it (a dry run each side); later
- * consumers with the same key share it, others round x themselves.
- * RLX_VK_NO_HANDOFF=1: none. */
-static void plan_handoffs(vk_program *p) {
-    const ir_graph *g = p->g;
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        p->info[i].hand_on = false;
-        p->info[i].hand_gamma = p->info[i].hand_from = -1;
-    }
-    if (rlx_env_int("RLX_VK_NO_HANDOFF", 0)) return;
-    bool *refused = calloc((size_t)RLX_MAX(g->n_nodes, 1), sizeof *refused);   /* producers that declined */
-    if (!refused) return;   /* an optimization: none without memory */
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        int32_t pr;
-        vk_handoff_key key;
-        if (!is_step(g, p->plan, i) || !vk_handoff_pair(g, p->plan, i, &pr, &key) || refused[pr] ||
-            p->info[pr].epilogue >= 0 || forced_to_host(g->nodes[i].op) || forced_to_host(g->nodes[pr].op))
-            continue;
-        vk_node_info *pi = &p->info[pr];
-        if (pi->hand_on) {   /* the area exists: share it if the layout and gamma agree */
-            if (vk_handoff_layout(pi->hand_type) != key.layout || pi->hand_gamma != key.gamma) continue;
-            p->info[i].hand_from = pr;
-            if (!handoff_taken(p, i, false)) p->info[i].hand_from = -1;
-            continue;
-        }
-        pi->hand_on = true;
-        pi->hand_type = key.type;
-        pi->hand_gamma = key.gamma;
-        p->info[i].hand_from = pr;
-        if (!handoff_taken(p, i, false)) {
-            pi->hand_on = false;
-            pi->hand_gamma = p->info[i].hand_from = -1;
-        } else if (!handoff_taken(p, pr, true)) {
-            pi->hand_on = false;
-            pi->hand_gamma = p->info[i].hand_from = -1;
-            refused[pr] = true;
-        }
-    }
-    free(refused);
-}
-
 static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDeviceSize *hostio_need) {
     *scratch_need = 0;
     *hostio_need = 0;
     rlx_status est = plan_epilogues(p);
     if (est != RLX_OK) return est;
-    plan_handoffs(p);
     for (int32_t i = 0; i < p->g->n_nodes; i++) {
         if (!is_step(p->g, p->plan, i)) continue;
         vk_node_info *info = &p->info[i];
@@ -385,17 +308,10 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             st = RLX_STATUS_UNSUPPORTED;
             rlx_fail(st, "forced by RLX_VK_FORCE_HOST");
         }
-        if (info->hand_from >= 0 && !(st == RLX_OK && c.hand_in_taken)) info->hand_from = -1;
-        if (info->hand_on && !(st == RLX_OK && c.hand_out_taken)) {   /* its consumers come later: they round x */
-            info->hand_on = false;
-            for (int32_t k = i + 1; k < p->g->n_nodes; k++)
-                if (p->info[k].hand_from == i) p->info[k].hand_from = -1;
-        }
         if (st == RLX_OK && c.n_d > 0) {
             info->gpu = true;
             info->n_dispatch = c.n_d;
-            snprintf(info->note, sizeof info->note, "%s%s%s", c.tier ? c.tier : c.d[0].shader,
-                     info->hand_from >= 0 ? ", x handed in" : "", info->hand_on ? ", hands x on" : "");
+            snprintf(info->note, sizeof info->note, "%s", c.tier ? c.tier : c.d[0].shader);
             if (c.scratch_bytes > *scratch_need) *scratch_need = c.scratch_bytes;
         } else if (st == RLX_STATUS_UNSUPPORTED || (st == RLX_OK && c.n_d == 0)) {
             info->host = true;
@@ -541,14 +457,8 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
     if (st != RLX_OK) return st;
     if (c.n_d != p->info[i].n_dispatch) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: lowering is not deterministic");
     const ir_node *n = &p->g->nodes[i];
-    vk_range rd[2 * IR_MAX_INPUTS + 1], wr[3];
+    vk_range rd[2 * IR_MAX_INPUTS], wr[2];
     int n_rd = 0, n_wr = 0;
-    const vk_node_info *info = &p->info[i];
-    if (info->hand_on) wr[n_wr++] = (vk_range){p->handoff.buf, info->hand_off, info->hand_off + info->hand_bytes};
-    if (info->hand_from >= 0) {
-        const vk_node_info *pi = &p->info[info->hand_from];
-        rd[n_rd++] = (vk_range){p->handoff.buf, pi->hand_off, pi->hand_off + pi->hand_bytes};
-    }
     for (int j = 0; j < n->n_in; j++)
         if (p->loc[n->in[j]].tracked) rd[n_rd++] = range_of(p, n->in[j]);
     wr[n_wr++] = range_of(p, i);
@@ -566,7 +476,7 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
         VkPipeline pipe;
         if ((st = vk_pipeline_get(p->ctx, d->shader, d->spec, d->n_spec, &pipe)) != RLX_OK) return st;
         int n_rd_k = n_rd, n_wr_k = n_wr;
-        vk_range rdk[2 * IR_MAX_INPUTS + 2], wrk[4];
+        vk_range rdk[2 * IR_MAX_INPUTS + 1], wrk[3];
         memcpy(rdk, rd, sizeof(vk_range) * (size_t)n_rd);
         memcpy(wrk, wr, sizeof(vk_range) * (size_t)n_wr);
         if (d->uses_scratch) {
@@ -637,27 +547,6 @@ static rlx_status resolve_locations(vk_program *p, void *const *param_handles) {
     return RLX_OK;
 }
 
-/* The handoff areas of the producers that kept theirs, in a buffer of
- * their own (zeroed: the block counters start at 0 and every run leaves
- * them 0). */
-static rlx_status alloc_handoff(vk_program *p) {
-    VkDeviceSize total = 0;
-    for (int32_t i = 0; i < p->g->n_nodes; i++) {
-        vk_node_info *in = &p->info[i];
-        if (!in->hand_on) continue;
-        in->hand_off = total;
-        in->hand_bytes = vk_handoff_area_bytes(in->hand_type, ir_shape_numel(&p->g->nodes[i].shape));
-        total += in->hand_bytes;
-    }
-    if (total == 0) return RLX_OK;
-    rlx_status st = vk_buf_create(p->ctx, total, false, "x handoff areas", &p->handoff);
-    void *zeros = st == RLX_OK ? calloc(1, (size_t)total) : NULL;
-    if (st == RLX_OK && !zeros) st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
-    if (st == RLX_OK) st = vk_upload(p->ctx, &p->handoff, 0, zeros, (size_t)total);
-    free(zeros);
-    return st;
-}
-
 rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
                           vk_program **out) {
     *out = NULL;
@@ -725,7 +614,6 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     if ((st = plan_lowering(p, &scratch_need, &hostio_need)) != RLX_OK) goto fail;
     if ((st = vk_buf_create(c, scratch_need, false, "scratch", &p->scratch)) != RLX_OK) goto fail;
     if ((st = vk_buf_create(c, hostio_need, true, "host-step staging", &p->hostio)) != RLX_OK) goto fail;
-    if ((st = alloc_handoff(p)) != RLX_OK) goto fail;
 
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = c->queue_family};
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
@@ -777,7 +665,6 @@ void vk_program_free(vk_program *p) {
         vk_buf_destroy(c, &p->scratch);
         vk_buf_destroy(c, &p->io);
         vk_buf_destroy(c, &p->hostio);
-        vk_buf_destroy(c, &p->handoff);
     }
     free(p->const_off);
     free(p->io_off);

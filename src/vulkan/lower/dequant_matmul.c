@@ -270,9 +270,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
  * x (rms_dequant_*). A plain Q8_0 product stays on the exact run kernel: on
  * the H200 the i8 kernel was no faster for it (8B Q8_0 decode 233 vs 242
  * tok/s, 1B 894 vs 900; bench/RESULTS.md), and the exact kernel does not
- * round x; with a norm to fold, the i8 kernel saves the norm's dispatch, and
- * with an x handoff (vk_handoff.c) it rounds x once for the next matvec or
- * not at all (folds_norm is then true too). */
+ * round x; with a norm to fold, the i8 kernel saves the norm's dispatch. */
 static bool i8_takes(rlx_dtype dt, bool folds_norm) {
     if (dt != RLX_Q8_0 && dt != RLX_Q4_K && dt != RLX_Q5_K && dt != RLX_Q6_K) return false;
     const char *only = getenv("RLX_VK_DQ_I8");
@@ -316,15 +314,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
                            dq_norm norm, const dq_epi *ep, rlx_status *st) {
     const vk_caps *cp = c->caps;
     uint32_t sgs = cp->subgroup_size;
-    /* an x handoff offered (vk_handoff.c): this matvec hands its output on
-     * (producer, M = 1, a plain store of N whole blocks of the consumer's
-     * layout, no epilogue consumer) and / or reads x rounded (consumer) */
-    bool hand_out = c->hand_out && M == 1 && !ep && out % 16 == 0 && c->hand_out % 16 == 0 &&
-                    c->hand_gamma % 16 == 0 && vk_handoff_layout(c->hand_type) &&
-                    N % (c->hand_type == RLX_Q8_0 ? 32 : 256) == 0;
-    bool hand_in = c->hand_in && M == 1 && c->hand_in % 16 == 0 &&
-                   vk_handoff_layout(c->hand_in_type) == vk_handoff_layout(dt);
-    if (!i8_takes(dt, norm.gamma != 0 || hand_out || hand_in) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) ||
+    if (!i8_takes(dt, norm.gamma != 0) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) ||
         !i8_fits(cp, dt, M, K))
         return false;
     bool a4 = w % 4 == 0 && row_bytes % 4 == 0 && (epi != 2 || w2 % 4 == 0);
@@ -357,9 +347,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     d->spec[8] = (uint32_t)K;
     d->spec[9] = norm.gamma != 0;
     d->spec[10] = 0;
-    d->spec[11] = hand_out ? (uint32_t)c->hand_type | (c->hand_gamma ? 0x100u : 0u) : 0u;
-    if (hand_in) d->spec[11] |= 0x200u;
-    d->n_spec = 12;
+    d->n_spec = 11;
     /* the whole block always (the shader's block names the epilogue fields) */
     dq_i8_push ip;
     memset(&ip, 0, sizeof ip);
@@ -375,13 +363,6 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
         ip.D = ep->D;
         d->spec[10] = (uint32_t)ep->rope | (ep->kv ? 4u : 0u) | (ep->ff ? 8u : 0u) | (ep->off ? 16u : 0u);
     }
-    if (hand_out) {   /* the area and the consumer's gamma ride in the epilogue fields (no epilogue here) */
-        ip.pos = c->hand_out;
-        ip.ff = c->hand_gamma;
-    }
-    if (hand_in) ip.mv.x = c->hand_in;
-    c->hand_out_taken = hand_out;
-    c->hand_in_taken = hand_in;
     memcpy(d->push, &ip, sizeof ip);
     d->push_bytes = sizeof ip;
     d->groups[0] = (uint32_t)groups;

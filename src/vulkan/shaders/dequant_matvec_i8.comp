@@ -27,23 +27,6 @@
 //   Q6_K 32 weights: 8 bytes of ql, of ql + 32 and of qh: 8 positions of the
 //        four 32-groups of one 128-half (8 lanes per 210-byte block).
 //
-// x handoff (vk_handoff.c, spec constant HAND): a matvec whose output is the
-// x of another i8 matvec (M = 1) can hand it on already rounded, in the
-// consumer's layout, to an area of the handoff buffer (at p.pos). Each
-// workgroup stores its rows, then counts them into a per-block counter; the
-// workgroup that completes a block rounds it (the same rounding as round_x,
-// times the consumer's gamma at p.ff when the consumer folds a norm) and
-// stores its quants, sums, scale, sum of squares (the norm's statistic, per
-// block) and a non-finite flag, then zeroes the counter for the next run. The
-// consumer (XPRE) then reads x from there: no shared memory, no barriers and
-// no pass over f32 x before its first weight load, where otherwise every
-// workgroup rounds all of x itself. Area of n values in the layout of type L
-// (XB = 32 for Q8_0, else 256; nb = n / XB), byte offsets:
-//   quants [0, n) (Q8_0: 8 per entry in order; K-quants: the xq4 order
-//   below), K-quant sums [n, n + n/2) (the xs4 order), then nb f32 scales,
-//   nb vec2 sums of squares (sumsq.glsl buckets), nb u32 flags, nb u32
-//   counters. vk_handoff_area_bytes (vk_lower.h) is its size.
-//
 // Non-finite x: the 8-bit format cannot carry Inf or NaN. A block whose
 // absmax is Inf or NaN is rounded as zeros and flags its x row, and every
 // output of a flagged row is stored as NaN (a select at the store, so no
@@ -80,10 +63,6 @@ layout(constant_id = 10) const uint RKV = 0;   // epilogue of a rope / KV-cache 
                                                //   head), 2 NEOX (rows j, j + D/2); a group's two slots are one pair (NR 2);
                                                // bit 2: rows are stored in a KV cache [Hkv, C, D] at row p.pos;
                                                // bit 3: frequency factors at p.ff; bit 4: rope position offset at p.off
-layout(constant_id = 11) const uint HAND = 0;  // x handoff (header; M = 1): bits 0-7 the type whose x layout this
-                                               //   matvec hands its output on in (0: none; area at p.pos, RKV 0),
-                                               // bit 8: times the consumer's gamma at p.ff;
-                                               // bit 9 (XPRE): x comes rounded in an area at p.x (layout of QT)
 
 const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the CPU's Q8_32 / Q8_256 formats)
 const bool K45 = QT == 16u || QT == 17u;       // Q4_K / Q5_K: the same units, so the same x layout
@@ -92,10 +71,6 @@ const uint G = 256u / T;                       // groups per workgroup
 const uint NS = EPI == 2u ? 2u : NR;           // weight rows (slots) per group
 const uint ROPE = RKV & 3u;
 const bool KVW = (RKV & 4u) != 0u;
-const uint HQT = HAND & 0xffu;                 // handoff layout type (0: none)
-const bool HGAMMA = (HAND & 0x100u) != 0u;
-const bool XPRE = (HAND & 0x200u) != 0u;
-const uint HXB = HQT == 13u ? 32u : 256u;      // handoff block
 
 // x rounded, all M rows back to back (flat block b = m * XK / XB + block of row m):
 //   Q8_0: xq2[c] = quants c*8 .. c*8 + 7, so lane t's run reads entry t;
@@ -107,19 +82,13 @@ const uint HXB = HQT == 13u ? 32u : 256u;      // handoff block
 //          sums (a, b, -, -);
 //     Q6_K unit u = 4hh + i: group g's 8 positions 8i.. of half hh in a (g 0,
 //          1) or b (g 2, 3); sums of the four groups' 8.
-// (XPRE: x is in the handoff area instead, and these hold one element each)
-const uint SX = XPRE ? 0u : 1u;
-shared uvec2 xq2[QT == 13u ? SX * NM * XK / 8u + 1u - SX : 1u];
-shared uvec4 xq4[QT == 13u ? 1u : SX * NM * XK / 16u + 1u - SX];
-shared ivec4 xs4[QT == 13u ? 1u : SX * NM * XK / 32u + 1u - SX];
-shared float xd[SX * NM * XK / XB + 1u - SX];  // x block scales
+shared uvec2 xq2[QT == 13u ? NM * XK / 8u : 1u];
+shared uvec4 xq4[QT == 13u ? 1u : NM * XK / 16u];
+shared ivec4 xs4[QT == 13u ? 1u : NM * XK / 32u];
+shared float xd[NM * XK / XB];                 // x block scales
 shared uint xbad[NM];                          // x row m holds Inf or NaN
-shared uint xa[QT == 13u ? 1u : SX * NM * XK / XB + 1u - SX]; // K-quants: block absmax bits while rounding
+shared uint xa[QT == 13u ? 1u : NM * XK / XB]; // K-quants: block absmax bits while rounding
 shared float xinv[NM];                         // NORM: 1 / rms of x row m
-// handoff: the blocks this workgroup completed, the block absmax, its chunks' sums of squares
-shared uint hlast[8];
-shared uint hn, hamax;
-shared vec2 hss[32];
 
 layout(push_constant, std430) uniform Push {
     uint64_t x, w, w2, res, out_;
@@ -137,12 +106,6 @@ layout(push_constant, std430) uniform Push {
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8V4 { vec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8U4 { uvec4 v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8I4 { ivec4 v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer I8U2 { uvec2 v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer I8F2 { vec2 v[]; };
-// the handoff's y: stored by one workgroup, read by another in the same dispatch
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer F32Coh { float v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer F32CohV4 { vec4 v[]; };
 
 // Packed 4 x 8-bit signed dot products (SPV_KHR_integer_dot_product; glslc
 // has no GLSL extension for them): OpSDot and OpSDotAccSat, format 0 =
@@ -243,45 +206,33 @@ uint round4(vec4 v, float id) {
     return q.x | (q.y << 8) | (q.z << 16) | (q.w << 24);
 }
 
-// Where chunk c (8 quants q; flat block blk = c >> 5, chunk k = c & 31 of
-// it) of K-quant x goes in the x layout of weight type lt (the order load_x
-// reads): entry e of xq4, its half, and the sum slot si (flat: xs4[si >> 2]
-// [si & 3]) with the sum there, if this lane stores one. Lanes c and c ^ 1
-// must both be active (Q4_K's 16-position sums).
-void chunk_place_k(uint lt, uint c, uvec2 q, out uint e, out uint half_, out uint si, out bool has_sum, out int sum) {
+// Rounds 8 quants of K-quant x (chunk c: flat block blk = c >> 5, chunk
+// k = c & 31 of it) with the block's 1 / scale id into xq4 / xs4, in the
+// order load_x reads them. Lanes c and c ^ 1 must both be active (Q4_K's
+// 16-position sums).
+void store_chunk_k(uint c, vec4 a, vec4 b, float id) {
     uint blk = c >> 5, k = c & 31u;
-    sum = sdot8(q, uvec2(0x01010101u));
-    uint u, part, slot;   // unit, a / b, sum slot
-    if (lt == 16u || lt == 17u) {   // chunk k: sub-block k >> 2, positions 8(k & 3)..
+    uvec2 q = uvec2(round4(a, id), round4(b, id));
+    int sum = sdot8(q, uvec2(0x01010101u));
+    uint u, part, half_, si;   // unit, a / b, half of the xq4 entry, sum slot
+    if (K45) {         // chunk k: sub-block k >> 2, positions 8(k & 3)..
         uint sb = k >> 2;
         u = 2u * (sb >> 1) + ((k >> 1) & 1u);
         part = sb & 1u;
         half_ = k & 1u;
-        slot = part;
+        si = part;
         sum += subgroupShuffleXor(sum, 1u);   // the unit's 16 positions: chunks k, k ^ 1 (adjacent lanes)
-    } else {                        // chunk k: half k >> 4, group (k >> 2) & 3, positions 8(k & 3)..
+    } else {           // chunk k: half k >> 4, group (k >> 2) & 3, positions 8(k & 3)..
         uint g = (k >> 2) & 3u;
         u = 4u * (k >> 4) + (k & 3u);
         part = g >> 1;
         half_ = g & 1u;
-        slot = g;
+        si = g;
     }
-    e = 16u * blk + 8u * part + u;
-    si = 4u * (8u * blk + u) + slot;
-    has_sum = lt == 18u || half_ == 0u;
-}
-
-// Rounds 8 quants of K-quant x (chunk c) with the block's 1 / scale id into
-// xq4 / xs4.
-void store_chunk_k(uint c, vec4 a, vec4 b, float id) {
-    uvec2 q = uvec2(round4(a, id), round4(b, id));
-    uint e, half_, si;
-    bool has_sum;
-    int sum;
-    chunk_place_k(QT, c, q, e, half_, si, has_sum, sum);
+    uint e = 16u * blk + 8u * part + u;
     if (half_ == 0u) xq4[e].xy = q;
     else xq4[e].zw = q;
-    if (has_sum) xs4[si >> 2][si & 3u] = sum;
+    if (QT == 18u || half_ == 0u) xs4[8u * blk + u][si] = sum;
 }
 
 // Rounds the M rows of x into xq / xd (/ xs). Thread i takes 8-element
@@ -354,49 +305,11 @@ void round_x() {
 // weights' offset terms need (s), the block scale (d).
 struct xu_t { uvec4 a, b; ivec4 s; float d; };
 
-// Handoff area byte offsets for n values in the layout of type lt (header).
-uint ho_nb(uint lt, uint n) { return n / (lt == 13u ? 32u : 256u); }
-uint ho_sums(uint lt, uint n) { return n; }
-uint ho_scale(uint lt, uint n) { return lt == 13u ? n : n + n / 2u; }
-uint ho_ss(uint lt, uint n) { return ho_scale(lt, n) + 4u * ho_nb(lt, n); }
-uint ho_flag(uint lt, uint n) { return ho_ss(lt, n) + 8u * ho_nb(lt, n); }
-uint ho_count(uint lt, uint n) { return ho_flag(lt, n) + 4u * ho_nb(lt, n); }
-
-// XPRE (M = 1): x's 1 / rms (NORM; else 1) and non-finite flag, from the
-// area's per-block statistics; set at the start, per invocation.
-float pre_inv = 1.0;
-bool pre_bad = false;
-
-void pre_stats() {
-    const uint nb = XK / XB;
-    vec2 ss = vec2(0.0);
-    uint bad = 0u;
-    for (uint b = gl_SubgroupInvocationID; b < nb; b += gl_SubgroupSize) {
-        if (NORM != 0u) ss += I8F2(p.x + ho_ss(QT, XK)).v[b];
-        bad |= U32Buf(p.x + ho_flag(QT, XK)).v[b];
-    }
-    if (NORM != 0u) pre_inv = inv_rms(subgroupAdd(ss), float(XK), uintBitsToFloat(p.pad0));
-    pre_bad = subgroupMax(bad) != 0u;
-}
-
 xu_t load_x(uint m, uint r) {
     xu_t o;
     o.a = uvec4(0u);
     o.b = uvec4(0u);
     o.s = ivec4(0);
-    if (XPRE) {   // M = 1: the same layout, in the handoff area
-        if (QT == 13u) {
-            o.a.xy = I8U2(p.x).v[r];
-            o.d = F32Buf(p.x + ho_scale(QT, XK)).v[r >> 2] * pre_inv;
-        } else {
-            uint b = r >> 3, u = r & 7u;
-            o.a = I8U4(p.x).v[16u * b + u];
-            o.b = I8U4(p.x).v[16u * b + 8u + u];
-            o.s = I8I4(p.x + ho_sums(QT, XK)).v[8u * b + u];
-            o.d = F32Buf(p.x + ho_scale(QT, XK)).v[b] * pre_inv;
-        }
-        return o;
-    }
     if (QT == 13u) {
         o.a.xy = xq2[m * (XK / 8u) + r];
         o.d = xd[m * (XK / 32u) + (r >> 2)];
@@ -478,93 +391,17 @@ uint slot_row(uint n0, uint s) {
 // cache row p.pos of head r / D; a position past the cache writes nothing
 // (the host checks the range before submitting, as for kv_write).
 void store_row(uint m, uint r, float y) {
-    if (XPRE ? pre_bad : xbad[m] != 0u) y = uintBitsToFloat(0x7fc00000u);
+    if (xbad[m] != 0u) y = uintBitsToFloat(0x7fc00000u);
     if (!KVW) {
-        if (HQT != 0u) F32Coh(p.out_).v[m * p.N + r] = y;   // read back by the workgroup that rounds its block
-        else F32Buf(p.out_).v[m * p.N + r] = y;
+        F32Buf(p.out_).v[m * p.N + r] = y;
         return;
     }
     int cp = I32Buf(p.pos).v[0];
     if (cp >= 0 && uint(cp) < p.C) F32Buf(p.out_).v[((r / p.D) * p.C + uint(cp)) * p.D + r % p.D] = y;
 }
 
-// ------------------------------------------------------------ handoff
-
-// Rounds handoff block b of this matvec's output (M = 1) into the area at
-// p.pos, in the x layout of type HQT, and zeroes its counter. Workgroup-
-// uniform (barriers); chunk c of the block is invocation c (numbered from the
-// subgroup ids, so chunks c and c ^ 1 share a subgroup).
-void hand_block(uint b) {
-    const uint i0 = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
-    const uint nc = HXB / 8u;
-    if (i0 == 0u) hamax = 0u;
-    barrier();
-    vec4 a = vec4(0.0), c4 = vec4(0.0);
-    if (i0 < nc) {
-        uint e = (b * HXB + 8u * i0) >> 2;
-        a = F32CohV4(p.out_).v[e];
-        c4 = F32CohV4(p.out_).v[e + 1u];
-        hss[i0] = sumsq8(a, c4);   // the consumer's norm statistic is of x before gamma
-        if (HGAMMA) {
-            a *= I8V4(p.ff).v[e];
-            c4 *= I8V4(p.ff).v[e + 1u];
-        }
-        atomicMax(hamax, absmax_bits(a, c4));
-    }
-    barrier();
-    uint ab = hamax;
-    if (i0 < nc) {
-        float id = inv_scale(ab);
-        uvec2 q = uvec2(round4(a, id), round4(c4, id));
-        if (HQT == 13u) {
-            I8U2(p.pos).v[b * 4u + i0] = q;
-        } else {
-            uint e, half_, si;
-            bool has_sum;
-            int sum;
-            chunk_place_k(HQT, b * 32u + i0, q, e, half_, si, has_sum, sum);
-            I8U2(p.pos).v[2u * e + half_] = q;
-            if (has_sum) I32Buf(p.pos + ho_sums(HQT, p.N)).v[si] = sum;
-        }
-    }
-    if (i0 == 0u) {
-        vec2 ss = vec2(0.0);
-        for (uint k = 0u; k < nc; k++) ss += hss[k];
-        F32Buf(p.pos + ho_scale(HQT, p.N)).v[b] = block_scale(ab);
-        I8F2(p.pos + ho_ss(HQT, p.N)).v[b] = ss;
-        U32Buf(p.pos + ho_flag(HQT, p.N)).v[b] = ab >= 0x7f800000u ? 1u : 0u;
-        atomicExchange(U32Buf(p.pos + ho_count(HQT, p.N)).v[b], 0u);   // ready for the next run
-    }
-    barrier();   // hamax and hss are reused
-}
-
-// After a workgroup stored output rows [first, first + count): counts them
-// into their blocks' counters; the workgroup that completes a block rounds
-// it. The stores, then a device-scope fence, then the count (and the
-// counting workgroup's reads are coherent): the classic last-block pattern.
-void hand_on(uint first, uint count) {
-    memoryBarrierBuffer();
-    barrier();
-    const uint i0 = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
-    if (i0 == 0u) {
-        uint n = 0u;
-        for (uint r = first; r < first + count;) {
-            uint b = r / HXB, end = min(first + count, (b + 1u) * HXB);
-            uint old = atomicAdd(U32Buf(p.pos + ho_count(HQT, p.N)).v[b], end - r);
-            if (old + (end - r) == HXB && n < 8u) hlast[n++] = b;
-            r = end;
-        }
-        hn = n;
-        memoryBarrierBuffer();
-    }
-    barrier();
-    uint nl = hn;
-    for (uint k = 0u; k < nl; k++) hand_block(hlast[k]);
-}
-
 void main() {
-    if (XPRE) pre_stats();
-    else round_x();
+    round_x();
 
     // A group is T / sgs whole subgroups; lanes are numbered from the subgroup
     // ids (as in dequant_matvec_run.comp), so the reductions stay in a group.
@@ -625,10 +462,6 @@ void main() {
                     store_row(m, n0 + s, y);
                 }
             }
-        }
-        if (HQT != 0u) {   // workgroup-uniform: the tile's rows, then the blocks they complete
-            uint first = tile * G * rows_per_group;
-            if (first < p.N) hand_on(first, min(G * rows_per_group, p.N - first));
         }
     }
 }
