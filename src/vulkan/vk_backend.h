@@ -49,6 +49,10 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
  * reaches through views only, sole use each, or -1 (vk_epilogue.c); uses
  * from pass_use_counts. */
 int32_t    vk_epilogue_consumer(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i);
+/* The decode matvec whose x is attention node i's output through views
+ * only, nothing running in between, so that it can do attention's combine
+ * pass as it reads x; or -1 (vk_epilogue.c). */
+int32_t    vk_combine_consumer(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i);
 void       vk_program_free(vk_program *p);
 rlx_status vk_program_run(vk_program *p, const void *const *inputs);
 /* Host pointer to an output node's result after a run (persistent staging). */

@@ -42,6 +42,9 @@ typedef struct vk_ctx {
     VkCommandPool       upload_pool;   /* under lock */
     VkCommandBuffer     upload_cb;
     VkFence             upload_fence;
+    /* RLX_VK_PIPELINE_STATS=1 where the driver has them (else NULL) */
+    PFN_vkGetPipelineExecutablePropertiesKHR get_exec_props;
+    PFN_vkGetPipelineExecutableStatisticsKHR get_exec_stats;
 } vk_ctx;
 
 /* Opens (or shares) the device chosen by index / name substring / best.

@@ -17,7 +17,7 @@ typedef struct vk_probe {
     char     driver[256];
     uint32_t subgroup_size;
     bool     bda, int64, int16, int8, storage8, storage16, float16;
-    bool     ext_coopmat_nv, ext_coopmat_khr, ext_coopmat2_nv, ext_bf16, ext_int_dot;
+    bool     ext_coopmat_nv, ext_coopmat_khr, ext_coopmat2_nv, ext_bf16, ext_int_dot, ext_exec_props;
     bool     coopmat_nv_feature;
     bool     int_dot_feature;        /* shaderIntegerDotProduct (through VK_KHR_shader_integer_dot_product) */
     bool     int_dot_accel;          /* 4x8-bit packed signed dots reported as accelerated */
@@ -60,6 +60,7 @@ static void probe(const vk_instance_fns *fi, VkPhysicalDevice phys, vk_probe *p)
      * where they are core: the instance is created for Vulkan 1.2
      * (vk_loader.c), so 1.3 core features are not ours to enable. */
     p->ext_int_dot = has_ext(ext, n_ext, "VK_KHR_shader_integer_dot_product");
+    p->ext_exec_props = has_ext(ext, n_ext, "VK_KHR_pipeline_executable_properties");
     free(ext);
 
     VkPhysicalDeviceShaderIntegerDotProductPropertiesKHR idp = {
@@ -286,10 +287,20 @@ static rlx_status open_device(const vk_probe *p, int index, vk_ctx **out) {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR, .pNext = f12.pNext,
         .shaderIntegerDotProduct = VK_TRUE};
     if (int_dot) f12.pNext = &idf;
-    const char *exts[2];
+    /* RLX_VK_PIPELINE_STATS=1: the driver's statistics of every pipeline
+     * (registers, shared memory, ...) on stderr as it is created, where
+     * VK_KHR_pipeline_executable_properties exists (a tuning aid: registers
+     * set a kernel's occupancy) */
+    bool stats = p->ext_exec_props && rlx_env_int("RLX_VK_PIPELINE_STATS", 0);
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR epf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR, .pNext = f12.pNext,
+        .pipelineExecutableInfo = VK_TRUE};
+    if (stats) f12.pNext = &epf;
+    const char *exts[3];
     uint32_t n_exts = 0;
     if (p->coopmat_nv_feature) exts[n_exts++] = "VK_NV_cooperative_matrix";
     if (int_dot) exts[n_exts++] = "VK_KHR_shader_integer_dot_product";
+    if (stats) exts[n_exts++] = "VK_KHR_pipeline_executable_properties";
     VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &f2, .queueCreateInfoCount = 1,
                               .pQueueCreateInfos = &qci, .enabledExtensionCount = n_exts, .ppEnabledExtensionNames = exts};
     VkResult r = fi->vkCreateDevice(p->phys, &dci, NULL, &c->dev);
@@ -305,6 +316,12 @@ static rlx_status open_device(const vk_probe *p, int index, vk_ctx **out) {
         return st;
     }
     c->f.vkGetDeviceQueue(c->dev, c->queue_family, 0, &c->queue);
+    if (stats) {
+        c->get_exec_props = (PFN_vkGetPipelineExecutablePropertiesKHR)fi->vkGetDeviceProcAddr(
+            c->dev, "vkGetPipelineExecutablePropertiesKHR");
+        c->get_exec_stats = (PFN_vkGetPipelineExecutableStatisticsKHR)fi->vkGetDeviceProcAddr(
+            c->dev, "vkGetPipelineExecutableStatisticsKHR");
+    }
 
     vk_caps *k = &c->caps;
     k->subgroup_size = p->subgroup_size;

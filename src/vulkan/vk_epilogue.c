@@ -1,6 +1,8 @@
 /*
- * vk_epilogue.c — which rope / rope_kv_write / kv_write nodes a decode
- * matvec does in its epilogue (vk_lower_dequant_epilogue).
+ * vk_epilogue.c — work a decode matvec absorbs from its neighbours: the
+ * rope / rope_kv_write / kv_write node it does in its epilogue
+ * (vk_lower_dequant_epilogue), and the combine pass of the split-key
+ * attention whose output is its x (vk_combine_consumer, below).
  *
  * In a decoder layer the q, k and v projections feed rope(q),
  * rope_kv_write(k) and kv_write(v): three tiny dispatches that form a
@@ -46,6 +48,39 @@ int32_t vk_epilogue_consumer(const ir_graph *g, const mem_plan *plan, const int3
         if (n->op == IR_OP_ROPE && n->in[0] == cur) return u;
         if ((n->op == IR_OP_ROPE_KV_WRITE || n->op == IR_OP_KV_WRITE) && n->in[1] == cur) return u;
         return -1;
+    }
+    return -1;
+}
+
+/*
+ * Split-key attention (decode with a KV cache) ends with a combine pass: a
+ * dispatch, and a dependent stage of its own, that merges a few KB of
+ * partials between attention and the o projection. Where attention's output
+ * reaches a (dequant_matmul or dequant_matmul_add) node as its x only
+ * through views, with nothing run in between, that matvec can merge the
+ * partials as it reads x (dequant_matvec_i8.comp, XCOMB), and attention
+ * records no combine. Returns that matvec, or -1. vk_program.c confirms that
+ * both lowerings take it; attention's output bytes are then never written,
+ * which is why it must have no other reader.
+ */
+int32_t vk_combine_consumer(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i) {
+    if (g->nodes[i].op != IR_OP_ATTENTION) return -1;
+    int32_t cur = i;
+    for (int hops = 0; hops < 8; hops++) {
+        int32_t u = sole_user(g, uses, cur);
+        if (u < 0) return -1;
+        const ir_node *n = &g->nodes[u];
+        if ((n->op == IR_OP_RESHAPE || n->op == IR_OP_TRANSPOSE) && plan->entries[u].is_view) {
+            cur = u;
+            continue;
+        }
+        if ((n->op != IR_OP_DEQUANT_MATMUL && n->op != IR_OP_DEQUANT_MATMUL_ADD) || n->in[0] != cur) return -1;
+        /* nothing that runs between them (a scratch user would overwrite the partials) */
+        for (int32_t m = i + 1; m < u; m++) {
+            ir_op op = g->nodes[m].op;
+            if (op != IR_OP_INPUT && op != IR_OP_PARAM && op != IR_OP_CONST && !plan->entries[m].is_view) return -1;
+        }
+        return u;
     }
     return -1;
 }

@@ -64,6 +64,15 @@ typedef enum vk_precision {
     VK_PRECISION_FAST = 1,   /* f16/bf16 operands with f32 accumulation allowed */
 } vk_precision;
 
+/* Where split-key attention leaves its partials (attention.c; decode: one
+ * batch, one query row): unnormalized accumulators acc[(s * H + h) * D + d]
+ * and (m, l) pairs ml[2 * (s * H + h)] (log2 domain) for split s < nsplit,
+ * head h < H. nsplit 0: none. */
+typedef struct vk_att_partials {
+    uint64_t acc, ml;
+    uint32_t nsplit, D, H;
+} vk_att_partials;
+
 typedef struct vk_lower_ctx {
     /* in */
     const ir_graph *g;
@@ -79,7 +88,15 @@ typedef struct vk_lower_ctx {
      * with RLX_STATUS_INVALID_ARGUMENT naming this node. 0 while measuring. */
     uint64_t        status_addr;
     uint32_t        status_code;
+    /* Attention's combine pass done by the next decode matvec as it reads
+     * x (vk_program.c, plan_combines): skip_combine asks the attention
+     * lowering to leave it out (it then describes its partials in comb);
+     * comb_in offers a matvec those partials as its x. */
+    bool            skip_combine;
+    vk_att_partials comb_in;
     /* out */
+    vk_att_partials comb;               /* attention: its partials, when it left the combine out */
+    bool            comb_taken;         /* matvec: it combines comb_in into x */
     vk_dispatch     d[VK_MAX_DISPATCHES];
     int             n_d;
     uint64_t        scratch_bytes;      /* scratch this node needs (dispatches run in order) */

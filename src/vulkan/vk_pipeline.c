@@ -14,6 +14,36 @@ static const vk_shader_blob *find_shader(const char *name) {
     return NULL;
 }
 
+/* RLX_VK_PIPELINE_STATS=1: one stderr line per new pipeline with the
+ * driver's statistics (on NVIDIA: registers per thread, shared memory, ...). */
+static void print_stats(vk_ctx *c, const vk_shader_blob *blob, const uint32_t *spec, int n_spec, VkPipeline pipe) {
+    VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = pipe};
+    uint32_t n_exec = 0;
+    if (c->get_exec_props(c->dev, &pi, &n_exec, NULL) != VK_SUCCESS) return;
+    for (uint32_t e = 0; e < n_exec; e++) {
+        VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, .pipeline = pipe,
+                                          .executableIndex = e};
+        VkPipelineExecutableStatisticKHR st[32];
+        uint32_t n = 32;
+        for (uint32_t k = 0; k < n; k++) st[k] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+        VkResult r = c->get_exec_stats(c->dev, &ei, &n, st);
+        if (r != VK_SUCCESS && r != VK_INCOMPLETE) continue;
+        fprintf(stderr, "rlx pipeline %s spec", blob->name);
+        for (int i = 0; i < n_spec; i++) fprintf(stderr, "%s%u", i ? "," : " ", spec[i]);
+        fprintf(stderr, ":");
+        for (uint32_t k = 0; k < n; k++) {
+            switch (st[k].format) {
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: fprintf(stderr, " [%s] %u;", st[k].name, st[k].value.b32); break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: fprintf(stderr, " [%s] %lld;", st[k].name, (long long)st[k].value.i64); break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: fprintf(stderr, " [%s] %llu;", st[k].name, (unsigned long long)st[k].value.u64); break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: fprintf(stderr, " [%s] %g;", st[k].name, st[k].value.f64); break;
+            default: break;
+            }
+        }
+        fprintf(stderr, "\n");
+    }
+}
+
 static rlx_status create_pipeline(vk_ctx *c, const vk_shader_blob *blob, const uint32_t *spec, int n_spec, VkPipeline *out) {
     VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = blob->bytes,
                                     .pCode = blob->code};
@@ -30,10 +60,12 @@ static rlx_status create_pipeline(vk_ctx *c, const vk_shader_blob *blob, const u
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = mod, .pName = "main", .pSpecializationInfo = n_spec ? &si : NULL},
         .layout = c->layout};
+    if (c->get_exec_props && c->get_exec_stats) ci.flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     char what[96];
     snprintf(what, sizeof what, "vkCreateComputePipelines(%s)", blob->name);
     st = vk_check(c->f.vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &ci, NULL, out), what);
     c->f.vkDestroyShaderModule(c->dev, mod, NULL);
+    if (st == RLX_OK && c->get_exec_props && c->get_exec_stats) print_stats(c, blob, spec, n_spec, *out);
     return st;
 }
 

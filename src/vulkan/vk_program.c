@@ -50,6 +50,11 @@ typedef struct vk_node_info {
     int          n_dispatch;
     int32_t      epilogue;           /* the consumer this matvec does in its epilogue, or -1 */
     int32_t      absorbed_by;        /* the matvec doing this node's work, or -1 */
+    /* attention's combine pass done by a matvec (vk_combine_consumer):
+     * comb_into on the attention, comb_from on the matvec (-1: none);
+     * comb: the attention's partials, from its latest lowering */
+    int32_t      comb_into, comb_from;
+    vk_att_partials comb;
     VkDeviceSize host_in_off[IR_MAX_INPUTS], host_out_off;  /* in the host-step buffer */
 } vk_node_info;
 
@@ -209,8 +214,15 @@ static double spin_cap_seconds(const vk_ctx *c) {
  * epilogue (vk_epilogue.c) when info.epilogue names one. */
 static rlx_status lower_node(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t scratch_addr) {
     lower_ctx_init(p, i, c, scratch_addr);
-    int32_t j = p->info[i].epilogue;
-    if (j < 0) return vk_lowering_for(p->g->nodes[i].op)(c);
+    vk_node_info *in = &p->info[i];
+    c->skip_combine = in->comb_into >= 0;
+    if (in->comb_from >= 0) c->comb_in = p->info[in->comb_from].comb;   /* lowered earlier in the same pass */
+    int32_t j = in->epilogue;
+    if (j < 0) {
+        rlx_status st = vk_lowering_for(p->g->nodes[i].op)(c);
+        if (st == RLX_OK && c->skip_combine) in->comb = c->comb;
+        return st;
+    }
     vk_lower_ctx cons;
     lower_ctx_init(p, j, &cons, scratch_addr);
     return vk_lower_dequant_epilogue(c, &cons);
@@ -272,10 +284,45 @@ static rlx_status plan_epilogues(vk_program *p) {
     return RLX_OK;
 }
 
+/* Where a decode matvec may do attention's combine pass as it reads x
+ * (vk_combine_consumer): candidates, which plan_lowering keeps where both
+ * lowerings take them. RLX_VK_NO_COMBINE_FOLD=1: none. */
+static rlx_status plan_combines(vk_program *p) {
+    const ir_graph *g = p->g;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        p->info[i].comb_into = p->info[i].comb_from = -1;
+        memset(&p->info[i].comb, 0, sizeof p->info[i].comb);
+    }
+    if (rlx_env_int("RLX_VK_NO_COMBINE_FOLD", 0)) return RLX_OK;
+    int32_t *uses = pass_use_counts(g);
+    if (!uses) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        if (!is_step(g, p->plan, i)) continue;
+        int32_t j = vk_combine_consumer(g, p->plan, uses, i);
+        if (j < 0 || forced_to_host(g->nodes[i].op) || forced_to_host(g->nodes[j].op)) continue;
+        /* the matvec's x must be attention's own bytes (views alias them) */
+        int32_t x = g->nodes[j].in[0];
+        if (p->loc[x].addr != p->loc[i].addr || node_bytes(&g->nodes[x]) != node_bytes(&g->nodes[i])) continue;
+        p->info[i].comb_into = j;
+        p->info[j].comb_from = i;
+    }
+    free(uses);
+    return RLX_OK;
+}
+
+/* Drops attention a's combine candidate: a lowers with its combine again. */
+static void drop_combine(vk_program *p, int32_t a) {
+    int32_t j = p->info[a].comb_into;
+    if (j >= 0) p->info[j].comb_from = -1;
+    p->info[a].comb_into = -1;
+    memset(&p->info[a].comb, 0, sizeof p->info[a].comb);
+}
+
 static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDeviceSize *hostio_need) {
     *scratch_need = 0;
     *hostio_need = 0;
     rlx_status est = plan_epilogues(p);
+    if (est == RLX_OK) est = plan_combines(p);
     if (est != RLX_OK) return est;
     for (int32_t i = 0; i < p->g->n_nodes; i++) {
         if (!is_step(p->g, p->plan, i)) continue;
@@ -304,6 +351,27 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
         } else {
             rlx_fail(RLX_STATUS_UNSUPPORTED, "no GPU kernel for %s", ir_op_info_get(n->op)->name);
         }
+        /* attention's combine: kept only where attention left it out (it
+         * split the keys) and the matvec took the partials; otherwise the
+         * attention node lowers again, with its combine */
+        if (info->comb_into >= 0 && !(st == RLX_OK && info->comb.nsplit > 1)) drop_combine(p, i);
+        if (info->comb_from >= 0 && !(st == RLX_OK && c.comb_taken)) {
+            char why[256];   /* this node's own error, kept across the other lowering */
+            snprintf(why, sizeof why, "%s", rlx_last_error());
+            int32_t a = info->comb_from;
+            drop_combine(p, a);
+            vk_lower_ctx ca;
+            rlx_clear_error();
+            rlx_status sa = lower_node(p, a, &ca, 0);
+            if (sa != RLX_OK) return rlx_fail(sa, "vulkan: lowering attention again: %s", rlx_last_error());
+            p->info[a].n_dispatch = ca.n_d;
+            if (ca.scratch_bytes > *scratch_need) *scratch_need = ca.scratch_bytes;
+            rlx_clear_error();
+            if (st != RLX_OK) rlx_fail(st, "%s", why);
+        } else if (info->comb_from >= 0) {
+            vk_node_info *ai = &p->info[info->comb_from];
+            snprintf(ai->note + strlen(ai->note), sizeof ai->note - strlen(ai->note), ", combined by #%d", i);
+        }
         if (forced_to_host(n->op)) {   /* debugging aid: bisect a wrong result by op */
             st = RLX_STATUS_UNSUPPORTED;
             rlx_fail(st, "forced by RLX_VK_FORCE_HOST");
@@ -312,6 +380,9 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             info->gpu = true;
             info->n_dispatch = c.n_d;
             snprintf(info->note, sizeof info->note, "%s", c.tier ? c.tier : c.d[0].shader);
+            if (info->comb_from >= 0)
+                snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note),
+                         ", combines attention #%d", info->comb_from);
             if (c.scratch_bytes > *scratch_need) *scratch_need = c.scratch_bytes;
         } else if (st == RLX_STATUS_UNSUPPORTED || (st == RLX_OK && c.n_d == 0)) {
             info->host = true;

@@ -270,11 +270,12 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
  * x (rms_dequant_*). A plain Q8_0 product stays on the exact run kernel: on
  * the H200 the i8 kernel was no faster for it (8B Q8_0 decode 233 vs 242
  * tok/s, 1B 894 vs 900; bench/RESULTS.md), and the exact kernel does not
- * round x; with a norm to fold, the i8 kernel saves the norm's dispatch. */
-static bool i8_takes(rlx_dtype dt, bool folds_norm) {
+ * round x; with a norm to fold, the i8 kernel saves the norm's dispatch, and
+ * with attention partials to combine (comb_in) the combine pass's. */
+static bool i8_takes(rlx_dtype dt, bool saves_dispatch) {
     if (dt != RLX_Q8_0 && dt != RLX_Q4_K && dt != RLX_Q5_K && dt != RLX_Q6_K) return false;
     const char *only = getenv("RLX_VK_DQ_I8");
-    if (!only || !*only) return dt != RLX_Q8_0 || folds_norm;
+    if (!only || !*only) return dt != RLX_Q8_0 || saves_dispatch;
     return strcmp(only, "0") != 0 && strstr(only, rlx_dtype_name(dt)) != NULL;
 }
 
@@ -314,7 +315,11 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
                            dq_norm norm, const dq_epi *ep, rlx_status *st) {
     const vk_caps *cp = c->caps;
     uint32_t sgs = cp->subgroup_size;
-    if (!i8_takes(dt, norm.gamma != 0) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) ||
+    /* x as attention's partials, combined here (M = 1, a plain x of H heads of D) */
+    const vk_att_partials *cb = &c->comb_in;
+    bool comb = cb->nsplit > 1 && M == 1 && !ep && !norm.gamma && cb->D % 8 == 0 && (int64_t)cb->H * cb->D == K &&
+                cb->acc % 16 == 0 && cb->ml % 8 == 0;
+    if (!i8_takes(dt, norm.gamma != 0 || comb) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) ||
         !i8_fits(cp, dt, M, K))
         return false;
     bool a4 = w % 4 == 0 && row_bytes % 4 == 0 && (epi != 2 || w2 % 4 == 0);
@@ -347,7 +352,9 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     d->spec[8] = (uint32_t)K;
     d->spec[9] = norm.gamma != 0;
     d->spec[10] = 0;
-    d->n_spec = 11;
+    d->spec[11] = comb;
+    d->n_spec = 12;
+    d->uses_scratch = comb;   /* the partials are in scratch */
     /* the whole block always (the shader's block names the epilogue fields) */
     dq_i8_push ip;
     memset(&ip, 0, sizeof ip);
@@ -363,6 +370,14 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
         ip.D = ep->D;
         d->spec[10] = (uint32_t)ep->rope | (ep->kv ? 4u : 0u) | (ep->ff ? 8u : 0u) | (ep->off ? 16u : 0u);
     }
+    if (comb) {   /* the partials ride in x and the (unused) epilogue fields */
+        ip.mv.x = cb->acc;
+        ip.off = cb->ml;
+        ip.C = cb->nsplit;
+        ip.D = cb->D;
+        d->spec[4] = 1;   /* vec4 loads of the accumulators */
+    }
+    c->comb_taken = comb;
     memcpy(d->push, &ip, sizeof ip);
     d->push_bytes = sizeof ip;
     d->groups[0] = (uint32_t)groups;

@@ -27,6 +27,15 @@
 //   Q6_K 32 weights: 8 bytes of ql, of ql + 32 and of qh: 8 positions of the
 //        four 32-groups of one 128-half (8 lanes per 210-byte block).
 //
+// Attention's combine (XCOMB): in decode, x is the output of split-key
+// attention, whose second pass (attention_combine.comp) would merge the
+// splits' partials in a dispatch and dependent stage of its own. Here the
+// rounding pass reads the partials instead (p.x: accumulators, p.off: (m, l)
+// pairs, p.C splits, p.D head dim) and merges each 8 values of x with the
+// combine's arithmetic:
+//   x = sum_s 2^(m_s - M) acc_s / sum_s 2^(m_s - M) l_s,  M = max_s m_s,
+// zeros for a head with no visible key.
+//
 // Non-finite x: the 8-bit format cannot carry Inf or NaN. A block whose
 // absmax is Inf or NaN is rounded as zeros and flags its x row, and every
 // output of a flagged row is stored as NaN (a select at the store, so no
@@ -63,6 +72,8 @@ layout(constant_id = 10) const uint RKV = 0;   // epilogue of a rope / KV-cache 
                                                //   head), 2 NEOX (rows j, j + D/2); a group's two slots are one pair (NR 2);
                                                // bit 2: rows are stored in a KV cache [Hkv, C, D] at row p.pos;
                                                // bit 3: frequency factors at p.ff; bit 4: rope position offset at p.off
+layout(constant_id = 11) const uint XCOMB = 0; // 1 (M = 1, EPI 0/1, no NORM/RKV): x is split-key attention's partials,
+                                               // combined as they are read (header; vk_program.c plan_combines)
 
 const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the CPU's Q8_32 / Q8_256 formats)
 const bool K45 = QT == 16u || QT == 17u;       // Q4_K / Q5_K: the same units, so the same x layout
@@ -153,8 +164,31 @@ void ldx8(uint e, out vec4 a, out vec4 b) {
 // statistic rides along the first pass over x (no extra pass, one reduction).
 // ldx8g: 8 floats of x times gamma (plain x without NORM); ss gets their
 // squares before gamma (two buckets, sumsq.glsl), for the row's statistic.
+// XCOMB: x[e .. e + 7] (M = 1; one head, as D % 8 == 0) merged from the
+// partials, as attention_combine.comp merges them.
+void ldx8_comb(uint e, out vec4 a, out vec4 b) {
+    uint H = XK / p.D, h = e / p.D;
+    float M = -1.0 / 0.0;
+    for (uint s = 0u; s < p.C; s++) M = max(M, F32Buf(p.off).v[2u * (s * H + h)]);
+    vec4 na = vec4(0.0), nb = vec4(0.0);
+    float den = 0.0;
+    if (M != -1.0 / 0.0) {
+        for (uint s = 0u; s < p.C; s++) {
+            uint part = s * H + h;
+            float w = exp2(F32Buf(p.off).v[2u * part] - M);
+            den += w * F32Buf(p.off).v[2u * part + 1u];
+            uint i4 = (s * XK + e) >> 2;
+            na += w * I8V4(p.x).v[i4];
+            nb += w * I8V4(p.x).v[i4 + 1u];
+        }
+    }
+    a = den > 0.0 ? na / den : vec4(0.0);
+    b = den > 0.0 ? nb / den : vec4(0.0);
+}
+
 void ldx8g(uint e, out vec4 a, out vec4 b, inout vec2 ss) {
-    ldx8(e, a, b);
+    if (XCOMB != 0u) ldx8_comb(e, a, b);
+    else ldx8(e, a, b);
     if (NORM != 0u) {
         ss += sumsq8(a, b);
         uint k = e % XK;
