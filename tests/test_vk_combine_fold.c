@@ -105,9 +105,9 @@ static bool run_case(const fcase *c) {
     if (ok) {   /* the report names the fold (or, with another reader, its absence) */
         char *rep = rlx_exec_report(vk), *rep2 = rlx_exec_report(vk2);
         int want = c->extra_use ? 0 : 1;
-        if (count(rep, "combined by") != want || count(rep, "combines attention") != want || count(rep2, "combined by")) {
-            printf("    fold reported %d / %d times, want %d (off: %d)\n%s", count(rep, "combined by"),
-                   count(rep, "combines attention"), want, count(rep2, "combined by"), rep ? rep : "");
+        if (count(rep, "combine in the next matvec") != want || count(rep, "+ attention combine") != want || count(rep2, "combine in the next matvec")) {
+            printf("    fold reported %d / %d times, want %d (off: %d)\n%s", count(rep, "combine in the next matvec"),
+                   count(rep, "+ attention combine"), want, count(rep2, "combine in the next matvec"), rep ? rep : "");
             ok = false;
         }
         if (ok && !strstr(rep, "splitkv")) {

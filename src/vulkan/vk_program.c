@@ -370,7 +370,7 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             if (st != RLX_OK) rlx_fail(st, "%s", why);
         } else if (info->comb_from >= 0) {
             vk_node_info *ai = &p->info[info->comb_from];
-            snprintf(ai->note + strlen(ai->note), sizeof ai->note - strlen(ai->note), ", combined by #%d", i);
+            snprintf(ai->note + strlen(ai->note), sizeof ai->note - strlen(ai->note), " (combine in the next matvec)");
         }
         if (forced_to_host(n->op)) {   /* debugging aid: bisect a wrong result by op */
             st = RLX_STATUS_UNSUPPORTED;
@@ -380,9 +380,9 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             info->gpu = true;
             info->n_dispatch = c.n_d;
             snprintf(info->note, sizeof info->note, "%s", c.tier ? c.tier : c.d[0].shader);
+            /* no node numbers: the profile summary groups nodes by this note */
             if (info->comb_from >= 0)
-                snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note),
-                         ", combines attention #%d", info->comb_from);
+                snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note), " + attention combine");
             if (c.scratch_bytes > *scratch_need) *scratch_need = c.scratch_bytes;
         } else if (st == RLX_STATUS_UNSUPPORTED || (st == RLX_OK && c.n_d == 0)) {
             info->host = true;
