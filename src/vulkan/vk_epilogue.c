@@ -33,22 +33,33 @@ static int32_t sole_user(const ir_graph *g, const int32_t *uses, int32_t i) {
     return -1;
 }
 
-int32_t vk_epilogue_consumer(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i) {
-    ir_op op = g->nodes[i].op;
-    if (op != IR_OP_DEQUANT_MATMUL && op != IR_OP_RMS_DEQUANT_MATMUL) return -1;
+/* The first node past node i's chain of view-only reshapes / transposes,
+ * each the sole use of the one before (same bytes, same order), or -1;
+ * *last gets the node it reads (i, or the last view). */
+static int32_t past_views(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i, int32_t *last) {
     int32_t cur = i;
     for (int hops = 0; hops < 8; hops++) {
         int32_t u = sole_user(g, uses, cur);
         if (u < 0) return -1;
         const ir_node *n = &g->nodes[u];
         if ((n->op == IR_OP_RESHAPE || n->op == IR_OP_TRANSPOSE) && plan->entries[u].is_view) {
-            cur = u;   /* same bytes, same order */
+            cur = u;
             continue;
         }
-        if (n->op == IR_OP_ROPE && n->in[0] == cur) return u;
-        if ((n->op == IR_OP_ROPE_KV_WRITE || n->op == IR_OP_KV_WRITE) && n->in[1] == cur) return u;
-        return -1;
+        *last = cur;
+        return u;
     }
+    return -1;
+}
+
+int32_t vk_epilogue_consumer(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i) {
+    ir_op op = g->nodes[i].op;
+    if (op != IR_OP_DEQUANT_MATMUL && op != IR_OP_RMS_DEQUANT_MATMUL) return -1;
+    int32_t cur, u = past_views(g, plan, uses, i, &cur);
+    if (u < 0) return -1;
+    const ir_node *n = &g->nodes[u];
+    if (n->op == IR_OP_ROPE && n->in[0] == cur) return u;
+    if ((n->op == IR_OP_ROPE_KV_WRITE || n->op == IR_OP_KV_WRITE) && n->in[1] == cur) return u;
     return -1;
 }
 
@@ -65,22 +76,14 @@ int32_t vk_epilogue_consumer(const ir_graph *g, const mem_plan *plan, const int3
  */
 int32_t vk_combine_consumer(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i) {
     if (g->nodes[i].op != IR_OP_ATTENTION) return -1;
-    int32_t cur = i;
-    for (int hops = 0; hops < 8; hops++) {
-        int32_t u = sole_user(g, uses, cur);
-        if (u < 0) return -1;
-        const ir_node *n = &g->nodes[u];
-        if ((n->op == IR_OP_RESHAPE || n->op == IR_OP_TRANSPOSE) && plan->entries[u].is_view) {
-            cur = u;
-            continue;
-        }
-        if ((n->op != IR_OP_DEQUANT_MATMUL && n->op != IR_OP_DEQUANT_MATMUL_ADD) || n->in[0] != cur) return -1;
-        /* nothing that runs between them (a scratch user would overwrite the partials) */
-        for (int32_t m = i + 1; m < u; m++) {
-            ir_op op = g->nodes[m].op;
-            if (op != IR_OP_INPUT && op != IR_OP_PARAM && op != IR_OP_CONST && !plan->entries[m].is_view) return -1;
-        }
-        return u;
+    int32_t cur, u = past_views(g, plan, uses, i, &cur);
+    if (u < 0) return -1;
+    const ir_node *n = &g->nodes[u];
+    if ((n->op != IR_OP_DEQUANT_MATMUL && n->op != IR_OP_DEQUANT_MATMUL_ADD) || n->in[0] != cur) return -1;
+    /* nothing that runs between them (a scratch user would overwrite the partials) */
+    for (int32_t m = i + 1; m < u; m++) {
+        ir_op op = g->nodes[m].op;
+        if (op != IR_OP_INPUT && op != IR_OP_PARAM && op != IR_OP_CONST && !plan->entries[m].is_view) return -1;
     }
-    return -1;
+    return u;
 }
