@@ -15,13 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CH = 8, CHKV = 2, CD = 64, CK = CH * CD, CN = 256, CCAP = 200, CSTEPS = 70 };
+enum { CH = 8, CHKV = 2, CD = 64, CK = CH * CD, CN = 256, CSTEPS = 70 };
 
-typedef struct fcase { rlx_dtype dt; bool add; bool extra_use; } fcase;
+/* cap: cache rows; 7 tiles of 32 keys split 7 ways (the count a shader
+ * constant), 20 tiles 20 ways (read at run time) */
+typedef struct fcase { rlx_dtype dt; bool add; bool extra_use; int64_t cap; } fcase;
 
 static rlx_graph *build(const fcase *c, const void *w) {
     rlx_graph *g = rlx_graph_new();
-    int64_t qd[4] = {1, CH, 1, CD}, kd[4] = {1, CHKV, 1, CD}, cd[4] = {1, CHKV, CCAP, CD}, one[1] = {1};
+    int64_t qd[4] = {1, CH, 1, CD}, kd[4] = {1, CHKV, 1, CD}, cd[4] = {1, CHKV, c->cap, CD}, one[1] = {1};
     int64_t wd[2] = {CN, CK}, xd[2] = {1, CK}, rd[2] = {1, CN};
     rlx_node q = rlx_input(g, "q", RLX_F32, 4, qd), k = rlx_input(g, "k", RLX_F32, 4, kd);
     rlx_node v = rlx_input(g, "v", RLX_F32, 4, kd), pos = rlx_input(g, "pos", RLX_I32, 1, one);
@@ -117,7 +119,7 @@ static bool run_case(const fcase *c) {
         free(rep);
         free(rep2);
     }
-    if (!ok) printf("    %s add %d extra use %d\n", rlx_dtype_name(c->dt), c->add, c->extra_use);
+    if (!ok) printf("    %s add %d extra use %d cache %lld\n", rlx_dtype_name(c->dt), c->add, c->extra_use, (long long)c->cap);
     rlx_exec_free(cpu);
     rlx_exec_free(vk);
     rlx_exec_free(vk2);
@@ -134,7 +136,8 @@ TEST(vk_combine_fold_decode) {
         return;
     }
     const fcase cases[] = {
-        {RLX_Q4_K, true, false}, {RLX_Q6_K, false, false}, {RLX_Q8_0, true, false}, {RLX_Q4_K, true, true},
+        {RLX_Q4_K, true, false, 200}, {RLX_Q6_K, false, false, 200}, {RLX_Q8_0, true, false, 200},
+        {RLX_Q4_K, true, true, 200},  {RLX_Q4_K, true, false, 640},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(run_case(&cases[i]));
 }

@@ -352,7 +352,9 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     d->spec[8] = (uint32_t)K;
     d->spec[9] = norm.gamma != 0;
     d->spec[10] = 0;
-    d->spec[11] = comb;
+    /* the split count as a constant where it is small (the shader then issues
+     * every partial's loads at once), else 1: read from the push block */
+    d->spec[11] = comb ? (cb->nsplit <= 16 ? cb->nsplit : 1u) : 0u;
     d->n_spec = 12;
     d->uses_scratch = comb;   /* the partials are in scratch */
     /* the whole block always (the shader's block names the epilogue fields) */
