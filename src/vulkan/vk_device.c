@@ -85,6 +85,13 @@ static void probe(const vk_instance_fns *fi, VkPhysicalDevice phys, vk_probe *p)
     VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12};
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
     fi->vkGetPhysicalDeviceFeatures2(phys, &f2);
+    if (p->ext_exec_props) {   /* RLX_VK_PIPELINE_STATS needs the feature, not just the extension */
+        VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR epf = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+        VkPhysicalDeviceFeatures2 fe = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &epf};
+        fi->vkGetPhysicalDeviceFeatures2(phys, &fe);
+        p->ext_exec_props = epf.pipelineExecutableInfo;
+    }
     p->bda = f12.bufferDeviceAddress;
     p->int8 = f12.shaderInt8;
     p->float16 = f12.shaderFloat16;

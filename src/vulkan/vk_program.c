@@ -351,6 +351,10 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
         } else {
             rlx_fail(RLX_STATUS_UNSUPPORTED, "no GPU kernel for %s", ir_op_info_get(n->op)->name);
         }
+        if (forced_to_host(n->op)) {   /* debugging aid: bisect a wrong result by op */
+            st = RLX_STATUS_UNSUPPORTED;
+            rlx_fail(st, "forced by RLX_VK_FORCE_HOST");
+        }
         /* attention's combine: kept only where attention left it out (it
          * split the keys) and the matvec took the partials; otherwise the
          * attention node lowers again, with its combine */
@@ -371,10 +375,6 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
         } else if (info->comb_from >= 0) {
             vk_node_info *ai = &p->info[info->comb_from];
             snprintf(ai->note + strlen(ai->note), sizeof ai->note - strlen(ai->note), " (combine in the next matvec)");
-        }
-        if (forced_to_host(n->op)) {   /* debugging aid: bisect a wrong result by op */
-            st = RLX_STATUS_UNSUPPORTED;
-            rlx_fail(st, "forced by RLX_VK_FORCE_HOST");
         }
         if (st == RLX_OK && c.n_d > 0) {
             info->gpu = true;
@@ -527,6 +527,9 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
     rlx_status st = lower_node(p, i, &c, p->scratch.addr);
     if (st != RLX_OK) return st;
     if (c.n_d != p->info[i].n_dispatch) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: lowering is not deterministic");
+    /* the combine fold as planned: else the matvec would read x never written */
+    if ((p->info[i].comb_from >= 0) != c.comb_taken || (p->info[i].comb_into >= 0 && c.comb.nsplit <= 1))
+        return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: attention's combine fold changed between planning and recording");
     const ir_node *n = &p->g->nodes[i];
     vk_range rd[2 * IR_MAX_INPUTS], wr[2];
     int n_rd = 0, n_wr = 0;

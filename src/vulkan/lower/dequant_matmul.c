@@ -34,6 +34,7 @@
 #define DQ_MATVEC_MAX_M 8
 #define DQ_INDEX_LIMIT  ((int64_t)1 << 31)   /* shader element indices are 32-bit */
 #define DQ_WIDE_GRID    64                   /* workgroups before NR = 2 pays */
+#define DQ_COMB_MAX_SPLITS 8                 /* most attention splits the matvec combines (emit_matvec_i8) */
 
 /* Mirrors the push block of shaders/dequant_matvec.comp (std430). */
 typedef struct dq_mv_push {
@@ -315,9 +316,13 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
                            dq_norm norm, const dq_epi *ep, rlx_status *st) {
     const vk_caps *cp = c->caps;
     uint32_t sgs = cp->subgroup_size;
-    /* x as attention's partials, combined here (M = 1, a plain x of H heads of D) */
+    /* x as attention's partials, combined here (M = 1, a plain x of H heads of
+     * D). Every workgroup reads all splits' partials (nsplit * K floats), so
+     * only a few splits pay: at 6 the fold saved ~3.4 us of combine stage for
+     * ~1 us more here (H200); at 32 (a long cache) each workgroup would read
+     * 512 KB, and the separate combine pass stays. */
     const vk_att_partials *cb = &c->comb_in;
-    bool comb = cb->nsplit > 1 && M == 1 && !ep && !norm.gamma && cb->D % 8 == 0 && (int64_t)cb->H * cb->D == K &&
+    bool comb = cb->nsplit > 1 && cb->nsplit <= DQ_COMB_MAX_SPLITS && M == 1 && !ep && !norm.gamma && cb->D % 8 == 0 && (int64_t)cb->H * cb->D == K &&
                 cb->acc % 16 == 0 && cb->ml % 8 == 0;
     if (!i8_takes(dt, norm.gamma != 0 || comb) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) ||
         !i8_fits(cp, dt, M, K))
@@ -352,9 +357,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     d->spec[8] = (uint32_t)K;
     d->spec[9] = norm.gamma != 0;
     d->spec[10] = 0;
-    /* the split count as a constant where it is small (the shader then issues
-     * every partial's loads at once), else 1: read from the push block */
-    d->spec[11] = comb ? (cb->nsplit <= 16 ? cb->nsplit : 1u) : 0u;
+    d->spec[11] = comb ? cb->nsplit : 0u;   /* a constant: the shader issues every partial's loads at once */
     d->n_spec = 12;
     d->uses_scratch = comb;   /* the partials are in scratch */
     /* the whole block always (the shader's block names the epilogue fields) */
@@ -375,9 +378,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     if (comb) {   /* the partials ride in x and the (unused) epilogue fields */
         ip.mv.x = cb->acc;
         ip.off = cb->ml;
-        ip.C = cb->nsplit;
         ip.D = cb->D;
-        d->spec[4] = 1;   /* vec4 loads of the accumulators */
     }
     c->comb_taken = comb;
     memcpy(d->push, &ip, sizeof ip);

@@ -31,7 +31,7 @@
 // attention, whose second pass (attention_combine.comp) would merge the
 // splits' partials in a dispatch and dependent stage of its own. Here the
 // rounding pass reads the partials instead (p.x: accumulators, p.off: (m, l)
-// pairs, p.C splits, p.D head dim) and merges each 8 values of x with the
+// pairs, p.D head dim; XCOMB splits) and merges each 8 values of x with the
 // combine's arithmetic:
 //   x = sum_s 2^(m_s - M) acc_s / sum_s 2^(m_s - M) l_s,  M = max_s m_s,
 // zeros for a head with no visible key.
@@ -72,9 +72,9 @@ layout(constant_id = 10) const uint RKV = 0;   // epilogue of a rope / KV-cache 
                                                //   head), 2 NEOX (rows j, j + D/2); a group's two slots are one pair (NR 2);
                                                // bit 2: rows are stored in a KV cache [Hkv, C, D] at row p.pos;
                                                // bit 3: frequency factors at p.ff; bit 4: rope position offset at p.off
-layout(constant_id = 11) const uint XCOMB = 0; // > 0 (M = 1, EPI 0/1, no NORM/RKV): x is split-key attention's partials,
-                                               // combined as they are read (header; vk_program.c plan_combines):
-                                               // 1 the split count is p.C, 2..16 it is XCOMB (loads unrolled)
+layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/RKV): x is the partials of split-key
+                                               // attention with XCOMB splits, combined as they are read (header;
+                                               // vk_program.c plan_combines)
 
 const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the CPU's Q8_32 / Q8_256 formats)
 const bool K45 = QT == 16u || QT == 17u;       // Q4_K / Q5_K: the same units, so the same x layout
@@ -166,46 +166,32 @@ void ldx8(uint e, out vec4 a, out vec4 b) {
 // ldx8g: 8 floats of x times gamma (plain x without NORM); ss gets their
 // squares before gamma (two buckets, sumsq.glsl), for the row's statistic.
 // XCOMB: x[e .. e + 7] (M = 1; one head, as D % 8 == 0) merged from the
-// partials, as attention_combine.comp merges them. With the split count
-// known (XCOMB >= 2) every load is issued before the first is used: a
-// loop over a run-time count waits one L2 latency per split, twice.
+// partials, as attention_combine.comp merges them. The split count is a
+// constant, so every load is issued before the first is used (a loop over
+// a run-time count waited one L2 latency per split, twice).
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer CombML { vec2 v[]; };
 
 void ldx8_comb(uint e, out vec4 a, out vec4 b) {
-    const uint NSC = XCOMB >= 2u ? XCOMB : 1u;   // unrolled split count
+    const uint NSC = XCOMB >= 2u ? XCOMB : 1u;
     uint H = XK / p.D, h = e / p.D;
+    vec2 ml[NSC];
+    vec4 pa[NSC], pb[NSC];
+    [[unroll]] for (uint s = 0u; s < NSC; s++) {
+        ml[s] = CombML(p.off).v[s * H + h];
+        uint i4 = (s * XK + e) >> 2;
+        pa[s] = I8V4(p.x).v[i4];
+        pb[s] = I8V4(p.x).v[i4 + 1u];
+    }
     float M = -1.0 / 0.0;
+    [[unroll]] for (uint s = 0u; s < NSC; s++) M = max(M, ml[s].x);
     vec4 na = vec4(0.0), nb = vec4(0.0);
     float den = 0.0;
-    if (XCOMB >= 2u) {
-        vec2 ml[NSC];
-        vec4 pa[NSC], pb[NSC];
+    if (M != -1.0 / 0.0) {
         [[unroll]] for (uint s = 0u; s < NSC; s++) {
-            ml[s] = CombML(p.off).v[s * H + h];
-            uint i4 = (s * XK + e) >> 2;
-            pa[s] = I8V4(p.x).v[i4];
-            pb[s] = I8V4(p.x).v[i4 + 1u];
-        }
-        [[unroll]] for (uint s = 0u; s < NSC; s++) M = max(M, ml[s].x);
-        if (M != -1.0 / 0.0) {
-            [[unroll]] for (uint s = 0u; s < NSC; s++) {
-                float w = exp2(ml[s].x - M);
-                den += w * ml[s].y;
-                na += w * pa[s];
-                nb += w * pb[s];
-            }
-        }
-    } else {
-        for (uint s = 0u; s < p.C; s++) M = max(M, F32Buf(p.off).v[2u * (s * H + h)]);
-        if (M != -1.0 / 0.0) {
-            for (uint s = 0u; s < p.C; s++) {
-                uint part = s * H + h;
-                float w = exp2(F32Buf(p.off).v[2u * part] - M);
-                den += w * F32Buf(p.off).v[2u * part + 1u];
-                uint i4 = (s * XK + e) >> 2;
-                na += w * I8V4(p.x).v[i4];
-                nb += w * I8V4(p.x).v[i4 + 1u];
-            }
+            float w = exp2(ml[s].x - M);
+            den += w * ml[s].y;
+            na += w * pa[s];
+            nb += w * pb[s];
         }
     }
     a = den > 0.0 ? na / den : vec4(0.0);
