@@ -12,7 +12,7 @@
  * passes/fuse.c) is the same dispatch with the KV spec constant: rows go
  * straight to their cache rows, so a decode layer's K needs no kv_write
  * dispatch (and no dependent stage) after its rope. The node's output is the
- * cache param; the context-limit check of a pos input is vk_program.c's, as
+ * cache param; the context-limit check of a pos input is vk_run.c's, as
  * for kv_write.
  */
 #include "vulkan/vk_lower.h"

@@ -1,0 +1,79 @@
+/*
+ * vk_program_priv.h — the Vulkan program's state, shared by its build and
+ * recording (vk_program.c) and its runs and reports (vk_run.c). Private to
+ * the backend's core: lowerings see only vk_lower.h.
+ */
+#ifndef RLX_VK_PROGRAM_PRIV_H
+#define RLX_VK_PROGRAM_PRIV_H
+
+#include "vulkan/vk_backend.h"
+#include "vulkan/vk_ctx.h"
+
+struct vk_device {
+    vk_ctx           *ctx;
+    vk_device_options opts;
+};
+
+typedef struct vk_loc {
+    VkBuffer buf;
+    VkDeviceSize offset;
+    uint64_t addr;
+    bool     tracked;   /* arena or scratch: hazards matter */
+} vk_loc;
+
+typedef struct vk_range { VkBuffer buf; VkDeviceSize lo, hi; } vk_range;
+
+typedef struct vk_node_info {
+    bool         host;               /* runs as a host step */
+    bool         gpu;                /* lowered to dispatches */
+    char         note[160];          /* tier or host-step reason */
+    int          n_dispatch;
+    int32_t      epilogue;           /* the consumer this matvec does in its epilogue, or -1 */
+    int32_t      absorbed_by;        /* the matvec doing this node's work, or -1 */
+    /* attention's combine pass done by a matvec (vk_combine_consumer):
+     * comb_into on the attention, comb_from on the matvec (-1: none);
+     * comb: the attention's partials, from its latest lowering */
+    int32_t      comb_into, comb_from;
+    vk_att_partials comb;
+    VkDeviceSize host_in_off[IR_MAX_INPUTS], host_out_off;  /* in the host-step buffer */
+} vk_node_info;
+
+typedef struct vk_segment {
+    VkCommandBuffer cb;
+    int32_t         host_node_after;   /* -1: last segment */
+    double          last_wait_s;       /* submit to fence of the previous run: how long to poll next time */
+} vk_segment;
+
+struct vk_program {
+    vk_device       *dev;
+    vk_ctx          *ctx;
+    const ir_graph  *g;
+    const mem_plan  *plan;
+    vk_buf           arena, consts, scratch, io, hostio;
+    VkDeviceSize    *const_off;        /* per node */
+    VkDeviceSize    *io_off;           /* per node: staging offset of inputs/outputs, or -1 */
+    vk_loc          *loc;              /* per node */
+    vk_node_info    *info;
+    VkCommandPool    pool;
+    vk_segment      *segs;
+    int              n_segs;
+    VkFence          fence;
+    VkQueryPool      queries;
+    int              n_dispatches, n_host;
+    int32_t         *input_nodes;      /* so a run touches only inputs and outputs */
+    int              n_input_nodes;
+    int32_t         *kv_checks;        /* kv_write nodes whose pos is a graph input */
+    int              n_kv_checks;
+    VkDeviceSize     status_off;       /* in io: the word shaders set on bad input */
+    double           last_gpu_seconds;
+    double           spin_cap_s;       /* longest fence poll (spin_cap_seconds, read at build) */
+    /* RLX_PROFILE=1: a timestamp pair around every node's dispatches
+     * (queries 2 + 2i and 3 + 2i); device microseconds summed per node */
+    bool             profile;
+    double          *prof_us;
+    int              prof_runs;
+};
+
+static inline int64_t node_bytes(const ir_node *n) { return ir_node_bytes(n); }
+
+#endif

@@ -1,0 +1,161 @@
+/*
+ * vk_run.c — running a recorded Vulkan program (vk_program.c builds it):
+ * inputs into staging, each command-buffer segment submitted and waited for
+ * (polling the fence about as long as the last run took), host steps in
+ * between, outputs read back from staging; and the program's report, with
+ * the per-node device times of RLX_PROFILE=1.
+ */
+#include "vulkan/vk_program_priv.h"
+#include "core/profile.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Submits a segment and waits for it. Waiting by sleeping in
+ * vkWaitForFences costs a wake-up of ~100-200 us after the GPU is done (on
+ * an H200, 8B decode: wall - device time 233 us per token); a run's length
+ * repeats from one call to the next, so the host polls the fence for as long
+ * as the previous run of this segment took, plus a margin, and sleeps only
+ * beyond that (or beyond RLX_VK_SPIN_US). Polling keeps one CPU core busy
+ * while the GPU runs, the usual trade of latency-bound inference. */
+static rlx_status submit_and_wait(vk_program *p, vk_segment *seg) {
+    vk_ctx *c = p->ctx;
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &seg->cb};
+    pthread_mutex_lock(&c->lock);
+    double t0 = rlx_now_seconds();
+    rlx_status st = vk_check(c->f.vkQueueSubmit(c->queue, 1, &si, p->fence), "vkQueueSubmit");
+    pthread_mutex_unlock(&c->lock);
+    if (st != RLX_OK) return st;
+    double spin = seg->last_wait_s * 1.25 + 200e-6;
+    double spin_until = t0 + (spin < p->spin_cap_s ? spin : p->spin_cap_s);
+    VkResult r;
+    while ((r = c->f.vkGetFenceStatus(c->dev, p->fence)) == VK_NOT_READY && rlx_now_seconds() < spin_until) {}
+    if (r == VK_NOT_READY) r = c->f.vkWaitForFences(c->dev, 1, &p->fence, VK_TRUE, UINT64_MAX);
+    seg->last_wait_s = rlx_now_seconds() - t0;
+    st = vk_check(r, "waiting for the GPU");
+    c->f.vkResetFences(c->dev, 1, &p->fence);
+    return st;
+}
+
+static rlx_status run_host_step(vk_program *p, int32_t i) {
+    const ir_node *n = &p->g->nodes[i];
+    void *in[IR_MAX_INPUTS];
+    for (int j = 0; j < n->n_in; j++) in[j] = (char *)p->hostio.map + p->info[i].host_in_off[j];
+    void *outp = (char *)p->hostio.map + p->info[i].host_out_off;
+    if (!p->dev->opts.host_kernel) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: no host kernel runner");
+    return p->dev->opts.host_kernel(p->dev->opts.host_user, p->g, i, in, outp);
+}
+
+/* The GPU kv_write (and rope_kv_write) skips out-of-range rows silently; check what the host can
+ * see (a pos given as a graph input) so a full cache is a clear error. The
+ * nodes to check are listed at build time, so a run stays O(inputs). */
+static rlx_status check_kv_writes(const vk_program *p, const void *const *inputs) {
+    for (int k = 0; k < p->n_kv_checks; k++) {
+        const ir_node *n = &p->g->nodes[p->kv_checks[k]];
+        if (!inputs[n->in[2]]) continue;
+        int64_t pos = *(const int32_t *)inputs[n->in[2]], S = p->g->nodes[n->in[1]].shape.d[2].k, C = n->shape.d[2].k;
+        if (pos < 0 || pos + S > C)
+            return rlx_fail(RLX_STATUS_INVALID_ARGUMENT,
+                            "kv_write '%s': positions [%lld, %lld) exceed the cache capacity %lld (context limit)",
+                            n->name ? n->name : "", (long long)pos, (long long)(pos + S), (long long)C);
+    }
+    return RLX_OK;
+}
+
+/* Adds this run's per-node device time (queries written by record_dispatches). */
+static void accumulate_profile(vk_program *p) {
+    for (int32_t i = 0; i < p->g->n_nodes; i++) {
+        if (!p->info[i].gpu || p->info[i].n_dispatch == 0) continue;
+        uint64_t ts[2];
+        if (p->ctx->f.vkGetQueryPoolResults(p->ctx->dev, p->queries, 2u + 2u * (uint32_t)i, 2, sizeof ts, ts, sizeof ts[0],
+                                            VK_QUERY_RESULT_64_BIT) == VK_SUCCESS && ts[1] >= ts[0])
+            p->prof_us[i] += (double)(ts[1] - ts[0]) * p->ctx->timestamp_period_ns * 1e-3;
+    }
+    p->prof_runs++;
+}
+
+rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
+    rlx_status cst = check_kv_writes(p, inputs);
+    if (cst != RLX_OK) return cst;
+    for (int k = 0; k < p->n_input_nodes; k++) {
+        int32_t i = p->input_nodes[k];
+        if (inputs[i]) memcpy((char *)p->io.map + p->io_off[i], inputs[i], (size_t)node_bytes(&p->g->nodes[i]));
+    }
+    volatile uint32_t *status = (volatile uint32_t *)((char *)p->io.map + p->status_off);
+    *status = 0;   /* host-coherent: visible to the submit below */
+    for (int s = 0; s < p->n_segs; s++) {
+        rlx_status st = submit_and_wait(p, &p->segs[s]);
+        if (st != RLX_OK) return st;
+        if (*status) break;
+        if (p->segs[s].host_node_after >= 0 && (st = run_host_step(p, p->segs[s].host_node_after)) != RLX_OK) return st;
+    }
+    if (*status) {
+        uint32_t node = *status - 1;
+        char lbl[128];
+        if (node >= (uint32_t)p->g->n_nodes) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: bad status word %u", *status);
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: an index is outside its valid range (found on the GPU); "
+                        "outputs of this run are not valid", ir_node_label(p->g, (int32_t)node, lbl, sizeof lbl));
+    }
+    uint64_t ts[2];
+    p->last_gpu_seconds = -1;
+    if (p->ctx->f.vkGetQueryPoolResults(p->ctx->dev, p->queries, 0, 2, sizeof ts, ts, sizeof ts[0],
+                                        VK_QUERY_RESULT_64_BIT) == VK_SUCCESS && ts[1] >= ts[0])
+        p->last_gpu_seconds = (double)(ts[1] - ts[0]) * p->ctx->timestamp_period_ns * 1e-9;
+    if (p->profile) accumulate_profile(p);
+    return RLX_OK;
+}
+
+rlx_status vk_program_result(vk_program *p, int32_t node, void **host) {
+    if (p->g->nodes[node].op == IR_OP_INPUT) {
+        *host = (char *)p->io.map + p->io_off[node];
+        return RLX_OK;
+    }
+    if (p->io_off[node] == (VkDeviceSize)-1) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: node %d is not an output", node);
+    *host = (char *)p->io.map + p->io_off[node];
+    return RLX_OK;
+}
+
+int vk_program_steps(const vk_program *p) { return p->n_dispatches + p->n_host; }
+
+int vk_program_host_steps(const vk_program *p) { return p->n_host; }
+
+double vk_program_gpu_seconds(const vk_program *p) { return p->last_gpu_seconds; }
+
+/* Profile summary: device time per kernel tier (the node's note), largest first. */
+static void report_profile(const vk_program *p, char *out, size_t cap, size_t *len) {
+    int32_t n = p->g->n_nodes, m = 0;
+    const char **kind = malloc(sizeof(char *) * (size_t)RLX_MAX(n, 1));
+    double *us = malloc(sizeof(double) * (size_t)RLX_MAX(n, 1));
+    if (kind && us) {
+        for (int32_t i = 0; i < n; i++) {
+            if (!p->info[i].gpu || p->info[i].n_dispatch == 0) continue;
+            kind[m] = p->info[i].note;
+            us[m++] = p->prof_us[i] / p->prof_runs;
+        }
+        rlx_profile_summary(out, cap, len, kind, us, m, "device (nodes serialized)", p->prof_runs);
+    }
+    free(kind);
+    free(us);
+}
+
+char *vk_program_report(const vk_program *p) {
+    bool prof = p->profile && p->prof_runs > 0;
+    size_t cap = 256 + (size_t)p->g->n_nodes * (prof ? 420 : 320), len = 0;
+    char *out = malloc(cap);
+    if (!out) return NULL;
+    out[0] = 0;
+    for (int32_t i = 0; i < p->g->n_nodes; i++) {
+        const ir_node *n = &p->g->nodes[i];
+        const vk_node_info *info = &p->info[i];
+        const char *path = n->op == IR_OP_INPUT || n->op == IR_OP_PARAM || n->op == IR_OP_CONST ? "source"
+                         : p->plan->entries[i].is_view ? "view" : info->host ? "HOST" : "gpu";
+        char shape[160], lbl[128], us[32] = "";
+        ir_shape_format(&n->shape, p->g, shape, sizeof shape);
+        if (prof && info->gpu && info->n_dispatch) snprintf(us, sizeof us, "%9.2f us  ", p->prof_us[i] / p->prof_runs);
+        if (!rlx_report_add(out, cap, &len, "%4d  %-6s %-36s %s%-20s %s%s\n", i, path, ir_node_label(p->g, i, lbl, sizeof lbl),
+                        rlx_dtype_name(n->dtype), shape, us, info->note))
+            break;
+    }
+    if (prof) report_profile(p, out, cap, &len);
+    return out;
+}
