@@ -5,7 +5,11 @@
  * bandwidth floor those bytes imply at a measured memory bandwidth.
  *
  *   build/llm_bench [--device cpu|vulkan] [--model 1b|8b|tiny] [--quant q8_0|q4_k_m|q5_k_m|f16]
- *                   [--prompt N] [--decode N] [--bandwidth GBps] [--report]
+ *                   [--prompt N] [--decode N] [--ctx N] [--bandwidth GBps] [--report]
+ *
+ * --ctx sets the KV cache's rows (default prompt + decode + 8): a long cache
+ * changes how decode attention splits its keys (docs/gpu.md), so it is a
+ * different workload from a short one at the same position.
  *
  * The graph is the one rlx_model_load builds (models/llama.c), compiled with
  * the same options; weights are one valid quantized row repeated, so every
@@ -61,7 +65,7 @@ static rlx_status eval(rlx_exec *e, const int32_t *tokens, int n, int pos) {
 int main(int argc, char **argv) {
     const char *device = "cpu", *model = "1b";
     bench_cfg cfg = {"q8_0"};
-    int n_prompt = 128, n_decode = 32;
+    int n_prompt = 128, n_decode = 32, n_ctx_opt = 0;
     double bandwidth = 0;
     int report = 0;
     for (int i = 1; i < argc; i += 2) {
@@ -72,6 +76,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--quant")) cfg.quant = argv[i + 1];
         else if (!strcmp(argv[i], "--prompt")) n_prompt = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--decode")) n_decode = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--ctx")) n_ctx_opt = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--bandwidth")) bandwidth = atof(argv[i + 1]) * 1e9;
         else { fprintf(stderr, "llm_bench: unknown option %s\n", argv[i]); return 2; }
     }
@@ -89,7 +94,15 @@ int main(int argc, char **argv) {
         hp.n_vocab = 128256; hp.n_embd = 2048; hp.n_layer = 16; hp.n_head = 32; hp.n_head_kv = 8; hp.n_ff = 8192; hp.head_dim = 64;
         hp.tied_embeddings = true;
     }
-    int n_ctx = n_prompt + n_decode + 8;
+    if (n_prompt < 1 || n_decode < 1 || n_ctx_opt < 0) {
+        fprintf(stderr, "llm_bench: --prompt and --decode need at least 1, --ctx at least 0\n");
+        return 2;
+    }
+    int n_ctx = n_ctx_opt ? n_ctx_opt : n_prompt + n_decode + 8;
+    if (n_ctx < n_prompt + n_decode) {
+        fprintf(stderr, "llm_bench: --ctx %d cannot hold %d prompt + %d decode tokens\n", n_ctx, n_prompt, n_decode);
+        return 2;
+    }
     rlx_graph *g;
     if (llama_build_graph(&hp, n_ctx, weight_type, &cfg, &g) != RLX_OK) { fprintf(stderr, "%s\n", rlx_last_error()); return 1; }
     rlx_compile_options o;
