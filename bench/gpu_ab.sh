@@ -44,7 +44,10 @@ for mq in ${MODELS:-8b:q4_k_m 8b:q8_0 1b:q4_k_m 1b:q8_0}; do
 done 2>&1 | tee "$out/ab.txt"
 
 if [ -n "${TESTS:-}" ]; then
-    RLX_REQUIRE_VULKAN=1 RLX_TEST_VK_DEVICE=$dev RLX_CLI=$last/rlx "$last/rlx_tests" $TESTS > "$out/tests.txt" 2>&1
+    # the tests that run rlx or the README example take them from the build folder
+    # (copy build/rlx and build/readme_model_example there too)
+    RLX_REQUIRE_VULKAN=1 RLX_TEST_VK_DEVICE=$dev RLX_CLI=$last/rlx RLX_README_MODEL_EXAMPLE=$last/readme_model_example \
+        "$last/rlx_tests" $TESTS > "$out/tests.txt" 2>&1
     grep -E "^FAIL" -B4 "$out/tests.txt" | tail -20
     tail -1 "$out/tests.txt"
 fi
