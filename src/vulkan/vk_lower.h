@@ -89,7 +89,7 @@ typedef struct vk_lower_ctx {
     uint64_t        status_addr;
     uint32_t        status_code;
     /* Attention's combine pass done by the next decode matvec as it reads
-     * x (vk_program.c, plan_combines): skip_combine asks the attention
+     * x (vk_program.c, plan_absorptions): skip_combine asks the attention
      * lowering to leave it out (it then describes its partials in comb);
      * comb_in offers a matvec those partials as its x. */
     bool            skip_combine;

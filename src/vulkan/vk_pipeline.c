@@ -4,6 +4,7 @@
  * device context for every program on that device.
  */
 #include "vulkan/vk_ctx.h"
+#include "core/profile.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,10 @@ static const vk_shader_blob *find_shader(const char *name) {
     return NULL;
 }
 
-/* RLX_VK_PIPELINE_STATS=1: one stderr line per new pipeline with the
- * driver's statistics (on NVIDIA: registers per thread, shared memory, ...). */
-static void print_stats(vk_ctx *c, const vk_shader_blob *blob, const uint32_t *spec, int n_spec, VkPipeline pipe) {
+/* RLX_VK_PIPELINE_STATS=1: one log line (warning level, so the default sink
+ * prints it) per new pipeline with the driver's statistics (on NVIDIA:
+ * registers per thread, shared memory, ...). */
+static void log_stats(vk_ctx *c, const vk_shader_blob *blob, const uint32_t *spec, int n_spec, VkPipeline pipe) {
     VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = pipe};
     uint32_t n_exec = 0;
     if (c->get_exec_props(c->dev, &pi, &n_exec, NULL) != VK_SUCCESS) return;
@@ -25,22 +27,34 @@ static void print_stats(vk_ctx *c, const vk_shader_blob *blob, const uint32_t *s
                                           .executableIndex = e};
         VkPipelineExecutableStatisticKHR st[32];
         uint32_t n = 32;
-        for (uint32_t k = 0; k < n; k++) st[k] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+        for (uint32_t k = 0; k < n; k++)
+            st[k] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
         VkResult r = c->get_exec_stats(c->dev, &ei, &n, st);
         if (r != VK_SUCCESS && r != VK_INCOMPLETE) continue;
-        fprintf(stderr, "rlx pipeline %s spec", blob->name);
-        for (int i = 0; i < n_spec; i++) fprintf(stderr, "%s%u", i ? "," : " ", spec[i]);
-        fprintf(stderr, ":");
+        char line[1024];
+        size_t len = 0;
+        rlx_report_add(line, sizeof line, &len, "pipeline %s spec", blob->name);
+        for (int i = 0; i < n_spec; i++) rlx_report_add(line, sizeof line, &len, "%s%u", i ? "," : " ", spec[i]);
+        rlx_report_add(line, sizeof line, &len, ":");
         for (uint32_t k = 0; k < n; k++) {
+            const VkPipelineExecutableStatisticValueKHR *v = &st[k].value;
             switch (st[k].format) {
-            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: fprintf(stderr, " [%s] %u;", st[k].name, st[k].value.b32); break;
-            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: fprintf(stderr, " [%s] %lld;", st[k].name, (long long)st[k].value.i64); break;
-            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: fprintf(stderr, " [%s] %llu;", st[k].name, (unsigned long long)st[k].value.u64); break;
-            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: fprintf(stderr, " [%s] %g;", st[k].name, st[k].value.f64); break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+                rlx_report_add(line, sizeof line, &len, " [%s] %u;", st[k].name, v->b32);
+                break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+                rlx_report_add(line, sizeof line, &len, " [%s] %lld;", st[k].name, (long long)v->i64);
+                break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+                rlx_report_add(line, sizeof line, &len, " [%s] %llu;", st[k].name, (unsigned long long)v->u64);
+                break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR:
+                rlx_report_add(line, sizeof line, &len, " [%s] %g;", st[k].name, v->f64);
+                break;
             default: break;
             }
         }
-        fprintf(stderr, "\n");
+        rlx_log_msg(RLX_LOG_WARN, "%s", line);
     }
 }
 
@@ -65,7 +79,7 @@ static rlx_status create_pipeline(vk_ctx *c, const vk_shader_blob *blob, const u
     snprintf(what, sizeof what, "vkCreateComputePipelines(%s)", blob->name);
     st = vk_check(c->f.vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &ci, NULL, out), what);
     c->f.vkDestroyShaderModule(c->dev, mod, NULL);
-    if (st == RLX_OK && c->get_exec_props && c->get_exec_stats) print_stats(c, blob, spec, n_spec, *out);
+    if (st == RLX_OK && c->get_exec_props && c->get_exec_stats) log_stats(c, blob, spec, n_spec, *out);
     return st;
 }
 

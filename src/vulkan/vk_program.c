@@ -143,9 +143,10 @@ static double spin_cap_seconds(const vk_ctx *c) {
     return us > 0 ? 1e-6 * us : 0;
 }
 
-/* Lowers every node once to decide GPU vs host and to size the scratch. */
 /* Node i's dispatches: its own lowering, or with its consumer's work in the
- * epilogue (vk_epilogue.c) when info.epilogue names one. */
+ * epilogue (vk_epilogue.c) when info.epilogue names one; an attention node
+ * leaves its combine to the matvec info.comb_into names, and that matvec
+ * gets the partials (info.comb_from) from the attention's latest lowering. */
 static rlx_status lower_node(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t scratch_addr) {
     lower_ctx_init(p, i, c, scratch_addr);
     vk_node_info *in = &p->info[i];
@@ -194,51 +195,40 @@ static bool epilogue_safe(const vk_program *p, int32_t i, int32_t j) {
     return true;
 }
 
-/* Where a decode matvec may do its rope / KV-cache consumer's work
- * (vk_epilogue.c, epilogue_safe): sets info.epilogue as a candidate, which
- * plan_lowering keeps if the matvec's lowering takes it (then the consumer
- * is absorbed_by the matvec) and drops otherwise. Not under
- * RLX_VK_FORCE_HOST for either op. */
-static rlx_status plan_epilogues(vk_program *p) {
-    const ir_graph *g = p->g;
-    for (int32_t i = 0; i < g->n_nodes; i++) p->info[i].epilogue = p->info[i].absorbed_by = -1;
-    int32_t *uses = pass_use_counts(g);
-    if (!uses) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        if (!is_step(g, p->plan, i)) continue;
-        int32_t j = vk_epilogue_consumer(g, p->plan, uses, i);
-        if (j < 0 || forced_to_host(g->nodes[i].op) || forced_to_host(g->nodes[j].op)) continue;
-        /* the consumer's x must be the matvec's own bytes (views alias them) */
-        const ir_node *cn = &g->nodes[j];
-        int32_t x = cn->in[cn->op == IR_OP_ROPE ? 0 : 1];
-        if (p->loc[x].addr != p->loc[i].addr || node_bytes(&g->nodes[x]) != node_bytes(&g->nodes[i])) continue;
-        if (epilogue_safe(p, i, j)) p->info[i].epilogue = j;
-    }
-    free(uses);
-    return RLX_OK;
+/* Whether node x (an input of a consumer) is node i's own bytes: views alias them. */
+static bool same_bytes(const vk_program *p, int32_t x, int32_t i) {
+    return p->loc[x].addr == p->loc[i].addr && node_bytes(&p->g->nodes[x]) == node_bytes(&p->g->nodes[i]);
 }
 
-/* Where a decode matvec may do attention's combine pass as it reads x
- * (vk_combine_consumer): candidates, which plan_lowering keeps where both
- * lowerings take them. RLX_VK_NO_COMBINE_FOLD=1: none. */
-static rlx_status plan_combines(vk_program *p) {
+/* The work decode matvecs may absorb from their neighbours (vk_epilogue.c),
+ * as candidates that plan_lowering keeps where the lowerings take them:
+ * - a rope / KV-cache consumer done in matvec i's epilogue (info.epilogue,
+ *   epilogue_safe; the consumer is then absorbed_by i);
+ * - the combine pass of attention i done by the matvec reading its output
+ *   (info.comb_into / comb_from; RLX_VK_NO_COMBINE_FOLD=1: none).
+ * Neither where RLX_VK_FORCE_HOST names one of the two ops. */
+static rlx_status plan_absorptions(vk_program *p) {
     const ir_graph *g = p->g;
     for (int32_t i = 0; i < g->n_nodes; i++) {
-        p->info[i].comb_into = p->info[i].comb_from = -1;
-        memset(&p->info[i].comb, 0, sizeof p->info[i].comb);
+        vk_node_info *in = &p->info[i];
+        in->epilogue = in->absorbed_by = in->comb_into = in->comb_from = -1;
+        memset(&in->comb, 0, sizeof in->comb);
     }
-    if (rlx_env_int("RLX_VK_NO_COMBINE_FOLD", 0)) return RLX_OK;
+    const bool combines = !rlx_env_int("RLX_VK_NO_COMBINE_FOLD", 0);
     int32_t *uses = pass_use_counts(g);
     if (!uses) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
     for (int32_t i = 0; i < g->n_nodes; i++) {
-        if (!is_step(g, p->plan, i)) continue;
-        int32_t j = vk_combine_consumer(g, p->plan, uses, i);
-        if (j < 0 || forced_to_host(g->nodes[i].op) || forced_to_host(g->nodes[j].op)) continue;
-        /* the matvec's x must be attention's own bytes (views alias them) */
-        int32_t x = g->nodes[j].in[0];
-        if (p->loc[x].addr != p->loc[i].addr || node_bytes(&g->nodes[x]) != node_bytes(&g->nodes[i])) continue;
-        p->info[i].comb_into = j;
-        p->info[j].comb_from = i;
+        if (!is_step(g, p->plan, i) || forced_to_host(g->nodes[i].op)) continue;
+        int32_t j = vk_epilogue_consumer(g, p->plan, uses, i);
+        if (j >= 0 && !forced_to_host(g->nodes[j].op)) {
+            const ir_node *cn = &g->nodes[j];
+            if (same_bytes(p, cn->in[cn->op == IR_OP_ROPE ? 0 : 1], i) && epilogue_safe(p, i, j)) p->info[i].epilogue = j;
+        }
+        j = combines ? vk_combine_consumer(g, p->plan, uses, i) : -1;
+        if (j >= 0 && !forced_to_host(g->nodes[j].op) && same_bytes(p, g->nodes[j].in[0], i)) {
+            p->info[i].comb_into = j;
+            p->info[j].comb_from = i;
+        }
     }
     free(uses);
     return RLX_OK;
@@ -252,11 +242,12 @@ static void drop_combine(vk_program *p, int32_t a) {
     memset(&p->info[a].comb, 0, sizeof p->info[a].comb);
 }
 
+/* Lowers every node once to decide GPU vs host, which absorptions hold,
+ * and how much scratch and host staging the program needs. */
 static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDeviceSize *hostio_need) {
     *scratch_need = 0;
     *hostio_need = 0;
-    rlx_status est = plan_epilogues(p);
-    if (est == RLX_OK) est = plan_combines(p);
+    rlx_status est = plan_absorptions(p);
     if (est != RLX_OK) return est;
     for (int32_t i = 0; i < p->g->n_nodes; i++) {
         if (!is_step(p->g, p->plan, i)) continue;

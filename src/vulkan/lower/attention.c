@@ -186,7 +186,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     d->uses_scratch = true;
     c->tier = "flash-f32-splitkv";
     if (c->skip_combine && B == 1 && Sq == 1) {
-        /* the next matvec combines the partials as it reads its x (vk_program.c, plan_combines) */
+        /* the next matvec combines the partials as it reads its x (vk_program.c, plan_absorptions) */
         c->comb = (vk_att_partials){c->scratch_addr, c->scratch_addr + 4ull * pc.ml_off, (uint32_t)ns, (uint32_t)D,
                                     (uint32_t)H};
         return RLX_OK;

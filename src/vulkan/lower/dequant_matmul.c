@@ -322,8 +322,8 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * ~1 us more here (H200); at 32 (a long cache) each workgroup would read
      * 512 KB, and the separate combine pass stays. */
     const vk_att_partials *cb = &c->comb_in;
-    bool comb = cb->nsplit > 1 && cb->nsplit <= DQ_COMB_MAX_SPLITS && M == 1 && !ep && !norm.gamma && cb->D % 8 == 0 && (int64_t)cb->H * cb->D == K &&
-                cb->acc % 16 == 0 && cb->ml % 8 == 0;
+    bool comb = cb->nsplit > 1 && cb->nsplit <= DQ_COMB_MAX_SPLITS && M == 1 && !ep && !norm.gamma &&
+                cb->D % 8 == 0 && (int64_t)cb->H * cb->D == K && cb->acc % 16 == 0 && cb->ml % 8 == 0;
     if (!i8_takes(dt, norm.gamma != 0 || comb) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) ||
         !i8_fits(cp, dt, M, K))
         return false;

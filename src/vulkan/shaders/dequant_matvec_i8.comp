@@ -74,7 +74,7 @@ layout(constant_id = 10) const uint RKV = 0;   // epilogue of a rope / KV-cache 
                                                // bit 3: frequency factors at p.ff; bit 4: rope position offset at p.off
 layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/RKV): x is the partials of split-key
                                                // attention with XCOMB splits, combined as they are read (header;
-                                               // vk_program.c plan_combines)
+                                               // vk_program.c plan_absorptions)
 
 const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the CPU's Q8_32 / Q8_256 formats)
 const bool K45 = QT == 16u || QT == 17u;       // Q4_K / Q5_K: the same units, so the same x layout
@@ -163,8 +163,6 @@ void ldx8(uint e, out vec4 a, out vec4 b) {
 // absmax(v)) is the same for v and c * v), so the quants are made from
 // x * gamma and 1 / rms only multiplies the block scales: the norm's
 // statistic rides along the first pass over x (no extra pass, one reduction).
-// ldx8g: 8 floats of x times gamma (plain x without NORM); ss gets their
-// squares before gamma (two buckets, sumsq.glsl), for the row's statistic.
 // XCOMB: x[e .. e + 7] (M = 1; one head, as D % 8 == 0) merged from the
 // partials, as attention_combine.comp merges them. The split count is a
 // constant, so every load is issued before the first is used (a loop over
@@ -198,6 +196,8 @@ void ldx8_comb(uint e, out vec4 a, out vec4 b) {
     b = den > 0.0 ? nb / den : vec4(0.0);
 }
 
+// ldx8g: 8 floats of x times gamma (plain x without NORM); ss gets their
+// squares before gamma (two buckets, sumsq.glsl), for the row's statistic.
 void ldx8g(uint e, out vec4 a, out vec4 b, inout vec2 ss) {
     if (XCOMB != 0u) ldx8_comb(e, a, b);
     else ldx8(e, a, b);
