@@ -121,8 +121,11 @@ static bool run_case(const fcase *c) {
         }
         /* and the fold saves attention's combine dispatch */
         rlx_exec_stats s1, s2;
-        if (ok && rlx_exec_get_stats(vk, &s1) == RLX_OK && rlx_exec_get_stats(vk2, &s2) == RLX_OK &&
-            s1.steps != s2.steps - want) {
+        if (ok && (rlx_exec_get_stats(vk, &s1) != RLX_OK || rlx_exec_get_stats(vk2, &s2) != RLX_OK)) {
+            printf("    no stats: %s\n", rlx_last_error());
+            ok = false;
+        }
+        if (ok && s1.steps != s2.steps - want) {
             printf("    %d dispatches with the fold, %d without; want %d fewer\n", s1.steps, s2.steps, want);
             ok = false;
         }
