@@ -32,8 +32,7 @@ SHADER_INC := $(wildcard src/vulkan/shaders/*.glsl)
 # -DSTAGE_SYNC (src/vulkan/shaders/stage_sync.glsl), embedded as <name>_sync.
 SYNC_SHADERS := dequant_matvec_i8 attention attention_combine
 SPV        := $(SHADER_SRC:src/vulkan/shaders/%.comp=$(BUILD)/shaders/%.spv) \
-              $(SYNC_SHADERS:%=$(BUILD)/shaders/%_sync.spv) $(SYNC_SHADERS:%=$(BUILD)/shaders/%_syncp.spv) \
-              $(SYNC_SHADERS:%=$(BUILD)/shaders/%_syncv.spv)
+              $(SYNC_SHADERS:%=$(BUILD)/shaders/%_sync.spv)
 ifeq ($(VULKAN),1)
 CFLAGS_BASE += -DRLX_HAVE_VULKAN
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/vk_shaders.o
@@ -79,14 +78,6 @@ $(BUILD)/shaders/%.spv: src/vulkan/shaders/%.comp $(SHADER_INC)
 $(BUILD)/shaders/%_sync.spv: src/vulkan/shaders/%.comp $(SHADER_INC)
 	@mkdir -p $(dir $@)
 	glslc --target-env=vulkan1.2 -O -DSTAGE_SYNC=1 -Isrc/vulkan/shaders $< -o $@
-
-$(BUILD)/shaders/%_syncp.spv: src/vulkan/shaders/%.comp $(SHADER_INC)
-	@mkdir -p $(dir $@)
-	glslc --target-env=vulkan1.2 -O -DSTAGE_SYNC=1 -DSTAGE_SYNC_PLAIN=1 -Isrc/vulkan/shaders $< -o $@
-
-$(BUILD)/shaders/%_syncv.spv: src/vulkan/shaders/%.comp $(SHADER_INC)
-	@mkdir -p $(dir $@)
-	glslc --target-env=vulkan1.2 -O -DSTAGE_SYNC=1 -DSTAGE_SYNC_VMM=1 -Isrc/vulkan/shaders $< -o $@
 
 $(BUILD)/gen/vk_shaders.c: $(SPV) scripts/embed_spirv.sh
 	@mkdir -p $(dir $@)

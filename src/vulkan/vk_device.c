@@ -19,7 +19,6 @@ typedef struct vk_probe {
     bool     bda, int64, int16, int8, storage8, storage16, float16;
     bool     ext_coopmat_nv, ext_coopmat_khr, ext_coopmat2_nv, ext_bf16, ext_int_dot, ext_exec_props;
     bool     coopmat_nv_feature;
-    bool     vmm;                    /* vulkanMemoryModel with device scope (overlapped stages) */
     bool     int_dot_feature;        /* shaderIntegerDotProduct (through VK_KHR_shader_integer_dot_product) */
     bool     int_dot_accel;          /* 4x8-bit packed signed dots reported as accelerated */
     bool     subgroup_shuffle;
@@ -102,7 +101,6 @@ static void probe(const vk_instance_fns *fi, VkPhysicalDevice phys, vk_probe *p)
     p->int16 = f2.features.shaderInt16;
     p->coopmat_nv_feature = p->ext_coopmat_nv && cm.cooperativeMatrix;
     p->int_dot_feature = p->ext_int_dot && idf.shaderIntegerDotProduct;
-    p->vmm = f12.vulkanMemoryModel && f12.vulkanMemoryModelDeviceScope;
 
     p->usable = true;
     const char *missing = !p->bda ? "bufferDeviceAddress" : !p->int64 ? "shaderInt64" : !p->int16 ? "shaderInt16"
@@ -285,8 +283,7 @@ static rlx_status open_device(const vk_probe *p, int index, vk_ctx **out) {
     VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                             .pNext = p->coopmat_nv_feature ? &cm : NULL,
                                             .bufferDeviceAddress = VK_TRUE, .shaderInt8 = VK_TRUE,
-                                            .storageBuffer8BitAccess = VK_TRUE, .shaderFloat16 = p->float16,
-                                            .vulkanMemoryModel = p->vmm, .vulkanMemoryModelDeviceScope = p->vmm};
+                                            .storageBuffer8BitAccess = VK_TRUE, .shaderFloat16 = p->float16};
     VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12,
                                             .storageBuffer16BitAccess = VK_TRUE};
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
@@ -346,7 +343,6 @@ static rlx_status open_device(const vk_probe *p, int index, vk_ctx **out) {
     k->is_software = p->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     if (rlx_env_int("RLX_VK_NO_COOPMAT", 0)) k->coopmat_nv = false;
     k->int_dot = int_dot;
-    k->memory_model = p->vmm;
 
     VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = VK_MAX_PUSH};
     VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .pushConstantRangeCount = 1,

@@ -21,7 +21,7 @@
 
 #include "ir/ir.h"
 
-#define VK_MAX_SPEC       15
+#define VK_MAX_SPEC       14
 #define VK_MAX_PUSH       128   /* the Vulkan minimum of maxPushConstantsSize */
 #define VK_MAX_DISPATCHES 8     /* per node */
 
@@ -38,7 +38,6 @@ typedef struct vk_caps {
     bool     coopmat_khr;          /* VK_KHR_cooperative_matrix present (reported; no shaders yet) */
     bool     int_dot;              /* packed 4x8-bit integer dot products (OpSDot) and subgroup shuffles */
     bool     is_software;          /* lavapipe and other CPU devices */
-    bool     memory_model;         /* Vulkan memory model, device scope enabled (overlapped stages' _syncv shaders) */
 } vk_caps;
 
 /* A tensor as a lowering sees it: address + dense row-major shape. */

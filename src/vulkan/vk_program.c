@@ -357,21 +357,17 @@ typedef struct recorder {
 } recorder;
 
 /* The _sync build of a shader that can take part in overlapped stages. */
-static const char *sync_variant(const char *shader, bool vmm) {
-    static const char *const names[][4] = {
-        {"dequant_matvec_i8", "dequant_matvec_i8_sync", "dequant_matvec_i8_syncp", "dequant_matvec_i8_syncv"},
-        {"attention", "attention_sync", "attention_syncp", "attention_syncv"},
-        {"attention_combine", "attention_combine_sync", "attention_combine_syncp", "attention_combine_syncv"}};
-    int mode = rlx_env_int("RLX_VK_SYNC_MODE", 1);   /* experiment: 1 coherent, 2 plain, 3 memory model */
-    if (mode < 1 || mode > 3) mode = 1;
-    if (mode == 3 && !vmm) mode = 1;
+static const char *sync_variant(const char *shader) {
+    static const char *const names[][2] = {{"dequant_matvec_i8", "dequant_matvec_i8_sync"},
+                                           {"attention", "attention_sync"},
+                                           {"attention_combine", "attention_combine_sync"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(shader, names[i][0]) == 0) return names[i][mode];
+        if (strcmp(shader, names[i][0]) == 0) return names[i][1];
     return NULL;
 }
 
 static bool can_sync(const vk_program *p, const vk_dispatch *d) {
-    return p->overlap && d->sync_wait_off && d->sync_sig_off && sync_variant(d->shader, false);
+    return p->overlap && d->sync_wait_off && d->sync_sig_off && sync_variant(d->shader);
 }
 
 /* Records dispatch d, in its _sync variant when it waits (wait word) or
@@ -381,16 +377,15 @@ static rlx_status emit(recorder *r, const vk_dispatch *d0, uint32_t wait, uint32
     vk_dispatch d = *d0;
     const char *shader = d.shader;
     if (wait || sig) {
-        shader = sync_variant(d.shader, p->ctx->caps.memory_model);
-        if (!shader || d.sync_spec + 3 > VK_MAX_SPEC || d.sync_wait_off + 4u > d.push_bytes ||
+        shader = sync_variant(d.shader);
+        if (!shader || d.sync_spec + 2 > VK_MAX_SPEC || d.sync_wait_off + 4u > d.push_bytes ||
             d.sync_sig_off + 4u > d.push_bytes)
             return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: %s cannot take part in overlapped stages", d.shader);
         memcpy(d.push + d.sync_wait_off, &wait, 4);
         memcpy(d.push + d.sync_sig_off, &sig, 4);
         d.spec[d.sync_spec] = (uint32_t)p->ctx->sync.addr;
         d.spec[d.sync_spec + 1] = (uint32_t)(p->ctx->sync.addr >> 32);
-        d.spec[d.sync_spec + 2] = (uint32_t)rlx_env_int("RLX_VK_SYNC_FLAGS", 0);
-        if (d.n_spec < d.sync_spec + 3) d.n_spec = d.sync_spec + 3;   /* constants in between stay 0 (vk_emit) */
+        if (d.n_spec < d.sync_spec + 2) d.n_spec = d.sync_spec + 2;   /* constants in between stay 0 (vk_emit) */
     }
     VkPipeline pipe;
     rlx_status st = vk_pipeline_get(p->ctx, shader, d.spec, d.n_spec, &pipe);
@@ -478,7 +473,6 @@ static rlx_status access(recorder *r, const vk_range *rd, int n_rd, const vk_ran
     for (int i = 0; i < n_rd && !conflict; i++) conflict = overlaps(r->writes, r->n_writes, rd[i]);
     for (int i = 0; i < n_wr && !conflict; i++)
         conflict = overlaps(r->writes, r->n_writes, wr[i]) || overlaps(r->reads, r->n_reads, wr[i]);
-    if (rlx_env_int("RLX_VK_ABLATE_BARRIERS", 0)) conflict = false;   /* experiment: timing only, results invalid */
     if (conflict) {
         rlx_status st = stage_break(r, next_sync);
         if (st != RLX_OK) return st;

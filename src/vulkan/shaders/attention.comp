@@ -305,14 +305,14 @@ void main() {
             if (row >= p.rows) continue;
             uint part = (gl_WorkGroupID.z * p.Hkv + hk) * p.rows + row;
             if (tx == 0) {
-                ActF32(p.scratch).v[p.ml_off + 2 * part] = m[r];
-                ActF32(p.scratch).v[p.ml_off + 2 * part + 1] = l[r];
+                F32Buf(p.scratch).v[p.ml_off + 2 * part] = m[r];
+                F32Buf(p.scratch).v[p.ml_off + 2 * part + 1] = l[r];
             }
             for (uint c = 0; c < DQ; c++) {
                 uint col4 = tx + 16 * c;
                 if (col4 >= D4) continue;
                 for (uint e = 0; e < 4; e++)
-                    if (col4 * 4 + e < D) ActF32(p.scratch).v[part * D + col4 * 4 + e] = acc[r][c][e];
+                    if (col4 * 4 + e < D) F32Buf(p.scratch).v[part * D + col4 * 4 + e] = acc[r][c][e];
             }
         }
     } else for (uint r = 0; r < RQ; r++) {
@@ -324,11 +324,11 @@ void main() {
             if (col4 >= D4) continue;
             vec4 o = acc[r][c] * inv;
             if (VEC != 0) {
-                ActV4(p.out_).v[(qrow0 + row) * D4 + col4] = o;
+                V4Buf(p.out_).v[(qrow0 + row) * D4 + col4] = o;
             } else {
                 uint base = (qrow0 + row) * D;
                 for (uint e = 0; e < 4; e++)
-                    if (col4 * 4 + e < D) ActF32(p.out_).v[base + col4 * 4 + e] = o[e];
+                    if (col4 * 4 + e < D) F32Buf(p.out_).v[base + col4 * 4 + e] = o[e];
             }
         }
     }

@@ -38,7 +38,7 @@ void main() {
                 num += w * ActF32(p.scratch).v[part * p.D + d];
             }
         }
-        ActF32(p.out_).v[o] = den > 0.0 ? num / den : 0.0;
+        F32Buf(p.out_).v[o] = den > 0.0 ? num / den : 0.0;
     }
     stage_signal(p.sync_sig);
 }

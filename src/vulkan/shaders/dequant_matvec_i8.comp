@@ -440,11 +440,11 @@ uint slot_row(uint n0, uint s) {
 void store_row(uint m, uint r, float y) {
     if (xbad[m] != 0u) y = uintBitsToFloat(0x7fc00000u);
     if (!KVW) {
-        ActF32(p.out_).v[m * p.N + r] = y;
+        F32Buf(p.out_).v[m * p.N + r] = y;
         return;
     }
     int cp = ActI32(p.pos).v[0];
-    if (cp >= 0 && uint(cp) < p.C) ActF32(p.out_).v[((r / p.D) * p.C + uint(cp)) * p.D + r % p.D] = y;
+    if (cp >= 0 && uint(cp) < p.C) F32Buf(p.out_).v[((r / p.D) * p.C + uint(cp)) * p.D + r % p.D] = y;
 }
 
 void main() {

@@ -26,15 +26,7 @@
 // The including shader defines SYNC_ID0 (a literal: the first of two free
 // constant_ids) before including this, after common.glsl.
 
-#if defined(STAGE_SYNC_VMM)
-// The Vulkan memory model (the device enables vulkanMemoryModel and its
-// device scope): activation loads and stores are non-private, so the
-// device-scope barriers below make them available / visible once per
-// workgroup, and the loads themselves may still hit L1.
-#pragma use_vulkan_memory_model
-#extension GL_KHR_memory_scope_semantics : require
-#define RLX_ACT_QUAL nonprivate
-#elif defined(STAGE_SYNC) && !defined(STAGE_SYNC_PLAIN)
+#ifdef STAGE_SYNC
 #define RLX_ACT_QUAL coherent
 #else
 #define RLX_ACT_QUAL
@@ -48,79 +40,35 @@ layout(buffer_reference, std430, buffer_reference_align = 16) RLX_ACT_QUAL buffe
 #ifdef STAGE_SYNC
 layout(constant_id = SYNC_ID0) const uint SYNC_LO = 0u;
 layout(constant_id = SYNC_ID0 + 1) const uint SYNC_HI = 0u;
-// experiment knobs (RLX_VK_SYNC_FLAGS): bit 0 release by invocation 0 only, after the barrier;
-// bit 1 no wait (timing only); bit 2 no release fence (timing only); bits 8-15: busy
-// iterations between polls (fewer polls of the one counter line)
-layout(constant_id = SYNC_ID0 + 2) const uint SYNC_FLAGS = 0u;
-const uint SYNC_DELAY = (SYNC_FLAGS >> 8) & 0xffu;
-#ifdef STAGE_SYNC_VMM
-layout(buffer_reference, std430, buffer_reference_align = 4) buffer SyncWords { uint v[]; };
-#else
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent volatile buffer SyncWords { uint v[]; };
-#endif
 
-// About 2^22 polls (seconds): far beyond any real producer stage.
+// About 2^22 L2 round trips (seconds): far beyond any real producer stage.
 const uint SYNC_SPIN_LIMIT = 1u << 22;
 
 SyncWords sync_words() { return SyncWords((uint64_t(SYNC_HI) << 32) | uint64_t(SYNC_LO)); }
 
-uint sync_poll(uint idx) {
-#ifdef STAGE_SYNC_VMM
-    return atomicLoad(sync_words().v[idx], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
-#else
-    return sync_words().v[idx];
-#endif
-}
-
-// A dependent chain of SYNC_DELAY multiply-adds: time between polls.
-uint sync_delay(uint x) {
-    for (uint i = 0u; i < SYNC_DELAY; i++) x = x * 1664525u + 1013904223u;
-    return x;
-}
-
 // Workgroup-uniform control flow only (a barrier).
 void stage_wait(uint w) {
-    if (w == 0u || (SYNC_FLAGS & 2u) != 0u) return;
+    if (w == 0u) return;
     if (gl_LocalInvocationIndex == 0u) {
         uint idx = w & 0xffffu, target = w >> 16, n = 0u;
-        while ((sync_poll(idx) & 0x7fffffffu) < target) {
-            n += sync_delay(n) == 0x9e3779b9u ? 2u : 1u;   // (used, so the delay is not optimized away)
-            if (n >= SYNC_SPIN_LIMIT) {
+        while ((sync_words().v[idx] & 0x7fffffffu) < target) {
+            if (++n == SYNC_SPIN_LIMIT) {
                 atomicOr(sync_words().v[idx], 0x80000000u);
                 break;
             }
         }
-#ifndef STAGE_SYNC_VMM
         memoryBarrierBuffer();   // acquire: the producers' stores before ours
-#endif
     }
-#ifdef STAGE_SYNC_VMM
-    // acquire at device scope (after invocation 0's atomic read of the count), for the whole workgroup
-    controlBarrier(gl_ScopeWorkgroup, gl_ScopeDevice, gl_StorageSemanticsBuffer | gl_StorageSemanticsShared,
-                   gl_SemanticsAcquireRelease | gl_SemanticsMakeAvailable | gl_SemanticsMakeVisible);
-#else
     barrier();
-#endif
 }
 
 // Workgroup-uniform control flow only (a barrier); after the last store.
 void stage_signal(uint idx) {
     if (idx == 0u) return;
-#ifdef STAGE_SYNC_VMM
-    // every invocation's stores available at device scope, then one release add
-    controlBarrier(gl_ScopeWorkgroup, gl_ScopeDevice, gl_StorageSemanticsBuffer | gl_StorageSemanticsShared,
-                   gl_SemanticsAcquireRelease | gl_SemanticsMakeAvailable | gl_SemanticsMakeVisible);
-    if (gl_LocalInvocationIndex == 0u)
-        atomicAdd(sync_words().v[idx], 1u, gl_ScopeDevice, gl_StorageSemanticsBuffer,
-                  gl_SemanticsRelease | gl_SemanticsMakeAvailable);
-#else
-    if ((SYNC_FLAGS & 5u) == 0u) memoryBarrierBuffer();   // release: each invocation's stores before the count
+    memoryBarrierBuffer();   // release: each invocation's stores before the count
     barrier();
-    if (gl_LocalInvocationIndex == 0u) {
-        if ((SYNC_FLAGS & 5u) == 1u) memoryBarrierBuffer();
-        atomicAdd(sync_words().v[idx], 1u);
-    }
-#endif
+    if (gl_LocalInvocationIndex == 0u) atomicAdd(sync_words().v[idx], 1u);
 }
 #else
 void stage_wait(uint w) {}
