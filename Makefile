@@ -28,11 +28,7 @@ LIB_SRC  := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 VULKAN ?= $(shell [ -f /usr/include/vulkan/vulkan.h ] && command -v glslc >/dev/null 2>&1 && echo 1)
 SHADER_SRC := $(sort $(wildcard src/vulkan/shaders/*.comp))
 SHADER_INC := $(wildcard src/vulkan/shaders/*.glsl)
-# Shaders that take part in overlapped stages get a second build with
-# -DSTAGE_SYNC (src/vulkan/shaders/stage_sync.glsl), embedded as <name>_sync.
-SYNC_SHADERS := dequant_matvec_i8 attention attention_combine
-SPV        := $(SHADER_SRC:src/vulkan/shaders/%.comp=$(BUILD)/shaders/%.spv) \
-              $(SYNC_SHADERS:%=$(BUILD)/shaders/%_sync.spv)
+SPV        := $(SHADER_SRC:src/vulkan/shaders/%.comp=$(BUILD)/shaders/%.spv)
 ifeq ($(VULKAN),1)
 CFLAGS_BASE += -DRLX_HAVE_VULKAN
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/vk_shaders.o
@@ -74,10 +70,6 @@ $(BUILD)/%.o: %.c
 $(BUILD)/shaders/%.spv: src/vulkan/shaders/%.comp $(SHADER_INC)
 	@mkdir -p $(dir $@)
 	glslc --target-env=vulkan1.2 -O -Isrc/vulkan/shaders $< -o $@
-
-$(BUILD)/shaders/%_sync.spv: src/vulkan/shaders/%.comp $(SHADER_INC)
-	@mkdir -p $(dir $@)
-	glslc --target-env=vulkan1.2 -O -DSTAGE_SYNC=1 -Isrc/vulkan/shaders $< -o $@
 
 $(BUILD)/gen/vk_shaders.c: $(SPV) scripts/embed_spirv.sh
 	@mkdir -p $(dir $@)

@@ -369,7 +369,6 @@ typedef struct rlx_exec_stats {
     double device_seconds;     /* GPU backends: device time of the last run (timestamps); -1 if unknown */
     const char *backend;       /* "cpu", "vulkan" */
     const char *device;        /* device name */
-    int    overlapped_stages;  /* Vulkan: dependent stages recorded without a barrier (docs/gpu.md) */
 } rlx_exec_stats;
 
 /* Devices rlx can use here: index 0.. in the order `rlx devices` prints.

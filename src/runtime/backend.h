@@ -24,7 +24,6 @@ typedef struct rt_backend {
     rlx_status (*program_result)(void *prog, int32_t node, void **host);
     int        (*program_steps)(void *prog);
     int        (*program_host_steps)(void *prog);
-    int        (*program_overlapped)(void *prog);   /* NULL: none */
     double     (*program_device_seconds)(void *prog);
     const char*(*device_name)(void *dev);
     char      *(*program_report)(void *prog);

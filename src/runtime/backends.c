@@ -82,7 +82,6 @@ static rlx_status vk_prog_run(void *prog, const void *const *inputs) { return vk
 static rlx_status vk_prog_result(void *prog, int32_t node, void **host) { return vk_program_result(prog, node, host); }
 static int vk_prog_steps(void *prog) { return vk_program_steps(prog); }
 static int vk_prog_host_steps(void *prog) { return vk_program_host_steps(prog); }
-static int vk_prog_overlapped(void *prog) { return vk_program_overlapped(prog); }
 static double vk_prog_device_seconds(void *prog) { return vk_program_gpu_seconds(prog); }
 static char *vk_prog_report(void *prog) { return vk_program_report(prog); }
 static const char *vk_dev_name(void *dev) { return vk_backend_device_name(dev); }
@@ -108,7 +107,6 @@ static const rt_backend vulkan_backend = {
     .program_result = vk_prog_result,
     .program_steps = vk_prog_steps,
     .program_host_steps = vk_prog_host_steps,
-    .program_overlapped = vk_prog_overlapped,
     .program_device_seconds = vk_prog_device_seconds,
     .program_report = vk_prog_report,
     .device_name = vk_dev_name,

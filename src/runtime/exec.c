@@ -435,7 +435,6 @@ rlx_status rlx_exec_get_stats(const rlx_exec *e, rlx_exec_stats *s) {
         s->tensor_bytes = e->current->plan.tensor_bytes;
         s->steps = e->be->program_steps(e->current->prog);
         s->host_steps = e->be->program_host_steps(e->current->prog);
-        if (e->be->program_overlapped) s->overlapped_stages = e->be->program_overlapped(e->current->prog);
         s->device_seconds = e->has_run ? e->be->program_device_seconds(e->current->prog) : -1;
         s->fused_nodes += e->current->folded_nodes;
     }

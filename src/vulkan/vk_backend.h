@@ -59,8 +59,6 @@ rlx_status vk_program_run(vk_program *p, const void *const *inputs);
 rlx_status vk_program_result(vk_program *p, int32_t node, void **host);
 int        vk_program_steps(const vk_program *p);
 int        vk_program_host_steps(const vk_program *p);
-/* Stage boundaries recorded without a barrier (vk_program.c, overlapped stages). */
-int        vk_program_overlapped(const vk_program *p);
 char      *vk_program_report(const vk_program *p);
 /* GPU time of the last run in seconds (timestamp queries), or -1 if unknown. */
 double     vk_program_gpu_seconds(const vk_program *p);

@@ -15,24 +15,12 @@
 #include "vulkan/vk_lower.h"
 #include <pthread.h>
 
-#define VK_SYNC_CHUNK  256
-#define VK_SYNC_CHUNKS 256   /* 65536 words: indices fit the 16 bits of a wait word */
-
 typedef struct vk_pipeline_entry {
     const char *shader;
     uint32_t    spec[VK_MAX_SPEC];
     int         n_spec;
     VkPipeline  pipeline;
 } vk_pipeline_entry;
-
-/* A buffer with a device address; host-visible ones stay mapped. */
-typedef struct vk_buf {
-    VkBuffer       buf;
-    VkDeviceMemory mem;
-    VkDeviceSize   size;
-    uint64_t       addr;
-    void          *map;
-} vk_buf;
 
 typedef struct vk_ctx {
     int                 refcount;
@@ -54,23 +42,10 @@ typedef struct vk_ctx {
     VkCommandPool       upload_pool;   /* under lock */
     VkCommandBuffer     upload_cb;
     VkFence             upload_fence;
-    /* counters of overlapped stages (vk_sync.c), under lock */
-    vk_buf              sync;
-    uint8_t             sync_used[VK_SYNC_CHUNKS];
     /* RLX_VK_PIPELINE_STATS=1 where the driver has them (else NULL) */
     PFN_vkGetPipelineExecutablePropertiesKHR get_exec_props;
     PFN_vkGetPipelineExecutableStatisticsKHR get_exec_stats;
 } vk_ctx;
-
-/* Counters of overlapped stages (vk_sync.c): one buffer of VK_SYNC_CHUNKS
- * chunks of VK_SYNC_CHUNK 32-bit words per context, created on first use and
- * kept for the context's life (its address is baked into pipelines). Word
- * indices fit in 16 bits (stage_sync.glsl's wait word); word 0 is never a
- * counter. alloc returns the first word of `words` contiguous ones, or
- * RLX_STATUS_OUT_OF_MEMORY when none are free (the caller records plain
- * barriers instead). */
-rlx_status vk_sync_alloc(vk_ctx *ctx, uint32_t words, uint32_t *first);
-void       vk_sync_free(vk_ctx *ctx, uint32_t first, uint32_t words);
 
 /* Opens (or shares) the device chosen by index / name substring / best.
  * allow_software: whether a CPU-type device (lavapipe) may be picked when no
@@ -80,6 +55,14 @@ void       vk_ctx_release(vk_ctx *ctx);
 /* Whether a hardware (non-CPU) Vulkan device exists; never fails loudly. */
 bool       vk_hardware_present(void);
 
+/* A buffer with a device address; host-visible ones stay mapped. */
+typedef struct vk_buf {
+    VkBuffer       buf;
+    VkDeviceMemory mem;
+    VkDeviceSize   size;
+    uint64_t       addr;
+    void          *map;
+} vk_buf;
 
 rlx_status vk_buf_create(vk_ctx *ctx, VkDeviceSize size, bool host_visible, const char *what, vk_buf *out);
 void       vk_buf_destroy(vk_ctx *ctx, vk_buf *b);

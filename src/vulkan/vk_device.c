@@ -395,7 +395,6 @@ void vk_ctx_release(vk_ctx *c) {
     if (!last) return;
     if (c->dev) {
         for (int i = 0; i < c->n_pipes; i++) c->f.vkDestroyPipeline(c->dev, c->pipes[i].pipeline, NULL);
-        vk_buf_destroy(c, &c->sync);
         if (c->upload_fence) c->f.vkDestroyFence(c->dev, c->upload_fence, NULL);
         if (c->upload_pool) c->f.vkDestroyCommandPool(c->dev, c->upload_pool, NULL);
         if (c->layout) c->f.vkDestroyPipelineLayout(c->dev, c->layout, NULL);

@@ -21,7 +21,7 @@
 
 #include "ir/ir.h"
 
-#define VK_MAX_SPEC       14
+#define VK_MAX_SPEC       12
 #define VK_MAX_PUSH       128   /* the Vulkan minimum of maxPushConstantsSize */
 #define VK_MAX_DISPATCHES 8     /* per node */
 
@@ -57,12 +57,6 @@ typedef struct vk_dispatch {
     uint32_t    push_bytes;
     uint32_t    groups[3];              /* workgroup counts; each <= caps.max_workgroup_count */
     bool        uses_scratch;           /* reads or writes the scratch buffer */
-    /* Overlapped stages (vk_program.c; shaders/stage_sync.glsl): a shader
-     * built in a _sync variant names where its push block takes the wait
-     * word and the signal counter (byte offsets; 0: the shader cannot take
-     * part) and the first of its two constant_ids for the counters' address. */
-    uint16_t    sync_wait_off, sync_sig_off;
-    uint8_t     sync_spec;
 } vk_dispatch;
 
 typedef enum vk_precision {

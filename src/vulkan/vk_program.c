@@ -13,21 +13,6 @@
  * wrote, or writes bytes one of them read (the planner reuses memory, so
  * write-after-read matters too). Params and constants are read-only.
  *
- * Overlapped stages (p->overlap; docs/gpu.md): a pipeline barrier drains the
- * GPU, then the next dispatch launches, and only then its workgroups start
- * loading: a few microseconds per dependent stage, which a decode step has
- * ~5 per layer of. Where every dispatch of a stage and the next dispatch can
- * take part (vk_dispatch.sync_*: the _sync shader variants), the recorder
- * puts no barrier between them: the stage's workgroups count themselves
- * done on a stage counter, and the next stage's workgroups, launched while
- * it drains, wait for the count before touching anything (stage_sync.glsl).
- * A stage begun that way takes only dispatches that wait; anything else gets
- * a real barrier first. The stage's dispatches are held back until its end
- * is known (whether they signal), then recorded. This relies on the device
- * starting a later dispatch's workgroups only after all of an earlier
- * one's have started (true of in-order hardware queues); a wait that
- * outlives its limit is reported as a failed run rather than hanging.
- *
  * Run (vk_run.c): copy inputs into staging, submit each segment and wait,
  * run host steps in between; outputs are read from staging. Host work per
  * run is O(inputs + outputs + host steps), not O(steps).
@@ -349,67 +334,7 @@ typedef struct recorder {
     vk_range       *reads, *writes;
     int             n_reads, n_writes, cap_reads, cap_writes;
     bool            dirty;      /* anything recorded since the last barrier */
-    /* overlapped stages: the current stage's dispatches, held until its end */
-    vk_dispatch    *pend;
-    int             n_pend, cap_pend;
-    uint32_t        stage_wait;     /* wait word of the current stage (0: it began at a real barrier) */
-    uint32_t        next_counter;   /* next unused counter word */
 } recorder;
-
-/* The _sync build of a shader that can take part in overlapped stages. */
-static const char *sync_variant(const char *shader) {
-    static const char *const names[][2] = {{"dequant_matvec_i8", "dequant_matvec_i8_sync"},
-                                           {"attention", "attention_sync"},
-                                           {"attention_combine", "attention_combine_sync"}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(shader, names[i][0]) == 0) return names[i][1];
-    return NULL;
-}
-
-static bool can_sync(const vk_program *p, const vk_dispatch *d) {
-    return p->overlap && d->sync_wait_off && d->sync_sig_off && sync_variant(d->shader);
-}
-
-/* Records dispatch d, in its _sync variant when it waits (wait word) or
- * signals (counter word). */
-static rlx_status emit(recorder *r, const vk_dispatch *d0, uint32_t wait, uint32_t sig) {
-    vk_program *p = r->p;
-    vk_dispatch d = *d0;
-    const char *shader = d.shader;
-    if (wait || sig) {
-        shader = sync_variant(d.shader);
-        if (!shader || d.sync_spec + 2 > VK_MAX_SPEC || d.sync_wait_off + 4u > d.push_bytes ||
-            d.sync_sig_off + 4u > d.push_bytes)
-            return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: %s cannot take part in overlapped stages", d.shader);
-        memcpy(d.push + d.sync_wait_off, &wait, 4);
-        memcpy(d.push + d.sync_sig_off, &sig, 4);
-        d.spec[d.sync_spec] = (uint32_t)p->ctx->sync.addr;
-        d.spec[d.sync_spec + 1] = (uint32_t)(p->ctx->sync.addr >> 32);
-        if (d.n_spec < d.sync_spec + 2) d.n_spec = d.sync_spec + 2;   /* constants in between stay 0 (vk_emit) */
-    }
-    VkPipeline pipe;
-    rlx_status st = vk_pipeline_get(p->ctx, shader, d.spec, d.n_spec, &pipe);
-    if (st != RLX_OK) return st;
-    p->ctx->f.vkCmdBindPipeline(r->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
-    if (d.push_bytes)
-        p->ctx->f.vkCmdPushConstants(r->cb, p->ctx->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d.push_bytes, d.push);
-    for (int a = 0; a < 3; a++)
-        if (d.groups[a] == 0 || d.groups[a] > p->ctx->caps.max_workgroup_count[a])
-            return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: %s dispatch has %u workgroups on axis %d (limit %u)", d.shader,
-                            d.groups[a], a, p->ctx->caps.max_workgroup_count[a]);
-    p->ctx->f.vkCmdDispatch(r->cb, d.groups[0], d.groups[1], d.groups[2]);
-    p->n_dispatches++;
-    return RLX_OK;
-}
-
-/* Records the held dispatches of the current stage; sig: the counter they
- * add to when done (0: none, a real barrier follows). */
-static rlx_status flush_stage(recorder *r, uint32_t sig) {
-    rlx_status st = RLX_OK;
-    for (int i = 0; i < r->n_pend && st == RLX_OK; i++) st = emit(r, &r->pend[i], r->stage_wait, sig);
-    r->n_pend = 0;
-    return st;
-}
 
 static bool overlaps(const vk_range *set, int n, vk_range r) {
     for (int i = 0; i < n; i++)
@@ -417,9 +342,7 @@ static bool overlaps(const vk_range *set, int n, vk_range r) {
     return false;
 }
 
-static rlx_status barrier(recorder *r) {
-    rlx_status st = flush_stage(r, 0);
-    r->stage_wait = 0;
+static void barrier(recorder *r) {
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                           .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
@@ -429,28 +352,6 @@ static rlx_status barrier(recorder *r) {
                                       NULL, 0, NULL);
     r->n_reads = r->n_writes = 0;
     r->dirty = false;
-    return st;
-}
-
-/* The end of a stage before a dispatch that depends on it: no barrier when
- * the held dispatches and the next one (next_sync) can all take part, a
- * pipeline barrier otherwise. */
-static rlx_status stage_break(recorder *r, bool next_sync) {
-    vk_program *p = r->p;
-    bool all = next_sync && r->n_pend > 0 && r->next_counter < p->sync_first + p->sync_words;
-    uint64_t groups = 0;
-    for (int i = 0; i < r->n_pend && all; i++) {
-        all = can_sync(p, &r->pend[i]);
-        groups += (uint64_t)r->pend[i].groups[0] * r->pend[i].groups[1] * r->pend[i].groups[2];
-    }
-    if (!all || groups > 0xffff) return barrier(r);   /* the count must fit a wait word's 16 bits */
-    uint32_t counter = r->next_counter++;
-    rlx_status st = flush_stage(r, counter);
-    r->stage_wait = counter | (uint32_t)groups << 16;
-    r->n_reads = r->n_writes = 0;
-    r->dirty = false;
-    p->n_overlapped++;
-    return st;
 }
 
 static bool push_range(vk_range **set, int *n, int *cap, vk_range v) {
@@ -465,18 +366,14 @@ static bool push_range(vk_range **set, int *n, int *cap, vk_range v) {
     return true;
 }
 
-/* Records that the next command reads rd[] and writes wr[]; ends the stage
- * first when they conflict with what ran since its start, or when it began
- * without a barrier and the command cannot wait (next_sync false). */
-static rlx_status access(recorder *r, const vk_range *rd, int n_rd, const vk_range *wr, int n_wr, bool next_sync) {
-    bool conflict = r->stage_wait != 0 && !next_sync;
+/* Records that the next command reads rd[] and writes wr[]; inserts a barrier
+ * first when they conflict with what ran since the last one. */
+static rlx_status access(recorder *r, const vk_range *rd, int n_rd, const vk_range *wr, int n_wr) {
+    bool conflict = false;
     for (int i = 0; i < n_rd && !conflict; i++) conflict = overlaps(r->writes, r->n_writes, rd[i]);
     for (int i = 0; i < n_wr && !conflict; i++)
         conflict = overlaps(r->writes, r->n_writes, wr[i]) || overlaps(r->reads, r->n_reads, wr[i]);
-    if (conflict) {
-        rlx_status st = stage_break(r, next_sync);
-        if (st != RLX_OK) return st;
-    }
+    if (conflict) barrier(r);
     for (int i = 0; i < n_rd; i++)
         if (!push_range(&r->reads, &r->n_reads, &r->cap_reads, rd[i])) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
     for (int i = 0; i < n_wr; i++)
@@ -507,20 +404,15 @@ static rlx_status begin_segment(vk_program *p, recorder *r, int32_t host_node_be
     if (p->n_segs == 1) {
         p->ctx->f.vkCmdResetQueryPool(s->cb, p->queries, 0, p->profile ? 2u + 2u * (uint32_t)p->g->n_nodes : 2u);
         p->ctx->f.vkCmdWriteTimestamp(s->cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, p->queries, 0);
-        bool any = false;
-        if (p->overlap) {   /* stage counters from zero (each is used by one stage of one segment) */
-            p->ctx->f.vkCmdFillBuffer(s->cb, p->ctx->sync.buf, (VkDeviceSize)p->sync_first * 4,
-                                      (VkDeviceSize)p->sync_words * 4, 0);
-            any = true;
-        }
         /* graph inputs: staging -> their arena slots */
+        bool any = false;
         for (int32_t i = 0; i < p->g->n_nodes; i++) {
             if (p->g->nodes[i].op != IR_OP_INPUT || node_bytes(&p->g->nodes[i]) == 0) continue;
             VkBufferCopy region = {p->io_off[i], p->loc[i].offset, (VkDeviceSize)node_bytes(&p->g->nodes[i])};
             p->ctx->f.vkCmdCopyBuffer(s->cb, p->io.buf, p->loc[i].buf, 1, &region);
             any = true;
         }
-        if (any && (st = barrier(r)) != RLX_OK) return st;
+        if (any) barrier(r);
     }
     if (host_node_before >= 0) {
         /* the host step's result: host staging -> its slot */
@@ -529,7 +421,7 @@ static rlx_status begin_segment(vk_program *p, recorder *r, int32_t host_node_be
             VkBufferCopy region = {p->info[host_node_before].host_out_off, p->loc[host_node_before].offset,
                                    (VkDeviceSize)node_bytes(n)};
             p->ctx->f.vkCmdCopyBuffer(s->cb, p->hostio.buf, p->loc[host_node_before].buf, 1, &region);
-            if ((st = barrier(r)) != RLX_OK) return st;
+            barrier(r);
         }
     }
     return RLX_OK;
@@ -537,8 +429,7 @@ static rlx_status begin_segment(vk_program *p, recorder *r, int32_t host_node_be
 
 static rlx_status end_segment(vk_program *p, recorder *r, bool last) {
     if (last) {
-        rlx_status st = barrier(r);
-        if (st != RLX_OK) return st;
+        barrier(r);
         /* outputs: their slots -> staging */
         for (int32_t k = 0; k < p->g->n_outputs; k++) {
             int32_t i = p->g->outputs[k].node;
@@ -547,10 +438,6 @@ static rlx_status end_segment(vk_program *p, recorder *r, bool last) {
             p->ctx->f.vkCmdCopyBuffer(r->cb, p->loc[i].buf, p->io.buf, 1, &region);
         }
         p->ctx->f.vkCmdWriteTimestamp(r->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 1);
-    }
-    if (p->overlap) {   /* the stage counters, for the host to find a wait that gave up (vk_run.c) */
-        VkBufferCopy region = {(VkDeviceSize)p->sync_first * 4, 0, (VkDeviceSize)p->sync_words * 4};
-        p->ctx->f.vkCmdCopyBuffer(r->cb, p->ctx->sync.buf, p->syncio.buf, 1, &region);
     }
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                           .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
@@ -585,7 +472,8 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
         p->ctx->f.vkCmdWriteTimestamp(r->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 2u + 2u * (uint32_t)i);
     for (int k = 0; k < c.n_d; k++) {
         const vk_dispatch *d = &c.d[k];
-        bool sync = can_sync(p, d);
+        VkPipeline pipe;
+        if ((st = vk_pipeline_get(p->ctx, d->shader, d->spec, d->n_spec, &pipe)) != RLX_OK) return st;
         int n_rd_k = n_rd, n_wr_k = n_wr;
         vk_range rdk[2 * IR_MAX_INPUTS + 1], wrk[3];
         memcpy(rdk, rd, sizeof(vk_range) * (size_t)n_rd);
@@ -596,24 +484,21 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
             wrk[n_wr_k++] = s;
         }
         /* dispatches of one node depend on each other (pass 1 feeds pass 2) */
-        if (k > 0 && (st = stage_break(r, sync)) != RLX_OK) return st;
-        if ((st = access(r, rdk, n_rd_k, wrk, n_wr_k, sync)) != RLX_OK) return st;
-        if (!p->overlap) {
-            if ((st = emit(r, d, 0, 0)) != RLX_OK) return st;
-            continue;
-        }
-        if (r->n_pend == r->cap_pend) {   /* held until the stage's end is known */
-            int cap = r->cap_pend ? 2 * r->cap_pend : 16;
-            vk_dispatch *np = realloc(r->pend, (size_t)cap * sizeof *np);
-            if (!np) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
-            r->pend = np;
-            r->cap_pend = cap;
-        }
-        r->pend[r->n_pend++] = *d;
+        if (k > 0) barrier(r);
+        if ((st = access(r, rdk, n_rd_k, wrk, n_wr_k)) != RLX_OK) return st;
+        p->ctx->f.vkCmdBindPipeline(r->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+        if (d->push_bytes)
+            p->ctx->f.vkCmdPushConstants(r->cb, p->ctx->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_bytes, d->push);
+        for (int a = 0; a < 3; a++)
+            if (d->groups[a] == 0 || d->groups[a] > p->ctx->caps.max_workgroup_count[a])
+                return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: %s dispatch has %u workgroups on axis %d (limit %u)", d->shader,
+                                d->groups[a], a, p->ctx->caps.max_workgroup_count[a]);
+        p->ctx->f.vkCmdDispatch(r->cb, d->groups[0], d->groups[1], d->groups[2]);
+        p->n_dispatches++;
     }
     if (p->profile) {
         p->ctx->f.vkCmdWriteTimestamp(r->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 3u + 2u * (uint32_t)i);
-        if ((st = barrier(r)) != RLX_OK) return st;   /* a timestamp does not hold back later work: the barrier serializes nodes */
+        barrier(r);   /* a timestamp does not hold back later work: the barrier serializes nodes */
     }
     return RLX_OK;
 }
@@ -621,8 +506,7 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
 /* Ends the segment before host step i: its inputs -> host staging. */
 static rlx_status record_host_step(vk_program *p, recorder *r, int32_t i) {
     const ir_node *n = &p->g->nodes[i];
-    rlx_status st = barrier(r);
-    if (st != RLX_OK) return st;
+    barrier(r);
     for (int j = 0; j < n->n_in; j++) {
         int64_t b = node_bytes(&p->g->nodes[n->in[j]]);
         if (b == 0) continue;
@@ -631,7 +515,7 @@ static rlx_status record_host_step(vk_program *p, recorder *r, int32_t i) {
     }
     p->segs[p->n_segs - 1].host_node_after = i;
     p->n_host++;
-    st = end_segment(p, r, false);
+    rlx_status st = end_segment(p, r, false);
     if (st == RLX_OK) st = begin_segment(p, r, i);
     return st;
 }
@@ -660,29 +544,6 @@ static rlx_status resolve_locations(vk_program *p, void *const *param_handles) {
         }
     }
     return RLX_OK;
-}
-
-/* Whether this program records overlapped stages: RLX_VK_OVERLAP=0 / 1
- * decides; by default NVIDIA hardware only (where it was measured; the
- * launch-order assumption in the header holds for its queues), and never
- * with RLX_PROFILE (timestamps need barriers). Takes a counter per
- * dispatch (+ 1) from the context; none free: plain barriers. */
-static rlx_status plan_overlap(vk_program *p) {
-    vk_ctx *c = p->ctx;
-    const char *env = getenv("RLX_VK_OVERLAP");
-    bool want = env && *env ? strcmp(env, "0") != 0 : c->props.vendorID == 0x10de && !c->caps.is_software;
-    if (!want || p->profile) return RLX_OK;
-    uint64_t words = 1;
-    for (int32_t i = 0; i < p->g->n_nodes; i++) words += (uint64_t)p->info[i].n_dispatch;
-    if (words > (uint64_t)VK_SYNC_CHUNK * VK_SYNC_CHUNKS || vk_sync_alloc(c, (uint32_t)words, &p->sync_first) != RLX_OK) {
-        rlx_log_msg(RLX_LOG_DEBUG, "vulkan: no stage counters for this program (%llu wanted): plain barriers",
-                    (unsigned long long)words);
-        return RLX_OK;
-    }
-    p->sync_words = (uint32_t)words;
-    rlx_status st = vk_buf_create(c, (VkDeviceSize)words * 4, true, "stage counter readback", &p->syncio);
-    if (st == RLX_OK) p->overlap = true;
-    return st;
 }
 
 rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
@@ -768,9 +629,6 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
         (st = vk_check(c->f.vkCreateQueryPool(c->dev, &qci, NULL, &p->queries), "vkCreateQueryPool")) != RLX_OK)
         goto fail;
 
-    if ((st = plan_overlap(p)) != RLX_OK) goto fail;
-    r.next_counter = p->sync_first + 1;   /* the range's first word is never a counter (0 means none) */
-
     /* record once */
     if ((st = begin_segment(p, &r, -1)) != RLX_OK) goto fail;
     for (int32_t i = 0; i < g->n_nodes && st == RLX_OK; i++) {
@@ -785,15 +643,11 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     if (st != RLX_OK) goto fail;
     free(r.reads);
     free(r.writes);
-    free(r.pend);
-    rlx_log_msg(RLX_LOG_DEBUG, "vulkan: recorded %d dispatches in %d segments, %d stage boundaries overlapped",
-                p->n_dispatches, p->n_segs, p->n_overlapped);
     *out = p;
     return RLX_OK;
 fail:
     free(r.reads);
     free(r.writes);
-    free(r.pend);
     vk_program_free(p);
     return st;
 }
@@ -810,8 +664,6 @@ void vk_program_free(vk_program *p) {
         vk_buf_destroy(c, &p->scratch);
         vk_buf_destroy(c, &p->io);
         vk_buf_destroy(c, &p->hostio);
-        vk_buf_destroy(c, &p->syncio);
-        if (p->sync_words) vk_sync_free(c, p->sync_first, p->sync_words);
     }
     free(p->const_off);
     free(p->io_off);

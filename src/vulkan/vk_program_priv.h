@@ -67,13 +67,6 @@ struct vk_program {
     VkDeviceSize     status_off;       /* in io: the word shaders set on bad input */
     double           last_gpu_seconds;
     double           spin_cap_s;       /* longest fence poll (spin_cap_seconds, read at build) */
-    /* overlapped stages (vk_program.c): counters [sync_first, sync_first +
-     * sync_words) of the context's buffer, copied to syncio after each
-     * segment; n_overlapped stage boundaries recorded without a barrier */
-    bool             overlap;
-    uint32_t         sync_first, sync_words;
-    vk_buf           syncio;
-    int              n_overlapped;
     /* RLX_PROFILE=1: a timestamp pair around every node's dispatches
      * (queries 2 + 2i and 3 + 2i); device microseconds summed per node */
     bool             profile;

@@ -74,19 +74,6 @@ static void accumulate_profile(vk_program *p) {
     p->prof_runs++;
 }
 
-/* A stage counter with bit 31 set: a wait gave up (stage_sync.glsl). */
-static rlx_status check_stage_counters(const vk_program *p) {
-    const volatile uint32_t *w = p->syncio.map;
-    for (uint32_t k = 0; k < p->sync_words; k++)
-        if (w[k] & 0x80000000u)
-            return rlx_fail(RLX_STATUS_DEVICE,
-                            "vulkan: a dispatch waited past its limit for the stage before it (stage counter %u, "
-                            "%u of its workgroups done): this device ran them out of order; outputs of this run are "
-                            "not valid (RLX_VK_OVERLAP=0 records plain barriers)",
-                            k, w[k] & 0x7fffffffu);
-    return RLX_OK;
-}
-
 rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
     rlx_status cst = check_kv_writes(p, inputs);
     if (cst != RLX_OK) return cst;
@@ -98,7 +85,6 @@ rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
     *status = 0;   /* host-coherent: visible to the submit below */
     for (int s = 0; s < p->n_segs; s++) {
         rlx_status st = submit_and_wait(p, &p->segs[s]);
-        if (st == RLX_OK && p->overlap) st = check_stage_counters(p);
         if (st != RLX_OK) return st;
         if (*status) break;
         if (p->segs[s].host_node_after >= 0 && (st = run_host_step(p, p->segs[s].host_node_after)) != RLX_OK) return st;
@@ -132,8 +118,6 @@ rlx_status vk_program_result(vk_program *p, int32_t node, void **host) {
 int vk_program_steps(const vk_program *p) { return p->n_dispatches + p->n_host; }
 
 int vk_program_host_steps(const vk_program *p) { return p->n_host; }
-
-int vk_program_overlapped(const vk_program *p) { return p->n_overlapped; }
 
 double vk_program_gpu_seconds(const vk_program *p) { return p->last_gpu_seconds; }
 

@@ -12,7 +12,6 @@
 #include "vulkan/vk_lower.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <string.h>
 
 typedef struct att_push {
@@ -21,22 +20,20 @@ typedef struct att_push {
     uint32_t rows;
     uint32_t kind;
     float    scale_log2;
-    uint32_t sync_wait;   /* overlapped stages (vk_program.c): set by the recorder */
+    uint32_t pad0;
     uint32_t ms[4];
     uint64_t scratch;
     uint32_t chunk, ml_off;
     uint64_t kvlen;   /* 0, or the address of the i32 active key count */
-    uint32_t sync_sig, pad1;
 } att_push;
 
 typedef struct att_combine_push {
     uint64_t scratch, out;
     uint32_t n, D, rows, Hkv, nsplit, ml_off;
-    uint32_t sync_wait, sync_sig;   /* overlapped stages (vk_program.c): set by the recorder */
 } att_combine_push;
 
-_Static_assert(sizeof(att_combine_push) == 48, "att_combine_push must match attention_combine.comp");
-_Static_assert(sizeof(att_push) == 120, "att_push must match attention.comp's push block");
+_Static_assert(sizeof(att_combine_push) == 40, "att_combine_push must match attention_combine.comp");
+_Static_assert(sizeof(att_push) == 112, "att_push must match attention.comp's push block");
 
 #define ATT_MAX_D 256
 #define ATT_TARGET_WGS     256   /* workgroups that keep a large GPU busy */
@@ -182,9 +179,6 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     d->spec[5] = vec;
     d->spec[6] = (uint32_t)ns;
     d->n_spec = 7;
-    d->sync_wait_off = offsetof(att_push, sync_wait);
-    d->sync_sig_off = offsetof(att_push, sync_sig);
-    d->sync_spec = 7;   /* attention.comp's SYNC_ID0 */
     d->groups[0] = (uint32_t)nblk;
     d->groups[1] = (uint32_t)Hkv;
     d->groups[2] = (uint32_t)(B * (int64_t)ns);
@@ -211,9 +205,6 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     d = vk_emit(c, "attention_combine", &cp, sizeof cp);
     if (!d) return RLX_STATUS_INTERNAL;
     d->uses_scratch = true;
-    d->sync_wait_off = offsetof(att_combine_push, sync_wait);
-    d->sync_sig_off = offsetof(att_combine_push, sync_sig);
-    d->sync_spec = 0;   /* attention_combine.comp's SYNC_ID0 */
     vk_grid_1d(c->caps, (uint64_t)c->out.numel, 256, d->groups);
     return RLX_OK;
 }

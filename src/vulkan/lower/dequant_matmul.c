@@ -29,7 +29,6 @@
 #include "vulkan/vk_lower.h"
 #include <stdlib.h>
 #include <math.h>
-#include <stddef.h>
 #include <string.h>
 
 #define DQ_MATVEC_MAX_M 8
@@ -360,9 +359,6 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     d->spec[10] = 0;
     d->spec[11] = comb ? cb->nsplit : 0u;   /* a constant: the shader issues every partial's loads at once */
     d->n_spec = 12;
-    d->sync_wait_off = offsetof(dq_i8_push, mv) + offsetof(dq_mv_push, pad1);   /* the shader's sync_wait */
-    d->sync_sig_off = offsetof(dq_i8_push, mv) + offsetof(dq_mv_push, pad2);    /* and sync_sig */
-    d->sync_spec = 12;                                                          /* its SYNC_ID0 */
     d->uses_scratch = comb;   /* the partials are in scratch */
     /* the whole block always (the shader's block names the epilogue fields) */
     dq_i8_push ip;

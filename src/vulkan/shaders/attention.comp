@@ -30,8 +30,6 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "nn_common.glsl"
-#define SYNC_ID0 7
-#include "stage_sync.glsl"   // stage_wait / stage_signal, Act* (activation) loads
 
 layout(local_size_x = 128) in;
 
@@ -59,13 +57,12 @@ layout(push_constant, std430) uniform Push {
     uint rows;          // (H / Hkv) * Sq: rows per kv head
     uint kind;          // 0 none, 1 causal, 2 additive
     float scale_log2;   // scale * log2(e)
-    uint sync_wait;     // STAGE_SYNC (stage_sync.glsl): the stage to wait for (0: none)
+    uint pad0;
     uint ms0, ms1, ms2, ms3;
     uint64_t scratch;   // NSPLIT > 1: partial accumulators, then (m, l) pairs at ml_off
     uint chunk;         // keys per split (>= Skv when NSPLIT == 1)
     uint ml_off;        // float offset of the (m, l) pairs in scratch
     uint64_t kvlen;     // 0, or an i32 buffer holding the active key count (a KV cache's fill)
-    uint sync_sig;      // STAGE_SYNC: the counter to add to when done (0: none)
 } p;
 
 shared vec4 Qs[BQ * D4];
@@ -121,11 +118,11 @@ void load_rows(uint64_t addr, uint row0, uint nvalid, out vec4 val[TILE_LOADS]) 
         val[u] = vec4(0.0);
         if (i < BK * D4 && jj < nvalid) {
             if (VEC != 0) {
-                val[u] = ActV4(addr).v[(row0 + jj) * D4 + d4];
+                val[u] = V4Buf(addr).v[(row0 + jj) * D4 + d4];
             } else {
                 uint base = (row0 + jj) * D;
                 for (uint c = 0; c < 4; c++)
-                    if (d4 * 4 + c < D) val[u][c] = ActF32(addr).v[base + d4 * 4 + c];
+                    if (d4 * 4 + c < D) val[u][c] = F32Buf(addr).v[base + d4 * 4 + c];
             }
         }
     }
@@ -156,7 +153,6 @@ void main() {
     tid = gl_LocalInvocationIndex;
     tx = tid & 15u;
     ty = tid >> 4;
-    stage_wait(p.sync_wait);
     const uint blk = gl_WorkGroupID.x, hk = gl_WorkGroupID.y, b = gl_WorkGroupID.z / NSPLIT;
     const uint split = gl_WorkGroupID.z - b * NSPLIT;
     const uint group = p.H / p.Hkv;
@@ -165,7 +161,7 @@ void main() {
     const uint kvrow0 = (b * p.Hkv + hk) * p.Skv;
     // active extent: only the first L keys exist; read on the device so a
     // recorded decode step replays unchanged as the cache fills
-    const uint L = p.kvlen != 0ul ? uint(clamp(ActI32(p.kvlen).v[0], 0, int(p.Skv))) : p.Skv;
+    const uint L = p.kvlen != 0ul ? uint(clamp(I32Buf(p.kvlen).v[0], 0, int(p.Skv))) : p.Skv;
     const int offs = int(L) - int(p.Sq);
     const bool causal = p.kind == 1u, additive = p.kind == 2u;
 
@@ -192,11 +188,11 @@ void main() {
         qval[u] = vec4(0.0);
         if (i < BQ * D4 && row < p.rows) {
             if (VEC != 0) {
-                qval[u] = ActV4(p.q).v[(qrow0 + row) * D4 + d4];
+                qval[u] = V4Buf(p.q).v[(qrow0 + row) * D4 + d4];
             } else {
                 uint base = (qrow0 + row) * D;
                 for (uint c = 0; c < 4; c++)
-                    if (d4 * 4 + c < D) qval[u][c] = ActF32(p.q).v[base + d4 * 4 + c];
+                    if (d4 * 4 + c < D) qval[u][c] = F32Buf(p.q).v[base + d4 * 4 + c];
             }
         }
     }
@@ -245,7 +241,7 @@ void main() {
                 float x = NEG_INF;
                 if (j < kv_end && int(j) < lim[r]) {
                     x = s[r][c] * p.scale_log2;
-                    if (additive) x += ActF32(p.mask).v[mbase[r] + j * p.ms3] * LOG2E;
+                    if (additive) x += F32Buf(p.mask).v[mbase[r] + j * p.ms3] * LOG2E;
                 }
                 s[r][c] = x;
                 tmax[r] = max(tmax[r], x);
@@ -315,7 +311,9 @@ void main() {
                     if (col4 * 4 + e < D) F32Buf(p.scratch).v[part * D + col4 * 4 + e] = acc[r][c][e];
             }
         }
-    } else for (uint r = 0; r < RQ; r++) {
+        return;
+    }
+    for (uint r = 0; r < RQ; r++) {
         uint row = r0 + ty + 8 * r;
         if (row >= p.rows) continue;
         float inv = l[r] > 0.0 ? 1.0 / l[r] : 0.0;
@@ -332,5 +330,4 @@ void main() {
             }
         }
     }
-    stage_signal(p.sync_sig);
 }

@@ -54,8 +54,6 @@
 layout(local_size_x = 256) in;   // before the includes (docs/gpu.md pitfalls)
 
 #include "common.glsl"
-#define SYNC_ID0 12
-#include "stage_sync.glsl"                // stage_wait / stage_signal, Act* (activation) loads
 
 layout(constant_id = 0) const uint QT = 13;    // rlx dtype of w: Q8_0 (13), Q4_K (16), Q5_K (17) or Q6_K (18)
 layout(constant_id = 1) const uint NM = 1;     // rows of x (= M), 1..8
@@ -109,9 +107,7 @@ layout(push_constant, std430) uniform Push {
     uint M, N, K;
     uint row_bytes;
     uint tiles;      // groups of G * (EPI 2 ? 1 : NR) output rows (ROPE: G pairs)
-    uint pad0;
-    uint sync_wait;  // STAGE_SYNC (stage_sync.glsl): the stage to wait for, and the counter to add to (0: none)
-    uint sync_sig;
+    uint pad0, pad1, pad2;
     // RKV only (pushed by vk_lower_dequant_epilogue)
     uint64_t pos;    // KVW: i32 cache row
     uint64_t off;    // rope position offset, i32
@@ -120,6 +116,7 @@ layout(push_constant, std430) uniform Push {
     uint C, D;       // cache capacity, head dim
 } p;
 
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8V4 { vec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8U4 { uvec4 v[]; };
 
 // Packed 4 x 8-bit signed dot products (SPV_KHR_integer_dot_product; glslc
@@ -153,11 +150,11 @@ uvec4 wbytes16(uint64_t row, uint off) {
 // 8 floats of x at flat index e (e % 8 == 0).
 void ldx8(uint e, out vec4 a, out vec4 b) {
     if (VEC != 0u) {
-        a = ActV4(p.x).v[e >> 2];
-        b = ActV4(p.x).v[(e >> 2) + 1u];
+        a = I8V4(p.x).v[e >> 2];
+        b = I8V4(p.x).v[(e >> 2) + 1u];
     } else {
-        a = vec4(ActF32(p.x).v[e], ActF32(p.x).v[e + 1u], ActF32(p.x).v[e + 2u], ActF32(p.x).v[e + 3u]);
-        b = vec4(ActF32(p.x).v[e + 4u], ActF32(p.x).v[e + 5u], ActF32(p.x).v[e + 6u], ActF32(p.x).v[e + 7u]);
+        a = vec4(F32Buf(p.x).v[e], F32Buf(p.x).v[e + 1u], F32Buf(p.x).v[e + 2u], F32Buf(p.x).v[e + 3u]);
+        b = vec4(F32Buf(p.x).v[e + 4u], F32Buf(p.x).v[e + 5u], F32Buf(p.x).v[e + 6u], F32Buf(p.x).v[e + 7u]);
     }
 }
 
@@ -170,16 +167,18 @@ void ldx8(uint e, out vec4 a, out vec4 b) {
 // partials, as attention_combine.comp merges them. The split count is a
 // constant, so every load is issued before the first is used (a loop over
 // a run-time count waited one L2 latency per split, twice).
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer CombML { vec2 v[]; };
+
 void ldx8_comb(uint e, out vec4 a, out vec4 b) {
     const uint NSC = XCOMB >= 2u ? XCOMB : 1u;
     uint H = XK / p.D, h = e / p.D;
     vec2 ml[NSC];
     vec4 pa[NSC], pb[NSC];
     [[unroll]] for (uint s = 0u; s < NSC; s++) {
-        ml[s] = ActV2(p.off).v[s * H + h];
+        ml[s] = CombML(p.off).v[s * H + h];
         uint i4 = (s * XK + e) >> 2;
-        pa[s] = ActV4(p.x).v[i4];
-        pb[s] = ActV4(p.x).v[i4 + 1u];
+        pa[s] = I8V4(p.x).v[i4];
+        pb[s] = I8V4(p.x).v[i4 + 1u];
     }
     float M = -1.0 / 0.0;
     [[unroll]] for (uint s = 0u; s < NSC; s++) M = max(M, ml[s].x);
@@ -205,8 +204,8 @@ void ldx8g(uint e, out vec4 a, out vec4 b, inout vec2 ss) {
     if (NORM != 0u) {
         ss += sumsq8(a, b);
         uint k = e % XK;
-        a *= ActV4(p.res).v[k >> 2];
-        b *= ActV4(p.res).v[(k >> 2) + 1u];
+        a *= I8V4(p.res).v[k >> 2];
+        b *= I8V4(p.res).v[(k >> 2) + 1u];
     }
 }
 
@@ -443,12 +442,11 @@ void store_row(uint m, uint r, float y) {
         F32Buf(p.out_).v[m * p.N + r] = y;
         return;
     }
-    int cp = ActI32(p.pos).v[0];
+    int cp = I32Buf(p.pos).v[0];
     if (cp >= 0 && uint(cp) < p.C) F32Buf(p.out_).v[((r / p.D) * p.C + uint(cp)) * p.D + r % p.D] = y;
 }
 
 void main() {
-    stage_wait(p.sync_wait);
     round_x();
 
     // A group is T / sgs whole subgroups; lanes are numbered from the subgroup
@@ -490,10 +488,10 @@ void main() {
             if (n0 < n_items) {
                 uint r0 = slot_row(n0, 0u), r1 = slot_row(n0, 1u);
                 uint j = ROPE == 1u ? (r0 % p.D) >> 1 : r0 % p.D;   // the pair in its head
-                int ps = (RKV & 16u) != 0u ? ActI32(p.off).v[0] : 0;
+                int ps = (RKV & 16u) != 0u ? I32Buf(p.off).v[0] : 0;
                 bool has_ff = (RKV & 8u) != 0u;
                 vec2 cs = rope_cos_sin(ps, j, vec2(p.q_hi, p.q_lo), vec2(p.f0_hi, p.f0_lo),
-                                       has_ff ? ActF32(p.ff).v[j] : 1.0, has_ff);
+                                       has_ff ? F32Buf(p.ff).v[j] : 1.0, has_ff);
                 float y0 = acc[0][0], y1 = acc[NS - 1u][0];
                 store_row(0u, r0, y0 * cs.x - y1 * cs.y);
                 store_row(0u, r1, y0 * cs.y + y1 * cs.x);
@@ -505,12 +503,11 @@ void main() {
                     if (spg > 1u && m != t) continue;
                     uint oi = m * p.N + n0 + s;
                     float y = acc[s][m];
-                    if (EPI == 1u) y += ActF32(p.res).v[oi];
+                    if (EPI == 1u) y += F32Buf(p.res).v[oi];
                     if (EPI == 2u) y = y / (1.0 + exp(-y)) * acc[NS - 1u][m];
                     store_row(m, n0 + s, y);
                 }
             }
         }
     }
-    stage_signal(p.sync_sig);
 }
