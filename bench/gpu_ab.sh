@@ -10,6 +10,8 @@
 #   VARIANTS="RLX_VK_NO_EPILOGUE=1" PROFILE=1 TESTS="vk_ llama model" \
 #   OUT=$OUT bash bench/gpu_ab.sh
 #
+# PROMPT, DECODE, CTX (KV cache rows) and BW set llm_bench's arguments.
+#
 # Each result line: model:quant build-or-variant, then llm_bench's RESULT
 # fields (decode_tok_s ... decode_us device_us). A variant's env settings are
 # joined with "+" (values may hold commas).
@@ -22,7 +24,7 @@ builds=${BUILDS:-build}
 last=${builds##* }
 rounds=${ROUNDS:-2}
 dev=${DEVICE:-H200}
-args="--prompt ${PROMPT:-128} --decode ${DECODE:-32} --bandwidth ${BW:-4000}"
+args="--prompt ${PROMPT:-128} --decode ${DECODE:-32} --bandwidth ${BW:-4000}${CTX:+ --ctx $CTX}"
 
 "$last/llm_bench" --device "$dev" --model 1b --quant q8_0 --prompt 16 --decode 4 >/dev/null 2>&1   # warm-up
 

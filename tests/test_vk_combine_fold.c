@@ -19,10 +19,12 @@
 
 enum { CH = 8, CHKV = 2, CD = 64, CK = CH * CD, CN = 256, CSTEPS = 70 };
 
-/* cap: cache rows; 7 tiles of 32 keys split 7 ways (folded), 20 tiles 20
- * ways (more splits than the matvec combines: attention keeps its combine
- * pass, lowered again after the matvec declined) */
-typedef struct fcase { rlx_dtype dt; bool add; bool extra_use; int64_t cap; } fcase;
+/* cap: cache rows; 7 tiles of 32 keys split 7 ways (folded); 20 tiles: split
+ * 8 ways, the most the matvec combines (folded, splits of several tiles),
+ * or, with the split count left uncapped (RLX_VK_ATT_FOLD_CAP=0), 20 ways:
+ * more than the matvec combines, so attention keeps its combine pass,
+ * lowered again after the matvec declined */
+typedef struct fcase { rlx_dtype dt; bool add; bool extra_use; int64_t cap; bool uncapped; } fcase;
 
 static rlx_graph *build(const fcase *c, const void *w) {
     rlx_graph *g = rlx_graph_new();
@@ -64,6 +66,7 @@ static bool run_case(const fcase *c) {
     size_t wbytes;
     void *w = ops_quantized_weights(c->dt, CN, CK, &wd, &wbytes);
     rlx_graph *g = build(c, w);
+    if (c->uncapped) setenv("RLX_VK_ATT_FOLD_CAP", "0", 1);
     rlx_exec *cpu = compile_for(g, false), *vk = compile_for(g, true);
     /* the same math in two dispatches; plain Q8_0 on the i8 kernel too, as with the fold */
     setenv("RLX_VK_NO_COMBINE_FOLD", "1", 1);
@@ -109,7 +112,7 @@ static bool run_case(const fcase *c) {
     }
     if (ok) {   /* the report names the fold (or, with another reader, its absence) */
         char *rep = rlx_exec_report(vk), *rep2 = rlx_exec_report(vk2);
-        int want = c->extra_use || c->cap > 256 ? 0 : 1;
+        int want = c->extra_use || c->uncapped ? 0 : 1;
         if (count(rep, "combine in the next matvec") != want || count(rep, "+ attention combine") != want || count(rep2, "combine in the next matvec")) {
             printf("    fold reported %d / %d times, want %d (off: %d)\n%s", count(rep, "combine in the next matvec"),
                    count(rep, "+ attention combine"), want, count(rep2, "combine in the next matvec"), rep ? rep : "");
@@ -132,7 +135,10 @@ static bool run_case(const fcase *c) {
         free(rep);
         free(rep2);
     }
-    if (!ok) printf("    %s add %d extra use %d cache %lld\n", rlx_dtype_name(c->dt), c->add, c->extra_use, (long long)c->cap);
+    if (!ok)
+        printf("    %s add %d extra use %d cache %lld uncapped %d\n", rlx_dtype_name(c->dt), c->add, c->extra_use,
+               (long long)c->cap, c->uncapped);
+    unsetenv("RLX_VK_ATT_FOLD_CAP");
     rlx_exec_free(cpu);
     rlx_exec_free(vk);
     rlx_exec_free(vk2);
@@ -149,8 +155,8 @@ TEST(vk_combine_fold_decode) {
         return;
     }
     const fcase cases[] = {
-        {RLX_Q4_K, true, false, 200}, {RLX_Q6_K, false, false, 200}, {RLX_Q8_0, true, false, 200},
-        {RLX_Q4_K, true, true, 200},  {RLX_Q4_K, true, false, 640},
+        {RLX_Q4_K, true, false, 200, false}, {RLX_Q6_K, false, false, 200, false}, {RLX_Q8_0, true, false, 200, false},
+        {RLX_Q4_K, true, true, 200, false},  {RLX_Q4_K, true, false, 640, false}, {RLX_Q4_K, true, false, 640, true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(run_case(&cases[i]));
 }

@@ -24,6 +24,9 @@
 #define VK_MAX_SPEC       12
 #define VK_MAX_PUSH       128   /* the Vulkan minimum of maxPushConstantsSize */
 #define VK_MAX_DISPATCHES 8     /* per node */
+/* Most split-key attention partials the i8 matvec combines as it reads x
+ * (attention's combine fold; dequant_matmul.c, attention.c) */
+#define VK_COMB_MAX_SPLITS 8
 
 /* Device features a lowering may choose from (probed once per device). */
 typedef struct vk_caps {

@@ -144,6 +144,11 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
          * to 3 of two tiles), else down (at least ATT_SPLIT_MIN_KEYS each) */
         const uint64_t most = pc.kvlen ? ((uint64_t)Skv + min_keys - 1) / min_keys : (uint64_t)Skv / min_keys;
         if (ns > most) ns = most;
+        /* a decode attention whose combine the next matvec does: no more
+         * splits than it combines, so a long cache (rlx generate's default
+         * 4096 rows: 32 splits) keeps the fold instead of a combine stage */
+        if (c->skip_combine && B == 1 && Sq == 1 && ns > VK_COMB_MAX_SPLITS && rlx_env_int("RLX_VK_ATT_FOLD_CAP", 1))
+            ns = VK_COMB_MAX_SPLITS;
         if (ns < 2) ns = 1;
     }
     if (ns > 1) {

@@ -34,7 +34,6 @@
 #define DQ_MATVEC_MAX_M 8
 #define DQ_INDEX_LIMIT  ((int64_t)1 << 31)   /* shader element indices are 32-bit */
 #define DQ_WIDE_GRID    64                   /* workgroups before NR = 2 pays */
-#define DQ_COMB_MAX_SPLITS 8                 /* most attention splits the matvec combines (emit_matvec_i8) */
 
 /* Mirrors the push block of shaders/dequant_matvec.comp (std430). */
 typedef struct dq_mv_push {
@@ -322,7 +321,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * ~1 us more here (H200); at 32 (a long cache) each workgroup would read
      * 512 KB, and the separate combine pass stays. */
     const vk_att_partials *cb = &c->comb_in;
-    bool comb = cb->nsplit > 1 && cb->nsplit <= DQ_COMB_MAX_SPLITS && M == 1 && !ep && !norm.gamma &&
+    bool comb = cb->nsplit > 1 && cb->nsplit <= VK_COMB_MAX_SPLITS && M == 1 && !ep && !norm.gamma &&
                 cb->D % 8 == 0 && (int64_t)cb->H * cb->D == K && cb->acc % 16 == 0 && cb->ml % 8 == 0;
     if (!i8_takes(dt, norm.gamma != 0 || comb) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) ||
         !i8_fits(cp, dt, M, K))
