@@ -20,11 +20,13 @@
 enum { CH = 8, CHKV = 2, CD = 64, CK = CH * CD, CN = 256, CSTEPS = 70 };
 
 /* cap: cache rows; 7 tiles of 32 keys split 7 ways (folded); 20 tiles: split
- * 8 ways, the most the matvec combines (folded, splits of several tiles),
- * or, with the split count left uncapped (RLX_VK_ATT_FOLD_CAP=0), 20 ways:
- * more than the matvec combines, so attention keeps its combine pass,
- * lowered again after the matvec declined */
-typedef struct fcase { rlx_dtype dt; bool add; bool extra_use; int64_t cap; bool uncapped; } fcase;
+ * 8 ways, the most the matvec combines (folded), or, with the split count
+ * left uncapped (RLX_VK_ATT_FOLD_CAP=0), 20 ways: more than the matvec
+ * combines, so attention keeps its combine pass, lowered again after the
+ * matvec declined. stride: step t writes cache row t * stride (rows skipped
+ * stay zero, as params start on both backends), so 70 steps reach ~620
+ * keys, where each of 8 splits holds several tiles. */
+typedef struct fcase { rlx_dtype dt; bool add; bool extra_use; int64_t cap; bool uncapped; int stride; } fcase;
 
 static rlx_graph *build(const fcase *c, const void *w) {
     rlx_graph *g = rlx_graph_new();
@@ -81,7 +83,7 @@ static bool run_case(const fcase *c) {
         test_fill_uniform_f32(k, CHKV * CD, -1, 1);
         test_fill_uniform_f32(v, CHKV * CD, -1, 1);
         test_fill_uniform_f32(r, CN, -1, 1);
-        int32_t pos = t, len = t + 1;
+        int32_t pos = t * c->stride, len = pos + 1;
         rlx_tensor in[6] = {
             {.name = "q", .dtype = RLX_F32, .rank = 4, .dims = {1, CH, 1, CD}, .data = q, .bytes = sizeof q},
             {.name = "k", .dtype = RLX_F32, .rank = 4, .dims = {1, CHKV, 1, CD}, .data = k, .bytes = sizeof k},
@@ -136,8 +138,8 @@ static bool run_case(const fcase *c) {
         free(rep2);
     }
     if (!ok)
-        printf("    %s add %d extra use %d cache %lld uncapped %d\n", rlx_dtype_name(c->dt), c->add, c->extra_use,
-               (long long)c->cap, c->uncapped);
+        printf("    %s add %d extra use %d cache %lld uncapped %d stride %d\n", rlx_dtype_name(c->dt), c->add,
+               c->extra_use, (long long)c->cap, c->uncapped, c->stride);
     unsetenv("RLX_VK_ATT_FOLD_CAP");
     rlx_exec_free(cpu);
     rlx_exec_free(vk);
@@ -155,8 +157,10 @@ TEST(vk_combine_fold_decode) {
         return;
     }
     const fcase cases[] = {
-        {RLX_Q4_K, true, false, 200, false}, {RLX_Q6_K, false, false, 200, false}, {RLX_Q8_0, true, false, 200, false},
-        {RLX_Q4_K, true, true, 200, false},  {RLX_Q4_K, true, false, 640, false}, {RLX_Q4_K, true, false, 640, true},
+        {RLX_Q4_K, true, false, 200, false, 1}, {RLX_Q6_K, false, false, 200, false, 1},
+        {RLX_Q8_0, true, false, 200, false, 1}, {RLX_Q4_K, true, true, 200, false, 1},
+        {RLX_Q4_K, true, false, 640, false, 1}, {RLX_Q4_K, true, false, 640, false, 9},
+        {RLX_Q4_K, true, false, 640, true, 9},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(run_case(&cases[i]));
 }

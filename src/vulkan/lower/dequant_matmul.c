@@ -318,8 +318,9 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     /* x as attention's partials, combined here (M = 1, a plain x of H heads of
      * D). Every workgroup reads all splits' partials (nsplit * K floats), so
      * only a few splits pay: at 6 the fold saved ~3.4 us of combine stage for
-     * ~1 us more here (H200); at 32 (a long cache) each workgroup would read
-     * 512 KB, and the separate combine pass stays. */
+     * ~1 us more here (H200); at 32 each workgroup would read 512 KB, so a
+     * folding attention splits at most VK_COMB_MAX_SPLITS ways (attention.c),
+     * and above it (RLX_VK_ATT_FOLD_CAP=0) the separate combine pass stays. */
     const vk_att_partials *cb = &c->comb_in;
     bool comb = cb->nsplit > 1 && cb->nsplit <= VK_COMB_MAX_SPLITS && M == 1 && !ep && !norm.gamma &&
                 cb->D % 8 == 0 && (int64_t)cb->H * cb->D == K && cb->acc % 16 == 0 && cb->ml % 8 == 0;
