@@ -358,11 +358,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     d->spec[9] = norm.gamma != 0;
     d->spec[10] = 0;
     d->spec[11] = comb ? cb->nsplit : 0u;   /* a constant: the shader issues every partial's loads at once */
-    /* a long x (the down projection) takes long to round, and few workgroups
-     * (one wave) leave DRAM idle meanwhile: their lanes load their first
-     * units first (RLX_VK_DQ_PF=0 / 1 decides) */
-    d->spec[12] = env_u32("RLX_VK_DQ_PF", 0, 1, K >= 8192 && groups <= 1024 ? 1u : 0u);
-    d->n_spec = 13;
+    d->n_spec = 12;
     d->uses_scratch = comb;   /* the partials are in scratch */
     /* the whole block always (the shader's block names the epilogue fields) */
     dq_i8_push ip;

@@ -75,8 +75,6 @@ layout(constant_id = 10) const uint RKV = 0;   // epilogue of a rope / KV-cache 
 layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/RKV): x is the partials of split-key
                                                // attention with XCOMB splits, combined as they are read (header;
                                                // vk_program.c plan_absorptions)
-layout(constant_id = 12) const uint PF = 0;    // 1: a lane's first weight unit (each slot) is loaded before x is
-                                               // rounded, so DRAM works during the rounding (long K, one wave)
 
 const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the CPU's Q8_32 / Q8_256 formats)
 const bool K45 = QT == 16u || QT == 17u;       // Q4_K / Q5_K: the same units, so the same x layout
@@ -371,50 +369,22 @@ xu_t load_x(uint m, uint r) {
     return o;
 }
 
-// The weight bytes of unit r of the row at `row` (loaded apart from their
-// math so a lane can issue its first unit's loads before x is rounded, PF):
-//   Q8_0: d = block scale, a.xy = the 8 quants;
-//   Q4_K / Q5_K: a = block header (d, dmin, scales), b = 16 bytes of qs, c = (Q5_K) 16 bytes of qh;
-//   Q6_K: a = (ql, ql + 32), b = (qh, scales), d = block scale.
-struct wu_t { uvec4 a, b, c; float d; };
-
-wu_t load_unit(uint64_t row, uint r) {
-    wu_t w;
-    w.a = uvec4(0u);
-    w.b = uvec4(0u);
-    w.c = uvec4(0u);
-    w.d = 0.0;
+// acc[m] += (unit r of the row at `row`) · (x row m's unit), for every m;
+// nothing is added when !live (a select: inf or NaN in a clamped unit stays out).
+void unit_dot(uint64_t row, uint r, xu_t x[NM], bool live, inout float acc[NM]) {
     if (QT == 13u) {   // Q8_0: 34-byte blocks [d f16][32 x int8]
         uint base = (r >> 2) * 34u;
-        w.d = wf16(row, base);
-        w.a.xy = wbytes8(row, base + 2u + 8u * (r & 3u));
-    } else if (K45) {   // Q4_K: 144-byte blocks [d, dmin f16][scales 12][qs 128]; Q5_K: 176 [d, dmin][scales 12][qh 32][qs 128]
-        uint base = (r >> 3) * (QT == 17u ? 176u : 144u);
-        w.a = wbytes16(row, base);   // d, dmin, then scales[12] as words (k4_scale_min in quant_k.c)
-        w.b = wbytes16(row, base + (QT == 17u ? 48u : 16u) + 16u * (r & 7u));
-        if (QT == 17u) w.c = wbytes16(row, base + 16u + 16u * (r & 1u));   // qh: positions 16h..
-    } else {   // Q6_K: 210-byte blocks [ql 128][qh 64][scales 16 x int8][d f16]
-        uint base = (r >> 3) * 210u, hh = (r >> 2) & 1u, l = 8u * (r & 3u);
-        w.a.xy = wbytes8(row, base + 64u * hh + l);          // groups 0 (low nibbles) and 2 (high)
-        w.a.zw = wbytes8(row, base + 64u * hh + 32u + l);    // groups 1 and 3
-        w.b.xy = wbytes8(row, base + 128u + 32u * hh + l);   // bits 2g, 2g + 1: group g's q bits 4, 5
-        w.b.zw = wbytes8(row, base + 192u + 8u * hh);        // scales 8hh .. 8hh + 7; group g's: (l >> 4) + 2g
-        w.d = wf16(row, base + 208u);
-    }
-    return w;
-}
-
-// acc[m] += (unit r, weights w) · (x row m's unit), for every m; nothing is
-// added when !live (a select: inf or NaN in a clamped unit stays out).
-void unit_dot(wu_t w, uint r, xu_t x[NM], bool live, inout float acc[NM]) {
-    if (QT == 13u) {   // Q8_0
+        float dw = wf16(row, base);
+        uvec2 q = wbytes8(row, base + 2u + 8u * (r & 3u));
         [[unroll]] for (uint m = 0u; m < NM; m++) {
-            float v = w.d * x[m].d * float(sdot8(w.a.xy, x[m].a.xy));
+            float v = dw * x[m].d * float(sdot8(q, x[m].a.xy));
             acc[m] += live ? v : 0.0;
         }
-    } else if (K45) {   // weight = d*sc*q - dmin*m; Q5_K: q += 16 * (bit s of qh[l])
-        uint j = (r >> 1) & 3u;
-        uvec4 h = w.a, qw = w.b;
+    } else if (K45) {   // Q4_K: 144-byte blocks [d, dmin f16][scales 12][qs 128]; weight = d*sc*q - dmin*m
+                        // Q5_K: 176-byte blocks [d, dmin][scales 12][qh 32][qs 128]; q += 16 * (bit s of qh[l])
+        uint base = (r >> 3) * (QT == 17u ? 176u : 144u), j = (r >> 1) & 3u;
+        uvec4 h = wbytes16(row, base);   // d, dmin, then scales[12] as words (k4_scale_min in quant_k.c)
+        uvec4 qw = wbytes16(row, base + (QT == 17u ? 48u : 16u) + 16u * (r & 7u));
         vec2 dm = unpackHalf2x16(h.x);
         // scale and min of sub-blocks 2j and 2j + 1: bytes 2(j & 1) and 2(j & 1) + 1 of the scale words
         uint sh = 16u * (j & 1u);
@@ -423,9 +393,10 @@ void unit_dot(wu_t w, uint r, xu_t x[NM], bool live, inout float acc[NM]) {
         uint mnp = j < 2u ? mid & 0x3f3fu : ((hi >> 4) & 0x0f0fu) | ((mid >> 2) & 0x3030u);
         int sc0 = int(scp & 0xffu), sc1 = int(scp >> 8), mn0 = int(mnp & 0xffu), mn1 = int(mnp >> 8);
         uvec4 q0 = qw & 0x0f0f0f0fu, q1 = (qw >> 4) & 0x0f0f0f0fu;
-        if (QT == 17u) {   // the 5th bits: bits 2j (sub-block 2j) and 2j + 1 of qh
-            q0 |= ((w.c >> (2u * j)) & 0x01010101u) << 4;
-            q1 |= ((w.c >> (2u * j + 1u)) & 0x01010101u) << 4;
+        if (QT == 17u) {   // the 5th bits: positions 16h.. of qh, bits 2j (sub-block 2j) and 2j + 1
+            uvec4 hb = wbytes16(row, base + 16u + 16u * (r & 1u));
+            q0 |= ((hb >> (2u * j)) & 0x01010101u) << 4;
+            q1 |= ((hb >> (2u * j + 1u)) & 0x01010101u) << 4;
         }
         [[unroll]] for (uint m = 0u; m < NM; m++) {
             int isum = sc0 * sdot16(q0, x[m].a) + sc1 * sdot16(q1, x[m].b);
@@ -433,9 +404,13 @@ void unit_dot(wu_t w, uint r, xu_t x[NM], bool live, inout float acc[NM]) {
             float v = x[m].d * (dm.x * float(isum) - dm.y * float(msum));
             acc[m] += live ? v : 0.0;
         }
-    } else {   // Q6_K: weight = d*sc*(q - 32)
-        uint l = 8u * (r & 3u);
-        uvec2 la = w.a.xy, lb = w.a.zw, qh = w.b.xy, sw = w.b.zw;
+    } else {   // Q6_K: 210-byte blocks [ql 128][qh 64][scales 16 x int8][d f16]; weight = d*sc*(q - 32)
+        uint base = (r >> 3) * 210u, hh = (r >> 2) & 1u, l = 8u * (r & 3u);
+        uvec2 la = wbytes8(row, base + 64u * hh + l);          // groups 0 (low nibbles) and 2 (high)
+        uvec2 lb = wbytes8(row, base + 64u * hh + 32u + l);    // groups 1 and 3
+        uvec2 qh = wbytes8(row, base + 128u + 32u * hh + l);   // bits 2g, 2g + 1: group g's q bits 4, 5
+        uvec2 sw = wbytes8(row, base + 192u + 8u * hh);        // scales 8hh .. 8hh + 7; group g's: (l >> 4) + 2g
+        float d = wf16(row, base + 208u);
         const uvec2 M4 = uvec2(0x0f0f0f0fu), M30 = uvec2(0x30303030u);
         uvec2 q0 = (la & M4) | ((qh << 4) & M30), q1 = (lb & M4) | ((qh << 2) & M30);
         uvec2 q2 = ((la >> 4) & M4) | (qh & M30), q3 = ((lb >> 4) & M4) | ((qh >> 2) & M30);
@@ -445,7 +420,7 @@ void unit_dot(wu_t w, uint r, xu_t x[NM], bool live, inout float acc[NM]) {
         [[unroll]] for (uint m = 0u; m < NM; m++) {
             int isum = sc0 * (sdot8(q0, x[m].a.xy) - 32 * x[m].s.x) + sc1 * (sdot8(q1, x[m].a.zw) - 32 * x[m].s.y) +
                        sc2 * (sdot8(q2, x[m].b.xy) - 32 * x[m].s.z) + sc3 * (sdot8(q3, x[m].b.zw) - 32 * x[m].s.w);
-            float v = x[m].d * w.d * float(isum);
+            float v = x[m].d * d * float(isum);
             acc[m] += live ? v : 0.0;
         }
     }
@@ -471,16 +446,9 @@ void store_row(uint m, uint r, float y) {
     if (cp >= 0 && uint(cp) < p.C) F32Buf(p.out_).v[((r / p.D) * p.C + uint(cp)) * p.D + r % p.D] = y;
 }
 
-// Row addresses of the NS slots of the group whose first row (or pair) is n0
-// (clamped to real rows: a group past the end loads valid bytes it ignores).
-void slot_rows(uint n0, uint n_items, out uint64_t rows[NS]) {
-    [[unroll]] for (uint s = 0u; s < NS; s++) {
-        if (EPI == 2u) rows[s] = (s == 0u ? p.w : p.w2) + uint64_t(min(n0, p.N - 1u)) * uint64_t(p.row_bytes);
-        else rows[s] = p.w + uint64_t(min(slot_row(min(n0, n_items - 1u), s), p.N - 1u)) * uint64_t(p.row_bytes);
-    }
-}
-
 void main() {
+    round_x();
+
     // A group is T / sgs whole subgroups; lanes are numbered from the subgroup
     // ids (as in dequant_matvec_run.comp), so the reductions stay in a group.
     const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize;
@@ -490,19 +458,13 @@ void main() {
     const uint rows_per_group = EPI == 2u || ROPE != 0u ? 1u : NR;   // ROPE: pairs
     const uint n_items = ROPE != 0u ? p.N / 2u : p.N;                // rows, or pairs
 
-    wu_t pre[NS];   // PF: the first tile's first unit of each slot, loaded before the rounding
-    if (PF != 0u) {
-        uint64_t rows[NS];
-        slot_rows((gl_WorkGroupID.x * G + grp) * rows_per_group, n_items, rows);
-        [[unroll]] for (uint s = 0u; s < NS; s++) pre[s] = load_unit(rows[s], min(t, units - 1u));
-    }
-
-    round_x();
-
     for (uint tile = gl_WorkGroupID.x; tile < p.tiles; tile += gl_NumWorkGroups.x) {   // workgroup-uniform
         uint n0 = (tile * G + grp) * rows_per_group;
         uint64_t rows[NS];
-        slot_rows(n0, n_items, rows);
+        [[unroll]] for (uint s = 0u; s < NS; s++) {
+            if (EPI == 2u) rows[s] = (s == 0u ? p.w : p.w2) + uint64_t(min(n0, p.N - 1u)) * uint64_t(p.row_bytes);
+            else rows[s] = p.w + uint64_t(min(slot_row(min(n0, n_items - 1u), s), p.N - 1u)) * uint64_t(p.row_bytes);
+        }
         float acc[NS][NM];
         [[unroll]] for (uint s = 0u; s < NS; s++)
             [[unroll]] for (uint m = 0u; m < NM; m++) acc[s][m] = 0.0;
@@ -515,9 +477,7 @@ void main() {
                     r = min(r, units - 1u);
                     xu_t x[NM];
                     [[unroll]] for (uint m = 0u; m < NM; m++) x[m] = load_x(m, r);
-                    bool first = PF != 0u && tile == gl_WorkGroupID.x && r0 == t && u == 0u;
-                    [[unroll]] for (uint s = 0u; s < NS; s++)
-                        unit_dot(first ? pre[s] : load_unit(rows[s], r), r, x, live, acc[s]);
+                    [[unroll]] for (uint s = 0u; s < NS; s++) unit_dot(rows[s], r, x, live, acc[s]);
                 }
             }
         }
