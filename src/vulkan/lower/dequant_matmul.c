@@ -193,7 +193,7 @@ static int64_t group_shape(uint32_t sgs, uint32_t units, int64_t N, int epi, uin
     uint32_t G = 256 / T;
     uint32_t nr = 4;
     while (nr > 1 && cdiv(N, (int64_t)G * nr) < 256) nr /= 2;
-    nr = epi == 2 ? env_u32("RLX_VK_DQ_SWIGLU_NR", 1, 2, 1) : env_u32("RLX_VK_DQ_NR", 1, 4, nr);
+    nr = epi == 2 ? 1 : env_u32("RLX_VK_DQ_NR", 1, 4, nr);
     if (nr == 3) nr = 2;
     *T_out = T;
     *nr_out = nr;
