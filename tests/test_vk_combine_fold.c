@@ -19,14 +19,15 @@
 
 enum { CH = 8, CHKV = 2, CD = 64, CK = CH * CD, CN = 256, CSTEPS = 70 };
 
-/* cap: cache rows; 7 tiles of 32 keys split 7 ways (folded); 20 tiles: split
- * 8 ways, the most the matvec combines (folded), or, with the split count
- * left uncapped (RLX_VK_ATT_FOLD_CAP=0), 20 ways: more than the matvec
- * combines, so attention keeps its combine pass, lowered again after the
- * matvec declined; a Q4_0 o projection (no i8 matvec) declines the same
- * way with the cap in place. stride: step t writes cache row t * stride (rows skipped
- * stay zero, as params start on both backends), so 70 steps reach ~620
- * keys, where each of 8 splits holds several tiles. */
+/* cap: cache rows. 200 rows (7 tiles of 32 keys): split 7 ways, folded.
+ * 640 rows (20 tiles): split at most 8 ways, the most the matvec combines
+ * (7 splits of 96 keys), folded; or, with the split count left uncapped
+ * (RLX_VK_ATT_FOLD_CAP=0), 20 ways, more than the matvec combines, so the
+ * matvec declines and attention lowers again with its combine pass; a Q4_0
+ * o projection (no i8 matvec) declines the same way with the cap in place.
+ * stride: step t writes cache row t * stride (skipped rows stay zero, as
+ * params start on both backends), so 70 steps reach ~620 keys and each
+ * split holds several tiles. */
 typedef struct fcase { rlx_dtype dt; bool add; bool extra_use; int64_t cap; bool uncapped; int stride; } fcase;
 
 static rlx_graph *build(const fcase *c, const void *w) {
