@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { QK = 512 };
 
@@ -59,6 +60,18 @@ TEST(vk_norm_fold_huge_rows) {
     rlx_node xn = rlx_input(gr, "x", RLX_F32, 2, xd);
     rlx_node h = rlx_rms_norm(gr, xn, rlx_constant(gr, RLX_F32, 1, gd, g), RLX_NO_NODE, 1e-5f);
     rlx_output(gr, "y", rlx_dequant_matmul(gr, h, rlx_constant(gr, RLX_Q4_K, 2, wdims, w)));
+    {   /* the norm must be folded, else this tests norm.comp again */
+        rlx_compile_options o;
+        vkp_options(&o);
+        rlx_exec *e = NULL;
+        char *rep = NULL;
+        rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, QK}, .data = x, .bytes = sizeof(float) * QK};
+        bool folded = rlx_compile(gr, &o, &e) == RLX_OK && rlx_exec_run(e, &in, 1) == RLX_OK &&
+                      (rep = rlx_exec_report(e)) && strstr(rep, "dequant-i8-norm-q4_K");
+        CHECK_MSG(folded, "the RMS norm was not folded into the i8 matvec:\n%s", rep ? rep : rlx_last_error());
+        free(rep);
+        rlx_exec_free(e);
+    }
     for (int r = 0; r < 6; r++) {
         rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, QK}, .data = x + (size_t)r * QK,
                          .bytes = sizeof(float) * QK};

@@ -135,6 +135,8 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
      * an active extent (a KV cache) the shader splits the keys in use at run
      * time, one tile or more each, so the split count may go down to tiles. */
     const uint64_t wgs = nblk * kvh;
+    /* decode whose combine the next matvec does (vk_program.c, plan_absorptions) */
+    const bool fold = c->skip_combine && B == 1 && Sq == 1;
     const uint64_t min_keys = pc.kvlen ? bk : ATT_SPLIT_MIN_KEYS;
     uint64_t ns = 1, chunk = (uint64_t)Skv;
     if (wgs < ATT_TARGET_WGS / 2) {
@@ -144,10 +146,10 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
          * to 3 of two tiles), else down (at least ATT_SPLIT_MIN_KEYS each) */
         const uint64_t most = pc.kvlen ? ((uint64_t)Skv + min_keys - 1) / min_keys : (uint64_t)Skv / min_keys;
         if (ns > most) ns = most;
-        /* a decode attention whose combine the next matvec does: no more
-         * splits than it combines, so a long cache (rlx generate's default
-         * 4096 rows: 32 splits) keeps the fold instead of a combine stage */
-        if (c->skip_combine && B == 1 && Sq == 1 && ns > VK_COMB_MAX_SPLITS && rlx_env_int("RLX_VK_ATT_FOLD_CAP", 1))
+        /* folding: no more splits than the matvec combines, so a long cache
+         * (rlx generate's default 4096 rows: 32 splits) keeps the fold
+         * instead of a combine stage */
+        if (fold && ns > VK_COMB_MAX_SPLITS && rlx_env_int("RLX_VK_ATT_FOLD_CAP", 1))
             ns = VK_COMB_MAX_SPLITS;
         if (ns < 2) ns = 1;
     }
@@ -190,8 +192,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     if (ns == 1) return RLX_OK;
     d->uses_scratch = true;
     c->tier = "flash-f32-splitkv";
-    if (c->skip_combine && B == 1 && Sq == 1) {
-        /* the next matvec combines the partials as it reads its x (vk_program.c, plan_absorptions) */
+    if (fold) {   /* the next matvec combines the partials as it reads its x */
         c->comb = (vk_att_partials){c->scratch_addr, c->scratch_addr + 4ull * pc.ml_off, (uint32_t)ns, (uint32_t)D,
                                     (uint32_t)H};
         return RLX_OK;
