@@ -10,10 +10,34 @@
 #define RLX_BENCH_PARAMS_H
 #include "rlx.h"
 #include "io/quant.h"
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The bytes of parameter i (info from rlx_exec_param_info): a malloc'ed
+ * buffer of info->bytes, or NULL. Deterministic, so a benchmark can write the
+ * same weights to a file (llm_bench --write-gguf). */
+static inline unsigned char *bench_param_data(const rlx_tensor *info, int i) {
+    int64_t K = info->dims[info->rank - 1];
+    size_t row = rlx_tensor_bytes(info->dtype, 1, &K);
+    unsigned char *buf = malloc(info->bytes);
+    float *f = malloc(sizeof(float) * (size_t)K);
+    if (!buf || !f || row == 0) { free(buf); free(f); return NULL; }
+    bool norm = strstr(info->name, "norm") != NULL;
+    uint64_t h = 7 + (uint64_t)i;
+    for (int64_t k = 0; k < K; k++) {
+        h = h * 6364136223846793005ull + 1442695040888963407ull;
+        f[k] = (float)((double)(h >> 11) / 9007199254740992.0 - 0.5) * (norm ? 0.2f : 0.1f) + (norm ? 1.0f : 0.0f);
+    }
+    uint32_t qt = quant_type_of_dtype(info->dtype);
+    rlx_status st = quant_quantize_row(qt, f, buf, K);
+    free(f);
+    if (st != RLX_OK) { free(buf); return NULL; }
+    for (size_t off = row; off + row <= info->bytes; off += row) memcpy(buf + off, buf, row);
+    return buf;
+}
 
 static inline int bench_fill_params(rlx_exec *e, double *weight_bytes) {
     *weight_bytes = 0;
@@ -21,23 +45,10 @@ static inline int bench_fill_params(rlx_exec *e, double *weight_bytes) {
         rlx_tensor info;
         rlx_exec_param_info(e, i, &info);
         if (strncmp(info.name, "cache.", 6) == 0) continue;
-        int64_t K = info.dims[info.rank - 1];
-        size_t row = rlx_tensor_bytes(info.dtype, 1, &K);
-        unsigned char *buf = malloc(info.bytes);
-        float *f = malloc(sizeof(float) * (size_t)K);
-        if (!buf || !f) return -1;
-        uint64_t h = 7 + (uint64_t)i;
-        for (int64_t k = 0; k < K; k++) {
-            h = h * 6364136223846793005ull + 1442695040888963407ull;
-            f[k] = (float)((double)(h >> 11) / 9007199254740992.0 - 0.5) * (strstr(info.name, "norm") ? 0.2f : 0.1f) +
-                   (strstr(info.name, "norm") ? 1.0f : 0.0f);
-        }
-        uint32_t qt = quant_type_of_dtype(info.dtype);
-        if (quant_quantize_row(qt, f, buf, K) != RLX_OK) return -1;
-        for (size_t off = row; off + row <= info.bytes; off += row) memcpy(buf + off, buf, row);
+        unsigned char *buf = bench_param_data(&info, i);
+        if (!buf) { fprintf(stderr, "bench: cannot make %s\n", info.name); return -1; }
         rlx_status st = rlx_exec_set_param(e, info.name, info.dtype, buf, info.bytes);
         free(buf);
-        free(f);
         if (st != RLX_OK) { fprintf(stderr, "set %s: %s\n", info.name, rlx_last_error()); return -1; }
         if (info.rank == 2) *weight_bytes += (double)info.bytes;
     }

@@ -6,16 +6,23 @@
  *
  *   build/llm_bench [--device cpu|vulkan] [--model 1b|8b|tiny] [--quant q8_0|q4_k_m|q5_k_m|f16]
  *                   [--prompt N] [--decode N] [--ctx N] [--bandwidth GBps] [--report]
+ *                   [--write-gguf PATH]
  *
  * --ctx sets the KV cache's rows (default prompt + decode + 8): a long cache
  * changes how decode attention splits its keys (docs/gpu.md), so it is a
  * different workload from a short one at the same position.
+ *
+ * --write-gguf also writes the model it runs (metadata, a SentencePiece
+ * vocabulary of n_vocab synthetic pieces, the same weight bytes) to a GGUF
+ * file, so another runtime can be timed on exactly these weights
+ * (bench/cpu_baseline.sh runs llama.cpp on it).
  *
  * The graph is the one rlx_model_load builds (models/llama.c), compiled with
  * the same options; weights are one valid quantized row repeated, so every
  * byte is real memory traffic without minutes of quantizing random data.
  */
 #include "rlx.h"
+#include "io/gguf.h"
 #include "io/quant.h"
 #include "models/llama.h"
 #include "bench_params.h"
@@ -62,8 +69,71 @@ static rlx_status eval(rlx_exec *e, const int32_t *tokens, int n, int pos) {
     return rlx_exec_run(e, in, 3);
 }
 
+/* The model of e (hparams hp) as a llama GGUF at path: 0, or -1 (printed). */
+static int write_gguf(const char *path, const llama_hparams *hp, rlx_exec *e) {
+    gguf_writer *w = gguf_writer_new();
+    int n = rlx_exec_param_count(e), nv = hp->n_vocab, rc = -1;
+    unsigned char **data = calloc((size_t)n, sizeof *data);
+    const char **tok = calloc((size_t)nv, sizeof *tok);
+    char *names = malloc((size_t)nv * 16);
+    float *scores = calloc((size_t)nv, sizeof *scores);
+    int32_t *types = calloc((size_t)nv, sizeof *types);
+    if (!w || !data || !tok || !names || !scores || !types || nv < 260) goto done;
+    gguf_set_str(w, "general.architecture", "llama");
+    gguf_set_str(w, "general.name", "rlx llm_bench synthetic");
+    gguf_set_u32(w, "llama.context_length", (uint32_t)hp->n_ctx_train);
+    gguf_set_u32(w, "llama.embedding_length", (uint32_t)hp->n_embd);
+    gguf_set_u32(w, "llama.block_count", (uint32_t)hp->n_layer);
+    gguf_set_u32(w, "llama.feed_forward_length", (uint32_t)hp->n_ff);
+    gguf_set_u32(w, "llama.attention.head_count", (uint32_t)hp->n_head);
+    gguf_set_u32(w, "llama.attention.head_count_kv", (uint32_t)hp->n_head_kv);
+    gguf_set_u32(w, "llama.rope.dimension_count", (uint32_t)hp->head_dim);
+    gguf_set_f32(w, "llama.rope.freq_base", hp->rope_theta);
+    gguf_set_f32(w, "llama.attention.layer_norm_rms_epsilon", hp->rms_eps);
+    gguf_set_u32(w, "llama.vocab_size", (uint32_t)nv);
+    /* <unk> <s> </s>, the 256 byte tokens, then distinct pieces */
+    for (int i = 0; i < nv; i++) {
+        char *t = names + 16 * (size_t)i;
+        if (i < 3) snprintf(t, 16, "%s", i == 0 ? "<unk>" : i == 1 ? "<s>" : "</s>");
+        else if (i < 259) snprintf(t, 16, "<0x%02X>", i - 3);
+        else snprintf(t, 16, "\xe2\x96\x81t%d", i);
+        tok[i] = t;
+        types[i] = i == 0 ? 2 : i < 3 ? 3 : i < 259 ? 6 : 1;
+        scores[i] = i < 259 ? 0.0f : -(float)i;
+    }
+    gguf_set_str(w, "tokenizer.ggml.model", "llama");
+    gguf_set_arr_str(w, "tokenizer.ggml.tokens", tok, (uint64_t)nv);
+    gguf_set_arr(w, "tokenizer.ggml.scores", GGUF_VT_F32, scores, (uint64_t)nv);
+    gguf_set_arr(w, "tokenizer.ggml.token_type", GGUF_VT_I32, types, (uint64_t)nv);
+    gguf_set_u32(w, "tokenizer.ggml.bos_token_id", 1);
+    gguf_set_u32(w, "tokenizer.ggml.eos_token_id", 2);
+    gguf_set_u32(w, "tokenizer.ggml.unknown_token_id", 0);
+    for (int i = 0; i < n; i++) {
+        rlx_tensor info;
+        rlx_exec_param_info(e, i, &info);
+        if (strncmp(info.name, "cache.", 6) == 0) continue;
+        if (!(data[i] = bench_param_data(&info, i))) goto done;
+        int64_t dims[4];
+        for (int d = 0; d < info.rank; d++) dims[d] = info.dims[info.rank - 1 - d];   /* ggml order */
+        if (gguf_add_tensor(w, info.name, quant_type_of_dtype(info.dtype), (uint32_t)info.rank, dims, data[i],
+                            info.bytes) != RLX_OK)
+            goto done;
+    }
+    rc = gguf_write_file(w, path) == RLX_OK ? 0 : -1;
+done:
+    if (rc) fprintf(stderr, "llm_bench: writing %s: %s\n", path, rlx_last_error());
+    for (int i = 0; data && i < n; i++) free(data[i]);
+    free(data);
+    free(tok);
+    free(names);
+    free(scores);
+    free(types);
+    gguf_writer_free(w);
+    return rc;
+}
+
 int main(int argc, char **argv) {
-    const char *device = "cpu", *model = "1b";
+    const char *device = "cpu", *model = "1b", *gguf_out = NULL;
     bench_cfg cfg = {"q8_0"};
     int n_prompt = 128, n_decode = 32, n_ctx_opt = 0;
     double bandwidth = 0;
@@ -78,6 +148,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--decode")) n_decode = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--ctx")) n_ctx_opt = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--bandwidth")) bandwidth = atof(argv[i + 1]) * 1e9;
+        else if (!strcmp(argv[i], "--write-gguf")) gguf_out = argv[i + 1];
         else { fprintf(stderr, "llm_bench: unknown option %s\n", argv[i]); return 2; }
     }
     static const char *const quants[] = {"q8_0", "q4_k_m", "q5_k_m", "f16", "f32"};
@@ -115,6 +186,7 @@ int main(int argc, char **argv) {
     double weight_bytes;
     if (bench_fill_params(e, &weight_bytes)) return 1;
     double load_s = now_s() - t0;
+    if (gguf_out && write_gguf(gguf_out, &hp, e)) return 1;
     int32_t *tokens = malloc(sizeof(int32_t) * (size_t)n_prompt);
     for (int i = 0; i < n_prompt; i++) tokens[i] = (i * 7919) % hp.n_vocab;
     /* warm-up: compiles the prefill and decode specializations */
