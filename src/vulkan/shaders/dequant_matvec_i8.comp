@@ -72,6 +72,7 @@ layout(constant_id = 10) const uint RKV = 0;   // epilogue of a rope / KV-cache 
                                                //   head), 2 NEOX (rows j, j + D/2); a group's two slots are one pair (NR 2);
                                                // bit 2: rows are stored in a KV cache [Hkv, C, D] at row p.pos;
                                                // bit 3: frequency factors at p.ff; bit 4: rope position offset at p.off
+layout(constant_id = 12) const uint XROT = 0;   // > 0: workgroup w starts rounding x at chunk w * XROT (a multiple of 32; round_x)
 layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/RKV): x is the partials of split-key
                                                // attention with XCOMB splits, combined as they are read (header;
                                                // vk_program.c plan_absorptions)
@@ -299,7 +300,12 @@ void round_x() {
     if (QT != 13u && !one_pass)
         for (uint b = i0; b < nb; b += 256u) xa[b] = 0u;
     barrier();
-    for (uint c = i0; c < n8; c += 256u) {   // n8 % 32 == 0: a cluster is all in or all out
+    // XROT: each workgroup starts at its own 256-chunk offset, so that a grid's
+    // workgroups do not all read the same lines of x at once (a rotation by a
+    // multiple of 32 chunks keeps every cluster on whole blocks)
+    const uint rot = XROT != 0u ? (gl_WorkGroupID.x * XROT) % n8 : 0u;
+    for (uint c0 = i0; c0 < n8; c0 += 256u) {   // n8 % 32 == 0: a cluster is all in or all out
+        uint c = c0 + rot >= n8 ? c0 + rot - n8 : c0 + rot;
         vec4 a, b;
         vec2 sc = vec2(0.0);
         ldx8g(8u * c, a, b, sc);
