@@ -351,3 +351,62 @@ TEST(sampler_errors) {
     rlx_sampler_accept(NULL, 1);
     rlx_sampler_reset(NULL);
 }
+
+static int cmp_desc_f32(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return x > y ? -1 : x < y;
+}
+
+/* A Qwen-sized vocabulary with top-k off: top-p keeps exactly the smallest
+ * prefix reaching the mass (~350 of 400 plausible tokens: more than one
+ * selection round) and the same set as the sorted top-k path; min-p and plain
+ * temperature work without it. (Speed is not asserted here: a full sort per
+ * token cost 40-55 ms at this size before, ~1.5 ms now; see sampler.c.) */
+TEST(sampler_large_vocab_top_k_off) {
+    const int32_t nv = 152064, hot = 400;
+    float *l = malloc((size_t)nv * sizeof *l), *sorted = malloc((size_t)nv * sizeof *sorted);
+    int *counts = malloc((size_t)nv * sizeof *counts);
+    CHECK(l && sorted && counts);
+    /* The cold tokens hold ~1e-6 of the mass, so a top-k of 5000 normalizes
+     * over nearly the same mass as no top-k at all. */
+    test_fill_uniform_f32(l, (size_t)nv, -0.5f, 0.5f);
+    for (int32_t i = 0; i < nv; i++) l[i] += i % 251 == 0 && i / 251 < hot ? 5.0f : -15.0f;
+    /* Reference top-p = 0.9 cut: the smallest logit still kept. */
+    memcpy(sorted, l, (size_t)nv * sizeof *l);
+    qsort(sorted, (size_t)nv, sizeof *sorted, cmp_desc_f32);
+    double sum = 0, cum = 0;
+    for (int32_t i = 0; i < nv; i++) sum += exp((double)sorted[i] - sorted[0]);
+    int32_t keep = 0;
+    while (keep < nv && cum < 0.9) cum += exp((double)sorted[keep++] - sorted[0]) / sum;
+    float cut = sorted[keep - 1];
+    CHECK_MSG(keep > 256 && keep < hot, "top-p keeps %d", keep);
+
+    const int n = 150;
+    sampler_params p = plain(1.0f, 21);
+    p.top_p = 0.9f;
+    for (int path = 0; path < 2; path++) {
+        p.top_k = path ? 5000 : 0;   /* 5000: the sorted top-k path */
+        bool ok = draw(&p, l, nv, n, counts);
+        int32_t distinct = 0, outside = 0;
+        for (int32_t i = 0; i < nv; i++) {
+            distinct += counts[i] > 0;
+            outside += counts[i] > 0 && l[i] < cut;
+        }
+        CHECK(ok);
+        CHECK_MSG(outside == 0 && distinct > keep / 4, "top-k %d: top-p kept %d distinct, %d outside the cut (%d kept)",
+                  p.top_k, distinct, outside, keep);
+    }
+    /* min-p alone and plain temperature. */
+    p = plain(1.0f, 22);
+    p.min_p = 0.5f;   /* within log(2) of the best: a few hot tokens */
+    CHECK(draw(&p, l, nv, n, counts));
+    for (int32_t i = 0; i < nv; i++) CHECK(!counts[i] || l[i] >= sorted[0] + (float)log(0.5) - 1e-5f);
+    p = plain(1.0f, 23);
+    CHECK(draw(&p, l, nv, n, counts));
+    int32_t cold = 0;
+    for (int32_t i = 0; i < nv; i++) cold += counts[i] && l[i] < 0;
+    CHECK(cold == 0);
+    free(l);
+    free(sorted);
+    free(counts);
+}

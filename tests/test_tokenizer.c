@@ -769,3 +769,41 @@ TEST(tokenizer_desc_lengths) {
     CHECK(strcmp(buf, "hi \xE2\x81\x87 ") == 0);
     rlx_tokenizer_free(t);
 }
+
+/* Review regressions. Empty text with a caller buffer (memcpy from a NULL
+ * vector was UB, caught by `make sanitize`); a BPE file that sets
+ * add_space_prefix (BPE encode never adds the space, so decode must not strip
+ * one); end-of-generation tokens found by their text, as llama.cpp does,
+ * since converters rarely write eot_token_id. */
+TEST(tokenizer_review_edges) {
+    vkit v;
+    tokenizer *t = spm_new(&v, false);
+    CHECK(t);
+    int32_t ids[8];
+    CHECK(encode(t, "", false, false, ids, 8) == 0);
+    CHECK(encode(t, "", false, true, ids, 8) == 0);
+    rlx_tokenizer_free(t);
+    vk_free(&v);
+
+    int32_t bos, eot;
+    t = bpe_new(&v, "llama-bpe", &bos, &eot);
+    CHECK(t);
+    int32_t eos = rlx_tokenizer_eos(t);
+    rlx_tokenizer_free(t);
+    int32_t im_end = vk_add(&v, "<|im_end|>", 0, TOK_TYPE_CONTROL);
+    int32_t eom = vk_add(&v, "<|eom_id|>", 0, TOK_TYPE_CONTROL);
+    tok_vocab_desc d;
+    vk_desc(&v, &d, "gpt2", "llama-bpe");
+    d.scores = NULL;
+    d.bos_id = bos; d.eos_id = eos;   /* no eot_token_id, as most converted files */
+    d.add_space_prefix = 1;
+    CHECK_OK(rlx_tokenizer_new(&d, &t));
+    CHECK(round_trips(t, " hello world", 12, false));
+    CHECK(round_trips(t, " hello<|eot_id|> x", 18, true));
+    CHECK(stream_check(t, (const int32_t[]){find(t, G "world")}, 1, 0));
+    CHECK(rlx_tokenizer_is_eog(t, eos) && rlx_tokenizer_is_eog(t, eot) && rlx_tokenizer_is_eog(t, im_end) &&
+          rlx_tokenizer_is_eog(t, eom));
+    CHECK(!rlx_tokenizer_is_eog(t, bos) && !rlx_tokenizer_is_eog(t, find(t, "hello")) && !rlx_tokenizer_is_eog(t, -1));
+    rlx_tokenizer_free(t);
+    vk_free(&v);
+}

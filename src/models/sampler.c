@@ -3,10 +3,12 @@
  *
  * The RNG is xoshiro256** seeded through splitmix64: small, fast, and owned by
  * the sampler, so no global state and no dependence on the C library's rand().
- * Candidates are (logit, id) pairs kept sorted by logit descending, id
- * ascending, which makes every step deterministic despite qsort's instability.
- * top-k uses a k-element min-heap (O(n log k)) so the common k=40 case never
- * sorts the whole vocabulary.
+ * Candidates are (logit, id) pairs, in id order or sorted by logit
+ * descending, id ascending, which makes every step deterministic despite
+ * qsort's instability. top-k uses a k-element min-heap (O(n log k)) so the
+ * common k=40 case never sorts the whole vocabulary; without top-k, top-p
+ * selects growing prefixes the same way, and min-p and the draw need no
+ * order, so no setting sorts 150k logits per token.
  */
 #include "models/sampler.h"
 
@@ -219,11 +221,34 @@ static int32_t top_k(cand *c, int32_t n, int32_t k) {
     return k;
 }
 
-/* Softmax probabilities of sorted candidates at temperature 1 into p. */
-static void softmax_sorted(const cand *c, int32_t n, double *p) {
-    double sum = 0;
-    for (int32_t i = 0; i < n; i++) { p[i] = exp((double)c[i].logit - (double)c[0].logit); sum += p[i]; }
-    for (int32_t i = 0; i < n; i++) p[i] /= sum;
+/* The sampleable candidates (penalized logit > -inf) into c, in id order. */
+static int32_t collect(sampler *s, int32_t n_vocab) {
+    int32_t n = 0;
+    for (int32_t i = 0; i < n_vocab; i++)
+        if (s->pen[i] > -INFINITY) s->c[n++] = (cand){ s->pen[i], i };
+    return n;
+}
+
+/* top-p over the n candidates in c: the length of the smallest best-first
+ * prefix whose softmax mass (temperature 1, over all n) reaches top_p, left
+ * sorted in c. Unsorted candidates (no top-k) are the whole vocabulary, while
+ * the prefix is usually a few hundred tokens: select the best 256, 2048, ...
+ * (O(n log m) each) until the mass is reached, instead of sorting 150k
+ * logits per token. Each round re-collects c, since top_k() overwrites it. */
+static int32_t top_p_keep(sampler *s, int32_t n_vocab, int32_t n, bool sorted, double top_p) {
+    cand *c = s->c;
+    double mx = -INFINITY, sum = 0;
+    for (int32_t i = 0; i < n; i++) if (c[i].logit > mx) mx = c[i].logit;
+    for (int32_t i = 0; i < n; i++) sum += exp((double)c[i].logit - mx);
+    for (int32_t m = sorted ? n : RLX_MIN(n, 256);; m = m > n / 8 ? n : m * 8) {
+        if (!sorted) top_k(c, collect(s, n_vocab), m);
+        double cum = 0;
+        for (int32_t i = 0; i < m; i++) {
+            cum += exp((double)c[i].logit - mx) / sum;
+            if (cum >= top_p) return i + 1;
+        }
+        if (m == n) return n;
+    }
 }
 
 rlx_status rlx_sampler_sample(sampler *s, const float *logits, int32_t n_vocab, int32_t *token) {
@@ -238,9 +263,7 @@ rlx_status rlx_sampler_sample(sampler *s, const float *logits, int32_t n_vocab, 
     for (int32_t i = 0; i < n_vocab; i++) s->pen[i] = sanitize(logits[i]);
     apply_penalties(s, n_vocab);
 
-    int32_t n = 0;
-    for (int32_t i = 0; i < n_vocab; i++)
-        if (s->pen[i] > -INFINITY) s->c[n++] = (cand){ s->pen[i], i };
+    int32_t n = collect(s, n_vocab);
     if (n == 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_sampler_sample: all %d logits are NaN or -inf", n_vocab);
 
     if (!(p->temperature > 0)) {   /* greedy: first maximum */
@@ -250,32 +273,24 @@ rlx_status rlx_sampler_sample(sampler *s, const float *logits, int32_t n_vocab, 
         return RLX_OK;
     }
 
-    /* top-k (also sorts); without top-k the whole set is sorted for top-p. */
-    n = top_k(s->c, n, p->top_k > 0 ? p->top_k : n);
-
-    double *prob = s->prob;
-
-    if (p->top_p < 1.0f && n > 1) {
-        softmax_sorted(s->c, n, prob);
-        double cum = 0;
-        int32_t keep = n;
-        for (int32_t i = 0; i < n; i++) {
-            cum += prob[i];
-            if (cum >= p->top_p) { keep = i + 1; break; }
-        }
-        n = keep;
-    }
+    /* top-k keeps the k best, sorted. Without it the candidates stay in id
+     * order (min-p and the draw need no order; top-p sorts only its prefix). */
+    bool sorted = false;
+    if (p->top_k > 0 && p->top_k < n) { n = top_k(s->c, n, p->top_k); sorted = true; }
+    if (p->top_p < 1.0f && n > 1) { n = top_p_keep(s, n_vocab, n, sorted, p->top_p); sorted = true; }
+    double mx = s->c[0].logit;
+    if (!sorted) for (int32_t i = 1; i < n; i++) if (s->c[i].logit > mx) mx = s->c[i].logit;
     if (p->min_p > 0.0f && n > 1) {
-        /* p_i >= min_p * p_max  <=>  logit_i >= logit_max + log(min_p) */
-        double floor_logit = (double)s->c[0].logit + log((double)p->min_p);
-        int32_t keep = 1;
-        while (keep < n && (double)s->c[keep].logit >= floor_logit) keep++;
+        /* p_i >= min_p * p_max  <=>  logit_i >= logit_max + log(min_p); the max always stays */
+        double floor_logit = mx + log((double)p->min_p);
+        int32_t keep = 0;
+        for (int32_t i = 0; i < n; i++) if ((double)s->c[i].logit >= floor_logit) s->c[keep++] = s->c[i];
         n = keep;
     }
 
-    double sum = 0;
+    double *prob = s->prob, sum = 0;
     for (int32_t i = 0; i < n; i++) {
-        prob[i] = exp(((double)s->c[i].logit - (double)s->c[0].logit) / (double)p->temperature);
+        prob[i] = exp(((double)s->c[i].logit - mx) / (double)p->temperature);
         sum += prob[i];
     }
     double u = rng_uniform(s) * sum, acc = 0;

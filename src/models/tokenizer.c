@@ -302,6 +302,18 @@ static tok_pre pre_from_name(const char *pre) {
     return TOK_PRE_GPT2;
 }
 
+/* End-of-turn tokens by text: chat models end a turn with one of these while
+ * eos names another (Llama 3 <|eot_id|> / <|eom_id|>, Qwen <|im_end|>), and
+ * GGUF converters rarely write eot_token_id. llama.cpp's list. */
+static void find_eog(tokenizer *t) {
+    static const char *const names[] = {"<|eot_id|>", "<|eom_id|>", "<|im_end|>", "<|end|>",
+                                        "<end_of_turn>", "<|endoftext|>", "<EOT>"};
+    for (size_t i = 0; i < RLX_ARRAY_LEN(names) && t->n_eog < (int32_t)RLX_ARRAY_LEN(t->eog); i++) {
+        int32_t id = tok_lookup(t, names[i], strlen(names[i]));
+        if (id >= 0) t->eog[t->n_eog++] = id;
+    }
+}
+
 static rlx_status check_desc(const tok_vocab_desc *d) {
     if (!d->model) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "tokenizer: desc.model is NULL (want \"llama\" or \"gpt2\")");
     if (d->n_tokens <= 0 || !d->tokens)
@@ -340,7 +352,9 @@ rlx_status rlx_tokenizer_new(const tok_vocab_desc *desc, tokenizer **out) {
     bool spm = t->model == TOK_MODEL_SPM;
     t->add_bos = desc->add_bos == TOK_DEFAULT ? (spm || t->pre == TOK_PRE_LLAMA3) : desc->add_bos != 0;
     t->add_eos = desc->add_eos == TOK_DEFAULT ? false : desc->add_eos != 0;
-    t->add_space_prefix = desc->add_space_prefix == TOK_DEFAULT ? spm : desc->add_space_prefix != 0;
+    /* SPM only: BPE encode never prefixes a space, so decode must not strip one
+     * even when a file sets the key. */
+    t->add_space_prefix = spm && desc->add_space_prefix != 0;
     t->ignore_merges = t->pre == TOK_PRE_LLAMA3;
     for (int i = 0; i < 256; i++) t->byte_tok[i] = TOK_NONE;
 
@@ -350,6 +364,7 @@ rlx_status rlx_tokenizer_new(const tok_vocab_desc *desc, tokenizer **out) {
         rlx_tokenizer_free(t);
         return st;
     }
+    find_eog(t);
     *out = t;
     return RLX_OK;
 }
@@ -365,7 +380,10 @@ int32_t   rlx_tokenizer_eot(const tokenizer *t) { return t ? t->eot : TOK_NONE; 
 bool      rlx_tokenizer_add_bos(const tokenizer *t) { return t && t->add_bos; }
 
 bool rlx_tokenizer_is_eog(const tokenizer *t, int32_t id) {
-    return t && id >= 0 && (id == t->eos || id == t->eot);
+    if (!t || id < 0) return false;
+    if (id == t->eos || id == t->eot) return true;
+    for (int32_t k = 0; k < t->n_eog; k++) if (id == t->eog[k]) return true;
+    return false;
 }
 
 const char *rlx_tokenizer_token_text(const tokenizer *t, int32_t id, size_t *len) {
@@ -439,7 +457,7 @@ rlx_status rlx_tokenizer_encode(const tokenizer *t, const char *text, size_t len
     rlx_status st = encode_all(t, text ? text : "", len, add_special, parse_special, &v);
     if (st) { free(v.v); return st; }
     *n_out = v.n;
-    if (ids) memcpy(ids, v.v, RLX_MIN(cap, v.n) * sizeof *ids);
+    if (ids && v.n) memcpy(ids, v.v, RLX_MIN(cap, v.n) * sizeof *ids);   /* v.v is NULL when empty */
     free(v.v);
     if (!ids) return RLX_OK;   /* size query */
     if (cap < *n_out)

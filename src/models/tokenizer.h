@@ -28,6 +28,7 @@
  * An absent id key stays TOK_NONE; an absent bool key stays TOK_DEFAULT, which
  * resolves per model: SPM add_bos=1 add_space_prefix=1, BPE add_bos=1 only for
  * the llama3 pre-tokenizer, add_eos=0 everywhere (llama.cpp's defaults).
+ * add_space_prefix is an SPM option: BPE ignores it in encode and decode.
  *
  * tokenizer.ggml.pre -> pre-tokenizer regex (implemented by hand, see
  * tokenizer_bpe.c):
@@ -95,7 +96,9 @@ int32_t    rlx_tokenizer_bos(const tokenizer *t);       /* TOK_NONE if none */
 int32_t    rlx_tokenizer_eos(const tokenizer *t);
 int32_t    rlx_tokenizer_eot(const tokenizer *t);
 bool       rlx_tokenizer_add_bos(const tokenizer *t);
-/* True for eos, eot: the ids that end generation. */
+/* True for the ids that end generation: eos, eot, and (as llama.cpp does,
+ * since converters rarely write eot_token_id) any token whose text is one of
+ * <|eot_id|> <|eom_id|> <|im_end|> <|end|> <end_of_turn> <|endoftext|> <EOT>. */
 bool       rlx_tokenizer_is_eog(const tokenizer *t, int32_t id);
 /* The raw vocabulary string of id ("▁Hello", "Ġworld", "<0x0A>"), or NULL. */
 const char *rlx_tokenizer_token_text(const tokenizer *t, int32_t id, size_t *len);
@@ -198,6 +201,8 @@ struct tokenizer {
     int32_t   n_special;
     uint8_t   special_first[32];   /* bitset of their first bytes */
     int32_t   bos, eos, eot, unk, pad;
+    int32_t   eog[8];              /* end-of-turn tokens found by their text */
+    int32_t   n_eog;
     bool      add_bos, add_eos, add_space_prefix;
 };
 
