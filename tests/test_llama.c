@@ -2,11 +2,17 @@
  * test_llama.c — the Llama-family decoder graph with random weights, for each
  * architecture variant: prefill logits equal step-by-step decode logits (the
  * KV cache and the active extent at work), on the CPU and on Vulkan, and the
- * two backends agree.
+ * two backends agree; the graph and tiny GGUF files (through rlx_model)
+ * against a float64 reference decoder; defaults for absent optional keys;
+ * missing and misshapen tensors as FORMAT errors naming them.
  */
 #include "vk_parity.h"
 #include "tiny_model.h"
 #include "models/llama.h"
+#include "io/gguf.h"
+#include "io/quant.h"
+#include <stdio.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,4 +131,419 @@ TEST(llama_bad_hparams) {
     rlx_graph *g = NULL;
     CHECK_STATUS(llama_build_graph(&hp, 8, NULL, NULL, &g), RLX_STATUS_FORMAT);
     CHECK(g == NULL);
+    /* rotary dims: even and at most the head dim */
+    int bad_rot[] = {-2, 3, 10};
+    for (int i = 0; i < 3; i++) {
+        hp = small_hparams(LLAMA_ARCH_QWEN2);
+        hp.rope_dims = bad_rot[i];
+        CHECK_STATUS(llama_build_graph(&hp, 8, NULL, NULL, &g), RLX_STATUS_FORMAT);
+        CHECK(g == NULL && strstr(rlx_last_error(), "rotary dims"));
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * A float64 reference decoder written from the Llama-family definitions (and
+ * llama.cpp's GGUF conventions), not from the graph: RMSNorm, q/k/v
+ * projections (+ biases), qwen3's per-head q/k RMSNorm before RoPE, RoPE on
+ * the first n_rot dims (GGUF llama: adjacent pairs; qwen: NEOX halves) with
+ * freq factors, causal GQA (query head h reads kv head h / (H / Hkv)),
+ * output projection (+ bias), SwiGLU, final norm, untied or tied output.
+ * Weights come from a getter: malloc'ed doubles in GGUF's row-major layout
+ * ([out, in] for projections), NULL when the tensor is absent.
+ */
+typedef double *(*ref_get_fn)(void *user, const char *name, int64_t n);
+
+typedef struct ref_cfg {
+    int  vocab, embd, layers, heads, heads_kv, ff, hd, n_rot;
+    bool neox, qkv_bias, out_bias, qk_norm, tied, freq_factors;
+    double eps, theta;
+} ref_cfg;
+
+static void ref_rms_row(double *x, const double *w, int n, double eps) {
+    double ss = 0;
+    for (int i = 0; i < n; i++) ss += x[i] * x[i];
+    double r = 1.0 / sqrt(ss / n + eps);
+    for (int i = 0; i < n; i++) x[i] = x[i] * r * w[i];
+}
+
+/* y [S, out] = x [S, in] W[out, in]^T (+ b) */
+static void ref_lin(const double *x, int S, int in, const double *W, int out, const double *b, double *y) {
+    for (int s = 0; s < S; s++)
+        for (int o = 0; o < out; o++) {
+            double acc = b ? b[o] : 0;
+            for (int i = 0; i < in; i++) acc += x[(size_t)s * in + i] * W[(size_t)o * in + i];
+            y[(size_t)s * out + o] = acc;
+        }
+}
+
+static void ref_rope_vec(double *v, int pos, const ref_cfg *c, const double *ff) {
+    for (int i = 0; i < c->n_rot / 2; i++) {
+        double a = pos * pow(c->theta, -2.0 * i / c->n_rot) / (ff ? ff[i] : 1.0);
+        int i0 = c->neox ? i : 2 * i, i1 = c->neox ? i + c->n_rot / 2 : 2 * i + 1;
+        double x0 = v[i0], x1 = v[i1];
+        v[i0] = x0 * cos(a) - x1 * sin(a);
+        v[i1] = x0 * sin(a) + x1 * cos(a);
+    }
+}
+
+static double *ref_w(ref_get_fn get, void *u, const char *fmt, int layer, int64_t n, int *missing) {
+    char name[96];
+    snprintf(name, sizeof name, fmt, layer);
+    double *w = get(u, name, n);
+    if (!w) { printf("    reference: no tensor '%s' of %lld values\n", name, (long long)n); *missing = 1; }
+    return w;
+}
+
+/* logits [S, vocab] of tokens at positions 0..S-1; returns 0, or -1 when a weight is missing */
+static int ref_decoder(const ref_cfg *c, ref_get_fn get, void *u, const int32_t *tok, int S, double *logits) {
+    const int E = c->embd, H = c->heads, Hkv = c->heads_kv, hd = c->hd, qd = H * hd, kd = Hkv * hd;
+    int miss = 0;
+    double *emb = ref_w(get, u, "token_embd.weight", 0, (int64_t)c->vocab * E, &miss);
+    double *ff = c->freq_factors ? ref_w(get, u, "rope_freqs.weight", 0, c->n_rot / 2, &miss) : NULL;
+    double *x = calloc((size_t)S * E, sizeof *x), *h = calloc((size_t)S * E, sizeof *h);
+    double *q = calloc((size_t)S * qd, sizeof *q), *k = calloc((size_t)S * kd, sizeof *k), *v = calloc((size_t)S * kd, sizeof *v);
+    double *att = calloc((size_t)S * qd, sizeof *att), *o = calloc((size_t)S * E, sizeof *o);
+    double *g = calloc((size_t)S * c->ff, sizeof *g), *up = calloc((size_t)S * c->ff, sizeof *up), *p = calloc((size_t)S, sizeof *p);
+    if (emb)
+        for (int s = 0; s < S; s++) memcpy(x + (size_t)s * E, emb + (size_t)tok[s] * E, sizeof(double) * (size_t)E);
+    for (int l = 0; l < c->layers && !miss; l++) {
+        double *an = ref_w(get, u, "blk.%d.attn_norm.weight", l, E, &miss);
+        double *wq = ref_w(get, u, "blk.%d.attn_q.weight", l, (int64_t)qd * E, &miss);
+        double *wk = ref_w(get, u, "blk.%d.attn_k.weight", l, (int64_t)kd * E, &miss);
+        double *wv = ref_w(get, u, "blk.%d.attn_v.weight", l, (int64_t)kd * E, &miss);
+        double *wo = ref_w(get, u, "blk.%d.attn_output.weight", l, (int64_t)E * qd, &miss);
+        double *bq = c->qkv_bias ? ref_w(get, u, "blk.%d.attn_q.bias", l, qd, &miss) : NULL;
+        double *bk = c->qkv_bias ? ref_w(get, u, "blk.%d.attn_k.bias", l, kd, &miss) : NULL;
+        double *bv = c->qkv_bias ? ref_w(get, u, "blk.%d.attn_v.bias", l, kd, &miss) : NULL;
+        double *bo = c->out_bias ? ref_w(get, u, "blk.%d.attn_output.bias", l, E, &miss) : NULL;
+        double *qn = c->qk_norm ? ref_w(get, u, "blk.%d.attn_q_norm.weight", l, hd, &miss) : NULL;
+        double *kn = c->qk_norm ? ref_w(get, u, "blk.%d.attn_k_norm.weight", l, hd, &miss) : NULL;
+        double *fn = ref_w(get, u, "blk.%d.ffn_norm.weight", l, E, &miss);
+        double *wg = ref_w(get, u, "blk.%d.ffn_gate.weight", l, (int64_t)c->ff * E, &miss);
+        double *wu = ref_w(get, u, "blk.%d.ffn_up.weight", l, (int64_t)c->ff * E, &miss);
+        double *wd = ref_w(get, u, "blk.%d.ffn_down.weight", l, (int64_t)E * c->ff, &miss);
+        if (!miss) {
+            memcpy(h, x, sizeof(double) * (size_t)S * E);
+            for (int s = 0; s < S; s++) ref_rms_row(h + (size_t)s * E, an, E, c->eps);
+            ref_lin(h, S, E, wq, qd, bq, q);
+            ref_lin(h, S, E, wk, kd, bk, k);
+            ref_lin(h, S, E, wv, kd, bv, v);
+            for (int s = 0; s < S; s++) {
+                for (int hh = 0; hh < H; hh++) {
+                    double *qv = q + (size_t)s * qd + (size_t)hh * hd;
+                    if (qn) ref_rms_row(qv, qn, hd, c->eps);
+                    ref_rope_vec(qv, s, c, ff);
+                }
+                for (int hh = 0; hh < Hkv; hh++) {
+                    double *kv = k + (size_t)s * kd + (size_t)hh * hd;
+                    if (kn) ref_rms_row(kv, kn, hd, c->eps);
+                    ref_rope_vec(kv, s, c, ff);
+                }
+            }
+            for (int hh = 0; hh < H; hh++) {
+                int kh = hh / (H / Hkv);
+                for (int s = 0; s < S; s++) {
+                    double mx = -INFINITY, sum = 0;
+                    for (int t = 0; t <= s; t++) {
+                        double d = 0;
+                        for (int i = 0; i < hd; i++) d += q[(size_t)s * qd + hh * hd + i] * k[(size_t)t * kd + kh * hd + i];
+                        p[t] = d / sqrt((double)hd);
+                        mx = fmax(mx, p[t]);
+                    }
+                    for (int t = 0; t <= s; t++) sum += (p[t] = exp(p[t] - mx));
+                    for (int i = 0; i < hd; i++) {
+                        double acc = 0;
+                        for (int t = 0; t <= s; t++) acc += p[t] * v[(size_t)t * kd + kh * hd + i];
+                        att[(size_t)s * qd + hh * hd + i] = acc / sum;
+                    }
+                }
+            }
+            ref_lin(att, S, qd, wo, E, bo, o);
+            for (size_t i = 0; i < (size_t)S * E; i++) x[i] += o[i];
+            memcpy(h, x, sizeof(double) * (size_t)S * E);
+            for (int s = 0; s < S; s++) ref_rms_row(h + (size_t)s * E, fn, E, c->eps);
+            ref_lin(h, S, E, wg, c->ff, NULL, g);
+            ref_lin(h, S, E, wu, c->ff, NULL, up);
+            for (size_t i = 0; i < (size_t)S * c->ff; i++) g[i] = g[i] / (1.0 + exp(-g[i])) * up[i];
+            ref_lin(g, S, c->ff, wd, E, NULL, o);
+            for (size_t i = 0; i < (size_t)S * E; i++) x[i] += o[i];
+        }
+        double *all[] = {an, wq, wk, wv, wo, bq, bk, bv, bo, qn, kn, fn, wg, wu, wd};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+    }
+    double *on = miss ? NULL : ref_w(get, u, "output_norm.weight", 0, E, &miss);
+    double *wout = miss ? NULL : c->tied ? emb : ref_w(get, u, "output.weight", 0, (int64_t)c->vocab * E, &miss);
+    if (!miss) {
+        for (int s = 0; s < S; s++) ref_rms_row(x + (size_t)s * E, on, E, c->eps);
+        ref_lin(x, S, E, wout, c->vocab, NULL, logits);
+    }
+    if (wout != emb) free(wout);
+    free(on); free(emb); free(ff); free(x); free(h); free(q); free(k); free(v); free(att); free(o); free(g); free(up); free(p);
+    return miss ? -1 : 0;
+}
+
+static double rel_diff64(const float *a, const double *b, size_t n) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(a[i])) return INFINITY;
+        num += (a[i] - b[i]) * (a[i] - b[i]);
+        den += b[i] * b[i];
+    }
+    return sqrt(num / (den > 0 ? den : 1));
+}
+
+/* Graph params carry the hash weights of set_random_weights. */
+static double *hash_get(void *user, const char *name, int64_t n) {
+    (void)user;
+    float *f = malloc(sizeof(float) * (size_t)n);
+    double *d = malloc(sizeof(double) * (size_t)n);
+    tiny_model_hash_fill(name, f, (size_t)n, 0.25);
+    for (int64_t i = 0; i < n; i++) d[i] = f[i];
+    free(f);
+    return d;
+}
+
+static ref_cfg cfg_of_hparams(const llama_hparams *hp) {
+    ref_cfg c = {.vocab = hp->n_vocab, .embd = hp->n_embd, .layers = hp->n_layer, .heads = hp->n_head,
+                 .heads_kv = hp->n_head_kv, .ff = hp->n_ff, .hd = hp->head_dim,
+                 .n_rot = hp->rope_dims ? hp->rope_dims : hp->head_dim, .neox = hp->rope_style == RLX_ROPE_NEOX,
+                 .qkv_bias = hp->qkv_bias, .out_bias = hp->out_bias, .qk_norm = hp->qk_norm,
+                 .tied = hp->tied_embeddings, .eps = hp->rms_eps, .theta = hp->rope_theta};
+    return c;
+}
+
+/* The graph against the reference, per architecture, with a head dim that
+ * is not embd / heads (qwen3), partial rotary dims, and llama's optional
+ * attention biases. */
+TEST(llama_graph_matches_float64_reference) {
+    struct { llama_arch arch; int head_dim, rope_dims; bool bias; } cases[] = {
+        {LLAMA_ARCH_LLAMA, 8, 0, false}, {LLAMA_ARCH_QWEN2, 8, 0, false}, {LLAMA_ARCH_QWEN3, 8, 0, false},
+        {LLAMA_ARCH_QWEN3, 16, 0, false}, {LLAMA_ARCH_LLAMA, 8, 4, false}, {LLAMA_ARCH_QWEN2, 16, 6, false},
+        {LLAMA_ARCH_LLAMA, 8, 0, true},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        llama_hparams hp = small_hparams(cases[ci].arch);
+        hp.head_dim = cases[ci].head_dim;
+        hp.rope_dims = cases[ci].rope_dims;
+        if (cases[ci].bias) hp.qkv_bias = hp.out_bias = true;
+        int32_t tokens[T] = {1, 5, 36, 2, 2, 17};
+        double want[T * 37];
+        ref_cfg c = cfg_of_hparams(&hp);
+        CHECK(ref_decoder(&c, hash_get, NULL, tokens, T, want) == 0);
+        for (int vk = 0; vk < 2; vk++) {   /* the CPU, then Vulkan when present */
+            if (vk && !vkp_available()) break;
+            rlx_graph *g;
+            CHECK_OK(llama_build_graph(&hp, CTX, NULL, NULL, &g));
+            rlx_compile_options o;
+            if (vk) vkp_options(&o); else { rlx_compile_options_init(&o); o.backend = RLX_BACKEND_CPU; }
+            rlx_exec *e;
+            rlx_status st = rlx_compile(g, &o, &e);
+            rlx_graph_free(g);
+            CHECK_OK(st);
+            set_random_weights(e);
+            float got[T * 37], step[T * 37];
+            st = eval(e, tokens, T, 0, got, hp.n_vocab);   /* prefill, then the same tokens one by one */
+            for (int t = 0; t < T && st == RLX_OK; t++) st = eval(e, tokens + t, 1, t, step + t * hp.n_vocab, hp.n_vocab);
+            rlx_exec_free(e);
+            CHECK_OK(st);
+            double d = fmax(rel_diff64(got, want, (size_t)T * 37), rel_diff64(step, want, (size_t)T * 37));
+            CHECK_MSG(d < (vk ? 1e-4 : 1e-5), "case %zu (arch %d, head dim %d, rope dims %d, bias %d) on %s: vs float64 reference %.3g",
+                      ci, cases[ci].arch, cases[ci].head_dim, cases[ci].rope_dims, cases[ci].bias, vk ? "vulkan" : "cpu", d);
+        }
+    }
+}
+
+/* Weights of a GGUF file, decoded to doubles (as stored: GGUF's row-major). */
+static double *gguf_get(void *user, const char *name, int64_t n) {
+    const gguf_tensor *t = gguf_find_tensor(user, name);
+    if (!t || t->n_elements != n) return NULL;
+    float *f = malloc(sizeof(float) * (size_t)n);
+    double *d = malloc(sizeof(double) * (size_t)n);
+    if (quant_dequantize_row(t->type, t->data, f, n) != RLX_OK) { free(f); free(d); return NULL; }
+    for (int64_t i = 0; i < n; i++) d[i] = f[i];
+    free(f);
+    return d;
+}
+
+/* A tiny GGUF file loaded by rlx_model against the reference reading the
+ * same file, with the hyperparameters stated here from the GGUF keys the
+ * file has (so the loader's reading of metadata is under test too). */
+static bool listed(const char *const *names, const char *name) {
+    for (; names && *names; names++)
+        if (strcmp(*names, name) == 0) return true;
+    return false;
+}
+
+/* Copies GGUF file src to dst without the keys and tensors named in drop
+ * (NULL-terminated), writing f32 tensor `swap` with its two dims swapped and
+ * f32 tensor `shrink` with one row fewer. Returns 0 on success. */
+static int gguf_rewrite(const char *src, const char *dst, const char *const *drop, const char *swap, const char *shrink) {
+    gguf_file *f;
+    if (gguf_open(src, &f) != RLX_OK) return -1;
+    gguf_writer *w = gguf_writer_new();
+    int rc = w ? 0 : -1;
+    for (int64_t i = 0; i < gguf_kv_count(f) && !rc; i++)
+        if (!listed(drop, gguf_kv_key(f, i)) && gguf_set_from(w, f, i) != RLX_OK) rc = -1;
+    for (int64_t i = 0; i < gguf_tensor_count(f) && !rc; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        if (listed(drop, t->name)) continue;
+        int64_t dims[GGUF_MAX_DIMS];
+        memcpy(dims, t->dims, sizeof dims);
+        uint64_t size = t->size;
+        if (swap && strcmp(t->name, swap) == 0) { dims[0] = t->dims[1]; dims[1] = t->dims[0]; }
+        if (shrink && strcmp(t->name, shrink) == 0) { dims[1]--; size -= (uint64_t)dims[0] * 4; }
+        if (gguf_add_tensor(w, t->name, t->type, t->n_dims, dims, t->data, size) != RLX_OK) rc = -1;
+    }
+    if (!rc && gguf_write_file(w, dst) != RLX_OK) rc = -1;
+    gguf_writer_free(w);
+    gguf_close(f);
+    return rc;
+}
+
+static void check_file_vs_reference_without(const tiny_model_spec *spec, const char *what, const char *const *drop_keys) {
+    char path[128], orig[160];
+    tiny_model_tmp_path(path, sizeof path, "llref");
+    snprintf(orig, sizeof orig, "%s.orig.gguf", path);
+    CHECK_MSG(tiny_model_write(spec, drop_keys ? orig : path) == 0, "%s: write", what);
+    if (drop_keys) {   /* not in place: the source is mapped while the copy is written */
+        int rc = gguf_rewrite(orig, path, drop_keys, NULL, NULL);
+        unlink(orig);
+        CHECK_MSG(rc == 0, "%s: rewrite", what);
+    }
+    rlx_model *m = tiny_model_load(path, RLX_BACKEND_CPU);
+    gguf_file *f = NULL;
+    rlx_status st = gguf_open(path, &f);
+    unlink(path);
+    if (st != RLX_OK || !m) { rlx_model_free(m); gguf_close(f); CHECK_MSG(0, "%s: load", what); }
+    const bool llama = strcmp(spec->arch, "llama") == 0, qwen2 = strcmp(spec->arch, "qwen2") == 0;
+    const int hd = spec->head_dim ? spec->head_dim : spec->n_embd / spec->n_head;
+    rlx_model_info info;
+    rlx_model_get_info(m, &info);
+    ref_cfg c = {.vocab = info.n_vocab, .embd = spec->n_embd, .layers = spec->n_layer, .heads = spec->n_head,
+                 .heads_kv = spec->n_head_kv, .ff = spec->n_ff, .hd = hd, .n_rot = spec->rope_dims ? spec->rope_dims : hd,
+                 .neox = !llama, .qkv_bias = qwen2 || spec->attn_bias, .out_bias = spec->attn_bias,
+                 .qk_norm = strcmp(spec->arch, "qwen3") == 0, .tied = strcmp(spec->arch, "qwen3") == 0,
+                 .freq_factors = spec->rope_freqs != 0, .eps = 1e-5, .theta = 10000.0};
+    int32_t tokens[T] = {1, 298, 262, 5, 290, 2};
+    const float *lg = NULL;
+    st = rlx_model_eval(m, tokens, T, &lg);
+    float got[512];
+    if (st == RLX_OK) memcpy(got, lg, sizeof(float) * (size_t)info.n_vocab);
+    double *want = malloc(sizeof(double) * (size_t)T * (size_t)info.n_vocab);
+    int rc = ref_decoder(&c, gguf_get, f, tokens, T, want);
+    gguf_close(f);
+    rlx_model_free(m);
+    double d = st == RLX_OK && rc == 0 ? rel_diff64(got, want + (size_t)(T - 1) * (size_t)info.n_vocab, (size_t)info.n_vocab) : INFINITY;
+    free(want);
+    CHECK_MSG(st == RLX_OK, "%s: eval: %s", what, rlx_last_error());
+    CHECK_MSG(d < 1e-5, "%s: last-token logits vs float64 reference %.3g", what, d);
+}
+
+static void check_file_vs_reference(const tiny_model_spec *spec, const char *what) {
+    check_file_vs_reference_without(spec, what, NULL);
+}
+
+TEST(llama_gguf_files_match_float64_reference) {
+    tiny_model_spec s;
+    tiny_model_spec_init(&s);
+    s.rope_freqs = 1;
+    check_file_vs_reference(&s, "llama + rope_freqs");
+    if (harness_failed()) return;
+    tiny_model_spec_init(&s);
+    s.arch = "qwen2";
+    check_file_vs_reference(&s, "qwen2");
+    if (harness_failed()) return;
+    tiny_model_spec_init(&s);
+    s.arch = "qwen3";
+    s.head_dim = 32;   /* key_length != embd / heads, as in Qwen3 */
+    check_file_vs_reference(&s, "qwen3, head dim 32");
+    if (harness_failed()) return;
+    tiny_model_spec_init(&s);
+    s.rope_dims = 8;   /* rope.dimension_count < head dim: the rest passes */
+    s.rope_freqs = 1;
+    check_file_vs_reference(&s, "llama, 8 rotary dims of 16");
+    if (harness_failed()) return;
+    tiny_model_spec_init(&s);
+    s.arch = "qwen2";
+    s.rope_dims = 12;
+    check_file_vs_reference(&s, "qwen2, 12 rotary dims of 16");
+    if (harness_failed()) return;
+    tiny_model_spec_init(&s);
+    s.attn_bias = 1;   /* llama.cpp's optional llama biases: attn_q/k/v/output.bias */
+    check_file_vs_reference(&s, "llama with attention biases");
+    if (harness_failed()) return;
+    /* weights kept in their block type (dequant_matmul, a quantized gather,
+     * tied output): exact decoding, as the reference decodes the same bytes */
+    setenv("RLX_CPU_EXACT_QUANT", "1", 1);
+    tiny_model_spec_init(&s);
+    s.weight_type = QTYPE_Q8_0;
+    s.rope_freqs = 1;
+    check_file_vs_reference(&s, "llama Q8_0");
+    tiny_model_spec_init(&s);
+    s.arch = "qwen3";
+    s.weight_type = QTYPE_Q4_K;
+    s.n_embd = 256;
+    s.n_ff = 512;
+    s.head_dim = 128;   /* not embd / heads = 64; q rows 512, o rows of 512 (K-quant rows: multiples of 256) */
+    if (!harness_failed()) check_file_vs_reference(&s, "qwen3 Q4_K, head dim 128");
+    unsetenv("RLX_CPU_EXACT_QUANT");
+}
+
+/* Optional metadata takes llama.cpp's defaults: no head_count_kv means as
+ * many KV heads as heads (the file's weights are MHA here), no rms epsilon
+ * 1e-5, no freq_base 10000 (the values the reference uses). */
+TEST(llama_gguf_optional_keys_default) {
+    tiny_model_spec s;
+    tiny_model_spec_init(&s);
+    s.n_head_kv = s.n_head;
+    const char *drop[] = {"llama.attention.head_count_kv", "llama.attention.layer_norm_rms_epsilon", "llama.rope.freq_base", NULL};
+    check_file_vs_reference_without(&s, "llama without optional keys", drop);
+    if (harness_failed()) return;
+    s.arch = "qwen3";
+    s.head_dim = 32;
+    const char *drop3[] = {"qwen3.attention.head_count_kv", "qwen3.attention.layer_norm_rms_epsilon", "qwen3.rope.freq_base", NULL};
+    check_file_vs_reference_without(&s, "qwen3 without optional keys", drop3);
+}
+
+/* A missing tensor, a tensor of the wrong shape (same element count,
+ * transposed) or of the wrong size, and bad rotary dims are FORMAT errors
+ * naming the culprit, never a crash. */
+TEST(llama_gguf_missing_and_misshapen_tensors) {
+    tiny_model_spec s;
+    tiny_model_spec_init(&s);
+    s.n_ff = 80;   /* ffn_down [64, 80]: transposing it keeps its element count */
+    char path[128], bad[160];
+    tiny_model_tmp_path(path, sizeof path, "llbad");
+    snprintf(bad, sizeof bad, "%s.bad.gguf", path);
+    CHECK(tiny_model_write(&s, path) == 0);
+    struct { const char *drop, *swap, *shrink, *want; } cases[] = {
+        {"blk.1.ffn_up.weight", NULL, NULL, "blk.1.ffn_up.weight"},
+        {"output_norm.weight", NULL, NULL, "output_norm.weight"},
+        {NULL, "blk.0.ffn_down.weight", NULL, "blk.0.ffn_down.weight"},
+        {NULL, NULL, "blk.1.attn_k.weight", "blk.1.attn_k.weight"},
+        {NULL, NULL, "token_embd.weight", "output.weight"},   /* vocab from token_embd; output disagrees */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *drop[] = {cases[i].drop, NULL};
+        CHECK(gguf_rewrite(path, bad, drop, cases[i].swap, cases[i].shrink) == 0);
+        rlx_model *m = NULL;
+        rlx_status st = rlx_model_load(bad, NULL, &m);
+        unlink(bad);
+        if (st != RLX_STATUS_FORMAT || m || !strstr(rlx_last_error(), cases[i].want)) unlink(path);
+        CHECK_MSG(st == RLX_STATUS_FORMAT && m == NULL && strstr(rlx_last_error(), cases[i].want),
+                  "case %zu: %s, '%s' (want FORMAT naming %s)", i, rlx_status_name(st), rlx_last_error(), cases[i].want);
+    }
+    unlink(path);
+    /* rope.dimension_count above the head dim, or odd */
+    int rot[] = {18, 7};
+    for (int i = 0; i < 2; i++) {
+        tiny_model_spec_init(&s);
+        s.rope_dims = rot[i];
+        CHECK(tiny_model_write(&s, path) == 0);
+        rlx_model *m = NULL;
+        rlx_status st = rlx_model_load(path, NULL, &m);
+        unlink(path);
+        CHECK_MSG(st == RLX_STATUS_FORMAT && m == NULL && strstr(rlx_last_error(), "rotary dims"), "rope dims %d: %s, '%s'",
+                  rot[i], rlx_status_name(st), rlx_last_error());
+    }
 }

@@ -2,11 +2,13 @@
  * test_model.c — rlx_model end to end on tiny GGUF files the test writes:
  * load (F32 and quantized weights, llama / qwen2 / qwen3), prefill logits
  * equal step-by-step decode logits, greedy generation is deterministic and
- * identical on the CPU and on Vulkan, the context limit, and bad files.
+ * identical on the CPU and on Vulkan, the context limit, bad files, and
+ * `rlx generate` argument errors.
  */
 #include "vk_parity.h"
 #include "tiny_model.h"
 #include "io/quant.h"
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,9 +146,26 @@ TEST(model_context_limit_and_errors) {
     CHECK(strstr(rlx_last_error(), "context limit"));
     CHECK_OK(rlx_model_eval(m, ids, 8, &lg));
     CHECK_STATUS(rlx_model_eval(m, ids, 1, &lg), RLX_STATUS_INVALID_ARGUMENT);
+    /* a count that overflows pos + n is the context limit, not a read past ids */
+    CHECK_OK(rlx_model_reset(m));
+    CHECK_OK(rlx_model_eval(m, ids, 1, &lg));
+    CHECK_STATUS(rlx_model_eval(m, ids, INT_MAX, &lg), RLX_STATUS_INVALID_ARGUMENT);
+    CHECK(strstr(rlx_last_error(), "context limit"));
     int32_t bad = 100000;
     CHECK_OK(rlx_model_reset(m));
     CHECK_STATUS(rlx_model_eval(m, &bad, 1, &lg), RLX_STATUS_INVALID_ARGUMENT);
+    /* generation that runs into the cache's end stops with the context limit (or at EOS first) */
+    rlx_sampling gs;
+    rlx_sampling_init(&gs);
+    gs.temperature = 0;
+    rlx_generate_stats gst;
+    rlx_status gr = rlx_model_generate(m, "the cat", 50, &gs, NULL, NULL, &gst);
+    CHECK_MSG(gst.stopped_at_eos ? gr == RLX_OK : gr == RLX_STATUS_INVALID_ARGUMENT && strstr(rlx_last_error(), "context limit"),
+              "generate past n_ctx: %s, '%s'", rlx_status_name(gr), rlx_last_error());
+    CHECK(gst.prompt_tokens + gst.generated_tokens <= 8 + 1);   /* the last sampled token needs no cache row */
+    /* -n 0 evaluates the prompt and samples nothing */
+    CHECK_OK(rlx_model_generate(m, "the cat", 0, &gs, NULL, NULL, &gst));
+    CHECK(gst.generated_tokens == 0 && gst.prompt_tokens > 0);
     rlx_model_free(m);
     /* a file that is not a model */
     FILE *f = fopen(path, "wb");
@@ -181,6 +200,43 @@ TEST(model_cli_generate) {
     CHECK_MSG(strstr(out, "generation: 8 tokens") || strstr(out, "stopped at EOS"), "output: %s", out);
     CHECK(strstr(out, "tok/s") != NULL);
     CHECK(bad != 0);
+}
+
+/* Bad arguments exit non-zero with a message naming the problem; -n 0 and a
+ * prompt past --ctx behave as documented. */
+TEST(model_cli_generate_arguments) {
+    tiny_model_spec spec;
+    tiny_model_spec_init(&spec);
+    char path[128], cmd[768], out[8192];
+    tiny_model_tmp_path(path, sizeof path, "cliargs");
+    CHECK(tiny_model_write(&spec, path) == 0);
+    const char *rlx = test_program("RLX_CLI", "build/rlx");
+    struct { const char *args, *msg; int rc; } cases[] = {
+        {"-n ''", "-n needs an integer", 2},          /* empty is not 0 */
+        {"-n 2.5", "-n needs an integer", 2},         /* no silent truncation */
+        {"-n -1", "-n needs an integer", 2},
+        {"--ctx 0", "--ctx needs an integer", 2},
+        {"--ctx -4", "--ctx needs an integer", 2},
+        {"--temp abc", "--temp needs a number", 2},
+        {"--top-k 1.5", "--top-k needs an integer", 2},
+        {"--seed 1e3", "--seed needs an integer", 2},
+        {"--seed -1", "--seed needs an integer", 2},
+        {"--bogus 1", "unknown option '--bogus'", 2},
+        {"--bogus", "unknown option '--bogus'", 2},   /* unknown, not 'needs a value' */
+        {"-n", "-n needs a value", 2},
+        {"-p", "-p needs a value", 2},
+        {"--ctx 4 -p 'the cat sat on the mat and the dog'", "context limit", 1},
+        {"-n 0 -p 'the cat'", "generation: 0 tokens", 0},
+        {"-n 3 --seed 18446744073709551615 --temp 0 -p 'the cat'", "tok/s", 0},   /* the largest 64-bit seed */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(cmd, sizeof cmd, "%s generate -m %s --device cpu %s 2>&1", rlx, path, cases[i].args);
+        int st = test_run_command(cmd, out, sizeof out);
+        if (st != cases[i].rc || !strstr(out, cases[i].msg)) unlink(path);
+        CHECK_MSG(st == cases[i].rc && strstr(out, cases[i].msg), "'%s': exit %d (want %d), output: %s", cases[i].args, st,
+                  cases[i].rc, out);
+    }
+    unlink(path);
 }
 
 TEST(model_readme_example_runs) {

@@ -34,6 +34,7 @@ void tiny_model_spec_init(tiny_model_spec *s) {
     s->rope_scaling_factor = s->rope_scale_linear = s->rope_attn_factor = 0;
     s->yarn_log_mul = s->yarn_beta_fast = s->yarn_beta_slow = s->yarn_ext_factor = 0;
     s->rope_orig_ctx = 0;
+    s->head_dim = s->rope_dims = s->attn_bias = 0;
 }
 
 static float next_uniform(uint64_t *h) {
@@ -67,7 +68,7 @@ int tiny_model_write(const tiny_model_spec *s, const char *path) {
     if (!w) return -1;
     char key[128];
     const char *a = s->arch;
-    int hd = s->n_embd / s->n_head;
+    int hd = s->head_dim ? s->head_dim : s->n_embd / s->n_head;
     gguf_set_str(w, "general.architecture", a);
     gguf_set_str(w, "general.name", "rlx-tiny");
 #define KEY(k) (snprintf(key, sizeof key, "%s.%s", a, k), key)
@@ -77,6 +78,11 @@ int tiny_model_write(const tiny_model_spec *s, const char *path) {
     gguf_set_u32(w, KEY("feed_forward_length"), (uint32_t)s->n_ff);
     gguf_set_u32(w, KEY("attention.head_count"), (uint32_t)s->n_head);
     gguf_set_u32(w, KEY("attention.head_count_kv"), (uint32_t)s->n_head_kv);
+    if (s->head_dim) {
+        gguf_set_u32(w, KEY("attention.key_length"), (uint32_t)hd);
+        gguf_set_u32(w, KEY("attention.value_length"), (uint32_t)hd);
+    }
+    if (s->rope_dims) gguf_set_u32(w, KEY("rope.dimension_count"), (uint32_t)s->rope_dims);
     gguf_set_f32(w, KEY("rope.freq_base"), 10000.0f);
     gguf_set_f32(w, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
     if (s->rope_scaling_type) gguf_set_str(w, KEY("rope.scaling.type"), s->rope_scaling_type);
@@ -122,7 +128,8 @@ int tiny_model_write(const tiny_model_spec *s, const char *path) {
     uint32_t wt = s->weight_type;
     rc |= add_weight(w, &b, "token_embd.weight", wt, n_vocab, s->n_embd, 0.5f, 0, &h);
     rc |= add_weight(w, &b, "output_norm.weight", QTYPE_F32, 1, s->n_embd, 0.1f, 1.0f, &h);
-    if (s->rope_freqs) rc |= add_weight(w, &b, "rope_freqs.weight", QTYPE_F32, 1, hd / 2, 3.5f, 4.5f, &h);   /* factors in [1, 8] */
+    if (s->rope_freqs)   /* [rotary dims / 2] */
+        rc |= add_weight(w, &b, "rope_freqs.weight", QTYPE_F32, 1, (s->rope_dims ? s->rope_dims : hd) / 2, 3.5f, 4.5f, &h);   /* factors in [1, 8] */
     if (strcmp(a, "qwen3") != 0) rc |= add_weight(w, &b, "output.weight", wt, n_vocab, s->n_embd, 0.3f, 0, &h);
     for (int l = 0; l < s->n_layer && !rc; l++) {
         char n[96];
@@ -136,7 +143,8 @@ int tiny_model_write(const tiny_model_spec *s, const char *path) {
         rc |= W("ffn_gate.weight", s->n_ff, s->n_embd, wt, 0.3f, 0);
         rc |= W("ffn_up.weight", s->n_ff, s->n_embd, wt, 0.3f, 0);
         rc |= W("ffn_down.weight", s->n_embd, s->n_ff, wt, 0.3f, 0);
-        if (strcmp(a, "qwen2") == 0) {
+        if (s->attn_bias) rc |= W("attn_output.bias", 1, s->n_embd, QTYPE_F32, 0.1f, 0);
+        if (strcmp(a, "qwen2") == 0 || s->attn_bias) {
             rc |= W("attn_q.bias", 1, s->n_head * hd, QTYPE_F32, 0.1f, 0);
             rc |= W("attn_k.bias", 1, s->n_head_kv * hd, QTYPE_F32, 0.1f, 0);
             rc |= W("attn_v.bias", 1, s->n_head_kv * hd, QTYPE_F32, 0.1f, 0);

@@ -24,6 +24,9 @@ typedef struct tiny_model_spec {
     uint32_t    rope_orig_ctx;       /* rope.scaling.original_context_length */
     float       rope_attn_factor;    /* rope.scaling.attn_factor */
     float       yarn_log_mul, yarn_beta_fast, yarn_beta_slow, yarn_ext_factor;
+    int         head_dim;    /* != 0: attention.key_length/value_length (else n_embd / n_head, no keys) */
+    int         rope_dims;   /* != 0: rope.dimension_count (partial rotary) */
+    int         attn_bias;   /* llama: write the optional q/k/v/output biases */
 } tiny_model_spec;
 
 void tiny_model_spec_init(tiny_model_spec *s);

@@ -4,6 +4,10 @@
  */
 #include "generate.h"
 #include "rlx.h"
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,20 +30,41 @@ static int on_token(const char *text, size_t len, int32_t id, void *user) {
     return 0;
 }
 
-static int num(const char *flag, const char *v, double lo, double hi, double *out) {
-    char *end;
+/* A number in [lo, hi]; integer options refuse fractions rather than
+ * truncate them, and "" is not 0. */
+static int num_any(const char *flag, const char *v, double lo, double hi, bool integer, double *out) {
+    char *end = NULL;
     double x = v ? strtod(v, &end) : 0;
-    if (!v || *end || !(x >= lo && x <= hi)) {
-        fprintf(stderr, "rlx generate: %s needs a number in [%g, %g]\n", flag, lo, hi);
+    if (!v || end == v || *end || !(x >= lo && x <= hi) || (integer && x != floor(x))) {
+        fprintf(stderr, "rlx generate: %s needs %s in [%.10g, %.10g]\n", flag, integer ? "an integer" : "a number", lo, hi);
         return -1;
     }
     *out = x;
     return 0;
 }
+static int num(const char *flag, const char *v, double lo, double hi, double *out) { return num_any(flag, v, lo, hi, false, out); }
+static int inum(const char *flag, const char *v, double lo, double hi, double *out) { return num_any(flag, v, lo, hi, true, out); }
+
+/* A full 64-bit seed: through a double, seeds above 2^53 would round. */
+static int seed_arg(const char *v, uint64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long x = v && *v != '-' ? strtoull(v, &end, 10) : 0;
+    if (!v || end == v || !end || *end || errno) {
+        fprintf(stderr, "rlx generate: --seed needs an integer in [0, 2^64 - 1]\n");
+        return -1;
+    }
+    *out = (uint64_t)x;
+    return 0;
+}
+
+static const char *const options[] = {"-m", "--model", "-p", "--prompt", "--device", "-n", "--temp", "--top-k", "--top-p",
+                                      "--min-p", "--repeat-penalty", "--seed", "--ctx", "--threads"};
 
 int cmd_generate(int argc, char **argv) {
     const char *model = NULL, *prompt = "", *device = NULL;
-    double n_predict = 128, ctx = 0, threads = 0, seed = 0, temp, top_k, top_p, min_p, rp;
+    double n_predict = 128, ctx = 0, threads = 0, temp, top_k, top_p, min_p, rp;
+    uint64_t seed = 0;
     rlx_sampling s;
     rlx_sampling_init(&s);
     temp = s.temperature;
@@ -51,19 +76,22 @@ int cmd_generate(int argc, char **argv) {
     for (int i = 0; i < argc; i += 2) {   /* every option takes one value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = 0;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) { if (!v) return usage(); model = v; }
-        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) { if (!v) return usage(); prompt = v; }
-        else if (!strcmp(a, "--device")) { if (!v) return usage(); device = v; }
-        else if (!strcmp(a, "-n")) bad = num(a, v, 0, 1e6, &n_predict);
+        bool known = false;
+        for (size_t k = 0; k < sizeof options / sizeof *options; k++) known |= !strcmp(a, options[k]);
+        if (!known) { fprintf(stderr, "rlx generate: unknown option '%s'\n", a); return usage(); }
+        if (!v) { fprintf(stderr, "rlx generate: %s needs a value\n", a); return usage(); }
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
+        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = v;
+        else if (!strcmp(a, "--device")) device = v;
+        else if (!strcmp(a, "-n")) bad = inum(a, v, 0, 1e6, &n_predict);
         else if (!strcmp(a, "--temp")) bad = num(a, v, 0, 100, &temp);
-        else if (!strcmp(a, "--top-k")) bad = num(a, v, 0, 1e9, &top_k);
+        else if (!strcmp(a, "--top-k")) bad = inum(a, v, 0, 1e9, &top_k);
         else if (!strcmp(a, "--top-p")) bad = num(a, v, 0, 1, &top_p);
         else if (!strcmp(a, "--min-p")) bad = num(a, v, 0, 1, &min_p);
         else if (!strcmp(a, "--repeat-penalty")) bad = num(a, v, 0.01, 100, &rp);
-        else if (!strcmp(a, "--seed")) { bad = num(a, v, 0, 1.8e19, &seed); have_seed = 1; }
-        else if (!strcmp(a, "--ctx")) bad = num(a, v, 1, 1 << 24, &ctx);
-        else if (!strcmp(a, "--threads")) bad = num(a, v, 0, 1024, &threads);
-        else { fprintf(stderr, "rlx generate: unknown option '%s'\n", a); return usage(); }
+        else if (!strcmp(a, "--seed")) { bad = seed_arg(v, &seed); have_seed = 1; }
+        else if (!strcmp(a, "--ctx")) bad = inum(a, v, 1, 1 << 24, &ctx);
+        else if (!strcmp(a, "--threads")) bad = inum(a, v, 0, 1024, &threads);
         if (bad) return 2;
     }
     if (!model) return usage();
@@ -76,7 +104,7 @@ int cmd_generate(int argc, char **argv) {
         long idx = strtol(device, &end, 10);
         if (!strcmp(device, "cpu")) o.compile.backend = RLX_BACKEND_CPU;
         else if (!strcmp(device, "vulkan")) o.compile.backend = RLX_BACKEND_VULKAN;
-        else if (*end == 0 && idx >= 0) { o.compile.backend = RLX_BACKEND_VULKAN; o.compile.device_index = (int)idx; }
+        else if (end != device && *end == 0 && idx >= 0) { o.compile.backend = RLX_BACKEND_VULKAN; o.compile.device_index = (int)idx; }
         else { o.compile.backend = RLX_BACKEND_VULKAN; o.compile.device_name = device; }
     }
     s.temperature = (float)temp;
@@ -84,7 +112,7 @@ int cmd_generate(int argc, char **argv) {
     s.top_p = (float)top_p;
     s.min_p = (float)min_p;
     s.repeat_penalty = (float)rp;
-    if (have_seed) s.seed = (uint64_t)seed;
+    if (have_seed) s.seed = seed;
     rlx_model *m;
     if (isatty(2)) fprintf(stderr, "loading %s ...\r", model);
     if (rlx_model_load(model, &o, &m) != RLX_OK) {

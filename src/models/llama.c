@@ -33,6 +33,9 @@ rlx_status llama_hparams_check(const llama_hparams *hp) {
         hp->n_ff <= 0 || hp->head_dim <= 0 || hp->head_dim % 2)
         return rlx_fail(RLX_STATUS_FORMAT, "llama: invalid sizes (vocab %d, embd %d, layers %d, heads %d/%d, ff %d, head dim %d)",
                         hp->n_vocab, hp->n_embd, hp->n_layer, hp->n_head, hp->n_head_kv, hp->n_ff, hp->head_dim);
+    if (hp->rope_dims < 0 || hp->rope_dims % 2 || hp->rope_dims > hp->head_dim)
+        return rlx_fail(RLX_STATUS_FORMAT, "llama: %d rotary dims must be even and at most the head dim %d", hp->rope_dims,
+                        hp->head_dim);
     if (hp->n_head % hp->n_head_kv)
         return rlx_fail(RLX_STATUS_FORMAT, "llama: %d heads are not a multiple of %d KV heads", hp->n_head, hp->n_head_kv);
     if (!(hp->rms_eps > 0) || !(hp->rope_theta > 0))
@@ -156,13 +159,13 @@ rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_weight_dt
     *out = NULL;
     rlx_status st = llama_hparams_check(hp);
     if (st != RLX_OK) return st;
-    const int hd = hp->head_dim, E = hp->n_embd;
-    float *rope_div = malloc(sizeof(float) * (size_t)(hd / 2));
-    if (!rope_div) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "llama: no memory for %d rope factors", hd / 2);
+    const int hd = hp->head_dim, E = hp->n_embd, rot = hp->rope_dims ? hp->rope_dims : hd;
+    float *rope_div = malloc(sizeof(float) * (size_t)(rot / 2));
+    if (!rope_div) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "llama: no memory for %d rope factors", rot / 2);
     bool rope_scaled;
     double mscale;
     float attn_scale;
-    st = llama_rope_scaling_plan(hp, hd, rope_div, &rope_scaled, &mscale, &attn_scale);
+    st = llama_rope_scaling_plan(hp, rot, rope_div, &rope_scaled, &mscale, &attn_scale);
     rlx_graph *g = st == RLX_OK ? rlx_graph_new() : NULL;
     if (!g) {
         free(rope_div);
@@ -179,9 +182,9 @@ rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_weight_dt
     rlx_node_shape(g, x, &xdt, NULL, NULL);
     if (xdt != RLX_F32) x = rlx_cast(g, x, RLX_F32);
     int64_t cache_dims[4] = {1, hp->n_head_kv, n_ctx, hd};
-    rlx_node freqs = hp->rope_freq_factors ? param1(g, "rope_freqs.weight", 0, hd / 2) : RLX_NO_NODE;
+    rlx_node freqs = hp->rope_freq_factors ? param1(g, "rope_freqs.weight", 0, rot / 2) : RLX_NO_NODE;
     if (rope_scaled) {   /* linear / YaRN: per-pair divisors on top of any llama3 factors (see above) */
-        int64_t half = hd / 2;
+        int64_t half = rot / 2;
         rlx_node div = rlx_constant(g, RLX_F32, 1, &half, rope_div);
         freqs = freqs == RLX_NO_NODE ? div : rlx_mul(g, freqs, div);
     }
@@ -204,8 +207,8 @@ rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_weight_dt
             q = rlx_rms_norm(g, q, param1(g, "blk.%d.attn_q_norm.weight", l, hd), RLX_NO_NODE, hp->rms_eps);
             k = rlx_rms_norm(g, k, param1(g, "blk.%d.attn_k_norm.weight", l, hd), RLX_NO_NODE, hp->rms_eps);
         }
-        q = rlx_rope_scaled(g, q, pos, (rlx_rope_style)hp->rope_style, hp->rope_theta, hd, freqs);
-        k = rlx_rope_scaled(g, k, pos, (rlx_rope_style)hp->rope_style, hp->rope_theta, hd, freqs);
+        q = rlx_rope_scaled(g, q, pos, (rlx_rope_style)hp->rope_style, hp->rope_theta, rot, freqs);
+        k = rlx_rope_scaled(g, k, pos, (rlx_rope_style)hp->rope_style, hp->rope_theta, rot, freqs);
         char name[64];
         snprintf(name, sizeof name, "cache.k.%d", l);
         rlx_node kc = rlx_kv_write(g, rlx_param(g, name, RLX_F32, 4, cache_dims), k, pos);
@@ -215,7 +218,8 @@ rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_weight_dt
         int perm[4] = {0, 2, 1, 3};
         int64_t flat[2] = {seq, (int64_t)hp->n_head * hd};
         a = rlx_reshape(g, rlx_transpose(g, a, perm), 2, flat);
-        x = rlx_add(g, x, linear(g, a, param2(g, wt, "blk.%d.attn_output.weight", l, E, (int64_t)hp->n_head * hd), RLX_NO_NODE));
+        rlx_node bo = hp->out_bias ? param1(g, "blk.%d.attn_output.bias", l, E) : RLX_NO_NODE;
+        x = rlx_add(g, x, linear(g, a, param2(g, wt, "blk.%d.attn_output.weight", l, E, (int64_t)hp->n_head * hd), bo));
         rlx_node f = rlx_rms_norm(g, x, param1(g, "blk.%d.ffn_norm.weight", l, E), RLX_NO_NODE, hp->rms_eps);
         rlx_node gate = rlx_silu(g, linear(g, f, param2(g, wt, "blk.%d.ffn_gate.weight", l, hp->n_ff, E), RLX_NO_NODE));
         rlx_node up = linear(g, f, param2(g, wt, "blk.%d.ffn_up.weight", l, hp->n_ff, E), RLX_NO_NODE);

@@ -48,12 +48,15 @@ typedef struct llama_rope_scaling {
 typedef struct llama_hparams {
     llama_arch arch;
     int   n_vocab, n_ctx_train, n_embd, n_layer, n_head, n_head_kv, n_ff, head_dim;
+    int   rope_dims;           /* rotated dims of each head (rope.dimension_count): even, <= head_dim;
+                                  0 means head_dim. The rest of the head passes unrotated. */
     float rms_eps, rope_theta;
     int   rope_style;          /* rlx_rope_style: GGUF llama is GPT-J pairs, qwen NEOX */
     bool  tied_embeddings;     /* no output.weight: reuse token_embd */
-    bool  qkv_bias;            /* qwen2 */
+    bool  qkv_bias;            /* qwen2; optional for llama */
+    bool  out_bias;            /* attn_output.bias: optional for llama */
     bool  qk_norm;             /* qwen3 */
-    bool  rope_freq_factors;   /* llama3 scaling: param "rope_freqs.weight" f32 [head_dim / 2] */
+    bool  rope_freq_factors;   /* llama3 scaling: param "rope_freqs.weight" f32 [rotary dims / 2] */
     llama_rope_scaling rope_scaling;   /* applied on top of rope_freq_factors, as llama.cpp does */
 } llama_hparams;
 

@@ -149,6 +149,9 @@ static rlx_status read_hparams(const gguf_file *f, rlx_model *m) {
     if (strcmp(arch, "llama") == 0 || strcmp(arch, "mistral") == 0) {
         hp->arch = LLAMA_ARCH_LLAMA;
         hp->rope_style = RLX_ROPE_GPTJ;   /* GGUF llama weights are permuted for adjacent pairs */
+        /* llama.cpp loads optional q/k/v and output biases for llama (HF attention_bias) */
+        hp->qkv_bias = gguf_find_tensor(f, "blk.0.attn_q.bias") != NULL;
+        hp->out_bias = gguf_find_tensor(f, "blk.0.attn_output.bias") != NULL;
     } else if (strcmp(arch, "qwen2") == 0) {
         hp->arch = LLAMA_ARCH_QWEN2;
         hp->rope_style = RLX_ROPE_NEOX;
@@ -177,6 +180,10 @@ static rlx_status read_hparams(const gguf_file *f, rlx_model *m) {
     if ((st = arch_key_u32(f, arch, "attention.key_length", false, heads ? (uint32_t)hp->n_embd / heads : 0, &v)) != RLX_OK)
         return st;
     hp->head_dim = (int)v;
+    /* rotary dims: llama.cpp's default is the head dim (a V head dim that
+     * differs from it shows up as attn_v.weight's shape, a FORMAT error) */
+    if ((st = arch_key_u32(f, arch, "rope.dimension_count", false, (uint32_t)hp->head_dim, &v)) != RLX_OK) return st;
+    hp->rope_dims = (int)v;
     if ((st = arch_key_f32(f, arch, "rope.freq_base", 10000.0f, &hp->rope_theta)) != RLX_OK) return st;
     if ((st = arch_key_f32(f, arch, "attention.layer_norm_rms_epsilon", 1e-5f, &hp->rms_eps)) != RLX_OK) return st;
     /* llama3 long-context scaling ships as per-frequency factors */
@@ -433,7 +440,7 @@ rlx_status rlx_model_reset(rlx_model *m) {
 
 rlx_status rlx_model_eval(rlx_model *m, const int32_t *ids, int n, const float **logits) {
     if (!m || !ids || n <= 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_eval: model/ids NULL or n <= 0");
-    if (m->pos + n > m->n_ctx)
+    if (n > m->n_ctx - m->pos)   /* not pos + n, which can overflow */
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_eval: context limit: %d + %d tokens exceed n_ctx %d",
                         m->pos, n, m->n_ctx);
     for (int i = 0; i < n; i++)
