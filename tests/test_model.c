@@ -7,6 +7,7 @@
  */
 #include "vk_parity.h"
 #include "tiny_model.h"
+#include "io/gguf.h"
 #include "io/quant.h"
 #include <limits.h>
 #include <math.h>
@@ -251,4 +252,76 @@ TEST(model_readme_example_runs) {
     unlink(path);
     CHECK_MSG(st == 0, "%s: %s", exe, out);
     CHECK_MSG(strstr(out, " tokens, ") && strstr(out, "tok/s"), "output: %s", out);
+}
+
+/* Copies the tiny model at src to dst with the vocabulary cut to its first
+ * n_keep tokens (tokens, scores, types: the embedding keeps its rows) and,
+ * when merges_i32, a 'tokenizer.ggml.merges' array of the wrong type, and the
+ * BOS id set to bos. Returns 0 on success. */
+static int rewrite_vocab(const char *src, const char *dst, uint64_t n_keep, bool merges_i32, uint32_t bos) {
+    gguf_file *f;
+    if (gguf_open(src, &f) != RLX_OK) return -1;
+    gguf_writer *w = gguf_writer_new();
+    int rc = w ? 0 : -1;
+    int64_t kt = gguf_find_key(f, "tokenizer.ggml.tokens"), ks = gguf_find_key(f, "tokenizer.ggml.scores"),
+            ky = gguf_find_key(f, "tokenizer.ggml.token_type");
+    const char **tok = calloc(n_keep ? n_keep : 1, sizeof *tok);
+    for (uint64_t i = 0; i < n_keep && tok; i++) tok[i] = gguf_kv_arr_str(f, kt, i, NULL);
+    for (int64_t i = 0; i < gguf_kv_count(f) && !rc; i++) {
+        if (i == kt) rc = gguf_set_arr_str(w, gguf_kv_key(f, i), tok, n_keep) != RLX_OK;
+        else if (i == ks) rc = gguf_set_arr(w, gguf_kv_key(f, i), GGUF_VT_F32, gguf_kv_arr_data(f, i), n_keep) != RLX_OK;
+        else if (i == ky) rc = gguf_set_arr(w, gguf_kv_key(f, i), GGUF_VT_I32, gguf_kv_arr_data(f, i), n_keep) != RLX_OK;
+        else rc = gguf_set_from(w, f, i) != RLX_OK;
+    }
+    const int32_t ints[3] = {1, 2, 3};
+    if (!rc && merges_i32) rc = gguf_set_arr(w, "tokenizer.ggml.merges", GGUF_VT_I32, ints, 3) != RLX_OK;
+    if (!rc) rc = gguf_set_u32(w, "tokenizer.ggml.bos_token_id", bos) != RLX_OK;
+    for (int64_t i = 0; i < gguf_tensor_count(f) && !rc; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        rc = gguf_add_tensor(w, t->name, t->type, t->n_dims, t->dims, t->data, t->size) != RLX_OK;
+    }
+    if (!rc && gguf_write_file(w, dst) != RLX_OK) rc = -1;
+    free(tok);
+    gguf_writer_free(w);
+    gguf_close(f);
+    return rc;
+}
+
+/* Tokenizer metadata that does not fit the model: an embedding with more
+ * rows than the vocabulary has tokens and merges of the wrong type are FORMAT
+ * errors at load (not failures mid-generation, or BPE silently falling back
+ * to bytes); a special-token id outside the vocabulary is ignored with a
+ * warning (the default stays, as in llama.cpp), so no id past it is emitted. */
+TEST(model_tokenizer_metadata_mismatch) {
+    tiny_model_spec spec;
+    tiny_model_spec_init(&spec);
+    char path[128], bad[160];
+    tiny_model_tmp_path(path, sizeof path, "vocab");
+    snprintf(bad, sizeof bad, "%s.bad.gguf", path);
+    CHECK(tiny_model_write(&spec, path) == 0);
+    gguf_file *f;
+    CHECK_OK(gguf_open(path, &f));
+    uint64_t n = gguf_kv_arr_len(f, gguf_find_key(f, "tokenizer.ggml.tokens"));
+    gguf_close(f);
+    rlx_model *m = NULL;
+
+    CHECK(rewrite_vocab(path, bad, n - 1, false, 1) == 0);
+    CHECK_STATUS(rlx_model_load(bad, NULL, &m), RLX_STATUS_FORMAT);
+    CHECK_MSG(m == NULL && strstr(rlx_last_error(), "token_embd.weight") && strstr(rlx_last_error(), "tokens"),
+              "vocabulary cut by one: '%s'", rlx_last_error());
+
+    CHECK(rewrite_vocab(path, bad, n, true, 1) == 0);
+    CHECK_STATUS(rlx_model_load(bad, NULL, &m), RLX_STATUS_FORMAT);
+    CHECK_MSG(m == NULL && strstr(rlx_last_error(), "tokenizer.ggml.merges"), "i32 merges: '%s'", rlx_last_error());
+
+    CHECK(rewrite_vocab(path, bad, n, false, (uint32_t)n + 5) == 0);
+    CHECK_OK(rlx_model_load(bad, NULL, &m));
+    int32_t ids[16];
+    int got = 0;
+    CHECK_OK(rlx_model_tokenize(m, "the cat", 1, ids, 16, &got));
+    CHECK(got > 0);
+    for (int i = 0; i < got; i++) CHECK_MSG(ids[i] >= 0 && (uint64_t)ids[i] < n, "token %d is %d", i, ids[i]);
+    rlx_model_free(m);
+    unlink(bad);
+    unlink(path);
 }

@@ -302,8 +302,19 @@ static rlx_status load_tokenizer(const gguf_file *f, tokenizer **out) {
         }
         d.token_types = types;
     }
-    if (gguf_find_key(f, "tokenizer.ggml.merges") >= 0 &&
-        gguf_get_arr(f, "tokenizer.ggml.merges", GGUF_VT_STRING, &kv, &m) == RLX_OK && m > 0 && m < (1u << 24)) {
+    /* merges present but unusable would silently turn BPE into byte-level
+     * encoding: an error instead */
+    if (gguf_find_key(f, "tokenizer.ggml.merges") >= 0) {
+        if ((st = gguf_get_arr(f, "tokenizer.ggml.merges", GGUF_VT_STRING, &kv, &m)) != RLX_OK) goto done;
+        if (m >= (1u << 24)) {
+            st = rlx_fail(RLX_STATUS_FORMAT, "model: 'tokenizer.ggml.merges' has %llu entries (at most %u)",
+                          (unsigned long long)m, (1u << 24) - 1);
+            goto done;
+        }
+    } else {
+        m = 0;
+    }
+    if (m > 0) {
         merges = calloc(m, sizeof *merges);
         merge_lens = calloc(m, sizeof *merge_lens);
         if (!merges || !merge_lens) { st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "model: out of memory"); goto done; }
@@ -324,7 +335,11 @@ static rlx_status load_tokenizer(const gguf_file *f, tokenizer **out) {
     };
     for (size_t i = 0; i < RLX_ARRAY_LEN(ids); i++) {
         uint32_t x;
-        if (gguf_find_key(f, ids[i].key) >= 0 && gguf_get_u32(f, ids[i].key, &x) == RLX_OK && x < n) *ids[i].dst = (int32_t)x;
+        if (gguf_find_key(f, ids[i].key) < 0 || gguf_get_u32(f, ids[i].key, &x) != RLX_OK) continue;
+        if (x < n) *ids[i].dst = (int32_t)x;
+        else   /* as llama.cpp: the default stays, with a warning */
+            rlx_log_msg(RLX_LOG_WARN, "model: %s %u is outside the vocabulary of %llu tokens; ignored", ids[i].key, x,
+                        (unsigned long long)n);
     }
     struct { const char *key; int *dst; } flags[] = {
         {"tokenizer.ggml.add_bos_token", &d.add_bos}, {"tokenizer.ggml.add_eos_token", &d.add_eos},
@@ -361,6 +376,11 @@ rlx_status rlx_model_load(const char *path, const rlx_model_options *o, rlx_mode
     if ((st = read_hparams(f, m)) != RLX_OK) goto fail;
     m->n_ctx = o->n_ctx ? o->n_ctx : RLX_MIN(m->hp.n_ctx_train > 0 ? m->hp.n_ctx_train : 4096, 4096);
     if ((st = load_tokenizer(f, &m->tok)) != RLX_OK) goto fail;
+    if (rlx_tokenizer_n_vocab(m->tok) != m->hp.n_vocab) {   /* ids past either would fail mid-generation */
+        st = rlx_fail(RLX_STATUS_FORMAT, "model: 'token_embd.weight' has %d rows but the tokenizer has %d tokens",
+                      m->hp.n_vocab, rlx_tokenizer_n_vocab(m->tok));
+        goto fail;
+    }
     m->keep_storage = rlx_env_int("RLX_MODEL_F32", 0) == 0;
     if ((st = llama_build_graph(&m->hp, m->n_ctx, m->keep_storage ? weight_dtype : NULL, f, &g)) != RLX_OK) goto fail;
     if ((st = rlx_compile(g, &o->compile, &m->exec)) != RLX_OK) goto fail;
