@@ -185,13 +185,19 @@ TEST(model_context_limit_and_errors) {
     CHECK_STATUS(rlx_model_load(NULL, NULL, &m), RLX_STATUS_INVALID_ARGUMENT);
 }
 
-TEST(model_cli_generate) {
+/* Writes the default tiny model to a temp path for a CLI test; returns the
+ * rlx binary to run, or NULL if the model could not be written. */
+static const char *cli_model(char *path, size_t n, const char *tag) {
     tiny_model_spec spec;
     tiny_model_spec_init(&spec);
+    tiny_model_tmp_path(path, n, tag);
+    return tiny_model_write(&spec, path) == 0 ? test_program("RLX_CLI", "build/rlx") : NULL;
+}
+
+TEST(model_cli_generate) {
     char path[128], cmd[512], out[8192];
-    tiny_model_tmp_path(path, sizeof path, "cli");
-    CHECK(tiny_model_write(&spec, path) == 0);
-    const char *rlx = test_program("RLX_CLI", "build/rlx");
+    const char *rlx = cli_model(path, sizeof path, "cli");
+    CHECK(rlx != NULL);
     snprintf(cmd, sizeof cmd, "%s generate -m %s -p 'the cat' -n 8 --temp 0 --device cpu 2>&1", rlx, path);
     int st = test_run_command(cmd, out, sizeof out);
     snprintf(cmd, sizeof cmd, "%s generate -m /nonexistent.gguf 2>/dev/null", rlx);
@@ -206,12 +212,9 @@ TEST(model_cli_generate) {
 /* Bad arguments exit non-zero with a message naming the problem; -n 0 and a
  * prompt past --ctx behave as documented. */
 TEST(model_cli_generate_arguments) {
-    tiny_model_spec spec;
-    tiny_model_spec_init(&spec);
     char path[128], cmd[768], out[8192];
-    tiny_model_tmp_path(path, sizeof path, "cliargs");
-    CHECK(tiny_model_write(&spec, path) == 0);
-    const char *rlx = test_program("RLX_CLI", "build/rlx");
+    const char *rlx = cli_model(path, sizeof path, "cliargs");
+    CHECK(rlx != NULL);
     struct { const char *args, *msg; int rc; } cases[] = {
         {"-n ''", "-n needs an integer", 2},          /* empty is not 0 */
         {"-n 2.5", "-n needs an integer", 2},         /* no silent truncation */
