@@ -8,7 +8,13 @@
  *    a valid file, huge counts, bad lengths, offsets, types and dims): each is
  *    rejected with RLX_STATUS_FORMAT and a message that says what and where;
  *  - random byte mutations of a valid file never crash (ASan run: make sanitize);
- *  - `rlx inspect` on a valid and an invalid file, through the CLI.
+ *  - arrays of arrays: read, copied byte for byte, depth capped;
+ *  - tensors may not share bytes, tensors of no bytes may sit anywhere;
+ *  - writer: lengths near SIZE_MAX fail instead of spinning; write errors
+ *    (ENOSPC, EFBIG, no directory) report the real errno and remove only a
+ *    regular file;
+ *  - `rlx inspect` and `rlx quantize` through the CLI: valid, invalid and
+ *    crafted files, and bad arguments.
  */
 #include "harness.h"
 #include "core/core.h"
@@ -18,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -413,8 +422,28 @@ TEST(gguf_rejects_malformed_corpus) {
     CASE("bad string in array", "string 1 length", "'arr'",
          b_hdr(&b, 3, 0, 1); b_str(&b, "arr"); b_u32(&b, GGUF_VT_ARRAY); b_u32(&b, GGUF_VT_STRING); b_u64(&b, 2);
          b_str(&b, "ok"); b_u64(&b, 1000); b_put(&b, "short", 5));
-    CASE("nested array", "nested", NULL,
+    /* arrays of arrays: each level is checked like the top one, and depth is capped */
+    CASE("nested array cut", "cannot fit", "'arr'",
          b_hdr(&b, 3, 0, 1); b_str(&b, "arr"); b_u32(&b, GGUF_VT_ARRAY); b_u32(&b, GGUF_VT_ARRAY); b_u64(&b, 1); b_u64(&b, 0));
+    CASE("nested too deep", "nested deeper than", "'arr'",
+         b_hdr(&b, 3, 0, 1); b_str(&b, "arr"); b_u32(&b, GGUF_VT_ARRAY);
+         for (int i = 0; i < 1000; i++) { b_u32(&b, GGUF_VT_ARRAY); b_u64(&b, 1); }
+         b_u32(&b, GGUF_VT_U8); b_u64(&b, 0));
+    CASE("huge array of arrays", "cannot fit", "'arr'",
+         b_hdr(&b, 3, 0, 1); b_str(&b, "arr"); b_u32(&b, GGUF_VT_ARRAY); b_u32(&b, GGUF_VT_ARRAY); b_u64(&b, 1ull << 60);
+         b_u32(&b, GGUF_VT_U8); b_u64(&b, 0));
+    CASE("nested unknown type", "unknown array element type 99", "'arr'",
+         b_hdr(&b, 3, 0, 1); b_str(&b, "arr"); b_u32(&b, GGUF_VT_ARRAY); b_u32(&b, GGUF_VT_ARRAY); b_u64(&b, 1);
+         b_u32(&b, 99); b_u64(&b, 0));
+    CASE("nested huge count", "cannot fit", "'arr'",
+         b_hdr(&b, 3, 0, 1); b_str(&b, "arr"); b_u32(&b, GGUF_VT_ARRAY); b_u32(&b, GGUF_VT_ARRAY); b_u64(&b, 1);
+         b_u32(&b, GGUF_VT_U32); b_u64(&b, 1ull << 62); b_u64(&b, 0));
+    CASE("nested string length", "length", "'arr'",
+         b_hdr(&b, 3, 0, 1); b_str(&b, "arr"); b_u32(&b, GGUF_VT_ARRAY); b_u32(&b, GGUF_VT_ARRAY); b_u64(&b, 1);
+         b_u32(&b, GGUF_VT_STRING); b_u64(&b, 1); b_u64(&b, UINT64_MAX - 4); b_put(&b, "abcd", 4));
+    CASE("nested bool 3", "bool element 0", "'arr'",
+         b_hdr(&b, 3, 0, 1); b_str(&b, "arr"); b_u32(&b, GGUF_VT_ARRAY); b_u32(&b, GGUF_VT_ARRAY); b_u64(&b, 1);
+         b_u32(&b, GGUF_VT_BOOL); b_u64(&b, 1); b_put(&b, "\3", 1));
     CASE("bad array type", "unknown array element type", NULL,
          b_hdr(&b, 3, 0, 1); b_str(&b, "arr"); b_u32(&b, GGUF_VT_ARRAY); b_u32(&b, 77); b_u64(&b, 1); b_u64(&b, 0));
     CASE("bool array 7", "bool element 1", NULL,
@@ -448,6 +477,8 @@ TEST(gguf_rejects_malformed_corpus) {
          b_hdr(&b, 3, 2, 0); b_tensor(&b, "w", 1, d1, QTYPE_F32, 0); b_tensor(&b, "w", 1, d1, QTYPE_F32, 128); b_data(&b, 32, 256));
     CASE("tensor name length", "tensor name length", "tensor 0",
          b_hdr(&b, 3, 1, 0); b_u64(&b, 1ull << 50); b_put(&b, "w\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 26));
+    CASE("overlapping tensors", "overlaps", "'w'",
+         b_hdr(&b, 3, 2, 0); b_tensor(&b, "w", 1, d1, QTYPE_F32, 0); b_tensor(&b, "v", 1, d1, QTYPE_F32, 96); b_data(&b, 32, 256));
     CASE("second tensor bad", "tensor 1 'v'", "outside",
          b_hdr(&b, 3, 2, 0); b_tensor(&b, "w", 1, d1, QTYPE_F32, 0); b_tensor(&b, "v", 1, d1, QTYPE_F32, 128); b_data(&b, 32, 128));
     /* the alignment from metadata governs offsets */
@@ -500,6 +531,164 @@ TEST(gguf_random_mutations) {
     }
     CHECK(parsed > 100);   /* mutations in tensor data keep the file valid */
     free(m); free(tmp); free(bytes); free(src);
+}
+
+/* Arrays of arrays (the format allows any nesting): three elements, a u32[2],
+ * a string[2] and an array[1] holding an i8[1]. */
+static void b_nested(buf *b) {
+    b_str(b, "nest"); b_u32(b, GGUF_VT_ARRAY); b_u32(b, GGUF_VT_ARRAY); b_u64(b, 3);
+    b_u32(b, GGUF_VT_U32); b_u64(b, 2); b_u32(b, 1); b_u32(b, 2);
+    b_u32(b, GGUF_VT_STRING); b_u64(b, 2); b_str(b, "ab"); b_str(b, "");
+    b_u32(b, GGUF_VT_ARRAY); b_u64(b, 1); b_u32(b, GGUF_VT_I8); b_u64(b, 1); b_put(b, "\xfd", 1);
+}
+
+static void b_nested_file(buf *b) {
+    const int64_t d1[1] = {8};
+    b_hdr(b, 3, 1, 4);
+    b_kv_u32(b, "before", 7);
+    b_nested(b);
+    b_kv_u32(b, "after", 9);
+    uint32_t snan = 0x7f800001u;   /* a signalling NaN: copies must keep its bits */
+    b_str(b, "nan"); b_u32(b, GGUF_VT_F32); b_u32(b, snan);
+    b_tensor(b, "w", 1, d1, QTYPE_F32, 0);
+    b_data(b, 32, 32);
+}
+
+TEST(gguf_nested_arrays) {
+    buf b = {0};
+    b_nested_file(&b);
+    gguf_file *f;
+    CHECK_OK(gguf_open_memory(b.p, b.len, &f));
+    if (harness_failed()) { free(b.p); return; }
+    int64_t kv = gguf_find_key(f, "nest"), iv;
+    size_t len;
+    CHECK(gguf_kv_type(f, kv) == GGUF_VT_ARRAY && gguf_kv_arr_type(f, kv) == GGUF_VT_ARRAY && gguf_kv_arr_len(f, kv) == 3);
+    /* element getters decline; the serialized value is available raw */
+    CHECK(!gguf_kv_arr_int(f, kv, 0, &iv) && !gguf_kv_arr_str(f, kv, 0, &len) && !gguf_kv_arr_data(f, kv));
+    uint64_t nb = 0;
+    const uint8_t *raw = gguf_kv_raw(f, kv, &nb);
+    const size_t value_at = 24 + (8 + 6 + 4 + 4) + (8 + 4) + 4;   /* header, "before", key "nest", type */
+    CHECK(raw && nb == 4 + 8 + (12 + 8) + (12 + 10 + 8) + (12 + 12 + 1) && memcmp(raw, b.p + value_at, nb) == 0);
+    raw = gguf_kv_raw(f, gguf_find_key(f, "before"), &nb);
+    CHECK(raw && nb == 4 && raw[0] == 7);
+    CHECK(gguf_kv_raw(f, gguf_kv_count(f), &nb) == NULL);
+    uint32_t u;
+    CHECK_OK(gguf_get_u32(f, "after", &u));
+    CHECK(u == 9 && gguf_tensor_count(f) == 1);
+
+    /* copying every entry through the writer reproduces the file byte for byte */
+    gguf_writer *w = gguf_writer_new();
+    for (int64_t i = 0; i < gguf_kv_count(f); i++) CHECK_OK(gguf_set_from(w, f, i));
+    const gguf_tensor *t = gguf_tensor_at(f, 0);
+    CHECK_OK(gguf_add_tensor(w, t->name, t->type, t->n_dims, t->dims, t->data, t->size));
+    void *out = NULL;
+    size_t size = 0;
+    CHECK_OK(gguf_write_memory(w, &out, &size));
+    CHECK_MSG(size == b.len && memcmp(out, b.p, size) == 0, "copy differs (%zu vs %zu bytes)", size, b.len);
+    free(out);
+    gguf_writer_free(w);
+    gguf_close(f);
+
+    /* every truncation is a format error; byte flips never crash */
+    for (size_t n = 0; n < b.len; n++) {
+        rlx_status st = open_copy(b.p, n, &f);
+        CHECK_MSG(st == RLX_STATUS_FORMAT && rlx_last_error()[0], "prefix of %zu/%zu bytes: %s", n, b.len, rlx_status_name(st));
+    }
+    uint8_t *m = malloc(b.len);
+    for (int it = 0; it < 2000; it++) {
+        memcpy(m, b.p, b.len);
+        m[test_rand_int(0, (int64_t)b.len - 1)] = (uint8_t)test_rand_u64();
+        rlx_status st = gguf_open_memory(m, b.len, &f);
+        CHECK(st == RLX_OK || st == RLX_STATUS_FORMAT);
+        if (st) continue;
+        for (int64_t i = 0; i < gguf_kv_count(f); i++) {
+            raw = gguf_kv_raw(f, i, &nb);
+            CHECK(raw && raw >= m && raw + nb <= m + b.len);
+        }
+        gguf_close(f);
+    }
+    free(m);
+    free(b.p);
+}
+
+/* Tensors of no elements may share an offset (and have any dims); real data may not. */
+TEST(gguf_zero_size_tensors_share_offsets) {
+    buf b = {0};
+    const int64_t d1[1] = {32}, dz[2] = {1ll << 62, 0}, dz2[1] = {0};
+    b_hdr(&b, 3, 3, 0);
+    b_tensor(&b, "z", 2, dz, QTYPE_F32, 0);
+    b_tensor(&b, "w", 1, d1, QTYPE_F32, 0);
+    b_tensor(&b, "e", 1, dz2, QTYPE_Q4_K, 128);
+    b_data(&b, 32, 128);
+    gguf_file *f;
+    CHECK_OK(gguf_open_memory(b.p, b.len, &f));
+    if (f) {
+        CHECK(gguf_find_tensor(f, "z")->size == 0 && gguf_find_tensor(f, "z")->n_elements == 0);
+        CHECK(gguf_find_tensor(f, "e")->size == 0 && gguf_find_tensor(f, "w")->size == 128);
+        gguf_close(f);
+    }
+    free(b.p);
+}
+
+/* Lengths no buffer can have (near SIZE_MAX) fail cleanly instead of looping. */
+TEST(gguf_writer_huge_lengths) {
+    gguf_writer *w = gguf_writer_new();
+    uint8_t x[8] = {0};
+    CHECK(gguf_set_str_n(w, "k", "x", SIZE_MAX - 20) != RLX_OK);
+    CHECK(gguf_set_str_n(w, "k", "x", SIZE_MAX) != RLX_OK);
+    CHECK(gguf_set_arr(w, "k", GGUF_VT_U8, x, (1ull << 63) - 1) != RLX_OK);
+    CHECK(gguf_set_arr(w, "k", GGUF_VT_U64, x, 1ull << 61) != RLX_OK);
+    CHECK(!gguf_writer_has_key(w, "k"));
+    gguf_writer_free(w);
+}
+
+/* Write failures: IO with the real reason; a regular file is removed, and a
+ * path that is not one (a link to /dev/full) is left alone. */
+TEST(gguf_writer_write_errors) {
+    gguf_writer *w = gguf_writer_new();
+    static float big[1 << 15];   /* 128 KiB: fwrite fails; the small header alone fails at fclose */
+    int64_t d[1] = {1 << 15};
+    CHECK_OK(gguf_set_u32(w, "k", 1));
+    CHECK_STATUS(gguf_write_file(w, "/nonexistent-dir/x.gguf"), RLX_STATUS_IO);
+    CHECK(strstr(rlx_last_error(), "No such file") != NULL);
+    char link[] = "/tmp/rlx_gguf_full_XXXXXX";
+    int fd = mkstemp(link);
+    CHECK(fd >= 0);
+    close(fd);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) CHECK_OK(gguf_add_tensor(w, "big", QTYPE_F32, 1, d, big, sizeof big));
+        if (access("/dev/full", W_OK) == 0) {
+            unlink(link);
+            CHECK(symlink("/dev/full", link) == 0);
+            CHECK_STATUS(gguf_write_file(w, link), RLX_STATUS_IO);
+            CHECK_MSG(strstr(rlx_last_error(), "No space left") != NULL, "pass %d: %s", pass, rlx_last_error());
+            struct stat sb;
+            CHECK_MSG(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode), "pass %d: the link was removed", pass);
+        }
+    }
+    unlink(link);
+    /* a regular file cut short by RLIMIT_FSIZE (lowered for this call only;
+     * the soft limit may be raised back without privilege) */
+    char path[] = "/tmp/rlx_gguf_fsize_XXXXXX";
+    fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    struct rlimit old_rl, rl;
+    CHECK(getrlimit(RLIMIT_FSIZE, &old_rl) == 0);
+    rl = old_rl;
+    rl.rlim_cur = 1000;
+    void (*old_sig)(int) = signal(SIGXFSZ, SIG_IGN);
+    bool limited = setrlimit(RLIMIT_FSIZE, &rl) == 0;
+    rlx_status st = limited ? gguf_write_file(w, path) : RLX_OK;
+    setrlimit(RLIMIT_FSIZE, &old_rl);   /* restored before any CHECK can return */
+    signal(SIGXFSZ, old_sig);
+    CHECK(limited);
+    CHECK_STATUS(st, RLX_STATUS_IO);
+    CHECK_MSG(strstr(rlx_last_error(), "too large") != NULL, "%s", rlx_last_error());
+    struct stat sb;
+    CHECK_MSG(stat(path, &sb) != 0, "the partial file was kept");
+    unlink(path);
+    gguf_writer_free(w);
 }
 
 /* -------------------------------------------------------------------- CLI */
@@ -565,4 +754,78 @@ cleanup:
     unlink(path);
     free(bytes);
     free(src);
+}
+
+static void write_file(const char *path, const void *p, size_t n) {
+    FILE *fp = fopen(path, "wb");
+    if (fp) { fwrite(p, 1, n, fp); fclose(fp); }
+}
+
+/* `rlx quantize` on crafted input and bad arguments, and `rlx inspect` on an
+ * array of arrays. */
+TEST(gguf_cli_quantize_crafted) {
+    const char *rlx = test_program("RLX_CLI", "build/rlx");
+    char path[] = "/tmp/rlx_gguf_q_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    char qpath[64], cmd[1024], out[65536];
+    snprintf(qpath, sizeof qpath, "%s.out", path);
+
+    /* a tensor of no elements but a huge row length next to one to convert
+     * (regression: the per-thread row scratch was sized by the huge row, and
+     * the size wrapped to 0, so converting the real tensor overran it) */
+    buf b = {0};
+    const int64_t dz[2] = {1ll << 62, 0}, dw[2] = {64, 4};
+    b_hdr(&b, 3, 2, 0);
+    b_tensor(&b, "z", 2, dz, QTYPE_F32, 0);
+    b_tensor(&b, "w", 2, dw, QTYPE_F32, 0);
+    while (b.len % 32) b_put(&b, "", 1);
+    for (int i = 0; i < 256; i++) { float v = sinf((float)i); b_put(&b, &v, 4); }
+    write_file(path, b.p, b.len);
+    snprintf(cmd, sizeof cmd, "%s quantize %s %s q8_0 2>&1", rlx, path, qpath);
+    int code = test_run_command(cmd, out, sizeof out);
+    CHECK_MSG(code == 0, "quantize exited %d: %s", code, out);
+    gguf_file *f;
+    if (code == 0 && gguf_open(qpath, &f) == RLX_OK) {
+        const gguf_tensor *z = gguf_find_tensor(f, "z"), *w = gguf_find_tensor(f, "w");
+        CHECK(z && z->type == QTYPE_F32 && z->dims[0] == 1ll << 62 && z->size == 0);
+        CHECK(w && w->type == QTYPE_Q8_0 && w->size == 8 * 34);
+        gguf_close(f);
+    }
+    unlink(qpath);
+
+    /* bad arguments: unknown or unsupported target type, OUT == IN, unwritable OUT */
+    snprintf(cmd, sizeof cmd, "%s quantize %s %s iq2_xxs 2>&1", rlx, path, qpath);
+    code = test_run_command(cmd, out, sizeof out);
+    CHECK_MSG(code == 2 && strstr(out, "unknown type"), "exited %d: %s", code, out);
+    snprintf(cmd, sizeof cmd, "%s quantize %s %s q4_0 2>&1", rlx, path, path);
+    CHECK(test_run_command(cmd, out, sizeof out) == 2);
+    snprintf(cmd, sizeof cmd, "%s quantize %s /nonexistent-dir/x.gguf q4_0 2>&1", rlx, path);
+    code = test_run_command(cmd, out, sizeof out);
+    CHECK_MSG(code == 1 && strstr(out, "cannot create"), "exited %d: %s", code, out);
+
+    /* inspect shows an array of arrays, then quantize copies it unchanged */
+    b.len = 0;
+    b_nested_file(&b);
+    write_file(path, b.p, b.len);
+    snprintf(cmd, sizeof cmd, "%s inspect %s 2>&1", rlx, path);
+    code = test_run_command(cmd, out, sizeof out);
+    CHECK_MSG(code == 0 && strstr(out, "array[3]") && strstr(out, "u32[2]") && strstr(out, "string[2]") &&
+              strstr(out, "array[1]"), "inspect exited %d: %s", code, out);
+    snprintf(cmd, sizeof cmd, "%s quantize %s %s q8_0 2>&1", rlx, path, qpath);
+    code = test_run_command(cmd, out, sizeof out);
+    CHECK_MSG(code == 0, "quantize exited %d: %s", code, out);
+    if (code == 0 && gguf_open(qpath, &f) == RLX_OK) {
+        gguf_file *g;
+        CHECK_OK(gguf_open(path, &g));
+        uint64_t n1 = 0, n2 = 0;
+        const void *r1 = gguf_kv_raw(f, gguf_find_key(f, "nest"), &n1), *r2 = gguf_kv_raw(g, gguf_find_key(g, "nest"), &n2);
+        CHECK(r1 && r2 && n1 == n2 && memcmp(r1, r2, n1) == 0);
+        gguf_close(g);
+        gguf_close(f);
+    }
+    unlink(qpath);
+    unlink(path);
+    free(b.p);
 }

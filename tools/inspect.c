@@ -1,6 +1,7 @@
 /*
  * inspect.c — `rlx inspect FILE`: prints a GGUF file's header, its metadata
- * (long arrays abbreviated) and its tensor table. An invalid file prints the
+ * (long arrays abbreviated; arrays of arrays by element type and length) and
+ * its tensor table. An invalid file prints the
  * reader's message (what is wrong, and at which byte) and exits 1.
  */
 #include "io_cmds.h"
@@ -53,6 +54,28 @@ static void print_scalar(const gguf_file *f, int64_t kv, gguf_vtype t, uint64_t 
     }
 }
 
+/* Steps over the n serialized elements of type t at p (an array of arrays'
+ * bytes, which the reader validated) and returns their end; with show, prints
+ * the first few as TYPE[N]. */
+static const unsigned char *nested(const unsigned char *p, gguf_vtype t, uint64_t n, bool show) {
+    if (t != GGUF_VT_STRING && t != GGUF_VT_ARRAY) return p + n * gguf_vtype_size(t);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t m;
+        if (t == GGUF_VT_STRING) {
+            memcpy(&m, p, 8);
+            p += 8 + m;
+            continue;
+        }
+        uint32_t et;
+        memcpy(&et, p, 4);
+        memcpy(&m, p + 4, 8);
+        if (show && i < SHOW_ELEMS) printf("%s%s[%llu]", i ? ", " : "", gguf_vtype_name(et), (unsigned long long)m);
+        p = nested(p + 12, et, m, false);
+    }
+    if (show && n > SHOW_ELEMS) printf(", ...");
+    return p;
+}
+
 int cmd_inspect(int argc, char **argv) {
     if (argc != 1 || argv[0][0] == '-') {
         fprintf(stderr, "usage: rlx inspect FILE\n");
@@ -79,11 +102,16 @@ int cmd_inspect(int argc, char **argv) {
             char ty[40];
             snprintf(ty, sizeof ty, "%s[%llu]", gguf_vtype_name(et), (unsigned long long)n);
             printf("%-8s [", ty);
-            for (uint64_t i = 0; i < n && i < SHOW_ELEMS; i++) {
-                if (i) printf(", ");
-                print_scalar(f, kv, et, i, true);
+            if (et == GGUF_VT_ARRAY) {   /* elements shown by type and length */
+                nested((const unsigned char *)gguf_kv_raw(f, kv, NULL) + 12, et, n, true);
+                printf("]");
+            } else {
+                for (uint64_t i = 0; i < n && i < SHOW_ELEMS; i++) {
+                    if (i) printf(", ");
+                    print_scalar(f, kv, et, i, true);
+                }
+                printf("%s]", n > SHOW_ELEMS ? ", ..." : "");
             }
-            printf("%s]", n > SHOW_ELEMS ? ", ..." : "");
         }
         putchar('\n');
     }

@@ -114,9 +114,19 @@ int cmd_quantize(int argc, char **argv) {
         int l = layer_of(gguf_tensor_at(f, i)->name);
         if (l + 1 > n_layers) n_layers = l + 1;
     }
-    int64_t max_row = 0;
-    for (int64_t i = 0; i < nt; i++) max_row = RLX_MAX(max_row, gguf_tensor_at(f, i)->dims[0]);
-    scratch = malloc((size_t)threads * (size_t)(max_row ? max_row : 1) * sizeof(float));
+    /* Scratch rows only for tensors that may be converted: a tensor of no
+     * elements may claim any row length (dims {2^62, 0} is valid), and such a
+     * length made this size wrap to 0 and the real rows overrun it. With at
+     * least one element, the row fits in the file. */
+    int64_t max_row = 1;
+    for (int64_t i = 0; i < nt; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        if (is_float(t->type) && t->n_dims == 2 && t->n_elements > 0) max_row = RLX_MAX(max_row, t->dims[0]);
+    }
+    uint64_t scratch_bytes;
+    if (rlx_mul_overflow_u64((uint64_t)threads * sizeof(float), (uint64_t)max_row, &scratch_bytes) &&
+        scratch_bytes <= SIZE_MAX)
+        scratch = malloc((size_t)scratch_bytes);
     if (!scratch) { fprintf(stderr, "rlx quantize: out of memory\n"); goto done; }
 
     uint64_t bytes_in = 0, bytes_out = 0;
@@ -134,7 +144,7 @@ int cmd_quantize(int argc, char **argv) {
         const qtype_info *q = qtype_get(to);
         uint64_t row_bytes, size;
         bytes_in += t->size;
-        bool convert = is_float(t->type) && t->type != to && t->n_dims == 2 && t->dims[0] > 0 &&
+        bool convert = is_float(t->type) && t->type != to && t->n_dims == 2 && t->n_elements > 0 &&
                        t->dims[0] % q->block_size == 0 && qtype_row_bytes(to, (uint64_t)t->dims[0], &row_bytes) &&
                        qtype_row_bytes(to, (uint64_t)t->n_elements, &size);
         if (!convert) {

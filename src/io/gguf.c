@@ -6,7 +6,8 @@
  * n_kv x (string key, u32 type, value) | n_tensors x (string name, u32 n_dims,
  * i64 dims[n_dims], u32 ggml type, u64 offset) | pad to alignment | data.
  * A string is u64 length + bytes (no NUL); an array is u32 element type,
- * u64 count, elements. v1 (32-bit counts) is rejected.
+ * u64 count, elements, which may be arrays again (up to GGUF_MAX_ARRAY_DEPTH
+ * levels). v1 (32-bit counts) is rejected.
  *
  * Safety rules the parser keeps:
  *  - every read goes through need(), which compares against the bytes left
@@ -34,6 +35,7 @@ typedef struct kv_rec {
     uint64_t val;        /* scalar / numeric array: file offset of the bytes;
                             string: arena offset; string array: first index in stroff */
     uint64_t len;        /* string length */
+    uint64_t raw, raw_len; /* the value's bytes in the file, after the type tag */
 } kv_rec;
 
 struct gguf_file {
@@ -145,6 +147,60 @@ static rlx_status rd_str(parser *p, uint64_t *off, uint64_t *len_out, bool allow
 
 static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
+/* Validates and steps over the n elements of an array whose count was just
+ * read (errors about the count point at it), at nesting level depth (1: a
+ * metadata value). Nothing is stored, so arrays of arrays cost no memory;
+ * every element consumes input, so the work is linear in the file size; and
+ * the depth cap bounds the recursion. */
+static rlx_status skip_elems(parser *p, uint32_t et, uint64_t n, int depth) {
+    gguf_file *f = p->f;
+    rlx_status st;
+    if (et == GGUF_VT_STRING || et == GGUF_VT_ARRAY) {
+        uint64_t min = et == GGUF_VT_STRING ? 8 : 12;   /* a length; a type and a count */
+        if (n > left(p) / min) {
+            p->pos -= 8;
+            return perr(p, "array of %llu %s values cannot fit in the %llu bytes left", (unsigned long long)n,
+                        VT_NAMES[et], (unsigned long long)(left(p) - 8));
+        }
+        if (et == GGUF_VT_ARRAY && n > 0 && depth >= GGUF_MAX_ARRAY_DEPTH)
+            return perr(p, "arrays nested deeper than %d levels", GGUF_MAX_ARRAY_DEPTH);
+        for (uint64_t i = 0; i < n; i++) {
+            if (et == GGUF_VT_STRING) {
+                uint64_t len;
+                if ((st = rd_u64(p, &len, "string length"))) return st;
+                if (len > left(p)) {
+                    p->pos -= 8;
+                    return perr(p, "string %llu length %llu exceeds the %llu bytes left", (unsigned long long)i,
+                                (unsigned long long)len, (unsigned long long)(left(p) - 8));
+                }
+                p->pos += len;
+            } else {
+                uint32_t t;
+                uint64_t m;
+                if ((st = rd_u32(p, &t, "array element type"))) return st;
+                if (t >= GGUF_VT_COUNT) { p->pos -= 4; return perr(p, "unknown array element type %u", t); }
+                if ((st = rd_u64(p, &m, "array length"))) return st;
+                if ((st = skip_elems(p, t, m, depth + 1))) return st;
+            }
+        }
+        return RLX_OK;
+    }
+    uint64_t bytes;
+    if (!rlx_mul_overflow_u64(n, VT_SIZES[et], &bytes) || bytes > left(p)) {
+        p->pos -= 8;
+        return perr(p, "array of %llu %s values cannot fit in the %llu bytes left", (unsigned long long)n,
+                    VT_NAMES[et], (unsigned long long)(left(p) - 8));
+    }
+    if (et == GGUF_VT_BOOL)
+        for (uint64_t i = 0; i < n; i++)
+            if (f->base[p->pos + i] > 1) {
+                p->pos += i;
+                return perr(p, "bool element %llu is %u, not 0 or 1", (unsigned long long)i, f->base[p->pos]);
+            }
+    p->pos += bytes;
+    return RLX_OK;
+}
+
 static rlx_status parse_kv(parser *p, kv_rec *kv) {
     gguf_file *f = p->f;
     uint64_t start = p->pos;
@@ -157,13 +213,13 @@ static rlx_status parse_kv(parser *p, kv_rec *kv) {
     if (type >= GGUF_VT_COUNT) { p->pos -= 4; return perr(p, "unknown value type %u", type); }
     kv->type = type;
     kv->n = 0;
+    kv->raw = p->pos;
     if (type == GGUF_VT_STRING) {
         st = rd_str(p, &kv->val, &kv->len, true, "string value");
     } else if (type == GGUF_VT_ARRAY) {
         uint32_t et;
         if ((st = rd_u32(p, &et, "array element type"))) return st;
         if (et >= GGUF_VT_COUNT) { p->pos -= 4; return perr(p, "unknown array element type %u", et); }
-        if (et == GGUF_VT_ARRAY) { p->pos -= 4; return perr(p, "nested arrays are not supported"); }
         kv->arr_type = et;
         if ((st = rd_u64(p, &kv->n, "array length"))) return st;
         if (et == GGUF_VT_STRING) {
@@ -185,20 +241,9 @@ static rlx_status parse_kv(parser *p, kv_rec *kv) {
                 f->stroff[f->n_stroff++] = len;
             }
         } else {
-            uint64_t bytes;
-            if (!rlx_mul_overflow_u64(kv->n, VT_SIZES[et], &bytes) || bytes > left(p)) {
-                p->pos -= 8;
-                return perr(p, "array of %llu %s values cannot fit in the %llu bytes left", (unsigned long long)kv->n,
-                            VT_NAMES[et], (unsigned long long)(left(p) - 8));
-            }
+            /* numbers: read in place; arrays of arrays: only through gguf_kv_raw */
             kv->val = p->pos;
-            if (et == GGUF_VT_BOOL)
-                for (uint64_t i = 0; i < kv->n; i++)
-                    if (f->base[p->pos + i] > 1) {
-                        p->pos += i;
-                        return perr(p, "bool element %llu is %u, not 0 or 1", (unsigned long long)i, f->base[p->pos]);
-                    }
-            p->pos += bytes;
+            st = skip_elems(p, et, kv->n, 1);
         }
     } else {
         if ((st = need(p, VT_SIZES[type], "value"))) return st;
@@ -207,6 +252,7 @@ static rlx_status parse_kv(parser *p, kv_rec *kv) {
         p->pos += VT_SIZES[type];
     }
     if (st) return st;
+    kv->raw_len = p->pos - kv->raw;
     if (strcmp(f->arena + kv->key, "general.alignment") == 0) {
         uint32_t a;
         if (type != GGUF_VT_U32) { p->pos = start; return perr(p, "general.alignment must be u32, not %s", VT_NAMES[type]); }
@@ -271,6 +317,39 @@ static const char *find_duplicate(const char *arena, const uint64_t *offs, uint6
         if (strcmp(tmp[i - 1], tmp[i]) == 0) dup = tmp[i];
     free(tmp);
     return dup;
+}
+
+static int cmp_offsets(const void *a, const void *b) {
+    const gguf_tensor *x = *(const gguf_tensor *const *)a, *y = *(const gguf_tensor *const *)b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Two tensors sharing bytes mean a corrupted table (writers lay tensors out
+ * one after another); tensors of no bytes may sit anywhere. Sorting keeps it
+ * O(n log n), since n is bounded only by the file size. */
+static rlx_status check_overlap(parser *p) {
+    gguf_file *f = p->f;
+    if (f->n_tensors < 2) return RLX_OK;
+    gguf_tensor **by = malloc((size_t)f->n_tensors * sizeof *by);
+    if (!by) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf '%s': out of memory", p->name);
+    int64_t n = 0;
+    for (int64_t i = 0; i < f->n_tensors; i++)
+        if (f->tensors[i].size) by[n++] = &f->tensors[i];
+    qsort(by, (size_t)n, sizeof *by, cmp_offsets);
+    rlx_status st = RLX_OK;
+    for (int64_t i = 1; i < n && !st; i++) {
+        const gguf_tensor *a = by[i - 1], *b = by[i];
+        if (b->offset - a->offset < a->size)   /* sorted, and both lie inside the data section */
+            st = rlx_fail(RLX_STATUS_FORMAT,
+                          "gguf '%s': tensor %lld '%.100s': data [%llu, %llu) overlaps tensor %lld '%.100s' [%llu, %llu) "
+                          "(offsets from the data section at byte %llu)",
+                          p->name, (long long)(b - f->tensors), b->name, (unsigned long long)b->offset,
+                          (unsigned long long)(b->offset + b->size), (long long)(a - f->tensors), a->name,
+                          (unsigned long long)a->offset, (unsigned long long)(a->offset + a->size),
+                          (unsigned long long)f->data_offset);
+    }
+    free(by);
+    return st;
 }
 
 static rlx_status parse(parser *p) {
@@ -354,7 +433,7 @@ static rlx_status parse(parser *p) {
                             (unsigned long long)f->data_offset);
         t->data = f->base + f->data_offset + t->offset;
     }
-    return RLX_OK;
+    return check_overlap(p);
 }
 
 static rlx_status open_common(gguf_file *f, const char *name, gguf_file **out) {
@@ -562,6 +641,13 @@ const void *gguf_kv_arr_data(const gguf_file *f, int64_t kv) {
     const kv_rec *r = kv_at(f, kv);
     if (!r || r->type != GGUF_VT_ARRAY || VT_SIZES[r->arr_type] == 0) return NULL;
     return f->base + r->val;
+}
+
+const void *gguf_kv_raw(const gguf_file *f, int64_t kv, uint64_t *bytes) {
+    const kv_rec *r = kv_at(f, kv);
+    if (!r) return NULL;
+    if (bytes) *bytes = r->raw_len;
+    return f->base + r->raw;
 }
 
 /* ---------------------------------------------------------- typed getters */

@@ -19,6 +19,7 @@
 
 #define GGUF_MAX_DIMS          4     /* ggml's limit; more is a format error */
 #define GGUF_DEFAULT_ALIGNMENT 32
+#define GGUF_MAX_ARRAY_DEPTH   16    /* levels of arrays of arrays; deeper is a format error */
 
 /* Metadata value types, as stored in the file. */
 typedef enum gguf_vtype {
@@ -84,6 +85,11 @@ bool        gguf_kv_arr_float(const gguf_file *f, int64_t kv, uint64_t i, double
 const char *gguf_kv_arr_str(const gguf_file *f, int64_t kv, uint64_t i, size_t *len);
 /* Raw little-endian bytes of a numeric array (unaligned: copy with memcpy). */
 const void *gguf_kv_arr_data(const gguf_file *f, int64_t kv);
+/* Any value as stored after its type tag, already validated, *bytes long: a
+ * scalar's bytes; a string's u64 length and bytes; an array's u32 element
+ * type, u64 count and elements. The only way into an array of arrays (each
+ * element again u32 type, u64 count, elements), which the getters above decline. */
+const void *gguf_kv_raw(const gguf_file *f, int64_t kv, uint64_t *bytes);
 
 /* Typed lookups by key for loaders: RLX_STATUS_NOT_FOUND when the key is
  * absent, RLX_STATUS_FORMAT (naming the key) when the type does not fit. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct wkv {
     char *key;
@@ -44,8 +45,12 @@ void gguf_writer_free(gguf_writer *w) {
 
 static bool grow(void **buf, size_t *cap, size_t n, size_t elem) {
     if (n <= *cap) return true;
-    size_t nc = *cap ? *cap * 2 : 16;
-    while (nc < n) nc *= 2;
+    size_t nc = *cap ? *cap : 16;
+    while (nc < n) {   /* a length near SIZE_MAX must fail, not wrap to 0 and spin */
+        if (nc > SIZE_MAX / 2) return false;
+        nc *= 2;
+    }
+    if (nc > SIZE_MAX / elem) return false;
     void *nb = realloc(*buf, nc * elem);
     if (!nb) return false;
     *buf = nb;
@@ -187,42 +192,13 @@ rlx_status gguf_set_from(gguf_writer *w, const gguf_file *f, int64_t kv) {
     const char *key = gguf_kv_key(f, kv);
     rlx_status st = check_key(w, key);
     if (st) return st;
-    gguf_vtype t = gguf_kv_type(f, kv);
+    /* The value's bytes as the reader validated them: exact for every type,
+       arrays of arrays and NaN payloads included. */
+    uint64_t bytes = 0;
+    const void *raw = gguf_kv_raw(f, kv, &bytes);
     bbuf b = {0};
-    put_u32(&b, t);
-    if (t == GGUF_VT_STRING) {
-        size_t len;
-        const char *s = gguf_kv_str(f, kv, &len);
-        put_str(&b, s, len);
-    } else if (t == GGUF_VT_ARRAY) {
-        gguf_vtype et = gguf_kv_arr_type(f, kv);
-        uint64_t n = gguf_kv_arr_len(f, kv);
-        put_u32(&b, et);
-        put_u64(&b, n);
-        if (et == GGUF_VT_STRING) {
-            for (uint64_t i = 0; i < n; i++) {
-                size_t len;
-                const char *s = gguf_kv_arr_str(f, kv, i, &len);
-                put_str(&b, s, len);
-            }
-        } else {
-            put(&b, gguf_kv_arr_data(f, kv), (size_t)(n * gguf_vtype_size(et)));  /* bounded by the file */
-        }
-    } else {
-        /* Widen through the getters, then keep the low bytes: exact for every
-           scalar type on a little-endian host, and the type tag is unchanged. */
-        int64_t iv;
-        uint64_t uv;
-        double dv;
-        uint8_t raw[8] = {0};
-        switch (t) {
-        case GGUF_VT_U64: gguf_kv_uint(f, kv, &uv); memcpy(raw, &uv, 8); break;
-        case GGUF_VT_F32: { gguf_kv_float(f, kv, &dv); float x = (float)dv; memcpy(raw, &x, 4); break; }
-        case GGUF_VT_F64: gguf_kv_float(f, kv, &dv); memcpy(raw, &dv, 8); break;
-        default: gguf_kv_int(f, kv, &iv); memcpy(raw, &iv, 8); break;   /* little-endian truncation */
-        }
-        put(&b, raw, gguf_vtype_size(t));
-    }
+    put_u32(&b, gguf_kv_type(f, kv));
+    put(&b, raw, (size_t)bytes);   /* bounded by the file */
     return set_blob(w, key, &b);
 }
 
@@ -354,7 +330,13 @@ rlx_status gguf_write_file(const gguf_writer *w, const char *path) {
         free(b.p);
         return rlx_fail(RLX_STATUS_IO, "gguf writer: cannot create '%s': %s", path, strerror(errno));
     }
+    /* Only a regular file is removed on failure: path may name a device or
+     * a link to one (removing /dev/full as root would delete the node). */
+    struct stat sb;
+    bool regular = fstat(fileno(fp), &sb) == 0 && S_ISREG(sb.st_mode);
+    int e = 0;   /* errno of the first failing call: later calls may change it */
     bool ok = fwrite(b.p, 1, b.len, fp) == b.len;
+    if (!ok) e = errno;
     free(b.p);
     static const uint8_t zeros[256];
     for (size_t i = 0; ok && i < w->n_t; i++) {
@@ -365,12 +347,16 @@ rlx_status gguf_write_file(const gguf_writer *w, const char *path) {
             ok = fwrite(zeros, 1, k, fp) == k;
             pad -= k;
         }
+        if (!ok) e = errno;
     }
-    int e = errno;
-    if (fclose(fp) != 0) ok = false;
+    /* buffered bytes are written here, so a full disk often shows up only now */
+    if (fclose(fp) != 0 && ok) {
+        ok = false;
+        e = errno;
+    }
     if (!ok) {
-        remove(path);
-        return rlx_fail(RLX_STATUS_IO, "gguf writer: writing '%s' failed: %s", path, strerror(e));
+        if (regular) remove(path);
+        return rlx_fail(RLX_STATUS_IO, "gguf writer: writing '%s' failed: %s", path, e ? strerror(e) : "short write");
     }
     return RLX_OK;
 }

@@ -40,6 +40,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *s = gguf_kv_str(f, i, &len);
         if (s) acc += len + (uint8_t)(len ? s[len - 1] : 0) + (uint8_t)s[len];
         if (gguf_find_key(f, key) < 0) abort();   /* keys are unique and findable */
+        uint64_t raw_len;
+        const uint8_t *raw = gguf_kv_raw(f, i, &raw_len);   /* every value, arrays of arrays included */
+        if (!raw || raw < data || raw_len > size || raw + raw_len > data + size) abort();
+        for (uint64_t k = 0; k < raw_len; k++) acc += raw[k];
         uint64_t n = gguf_kv_arr_len(f, i);
         for (uint64_t j = 0; j < n; j++) {
             if (gguf_kv_arr_int(f, i, j, &iv)) acc += (uint64_t)iv;
