@@ -437,7 +437,8 @@ typedef struct rlx_sampling {
 void rlx_sampling_init(rlx_sampling *s);
 
 /* Called with each generated piece of text (valid UTF-8, possibly empty).
- * Return nonzero to stop. */
+ * Return nonzero to stop: no further call follows, not even for bytes of an
+ * incomplete UTF-8 sequence the detokenizer still holds. */
 typedef int (*rlx_token_fn)(const char *text, size_t len, int32_t id, void *user);
 
 typedef struct rlx_generate_stats {

@@ -328,3 +328,68 @@ TEST(model_tokenizer_metadata_mismatch) {
     unlink(bad);
     unlink(path);
 }
+
+static int stop_at_first(const char *text, size_t len, int32_t id, void *user) {
+    (void)text, (void)len, (void)id;
+    ++*(int *)user;
+    return 1;
+}
+
+/* A callback that asks to stop is not called again, not even for the bytes
+ * the detokenizer still holds (most of this vocabulary is byte tokens, so some
+ * seeds start with an incomplete UTF-8 sequence). */
+TEST(model_generate_stop_means_stop) {
+    tiny_model_spec spec;
+    tiny_model_spec_init(&spec);
+    char path[128];
+    tiny_model_tmp_path(path, sizeof path, "stop");
+    CHECK(tiny_model_write(&spec, path) == 0);
+    rlx_model *m = NULL;
+    CHECK_OK(rlx_model_load(path, NULL, &m));
+    unlink(path);
+    rlx_sampling gs;
+    rlx_sampling_init(&gs);
+    gs.temperature = 2.0f;
+    for (uint64_t seed = 1; seed <= 24; seed++) {
+        gs.seed = seed;
+        int calls = 0;
+        rlx_generate_stats st;
+        rlx_status r = rlx_model_generate(m, "the cat", 4, &gs, stop_at_first, &calls, &st);
+        if (r != RLX_OK) rlx_model_free(m);
+        CHECK_OK(r);
+        if (calls != (st.generated_tokens > 0)) rlx_model_free(m);
+        CHECK_MSG(calls == (st.generated_tokens > 0), "seed %llu: %d calls after asking to stop, %d tokens",
+                  (unsigned long long)seed, calls, st.generated_tokens);
+    }
+    rlx_model_free(m);
+}
+
+static void count_ctx_warnings(rlx_log_level level, const char *message, void *user) {
+    if (level == RLX_LOG_WARN && strstr(message, "trained for")) ++*(int *)user;
+}
+
+/* A context past the model's context_length loads (as in llama.cpp), with a
+ * warning; one within it loads silently. */
+TEST(model_context_past_training_warns) {
+    tiny_model_spec spec;
+    tiny_model_spec_init(&spec);   /* context_length 128 */
+    char path[128];
+    tiny_model_tmp_path(path, sizeof path, "ctxwarn");
+    CHECK(tiny_model_write(&spec, path) == 0);
+    int warnings = 0;
+    rlx_set_log_callback(count_ctx_warnings, &warnings, RLX_LOG_WARN);
+    rlx_model_options o;
+    rlx_model_options_init(&o);
+    int sizes[2] = {64, 256}, want[2] = {0, 1};
+    for (int i = 0; i < 2; i++) {
+        o.n_ctx = sizes[i];
+        rlx_model *m = NULL;
+        rlx_status st = rlx_model_load(path, &o, &m);
+        rlx_model_free(m);
+        if (st != RLX_OK || warnings != want[i]) { rlx_set_log_callback(NULL, NULL, RLX_LOG_WARN); unlink(path); }
+        CHECK_OK(st);
+        CHECK_MSG(warnings == want[i], "n_ctx %d: %d warnings", sizes[i], warnings);
+    }
+    rlx_set_log_callback(NULL, NULL, RLX_LOG_WARN);
+    unlink(path);
+}

@@ -375,6 +375,9 @@ rlx_status rlx_model_load(const char *path, const rlx_model_options *o, rlx_mode
     if (!m) { gguf_close(f); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_model_load: out of memory"); }
     if ((st = read_hparams(f, m)) != RLX_OK) goto fail;
     m->n_ctx = o->n_ctx ? o->n_ctx : RLX_MIN(m->hp.n_ctx_train > 0 ? m->hp.n_ctx_train : 4096, 4096);
+    if (m->hp.n_ctx_train > 0 && m->n_ctx > m->hp.n_ctx_train)   /* allowed, as in llama.cpp, but said */
+        rlx_log_msg(RLX_LOG_WARN, "model: a context of %d positions exceeds the %d the model was trained for", m->n_ctx,
+                    m->hp.n_ctx_train);
     if ((st = load_tokenizer(f, &m->tok)) != RLX_OK) goto fail;
     if (rlx_tokenizer_n_vocab(m->tok) != m->hp.n_vocab) {   /* ids past either would fail mid-generation */
         st = rlx_fail(RLX_STATUS_FORMAT, "model: 'token_embd.weight' has %d rows but the tokenizer has %d tokens",
@@ -535,6 +538,7 @@ rlx_status rlx_model_generate(rlx_model *m, const char *prompt, int n_predict, c
         rlx_tok_stream_push(stream, ids[i], &text, &len);   /* the prompt primes the detokenizer; not echoed */
     }
     t0 = seconds_now();
+    bool stopped = false;   /* the callback asked to stop: it is not called again */
     for (int i = 0; i < n_predict; i++) {
         int32_t next;
         if ((st = rlx_sampler_sample(smp, logits, m->hp.n_vocab, &next)) != RLX_OK) break;
@@ -544,13 +548,13 @@ rlx_status rlx_model_generate(rlx_model *m, const char *prompt, int n_predict, c
         const char *text;
         size_t len;
         if ((st = rlx_tok_stream_push(stream, next, &text, &len)) != RLX_OK) break;
-        if (on_token && on_token(text, len, next, user)) break;
+        if (on_token && on_token(text, len, next, user)) { stopped = true; break; }
         if (i + 1 == n_predict) break;
         if (m->pos >= m->n_ctx) { st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_generate: context limit %d reached", m->n_ctx); break; }
         if ((st = rlx_model_eval(m, &next, 1, &logits)) != RLX_OK) break;
     }
     stats->generate_seconds = seconds_now() - t0;
-    if (st == RLX_OK) {
+    if (st == RLX_OK && !stopped) {
         const char *text;
         size_t len;
         if (rlx_tok_stream_flush(stream, &text, &len) == RLX_OK && len && on_token) on_token(text, len, -1, user);
