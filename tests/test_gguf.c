@@ -829,3 +829,31 @@ TEST(gguf_cli_quantize_crafted) {
     unlink(path);
     free(b.p);
 }
+
+/* rlx inspect escapes control bytes in keys and tensor names (a file must not
+ * be able to send escape sequences to the terminal). */
+TEST(gguf_cli_inspect_escapes_names) {
+    const char *rlx = test_program("RLX_CLI", NULL);
+    if (!rlx || !*rlx) rlx = "build/rlx";
+    gguf_writer *w = gguf_writer_new();
+    CHECK(w != NULL);
+    static const float v[4] = {1, 2, 3, 4};
+    const int64_t dims[1] = {4};
+    CHECK_OK(gguf_set_u32(w, "evil\x1b[2J.key", 7));
+    CHECK_OK(gguf_add_tensor(w, "bell\x07\x1b]0;title\x07.weight", QTYPE_F32, 1, dims, v, sizeof v));
+    char path[] = "/tmp/rlx_gguf_esc_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    rlx_status st = gguf_write_file(w, path);
+    gguf_writer_free(w);
+    if (st != RLX_OK) unlink(path);
+    CHECK_OK(st);
+    char cmd[1024], out[8192];
+    snprintf(cmd, sizeof cmd, "%s inspect %s 2>&1", rlx, path);
+    int code = test_run_command(cmd, out, sizeof out);
+    unlink(path);
+    CHECK_MSG(code == 0, "inspect exited %d: %s", code, out);
+    CHECK_MSG(strchr(out, 0x1b) == NULL && strchr(out, 0x07) == NULL, "raw control bytes in: %s", out);
+    CHECK_MSG(strstr(out, "evil\\x1b[2J.key") && strstr(out, "bell\\x07\\x1b]0;title\\x07.weight"), "inspect printed: %s", out);
+}

@@ -26,6 +26,17 @@ static void print_str(const char *s, size_t len) {
     if (len > SHOW_CHARS) printf("...(%zu bytes)", len);
 }
 
+/* A key or tensor name, left-aligned in width columns, with control bytes
+ * escaped as \xNN: a file's names must not drive the terminal. */
+static void print_name(const char *s, int width) {
+    int n = 0;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        n += c < 0x20 || c == 0x7f ? printf("\\x%02x", c) : (putchar(c), 1);
+    }
+    for (; n < width; n++) putchar(' ');
+}
+
 static void print_scalar(const gguf_file *f, int64_t kv, gguf_vtype t, uint64_t i, bool arr) {
     int64_t iv;
     uint64_t uv;
@@ -92,7 +103,9 @@ int cmd_inspect(int argc, char **argv) {
     printf("\nmetadata (%lld keys)\n", (long long)gguf_kv_count(f));
     for (int64_t kv = 0; kv < gguf_kv_count(f); kv++) {
         gguf_vtype t = gguf_kv_type(f, kv);
-        printf("  %-40s ", gguf_kv_key(f, kv));
+        printf("  ");
+        print_name(gguf_kv_key(f, kv), 40);
+        putchar(' ');
         if (t != GGUF_VT_ARRAY) {
             printf("%-8s ", gguf_vtype_name(t));
             print_scalar(f, kv, t, 0, false);
@@ -127,7 +140,9 @@ int cmd_inspect(int argc, char **argv) {
         for (uint32_t d = 0; d < t->n_dims && k < (int)sizeof dims; d++)
             k += snprintf(dims + k, sizeof dims - (size_t)k, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
         if (k < (int)sizeof dims) snprintf(dims + k, sizeof dims - (size_t)k, "]");
-        printf("  %-40s %-7s %-24s %12llu %12llu\n", t->name, qtype_name(t->type), dims, (unsigned long long)t->size,
+        printf("  ");
+        print_name(t->name, 40);
+        printf(" %-7s %-24s %12llu %12llu\n", qtype_name(t->type), dims, (unsigned long long)t->size,
                (unsigned long long)t->offset);
     }
     gguf_close(f);
