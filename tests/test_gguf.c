@@ -857,3 +857,51 @@ TEST(gguf_cli_inspect_escapes_names) {
     CHECK_MSG(strchr(out, 0x1b) == NULL && strchr(out, 0x07) == NULL, "raw control bytes in: %s", out);
     CHECK_MSG(strstr(out, "evil\\x1b[2J.key") && strstr(out, "bell\\x07\\x1b]0;title\\x07.weight"), "inspect printed: %s", out);
 }
+
+/* Many keys and tensors (the writer's name index grows several times):
+ * a key set again replaces its value in place, a tensor name added again is
+ * refused, and the file reads back with every entry in order. */
+TEST(gguf_writer_many_names) {
+    gguf_writer *w = gguf_writer_new();
+    CHECK(w != NULL);
+    enum { N = 3000 };
+    static const float v[2] = {1, 2};
+    const int64_t dims[1] = {2};
+    char name[64];
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "k.%d", i);
+        CHECK_OK(gguf_set_u32(w, name, (uint32_t)i));
+        snprintf(name, sizeof name, "t.%d", i);
+        CHECK_OK(gguf_add_tensor(w, name, QTYPE_F32, 1, dims, v, sizeof v));
+    }
+    for (int i = 0; i < N; i += 7) {
+        snprintf(name, sizeof name, "k.%d", i);
+        CHECK(gguf_writer_has_key(w, name));
+        CHECK_OK(gguf_set_u32(w, name, (uint32_t)(i + 1000000)));
+        snprintf(name, sizeof name, "t.%d", i);
+        CHECK_STATUS(gguf_add_tensor(w, name, QTYPE_F32, 1, dims, v, sizeof v), RLX_STATUS_INVALID_ARGUMENT);
+    }
+    CHECK(!gguf_writer_has_key(w, "k.3000") && !gguf_writer_has_key(w, "t.0"));
+    void *mem;
+    size_t size;
+    rlx_status st = gguf_write_memory(w, &mem, &size);
+    gguf_writer_free(w);
+    CHECK_OK(st);
+    gguf_file *f;
+    st = gguf_open_memory(mem, size, &f);
+    if (st != RLX_OK) free(mem);
+    CHECK_OK(st);
+    bool ok = gguf_kv_count(f) == N && gguf_tensor_count(f) == N;
+    for (int i = 0; i < N && ok; i++) {
+        snprintf(name, sizeof name, "k.%d", i);
+        uint32_t x = 0;
+        ok = strcmp(gguf_kv_key(f, i), name) == 0 && gguf_get_u32(f, name, &x) == RLX_OK &&
+             x == (uint32_t)(i % 7 == 0 ? i + 1000000 : i);
+        snprintf(name, sizeof name, "t.%d", i);
+        ok = ok && strcmp(gguf_tensor_at(f, i)->name, name) == 0;
+        if (!ok) printf("    entry %d\n", i);
+    }
+    gguf_close(f);
+    free(mem);
+    CHECK(ok);
+}
