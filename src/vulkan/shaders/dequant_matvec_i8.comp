@@ -14,8 +14,9 @@
 //
 // Each workgroup first rounds all M rows of x into shared memory (8-bit
 // quants, a scale per x block, and for the K-quants the sum of each 8 quants,
-// which the Q4_K min and Q6_K -32 offset terms need), then walks its row
-// tiles (the grid may be capped: tile += NumWorkGroups). The weight side keeps
+// which the Q4_K min and Q6_K -32 offset terms need; starting at its own
+// offset into x, XROT), then walks its row tiles (the grid may be capped:
+// tile += NumWorkGroups). The weight side keeps
 // the run kernel's pattern: lane t of a group of T takes units t, t + T, ...
 // of its rows, adjacent lanes reading adjacent weight bytes; a unit is
 //   Q8_0  8 weights: 8 quant bytes of a 34-byte block (4 lanes per block);
@@ -72,10 +73,10 @@ layout(constant_id = 10) const uint RKV = 0;   // epilogue of a rope / KV-cache 
                                                //   head), 2 NEOX (rows j, j + D/2); a group's two slots are one pair (NR 2);
                                                // bit 2: rows are stored in a KV cache [Hkv, C, D] at row p.pos;
                                                // bit 3: frequency factors at p.ff; bit 4: rope position offset at p.off
-layout(constant_id = 12) const uint XROT = 0;   // > 0: workgroup w starts rounding x at chunk w * XROT (a multiple of 32; round_x)
 layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/RKV): x is the partials of split-key
                                                // attention with XCOMB splits, combined as they are read (header;
                                                // vk_program.c plan_absorptions)
+layout(constant_id = 12) const uint XROT = 0;   // > 0: workgroup w starts rounding x at chunk w * XROT (a multiple of 32; round_x)
 
 const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the CPU's Q8_32 / Q8_256 formats)
 const bool K45 = QT == 16u || QT == 17u;       // Q4_K / Q5_K: the same units, so the same x layout
@@ -300,9 +301,10 @@ void round_x() {
     if (QT != 13u && !one_pass)
         for (uint b = i0; b < nb; b += 256u) xa[b] = 0u;
     barrier();
-    // XROT: each workgroup starts at its own 256-chunk offset, so that a grid's
-    // workgroups do not all read the same lines of x at once (a rotation by a
-    // multiple of 32 chunks keeps every cluster on whole blocks)
+    // XROT: workgroup w starts at chunk w * XROT (mod n8), so that a grid's
+    // workgroups do not all read the same lines of x at once; a rotation by a
+    // multiple of 32 chunks keeps every cluster on whole blocks (Q8_0's
+    // clusters of 4 too: n8 is then a multiple of 4)
     const uint rot = XROT != 0u ? (gl_WorkGroupID.x * XROT) % n8 : 0u;
     for (uint c0 = i0; c0 < n8; c0 += 256u) {   // n8 % 32 == 0: a cluster is all in or all out
         uint c = c0 + rot >= n8 ? c0 + rot - n8 : c0 + rot;
