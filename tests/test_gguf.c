@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -672,6 +673,7 @@ TEST(gguf_writer_write_errors) {
     char path[] = "/tmp/rlx_gguf_fsize_XXXXXX";
     fd = mkstemp(path);
     CHECK(fd >= 0);
+    CHECK(write(fd, "old", 3) == 3);
     close(fd);
     struct rlimit old_rl, rl;
     CHECK(getrlimit(RLIMIT_FSIZE, &old_rl) == 0);
@@ -685,10 +687,61 @@ TEST(gguf_writer_write_errors) {
     CHECK(limited);
     CHECK_STATUS(st, RLX_STATUS_IO);
     CHECK_MSG(strstr(rlx_last_error(), "too large") != NULL, "%s", rlx_last_error());
+    /* the file that was there is untouched, and no temporary is left */
     struct stat sb;
-    CHECK_MSG(stat(path, &sb) != 0, "the partial file was kept");
+    CHECK_MSG(stat(path, &sb) == 0 && sb.st_size == 3, "the old file was not kept as it was");
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "%s.tmp.*", path);
+    glob_t gl;
+    CHECK_MSG(glob(pattern, 0, NULL, &gl) == GLOB_NOMATCH, "a temporary was left: %s", gl.gl_pathv[0]);
     unlink(path);
     gguf_writer_free(w);
+}
+
+/* A file rewritten from itself: the writer's tensors borrow the mapping of
+ * the file being replaced (writing in place would truncate it under the
+ * mapping: SIGBUS). The result is a byte-exact copy with the old file's
+ * permissions. */
+TEST(gguf_write_over_its_own_source) {
+    void *bytes; size_t size; float *src;
+    CHECK_OK(build_file(32, &bytes, &size, &src));
+    free(src);
+    char path[] = "/tmp/rlx_gguf_self_XXXXXX";
+    int fd = mkstemp(path);
+    bool wrote = fd >= 0 && (size_t)write(fd, bytes, size) == size && fchmod(fd, 0640) == 0;
+    if (fd >= 0) close(fd);
+    if (!wrote) { unlink(path); free(bytes); }
+    CHECK(wrote);
+    gguf_file *f;
+    CHECK_OK(gguf_open(path, &f));
+    gguf_writer *w = gguf_writer_new();
+    rlx_status st = w ? RLX_OK : RLX_STATUS_OUT_OF_MEMORY;
+    for (int64_t i = 0; i < gguf_kv_count(f) && st == RLX_OK; i++)
+        if (strcmp(gguf_kv_key(f, i), "general.alignment") != 0) st = gguf_set_from(w, f, i);
+    for (int64_t i = 0; i < gguf_tensor_count(f) && st == RLX_OK; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        st = gguf_add_tensor(w, t->name, t->type, t->n_dims, t->dims, t->data, t->size);
+    }
+    if (st == RLX_OK) st = gguf_write_file(w, path);
+    gguf_writer_free(w);
+    gguf_close(f);
+    void *again = NULL;
+    size_t n = 0;
+    struct stat sb;
+    FILE *fp = st == RLX_OK ? fopen(path, "rb") : NULL;
+    if (fp) {
+        again = malloc(size + 1);
+        n = again ? fread(again, 1, size + 1, fp) : 0;
+        fclose(fp);
+    }
+    bool same = n == size && memcmp(again, bytes, size) == 0;
+    bool mode = stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0640;
+    unlink(path);
+    free(again);
+    free(bytes);
+    CHECK_OK(st);
+    CHECK_MSG(same, "the copy differs (%zu of %zu bytes)", n, size);
+    CHECK_MSG(mode, "mode %o, want 640", (unsigned)(sb.st_mode & 0777));
 }
 
 /* -------------------------------------------------------------------- CLI */

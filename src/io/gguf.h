@@ -141,7 +141,11 @@ bool       gguf_writer_has_key(const gguf_writer *w, const char *key);
 rlx_status gguf_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
                            const int64_t *dims, const void *data, uint64_t size);
 
-/* Serializes to a malloc'ed buffer (caller free()s) or to a file. */
+/* Serializes to a malloc'ed buffer (caller free()s) or to a file. A new
+ * path or a regular file is written to a temporary next to it and renamed
+ * over it (a failure leaves the old file as it was; tensors may borrow a
+ * mapping of the file being replaced); a device, FIFO or symbolic link is
+ * written in place. */
 rlx_status gguf_write_memory(const gguf_writer *w, void **out, size_t *size);
 rlx_status gguf_write_file(const gguf_writer *w, const char *path);
 

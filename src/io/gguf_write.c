@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct wkv {
     char *key;
@@ -385,26 +387,11 @@ rlx_status gguf_write_memory(const gguf_writer *w, void **out, size_t *size) {
     return RLX_OK;
 }
 
-rlx_status gguf_write_file(const gguf_writer *w, const char *path) {
-    if (!w || !path) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL argument");
-    bbuf b = {0};
-    uint32_t align;
-    rlx_status st = build_head(w, &b, &align);
-    if (st) return st;
-    FILE *fp = fopen(path, "wb");
-    if (!fp) {
-        free(b.p);
-        return rlx_fail(RLX_STATUS_IO, "gguf writer: cannot create '%s': %s", path, strerror(errno));
-    }
-    /* Only a regular file is removed on failure: path may name a device or
-     * a link to one (removing /dev/full as root would delete the node). */
-    struct stat sb;
-    bool regular = fstat(fileno(fp), &sb) == 0 && S_ISREG(sb.st_mode);
-    int e = 0;   /* errno of the first failing call: later calls may change it */
-    bool ok = fwrite(b.p, 1, b.len, fp) == b.len;
-    if (!ok) e = errno;
-    free(b.p);
+/* Writes the head in b and the tensors to fp; false with *e the errno of the
+ * first failing call (later calls may change errno), 0 for a short write. */
+static bool write_body(const gguf_writer *w, const bbuf *b, uint32_t align, FILE *fp, int *e) {
     static const uint8_t zeros[256];
+    bool ok = fwrite(b->p, 1, b->len, fp) == b->len;
     for (size_t i = 0; ok && i < w->n_t; i++) {
         ok = fwrite(w->t[i].data, 1, (size_t)w->t[i].size, fp) == w->t[i].size;
         size_t pad = (size_t)(align_up(w->t[i].size, align) - w->t[i].size);
@@ -413,16 +400,64 @@ rlx_status gguf_write_file(const gguf_writer *w, const char *path) {
             ok = fwrite(zeros, 1, k, fp) == k;
             pad -= k;
         }
-        if (!ok) e = errno;
     }
+    if (!ok) *e = errno;
     /* buffered bytes are written here, so a full disk often shows up only now */
     if (fclose(fp) != 0 && ok) {
         ok = false;
+        *e = errno;
+    }
+    return ok;
+}
+
+/*
+ * A new path or a regular file is written to a temporary file next to it
+ * (same directory, so same file system) and renamed over it: a failed write
+ * leaves the old file as it was (nothing lost), nobody sees half a file, and
+ * a writer whose tensors borrow memory mapped from that same file keeps
+ * valid data (the old file lives until unmapped). The new file keeps the old
+ * one's permissions. Anything else (a device such as /dev/full, a FIFO, a
+ * symbolic link) is written in place and never removed on failure.
+ */
+rlx_status gguf_write_file(const gguf_writer *w, const char *path) {
+    if (!w || !path) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL argument");
+    bbuf b = {0};
+    uint32_t align;
+    rlx_status st = build_head(w, &b, &align);
+    if (st) return st;
+    struct stat old;
+    bool exists = lstat(path, &old) == 0, replace = !exists || S_ISREG(old.st_mode);
+    size_t tlen = strlen(path) + 48;
+    char *tmp = replace ? malloc(tlen) : NULL;
+    if (replace && !tmp) {
+        free(b.p);
+        return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf writer: out of memory");
+    }
+    FILE *fp = NULL;
+    if (replace) {
+        static unsigned counter;   /* distinct names for concurrent writers of one process */
+        snprintf(tmp, tlen, "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd >= 0 && exists && fchmod(fd, old.st_mode & 07777) != 0) { close(fd); unlink(tmp); fd = -1; }
+        if (fd >= 0 && !(fp = fdopen(fd, "wb"))) { close(fd); unlink(tmp); }
+    } else {
+        fp = fopen(path, "wb");
+    }
+    if (!fp) {
+        int e = errno;
+        free(b.p);
+        free(tmp);
+        return rlx_fail(RLX_STATUS_IO, "gguf writer: cannot create '%s': %s", path, strerror(e));
+    }
+    int e = 0;
+    bool ok = write_body(w, &b, align, fp, &e);
+    free(b.p);
+    if (ok && replace && rename(tmp, path) != 0) {
+        ok = false;
         e = errno;
     }
-    if (!ok) {
-        if (regular) remove(path);
-        return rlx_fail(RLX_STATUS_IO, "gguf writer: writing '%s' failed: %s", path, e ? strerror(e) : "short write");
-    }
+    if (!ok && replace) unlink(tmp);
+    free(tmp);
+    if (!ok) return rlx_fail(RLX_STATUS_IO, "gguf writer: writing '%s' failed: %s", path, e ? strerror(e) : "short write");
     return RLX_OK;
 }
