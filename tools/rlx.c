@@ -6,6 +6,8 @@
  *   rlx devices          backends and devices rlx can use here
  *   rlx demo [options]   transformer encoder demo (see --help)
  *   rlx generate ...     text generation with a GGUF model
+ *   rlx inspect FILE     a GGUF file's metadata and tensor table
+ *   rlx quantize IN OUT TYPE  a GGUF file with its 2-D float weights quantized
  */
 #include "demo.h"
 #include "generate.h"
@@ -27,7 +29,7 @@ static int usage(FILE *f) {
             "                          build, compile and time a transformer encoder;\n"
             "                          check it against an unoptimized CPU run\n"
             "  generate -m FILE [-p PROMPT] [-n N] [--device D] [--temp T] [--top-k K]\n"
-            "       [--top-p P] [--seed S] [--ctx N]\n"
+            "       [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--ctx N] [--threads N]\n"
             "                          generate text with a Llama-family GGUF model\n"
             "  inspect FILE            print a GGUF file's metadata and tensor table\n"
             "  quantize IN OUT TYPE    quantize a GGUF file's 2-D float weights (q8_0, q4_K_M, ...)\n");
