@@ -185,13 +185,18 @@ TEST(model_context_limit_and_errors) {
     CHECK_STATUS(rlx_model_load(NULL, NULL, &m), RLX_STATUS_INVALID_ARGUMENT);
 }
 
-/* Writes the default tiny model to a temp path for a CLI test; returns the
- * rlx binary to run, or NULL if the model could not be written. */
-static const char *cli_model(char *path, size_t n, const char *tag) {
+/* Writes the default tiny model (context_length 128) to a temp path named
+ * by tag; false if it could not be written. */
+static bool default_model(char *path, size_t n, const char *tag) {
     tiny_model_spec spec;
     tiny_model_spec_init(&spec);
     tiny_model_tmp_path(path, n, tag);
-    return tiny_model_write(&spec, path) == 0 ? test_program("RLX_CLI", "build/rlx") : NULL;
+    return tiny_model_write(&spec, path) == 0;
+}
+
+/* default_model for a CLI test; returns the rlx binary to run, or NULL. */
+static const char *cli_model(char *path, size_t n, const char *tag) {
+    return default_model(path, n, tag) ? test_program("RLX_CLI", "build/rlx") : NULL;
 }
 
 TEST(model_cli_generate) {
@@ -296,12 +301,9 @@ static int rewrite_vocab(const char *src, const char *dst, uint64_t n_keep, bool
  * to bytes); a special-token id outside the vocabulary is ignored with a
  * warning (the default stays, as in llama.cpp), so no id past it is emitted. */
 TEST(model_tokenizer_metadata_mismatch) {
-    tiny_model_spec spec;
-    tiny_model_spec_init(&spec);
     char path[128], bad[160];
-    tiny_model_tmp_path(path, sizeof path, "vocab");
+    CHECK(default_model(path, sizeof path, "vocab"));
     snprintf(bad, sizeof bad, "%s.bad.gguf", path);
-    CHECK(tiny_model_write(&spec, path) == 0);
     gguf_file *f;
     CHECK_OK(gguf_open(path, &f));
     uint64_t n = gguf_kv_arr_len(f, gguf_find_key(f, "tokenizer.ggml.tokens"));
@@ -339,11 +341,8 @@ static int stop_at_first(const char *text, size_t len, int32_t id, void *user) {
  * the detokenizer still holds (most of this vocabulary is byte tokens, so some
  * seeds start with an incomplete UTF-8 sequence). */
 TEST(model_generate_stop_means_stop) {
-    tiny_model_spec spec;
-    tiny_model_spec_init(&spec);
     char path[128];
-    tiny_model_tmp_path(path, sizeof path, "stop");
-    CHECK(tiny_model_write(&spec, path) == 0);
+    CHECK(default_model(path, sizeof path, "stop"));
     rlx_model *m = NULL;
     CHECK_OK(rlx_model_load(path, NULL, &m));
     unlink(path);
@@ -371,11 +370,8 @@ static void count_ctx_warnings(rlx_log_level level, const char *message, void *u
 /* A context past the model's context_length loads (as in llama.cpp), with a
  * warning; one within it loads silently. */
 TEST(model_context_past_training_warns) {
-    tiny_model_spec spec;
-    tiny_model_spec_init(&spec);   /* context_length 128 */
     char path[128];
-    tiny_model_tmp_path(path, sizeof path, "ctxwarn");
-    CHECK(tiny_model_write(&spec, path) == 0);
+    CHECK(default_model(path, sizeof path, "ctxwarn"));   /* context_length 128 */
     int warnings = 0;
     rlx_set_log_callback(count_ctx_warnings, &warnings, RLX_LOG_WARN);
     rlx_model_options o;
