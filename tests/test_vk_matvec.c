@@ -274,6 +274,67 @@ TEST(vk_attention_kv_split_by_fill) {
     }
 }
 
+/* Decode attention never lets cache rows past the fill into the result, not
+ * even when they hold NaN and Inf (stale rows of an earlier sequence can),
+ * with the keys split at run time. Against a float64 reference over the
+ * filled rows only. */
+TEST(vk_attention_kv_rows_past_fill_ignored) {
+    VKP_REQUIRE();
+    enum { H = 4, HKV = 2, D = 64, CAP = 200 };
+    static const int32_t fills[] = {1, 30, 33, 130};
+    rlx_graph *g = rlx_graph_new();
+    int64_t qd[4] = {1, H, 1, D}, cd[4] = {1, HKV, CAP, D}, one[1] = {1};
+    rlx_node q = rlx_input(g, "q", RLX_F32, 4, qd), len = rlx_input(g, "kv_len", RLX_I32, 1, one);
+    rlx_node k = rlx_param(g, "k", RLX_F32, 4, cd), v = rlx_param(g, "v", RLX_F32, 4, cd);
+    rlx_output(g, "o", rlx_attention_kv(g, q, k, v, RLX_MASK_CAUSAL, RLX_NO_NODE, 0.125f, len));
+    rlx_compile_options o;
+    vkp_options(&o);
+    rlx_exec *e = NULL;
+    CHECK_OK(rlx_compile(g, &o, &e));
+    static float qv[H * D], kv[HKV * CAP * D], vv[HKV * CAP * D], out[H * D];
+    test_fill_uniform_f32(qv, H * D, -1, 1);
+    bool ok = true;
+    for (size_t i = 0; i < sizeof fills / sizeof fills[0] && ok; i++) {
+        int32_t fill = fills[i];
+        test_fill_uniform_f32(kv, HKV * CAP * D, -1, 1);
+        test_fill_uniform_f32(vv, HKV * CAP * D, -1, 1);
+        for (int h = 0; h < HKV; h++)
+            for (int r = fill; r < CAP; r++)
+                for (int d = 0; d < D; d++) {
+                    kv[((size_t)h * CAP + r) * D + d] = (r + d) % 2 ? NAN : INFINITY;
+                    vv[((size_t)h * CAP + r) * D + d] = (r + d) % 2 ? INFINITY : NAN;
+                }
+        rlx_tensor in[2] = {
+            {.name = "q", .dtype = RLX_F32, .rank = 4, .dims = {1, H, 1, D}, .data = qv, .bytes = sizeof qv},
+            {.name = "kv_len", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &fill, .bytes = 4},
+        };
+        ok = rlx_exec_set_param(e, "k", RLX_F32, kv, sizeof kv) == RLX_OK &&
+             rlx_exec_set_param(e, "v", RLX_F32, vv, sizeof vv) == RLX_OK && rlx_exec_run(e, in, 2) == RLX_OK &&
+             rlx_exec_read_output(e, "o", out, sizeof out) == RLX_OK && report_has(e, "flash-f32-splitkv");
+        if (!ok) printf("    fill %d: %s\n", fill, rlx_last_error());
+        for (int h = 0; h < H && ok; h++) {   /* query head h reads kv head h / (H / HKV) */
+            const float *kh = kv + (size_t)(h / (H / HKV)) * CAP * D, *vh = vv + (size_t)(h / (H / HKV)) * CAP * D;
+            double s[CAP], mx = -INFINITY, sum = 0;
+            for (int j = 0; j < fill; j++) {
+                s[j] = 0;
+                for (int d = 0; d < D; d++) s[j] += (double)qv[h * D + d] * kh[(size_t)j * D + d];
+                s[j] *= 0.125;
+                mx = s[j] > mx ? s[j] : mx;
+            }
+            for (int j = 0; j < fill; j++) sum += exp(s[j] - mx);
+            for (int d = 0; d < D && ok; d++) {
+                double ref = 0;
+                for (int j = 0; j < fill; j++) ref += exp(s[j] - mx) / sum * vh[(size_t)j * D + d];
+                ok = isfinite(out[h * D + d]) && fabs(out[h * D + d] - ref) <= 1e-4 * (1 + fabs(ref));
+                if (!ok) printf("    fill %d head %d dim %d: %g, want %g\n", fill, h, d, out[h * D + d], ref);
+            }
+        }
+    }
+    rlx_exec_free(e);
+    rlx_graph_free(g);
+    CHECK(ok);
+}
+
 /* rms_norm / layer_norm at decode shapes (few rows) with d on both sides of
  * multiples of 256, fused residual included. */
 TEST(vk_norm_few_rows_cached) {
