@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define IR_MAX_NUMEL_FOR_TEST ((int64_t)1 << 48)   /* src/ir/ir.h's IR_MAX_NUMEL: the largest tensor */
+
 /* A builder call on graph g that must return RLX_NO_NODE and leave g's first error = want. */
 #define CHECK_BUILD_FAIL(g, expr, want)                                                             \
     do { rlx_node n_ = (expr);                                                                     \
@@ -626,5 +628,139 @@ TEST(api_log_callback) {
     (void)rlx_compile(g, NULL, &e);
     rlx_set_log_callback(NULL, NULL, RLX_LOG_WARN);   /* default restored */
     CHECK_MSG(log_calls == 0, "log callback called %d times at level OFF", log_calls);
+    ops_free_all();
+}
+
+/* Sizes whose element count or byte count overflows int64/size_t (or is far
+ * beyond any memory) are SHAPE errors at build; slice/narrow ranges near
+ * INT64_MAX are errors, not signed overflow. Built under UBSan these were
+ * signed-overflow aborts and zero-byte params that compiled. */
+TEST(api_huge_dims) {
+    rlx_node x;
+    rlx_graph *g;
+    int64_t big[2] = {1LL << 40, 1LL << 40}, sq[2] = {1LL << 31, 1LL << 31}, zbig[3] = {0, 1LL << 40, 1LL << 40};
+    int64_t d3[1] = {3};
+    g = ops_graph(); CHECK_BUILD_FAIL(g, rlx_input(g, "x", RLX_F32, 2, big), RLX_STATUS_SHAPE);
+    CHECK_MSG(strstr(rlx_last_error(), "'x'") != NULL, "message does not name the input: '%s'", rlx_last_error());
+    g = ops_graph(); CHECK_BUILD_FAIL(g, rlx_param(g, "w", RLX_F32, 2, sq), RLX_STATUS_SHAPE);   /* 2^64 bytes */
+    g = ops_graph(); CHECK_BUILD_FAIL(g, rlx_input(g, "x", RLX_F32, 3, zbig), RLX_STATUS_SHAPE); /* strides overflow */
+    g = ops_graph(); CHECK_BUILD_FAIL(g, rlx_constant(g, RLX_F32, 2, big, d3), RLX_STATUS_SHAPE);
+    int64_t ebig[3] = {1LL << 40, 1LL << 40, 3};
+    g = ops_graph(); x = rlx_input(g, "x", RLX_F32, 1, d3);
+    CHECK_BUILD_FAIL(g, rlx_expand(g, x, 3, ebig), RLX_STATUS_SHAPE);
+    int64_t rinf[3] = {RLX_DIM_INFER, 1LL << 40, 1LL << 40}, rbig[3] = {1LL << 40, 1LL << 40, 1LL << 40};
+    g = graph_x(&x); CHECK_BUILD_FAIL(g, rlx_reshape(g, x, 3, rinf), RLX_STATUS_SHAPE);
+    g = graph_x(&x); CHECK_BUILD_FAIL(g, rlx_reshape(g, x, 3, rbig), RLX_STATUS_SHAPE);
+    g = graph_x(&x); CHECK_BUILD_FAIL(g, rlx_slice(g, x, 0, 0, INT64_MAX, INT64_MAX), RLX_STATUS_SHAPE);
+    g = graph_x(&x); CHECK_BUILD_FAIL(g, rlx_slice(g, x, 1, 1, INT64_MAX, 1LL << 62), RLX_STATUS_SHAPE);
+    g = graph_x(&x); rlx_node r = rlx_narrow(g, x, 0, INT64_MAX, 5);
+    CHECK_MSG(r == RLX_NO_NODE && rlx_graph_status(g) != RLX_OK && rlx_last_error()[0], "narrow at INT64_MAX accepted");
+    /* a slice that fits is still fine */
+    g = graph_x(&x); CHECK(rlx_slice(g, x, 2, 1, 4, 2) != RLX_NO_NODE);
+    CHECK_OK(rlx_graph_status(g));
+    ops_free_all();
+}
+
+/* A symbol bound at run time to a size whose derived dims or bytes overflow
+ * is a SHAPE error from rlx_exec_run, and the exec stays usable. */
+TEST(api_huge_symbol_binding) {
+    float buf[8] = {0};
+    for (int c = 0; c < 2; c++) {
+        rlx_graph *g = ops_graph();
+        int64_t s = rlx_symbol(g, "s");
+        int64_t ds[2] = {s, 2};
+        rlx_node x = rlx_input(g, "x", RLX_F32, 2, ds), y;
+        if (c == 0) {
+            y = rlx_reshape(g, x, 1, (int64_t[]){RLX_DIM_INFER});
+        } else {
+            rlx_node xs[2] = {x, x};
+            y = rlx_concat(g, xs, 2, 0);
+        }
+        CHECK_OK(rlx_output(g, "y", y));
+        rlx_exec *e = NULL;
+        CHECK_OK(rlx_compile(g, NULL, &e));
+        int64_t sv = (1LL << 61) - 1;   /* x is 2^62 - 2 elements: its bytes still fit in uint64 */
+        rlx_tensor t = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {sv, 2}, .data = buf,
+                        .bytes = (size_t)sv * 8};
+        rlx_status st = rlx_exec_run(e, &t, 1);
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", rlx_last_error());
+        t.dims[0] = 2;
+        t.bytes = 16;
+        rlx_status st2 = rlx_exec_run(e, &t, 1);
+        rlx_exec_free(e);
+        CHECK_MSG(st == RLX_STATUS_SHAPE && msg[0], "case %d: huge binding: %s, msg '%s'", c, rlx_status_name(st), msg);
+        CHECK_OK(st2);
+    }
+    ops_free_all();
+}
+
+/* Block-quantized dtypes are storage for params and constants only
+ * (docs/ops.md): a cast cannot produce one. */
+TEST(api_cast_to_quantized) {
+    rlx_graph *g = ops_graph();
+    int64_t d[2] = {2, 32};
+    rlx_node x = rlx_input(g, "x", RLX_F32, 2, d);
+    CHECK_BUILD_FAIL(g, rlx_cast(g, x, RLX_Q4_0), RLX_STATUS_SHAPE);
+    g = ops_graph();
+    x = rlx_input(g, "x", RLX_F32, 2, d);
+    CHECK_BUILD_FAIL(g, rlx_cast(g, x, RLX_Q8_K), RLX_STATUS_SHAPE);
+    ops_free_all();
+}
+
+/* docs/ops.md: slice's end > dim is SHAPE, also when the step skips past it. */
+TEST(api_slice_end_past_dim) {
+    rlx_node x;
+    rlx_graph *g = graph_x(&x);   /* [2,3,4] */
+    CHECK_BUILD_FAIL(g, rlx_slice(g, x, 1, 0, 4, 5), RLX_STATUS_SHAPE);   /* takes index 0 only */
+    g = graph_x(&x);
+    CHECK(rlx_slice(g, x, 1, 0, 3, 4) != RLX_NO_NODE);                     /* end == dim: fine */
+    CHECK_OK(rlx_graph_status(g));
+    ops_free_all();
+}
+
+/* Options out of their documented ranges are INVALID_ARGUMENT, not silently
+ * used: an unknown precision, device_index below -1, and a thread count that
+ * would spend seconds starting threads before failing. */
+TEST(api_compile_option_ranges) {
+    rlx_node x;
+    rlx_graph *g = graph_x(&x);
+    CHECK_OK(rlx_output(g, "y", rlx_exp(g, x)));
+    rlx_compile_options o;
+    rlx_exec *e = NULL;
+    rlx_status s[3];
+    rlx_compile_options_init(&o); o.backend = RLX_BACKEND_CPU; o.precision = (rlx_precision)77;
+    s[0] = rlx_compile(g, &o, &e); rlx_exec_free(e); e = NULL;
+    rlx_compile_options_init(&o); o.backend = RLX_BACKEND_CPU; o.device_index = -7;
+    s[1] = rlx_compile(g, &o, &e); rlx_exec_free(e); e = NULL;
+    rlx_compile_options_init(&o); o.backend = RLX_BACKEND_CPU; o.threads = 1 << 20;
+    s[2] = rlx_compile(g, &o, &e); rlx_exec_free(e); e = NULL;
+    for (int i = 0; i < 3; i++)
+        CHECK_MSG(s[i] == RLX_STATUS_INVALID_ARGUMENT, "case %d: %s", i, rlx_status_name(s[i]));
+    CHECK(rlx_last_error()[0]);
+    ops_free_all();
+}
+
+/* Thousands of huge tensors live at once: each is within IR_MAX_NUMEL, but
+ * their arena would pass int64. Compile reports OUT_OF_MEMORY (the planner
+ * overflowed before). */
+TEST(api_arena_overflow) {
+    rlx_graph *g = ops_graph();
+    int64_t d[1] = {IR_MAX_NUMEL_FOR_TEST};
+    rlx_node sum = RLX_NO_NODE;
+    for (int i = 0; i < 4200; i++) {   /* 4200 * 2^51 bytes > 2^63; inputs are live for the whole run */
+        char name[16];
+        snprintf(name, sizeof name, "x%d", i);
+        rlx_node x = rlx_input(g, name, RLX_F64, 1, d);
+        sum = i ? rlx_add(g, sum, x) : x;
+    }
+    CHECK_OK(rlx_output(g, "y", sum));
+    rlx_exec *e = NULL;
+    rlx_compile_options o;
+    rlx_compile_options_init(&o);
+    o.backend = RLX_BACKEND_CPU;
+    rlx_status st = rlx_compile(g, &o, &e);
+    rlx_exec_free(e);
+    CHECK_STATUS(st, RLX_STATUS_OUT_OF_MEMORY);
     ops_free_all();
 }

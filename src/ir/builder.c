@@ -196,6 +196,7 @@ rlx_node rlx_constant(rlx_graph *g, rlx_dtype dt, int rank, const int64_t *dims,
     node_init(&n, IR_OP_CONST);
     if (!shape_from_public(g, fn, "constant", rank, dims, &n.shape)) return RLX_NO_NODE;
     if (!ir_shape_is_static(&n.shape)) return fail_msg(g, RLX_STATUS_SHAPE, fn, "constants need static dims");
+    if (!ir_shape_size_ok(&n.shape)) return fail_msg(g, RLX_STATUS_SHAPE, fn, "shape is too large (over 2^48 elements)");
     int64_t cdims[IR_MAX_RANK];
     ir_shape_dims(&n.shape, cdims);
     uint64_t bytes = rlx_tensor_bytes(dt, rank, cdims);
@@ -436,6 +437,9 @@ rlx_node rlx_reshape(rlx_graph *g, rlx_node x, int rank, const int64_t *dims) {
             return fail_msg(g, RLX_STATUS_SHAPE, fn, "a dim is neither a size nor a symbol of this graph");
         }
     }
+    /* Bounded target dims keep the products below (and the rule's) in range. */
+    if (!ir_shape_size_ok(&n.shape))
+        return fail_msg(g, RLX_STATUS_SHAPE, fn, "target shape is too large (over 2^48 elements)");
     if (infer >= 0) {
         /* inferred = numel(x) / numel(known dims), exact on the affine forms */
         const ir_shape *xs = &g->g.nodes[x].shape;
@@ -460,7 +464,9 @@ rlx_node rlx_reshape(rlx_graph *g, rlx_node x, int rank, const int64_t *dims) {
         if (no > 0 || n_left > 1 || den == 0 || num % den != 0) {
             return fail_msg(g, RLX_STATUS_SHAPE, fn, "cannot infer the -1 dim: the element counts do not divide");
         }
-        n.shape.d[infer] = n_left ? ir_dim_scale(sym_left, num / den) : ir_dim_const(num / den);
+        if (!n_left) n.shape.d[infer] = ir_dim_const(num / den);
+        else if (!ir_dim_scale_checked(sym_left, num / den, &n.shape.d[infer]))
+            return fail_msg(g, RLX_STATUS_SHAPE, fn, "the inferred dim overflows int64");
     }
     return make(g, fn, IR_OP_RESHAPE, &x, 1, &n);
 }
@@ -491,13 +497,21 @@ rlx_node rlx_slice(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t en
                  (long long)start, (long long)end);
         return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
     }
+    /* docs/ops.md: end > dim is SHAPE even when the last index taken fits (a
+     * step past the end); the rule, which sees only the length, checks that. */
+    if (ir_dim_is_static(xs->d[a]) && end > xs->d[a].k) {
+        rlx_fail(RLX_STATUS_SHAPE, "%s: end %lld is past axis %d of size %lld", fn, (long long)end, a,
+                 (long long)xs->d[a].k);
+        return fail_node(g, RLX_STATUS_SHAPE);
+    }
     ir_node n;
     node_init(&n, IR_OP_SLICE);
     n.ia[0] = a;
     n.ia[1] = start;
     n.ia[2] = step;
     n.shape = *xs;
-    n.shape.d[a] = ir_dim_const((end - start + step - 1) / step);
+    int64_t span = end - start;   /* 0 <= start <= end: no overflow; ceil without the + step - 1 */
+    n.shape.d[a] = ir_dim_const(span / step + (span % step != 0));
     return make(g, fn, IR_OP_SLICE, &x, 1, &n);
 }
 
@@ -505,6 +519,10 @@ rlx_node rlx_narrow(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t l
     if (length < 0) {
         if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_narrow: graph is NULL"); return RLX_NO_NODE; }
         return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, "rlx_narrow", "length must be >= 0");
+    }
+    if (start > INT64_MAX - length) {   /* start + length would overflow: far past any axis */
+        if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_narrow: graph is NULL"); return RLX_NO_NODE; }
+        return fail_msg(g, RLX_STATUS_SHAPE, "rlx_narrow", "start + length overflows int64");
     }
     return rlx_slice(g, x, axis, start, start + length, 1);
 }

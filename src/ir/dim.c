@@ -40,6 +40,25 @@ int64_t ir_dim_eval(ir_dim d, const int64_t *sym_values) {
     return v;
 }
 
+bool ir_dim_eval_checked(ir_dim d, const int64_t *sym_values, int64_t *out) {
+    int64_t v = d.k, t;
+    for (int i = 0; i < IR_MAX_SYMS; i++) {
+        if (!d.coef[i]) continue;
+        if (__builtin_mul_overflow(d.coef[i], sym_values ? sym_values[i] : 0, &t) || __builtin_add_overflow(v, t, &v))
+            return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool ir_dim_scale_checked(ir_dim a, int64_t c, ir_dim *out) {
+    if (__builtin_mul_overflow(a.k, c, &a.k)) return false;
+    for (int i = 0; i < IR_MAX_SYMS; i++)
+        if (__builtin_mul_overflow(a.coef[i], c, &a.coef[i])) return false;
+    *out = a;
+    return true;
+}
+
 void ir_dim_format(ir_dim d, const ir_graph *g, char *buf, size_t n) {
     size_t used = 0;
     buf[0] = 0;
@@ -75,6 +94,17 @@ int64_t ir_shape_numel(const ir_shape *s) {
     int64_t n = 1;
     for (int i = 0; i < s->rank; i++) n *= s->d[i].k;
     return n;
+}
+
+bool ir_shape_size_ok(const ir_shape *s) {
+    int64_t n = 1;
+    for (int i = 0; i < s->rank; i++) {
+        if (!ir_dim_is_static(s->d[i])) continue;
+        int64_t k = s->d[i].k > 1 ? s->d[i].k : 1;
+        if (k > IR_MAX_NUMEL / n) return false;   /* n * k > 2^48, tested without overflowing */
+        n *= k;
+    }
+    return true;
 }
 
 void ir_shape_dims(const ir_shape *s, int64_t *dims) {

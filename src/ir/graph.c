@@ -82,6 +82,7 @@ rlx_status ir_graph_append(ir_graph *g, ir_node *n, int32_t *out_id) {
     g->n_nodes++;
     rlx_status st = ir_check_quantized_inputs(g, slot);
     if (st == RLX_OK) st = ir_op_info_get(n->op)->rule(g, slot);
+    if (st == RLX_OK) st = ir_check_shape_size(g, slot);
     if (st != RLX_OK) {
         g->n_nodes--;
         return st;
@@ -127,6 +128,7 @@ rlx_status ir_graph_verify(const ir_graph *g) {
 rlx_status ir_graph_infer_shapes(ir_graph *g) {
     for (int32_t i = 0; i < g->n_nodes; i++) {
         rlx_status st = ir_op_info_get(g->nodes[i].op)->rule(g, &g->nodes[i]);
+        if (st == RLX_OK) st = ir_check_shape_size(g, &g->nodes[i]);
         if (st != RLX_OK) return st;
     }
     return RLX_OK;

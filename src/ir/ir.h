@@ -13,6 +13,10 @@
 #define IR_MAX_SYMS   4
 #define IR_MAX_INPUTS 8
 #define IR_MAX_RANK   RLX_MAX_RANK
+/* Most elements one tensor may have (2^48): beyond any real memory, and small
+ * enough that element counts, strides and byte sizes (<= 8 bytes an element)
+ * computed in int64 never overflow, even summed over a graph's tensors. */
+#define IR_MAX_NUMEL  ((int64_t)1 << 48)
 
 /* A dim: k + sum(coef[s] * symbol_s). Static when every coef is 0. Affine
  * forms cover what shape rules need: past+seq, seq*heads, ... */
@@ -101,6 +105,9 @@ bool    ir_dim_eq(ir_dim a, ir_dim b);
 ir_dim  ir_dim_add(ir_dim a, ir_dim b);
 ir_dim  ir_dim_scale(ir_dim a, int64_t c);
 int64_t ir_dim_eval(ir_dim d, const int64_t *sym_values);
+/* ir_dim_eval / ir_dim_scale that return false instead of overflowing int64. */
+bool    ir_dim_eval_checked(ir_dim d, const int64_t *sym_values, int64_t *out);
+bool    ir_dim_scale_checked(ir_dim a, int64_t c, ir_dim *out);
 /* Formats into buf, e.g. "seq", "past+seq", "12*seq", "64". */
 void    ir_dim_format(ir_dim d, const ir_graph *g, char *buf, size_t n);
 int64_t ir_dim_to_public(ir_dim d);  /* static value, single symbol code, or RLX_DIM_INFER */
@@ -110,7 +117,10 @@ int64_t ir_node_bytes(const ir_node *n);
 
 /* shapes */
 bool    ir_shape_is_static(const ir_shape *s);
-int64_t ir_shape_numel(const ir_shape *s);       /* static shapes only */
+int64_t ir_shape_numel(const ir_shape *s);       /* static shapes only, size-checked (ir_shape_size_ok) */
+/* The product of the static dims (a 0 counted as 1, so strides stay bounded
+ * too) is at most IR_MAX_NUMEL. Symbolic dims are checked once bound. */
+bool    ir_shape_size_ok(const ir_shape *s);
 void    ir_shape_format(const ir_shape *s, const ir_graph *g, char *buf, size_t n);
 /* Static dims of a static shape. */
 void    ir_shape_dims(const ir_shape *s, int64_t *dims);

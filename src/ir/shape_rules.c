@@ -73,6 +73,13 @@ static rlx_status broadcast2(const ir_graph *g, ir_node *n, const ir_shape *a, c
 
 #define TRY(x) do { rlx_status st_ = (x); if (st_ != RLX_OK) return st_; } while (0)
 
+rlx_status ir_check_shape_size(const ir_graph *g, ir_node *n) {
+    char s[192];
+    if (!ir_shape_size_ok(&n->shape))
+        FAIL(RLX_STATUS_SHAPE, "shape %s is too large (over 2^48 elements)", fmt_shape(g, &n->shape, s, sizeof s));
+    return RLX_OK;
+}
+
 /* -------------------------------------------------------------- sources */
 
 rlx_status shape_source(const ir_graph *g, ir_node *n) {
@@ -81,6 +88,7 @@ rlx_status shape_source(const ir_graph *g, ir_node *n) {
     for (int i = 0; i < n->shape.rank; i++)
         if (ir_dim_is_static(n->shape.d[i]) && n->shape.d[i].k < 0)
             FAIL(RLX_STATUS_SHAPE, "dim %d is negative (%lld)", i, (long long)n->shape.d[i].k);
+    TRY(ir_check_shape_size(g, n));   /* before anything multiplies the dims */
     if (n->op == IR_OP_PARAM && !ir_shape_is_static(&n->shape))
         FAIL(RLX_STATUS_SHAPE, "params need static dims");
     if (rlx_dtype_is_quantized(n->dtype)) {
@@ -218,6 +226,9 @@ rlx_status shape_ternary(const ir_graph *g, ir_node *n) {
 
 rlx_status shape_cast(const ir_graph *g, ir_node *n) {
     if ((unsigned)n->dtype >= RLX_DTYPE_COUNT) FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown target dtype %d", (int)n->dtype);
+    if (rlx_dtype_is_quantized(n->dtype))   /* storage for params and constants only */
+        FAIL(RLX_STATUS_SHAPE, "cannot cast to %s: block-quantized dtypes are only params and constants",
+             rlx_dtype_name(n->dtype));
     n->shape = *in_shape(g, n, 0);
     return RLX_OK;
 }
@@ -398,6 +409,7 @@ static void cancel_common(dim_product *a, dim_product *b) {
 
 rlx_status shape_reshape(const ir_graph *g, ir_node *n) {
     const ir_shape *x = in_shape(g, n, 0);
+    TRY(ir_check_shape_size(g, n));   /* the target, before product_of multiplies it */
     dim_product px, po;
     product_of(x, &px);
     product_of(&n->shape, &po);
@@ -438,7 +450,8 @@ rlx_status shape_slice(const ir_graph *g, ir_node *n) {
     if (start < 0) FAIL(RLX_STATUS_INVALID_ARGUMENT, "start must be >= 0, got %lld", (long long)start);
     ir_dim dim = x->d[axis];
     if (ir_dim_is_static(dim) && ir_dim_is_static(len)) {
-        if (len.k < 0 || (len.k > 0 && start + (len.k - 1) * step >= dim.k))
+        /* last index start + (len-1)*step < dim, written so nothing overflows */
+        if (len.k < 0 || (len.k > 0 && (start >= dim.k || len.k - 1 > (dim.k - 1 - start) / step)))
             FAIL(RLX_STATUS_SHAPE, "range start %lld, length %lld, step %lld exceeds axis %d of size %lld",
                  (long long)start, (long long)len.k, (long long)step, axis, (long long)dim.k);
     }

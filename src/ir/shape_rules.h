@@ -15,5 +15,7 @@
 
 /* Rejects block-quantized inputs to ops that do not decode them. */
 rlx_status ir_check_quantized_inputs(const ir_graph *g, ir_node *n);
+/* Rejects a node whose static dims multiply past IR_MAX_NUMEL (SHAPE). */
+rlx_status ir_check_shape_size(const ir_graph *g, ir_node *n);
 
 #endif

@@ -132,9 +132,16 @@ rlx_status plan_memory(const ir_graph *g, mem_plan *plan) {
             if (end > cursor) cursor = end;
         }
         if (best < 0) best = cursor;
+        int64_t top;
+        /* Each tensor is <= 2^51 bytes (IR_MAX_NUMEL), but thousands live at
+         * once could still pass int64: no memory has that, so it is OOM. */
+        if (__builtin_add_overflow(best, need, &top) || (uint64_t)top > SIZE_MAX / 2) {
+            free(order); free(done); free(conflicts); plan_free(plan);
+            return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "plan: the tensors live at once need more than 2^63 bytes");
+        }
         t->offset = best;
         done[n_done++] = (placed){best, t->bytes, t->first, t->last};
-        if (best + need > arena) arena = best + need;
+        if (top > arena) arena = top;
     }
     /* views: offset relative to their root becomes absolute */
     for (int32_t i = 0; i < n; i++) {

@@ -184,6 +184,21 @@ static rlx_status check_symbols_bindable(const ir_graph *g) {
     return RLX_OK;
 }
 
+/* Most threads an exec may ask for: a larger count is a mistake, and trying
+ * to start it ties up the machine for seconds before failing. */
+#define RT_MAX_THREADS 1024
+
+static rlx_status check_options(const rlx_compile_options *o, const char *where) {
+    const char *why = NULL;
+    if (o->threads < 0) why = "threads must be >= 0 (0 = one per core)";
+    else if (o->threads > RT_MAX_THREADS) why = "threads must be <= 1024";
+    else if ((unsigned)o->backend > RLX_BACKEND_VULKAN) why = "unknown backend";
+    else if ((unsigned)o->precision > RLX_PRECISION_FAST) why = "unknown precision";
+    else if (o->device_index < -1) why = "device_index must be >= 0, or -1 for the best device";
+    if (why) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_compile: options%s: %s", where, why);
+    return RLX_OK;
+}
+
 rlx_status rlx_compile(const rlx_graph *graph, const rlx_compile_options *opts, rlx_exec **out) {
     if (!out) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_compile: out is NULL");
     *out = NULL;
@@ -198,12 +213,9 @@ rlx_status rlx_compile(const rlx_graph *graph, const rlx_compile_options *opts, 
     rlx_exec *e = calloc(1, sizeof *e);
     if (!e) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_compile: out of memory");
     if (opts) e->opts = *opts; else rlx_compile_options_init(&e->opts);
-    if (e->opts.threads < 0 || (unsigned)e->opts.backend > RLX_BACKEND_VULKAN) {
-        st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_compile: options: %s",
-                      e->opts.threads < 0 ? "threads must be >= 0 (0 = one per core)" : "unknown backend");
-        goto fail;
-    }
+    if ((st = check_options(&e->opts, "")) != RLX_OK) goto fail;
     if ((st = apply_env(&e->opts)) != RLX_OK) goto fail;
+    if ((st = check_options(&e->opts, " (after RLX_THREADS / RLX_DEVICE)")) != RLX_OK) goto fail;
     if ((st = rt_backend_choose(&e->opts, &e->be)) != RLX_OK) goto fail;
     if ((st = optimize(g, &e->opts, e->be, &e->graph, &e->fused_nodes)) != RLX_OK) goto fail;
     if ((st = e->be->device_new(&e->opts, &e->dev)) != RLX_OK) goto fail;
