@@ -83,7 +83,10 @@ static void check_prefill_equals_decode(rlx_backend backend) {
     CHECK(test_close_f32_f64("prompt+decode", mixed, want, H * T * D, 1e-5));
     /* the context limit: writing past the capacity is a clean error */
     CHECK_STATUS(run_at(e, q, k, v, 0, 3, CAP - 2, decode), RLX_STATUS_INVALID_ARGUMENT);
-    CHECK(strstr(rlx_last_error(), "context limit") != NULL);
+    CHECK(strstr(rlx_last_error(), "context limit") != NULL && strstr(rlx_last_error(), "kv_write") != NULL);
+    /* a negative position says so (not "positions [-1, 2) exceed the capacity") */
+    CHECK_STATUS(run_at(e, q, k, v, 0, 3, -1, decode), RLX_STATUS_INVALID_ARGUMENT);
+    CHECK_MSG(strstr(rlx_last_error(), "position -1 is negative") != NULL, "%s", rlx_last_error());
     rlx_exec_free(e);
     rlx_graph_free(g);
 }

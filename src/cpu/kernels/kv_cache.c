@@ -13,10 +13,13 @@ rlx_status cpu_kv_begin(const cpu_kernel_ctx *k, int64_t S, int64_t *pos) {
     const cpu_tensor *cache = &k->in[0];
     const char *name = k->node->name ? k->node->name : "";
     int64_t p = ((const int32_t *)k->in[2].data)[0], C = cache->dims[2];
-    if (p < 0 || p + S > C)
+    if (p < 0)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "kv_write%s%s%s: position %lld is negative", *name ? " '" : "", name,
+                        *name ? "'" : "", (long long)p);
+    if (p + S > C)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT,
-                        "kv_write '%s': positions [%lld, %lld) exceed the cache capacity %lld (context limit)", name,
-                        (long long)p, (long long)(p + S), (long long)C);
+                        "kv_write%s%s%s: positions [%lld, %lld) exceed the cache capacity %lld (context limit)",
+                        *name ? " '" : "", name, *name ? "'" : "", (long long)p, (long long)(p + S), (long long)C);
     if (k->out.data != cache->data) memcpy(k->out.data, cache->data, (size_t)cache->numel * rlx_dtype_size(cache->dtype));
     *pos = p;
     return RLX_OK;
