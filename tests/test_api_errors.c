@@ -7,10 +7,10 @@
  * rlx_status and a non-empty message, and never crash; the exec stays usable.
  */
 #include "ops_common.h"
+#include "ir/ir.h"
 #include <stdlib.h>
 #include <string.h>
 
-#define IR_MAX_NUMEL_FOR_TEST ((int64_t)1 << 48)   /* src/ir/ir.h's IR_MAX_NUMEL: the largest tensor */
 
 /* A builder call on graph g that must return RLX_NO_NODE and leave g's first error = want. */
 #define CHECK_BUILD_FAIL(g, expr, want)                                                             \
@@ -669,7 +669,9 @@ TEST(api_huge_symbol_binding) {
         rlx_graph *g = ops_graph();
         int64_t s = rlx_symbol(g, "s");
         int64_t ds[2] = {s, 2};
-        rlx_node x = rlx_input(g, "x", RLX_F32, 2, ds), y;
+        /* case 0: x [s, 2] f32 past the size limit; case 1: x [s] i8 whose
+         * own size is checked later than concat's s + s, which overflows */
+        rlx_node x = c == 0 ? rlx_input(g, "x", RLX_F32, 2, ds) : rlx_input(g, "x", RLX_I8, 1, ds), y;
         if (c == 0) {
             y = rlx_reshape(g, x, 1, (int64_t[]){RLX_DIM_INFER});
         } else {
@@ -679,17 +681,18 @@ TEST(api_huge_symbol_binding) {
         CHECK_OK(rlx_output(g, "y", y));
         rlx_exec *e = NULL;
         CHECK_OK(rlx_compile(g, NULL, &e));
-        int64_t sv = (1LL << 61) - 1;   /* x is 2^62 - 2 elements: its bytes still fit in uint64 */
-        rlx_tensor t = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {sv, 2}, .data = buf,
-                        .bytes = (size_t)sv * 8};
+        int64_t sv = c == 0 ? (1LL << 61) - 1 : 1LL << 62;   /* x's bytes still fit in uint64 */
+        rlx_tensor t = {.name = "x", .dtype = c == 0 ? RLX_F32 : RLX_I8, .rank = c == 0 ? 2 : 1, .dims = {sv, 2},
+                        .data = buf, .bytes = c == 0 ? (size_t)sv * 8 : (size_t)sv};
         rlx_status st = rlx_exec_run(e, &t, 1);
         char msg[256];
         snprintf(msg, sizeof msg, "%s", rlx_last_error());
         t.dims[0] = 2;
-        t.bytes = 16;
+        t.bytes = c == 0 ? 16 : 2;
         rlx_status st2 = rlx_exec_run(e, &t, 1);
         rlx_exec_free(e);
-        CHECK_MSG(st == RLX_STATUS_SHAPE && msg[0], "case %d: huge binding: %s, msg '%s'", c, rlx_status_name(st), msg);
+        CHECK_MSG(st == RLX_STATUS_SHAPE && strstr(msg, c == 0 ? "too large" : "overflows"),
+                  "case %d: huge binding: %s, msg '%s'", c, rlx_status_name(st), msg);
         CHECK_OK(st2);
     }
     ops_free_all();
@@ -738,6 +741,15 @@ TEST(api_compile_option_ranges) {
     for (int i = 0; i < 3; i++)
         CHECK_MSG(s[i] == RLX_STATUS_INVALID_ARGUMENT, "case %d: %s", i, rlx_status_name(s[i]));
     CHECK(rlx_last_error()[0]);
+    /* the environment is checked too (RLX_THREADS overrides valid options) */
+    setenv("RLX_THREADS", "100000", 1);
+    rlx_compile_options_init(&o);
+    o.backend = RLX_BACKEND_CPU;
+    rlx_status se = rlx_compile(g, &o, &e);
+    unsetenv("RLX_THREADS");
+    rlx_exec_free(e);
+    CHECK_MSG(se == RLX_STATUS_INVALID_ARGUMENT && strstr(rlx_last_error(), "RLX_THREADS"), "RLX_THREADS=100000: %s, '%s'",
+              rlx_status_name(se), rlx_last_error());
     ops_free_all();
 }
 
@@ -746,7 +758,7 @@ TEST(api_compile_option_ranges) {
  * overflowed before). */
 TEST(api_arena_overflow) {
     rlx_graph *g = ops_graph();
-    int64_t d[1] = {IR_MAX_NUMEL_FOR_TEST};
+    int64_t d[1] = {IR_MAX_NUMEL};
     rlx_node sum = RLX_NO_NODE;
     for (int i = 0; i < 4200; i++) {   /* 4200 * 2^51 bytes > 2^63; inputs are live for the whole run */
         char name[16];

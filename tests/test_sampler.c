@@ -387,14 +387,16 @@ TEST(sampler_large_vocab_top_k_off) {
     for (int path = 0; path < 2; path++) {
         p.top_k = path ? 5000 : 0;   /* 5000: the sorted top-k path */
         bool ok = draw(&p, l, nv, n, counts);
-        int32_t distinct = 0, outside = 0;
+        int32_t distinct = 0, outside = 0, past_first_round = 0;
         for (int32_t i = 0; i < nv; i++) {
             distinct += counts[i] > 0;
             outside += counts[i] > 0 && l[i] < cut;
+            past_first_round += counts[i] > 0 && l[i] < sorted[255];   /* a top-p that stopped at 256 never draws these */
         }
         CHECK(ok);
-        CHECK_MSG(outside == 0 && distinct > keep / 4, "top-k %d: top-p kept %d distinct, %d outside the cut (%d kept)",
-                  p.top_k, distinct, outside, keep);
+        CHECK_MSG(outside == 0 && distinct > keep / 4 && past_first_round > 0,
+                  "top-k %d: top-p kept %d distinct, %d outside the cut (%d kept), %d past rank 256", p.top_k, distinct,
+                  outside, keep, past_first_round);
     }
     /* min-p alone and plain temperature. */
     p = plain(1.0f, 22);

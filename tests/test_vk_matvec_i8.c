@@ -238,17 +238,20 @@ TEST(vk_matvec_i8_shapes) {
 }
 
 /* Tuning knobs: threads per group (one subgroup .. 256), rows per group,
- * units per step, and a capped grid, where each workgroup walks several
- * tiles with x rounded once. */
+ * units per step, a capped grid, where each workgroup walks several tiles
+ * with x rounded once, and the x-rounding offset per workgroup (XROT; Q8_0
+ * is off by default, so these rows are its only rotated runs). */
 TEST(vk_matvec_i8_knobs) {
     VKP_REQUIRE();
-    static const char *knobs[][4] = {{"8", "1", "1", ""}, {"32", "4", "2", "3"}, {"256", "2", "4", "1"}, {"", "", "3", "5"}};
+    static const char *knobs[][5] = {{"8", "1", "1", "", "32"}, {"32", "4", "2", "3", "0"}, {"256", "2", "4", "1", "64"},
+                                     {"", "", "3", "5", ""}};
     bool ok = true;
     for (size_t i = 0; i < sizeof knobs / sizeof knobs[0] && ok; i++) {
         setenv("RLX_VK_DQ_T", knobs[i][0], 1);
         setenv("RLX_VK_DQ_NR", knobs[i][1], 1);
         setenv("RLX_VK_DQ_U", knobs[i][2], 1);
         setenv("RLX_VK_DQ_I8_GRID", knobs[i][3], 1);
+        setenv("RLX_VK_DQ_XROT", knobs[i][4], 1);
         for (size_t t = 0; t < N_TYPES && ok; t++) {
             int64_t K = is_kq(types[t]) ? 256 * 5 : 32 * 70;
             ok = i8_case(types[t], 0, 2, 41, K, -1, 0) && i8_case(types[t], 2, 1, 23, K, -1, 0) &&
@@ -259,6 +262,7 @@ TEST(vk_matvec_i8_knobs) {
     unsetenv("RLX_VK_DQ_NR");
     unsetenv("RLX_VK_DQ_U");
     unsetenv("RLX_VK_DQ_I8_GRID");
+    unsetenv("RLX_VK_DQ_XROT");
     CHECK(ok);
 }
 

@@ -4,6 +4,7 @@
  */
 #include "generate.h"
 #include "rlx.h"
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -49,8 +50,9 @@ static int inum(const char *flag, const char *v, double lo, double hi, double *o
 static int seed_arg(const char *v, uint64_t *out) {
     char *end = NULL;
     errno = 0;
-    unsigned long long x = v && *v != '-' ? strtoull(v, &end, 10) : 0;
-    if (!v || end == v || !end || *end || errno) {
+    /* a digit first: strtoull would skip spaces and wrap " -1" to 2^64 - 1 */
+    unsigned long long x = v && isdigit((unsigned char)*v) ? strtoull(v, &end, 10) : 0;
+    if (!end || *end || errno) {
         fprintf(stderr, "rlx generate: --seed needs an integer in [0, 2^64 - 1]\n");
         return -1;
     }

@@ -12,29 +12,32 @@
 
 enum { SHOW_ELEMS = 6, SHOW_CHARS = 64 };
 
-/* A string value, quoted, with control bytes escaped and long ones cut. */
+/* s[0..len) with control bytes escaped (\n, \xNN; quote and backslash too
+ * when quoted): a file's strings must not drive the terminal. Returns the
+ * columns printed. */
+static int print_escaped(const char *s, size_t len, bool quoted) {
+    int n = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (quoted && (c == '"' || c == '\\')) n += printf("\\%c", c);
+        else if (quoted && c == '\n') n += printf("\\n");
+        else if (c < 0x20 || c == 0x7f) n += printf("\\x%02x", c);
+        else n += (putchar(c), 1);
+    }
+    return n;
+}
+
+/* A string value, quoted and escaped, long ones cut. */
 static void print_str(const char *s, size_t len) {
     putchar('"');
-    for (size_t i = 0; i < len && i < SHOW_CHARS; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c == '\n') printf("\\n");
-        else if (c < 0x20 || c == 0x7f) printf("\\x%02x", c);
-        else putchar(c);
-    }
+    print_escaped(s, len < SHOW_CHARS ? len : SHOW_CHARS, true);
     putchar('"');
     if (len > SHOW_CHARS) printf("...(%zu bytes)", len);
 }
 
-/* A key or tensor name, left-aligned in width columns, with control bytes
- * escaped as \xNN: a file's names must not drive the terminal. */
+/* A key or tensor name, escaped, left-aligned in width columns. */
 static void print_name(const char *s, int width) {
-    int n = 0;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        n += c < 0x20 || c == 0x7f ? printf("\\x%02x", c) : (putchar(c), 1);
-    }
-    for (; n < width; n++) putchar(' ');
+    for (int n = print_escaped(s, strlen(s), false); n < width; n++) putchar(' ');
 }
 
 static void print_scalar(const gguf_file *f, int64_t kv, gguf_vtype t, uint64_t i, bool arr) {

@@ -32,6 +32,8 @@ static const struct { const char *name; uint32_t type, file_type; bool mix; } TA
 };
 
 static bool is_float(uint32_t t) { return t == QTYPE_F32 || t == QTYPE_F16 || t == QTYPE_BF16; }
+/* A 2-D float tensor with elements: what quantize may convert. */
+static bool may_convert(const gguf_tensor *t) { return is_float(t->type) && t->n_dims == 2 && t->n_elements > 0; }
 
 static bool ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
@@ -121,7 +123,7 @@ int cmd_quantize(int argc, char **argv) {
     int64_t max_row = 1;
     for (int64_t i = 0; i < nt; i++) {
         const gguf_tensor *t = gguf_tensor_at(f, i);
-        if (is_float(t->type) && t->n_dims == 2 && t->n_elements > 0) max_row = RLX_MAX(max_row, t->dims[0]);
+        if (may_convert(t)) max_row = RLX_MAX(max_row, t->dims[0]);
     }
     uint64_t scratch_bytes;
     if (rlx_mul_overflow_u64((uint64_t)threads * sizeof(float), (uint64_t)max_row, &scratch_bytes) &&
@@ -144,7 +146,7 @@ int cmd_quantize(int argc, char **argv) {
         const qtype_info *q = qtype_get(to);
         uint64_t row_bytes, size;
         bytes_in += t->size;
-        bool convert = is_float(t->type) && t->type != to && t->n_dims == 2 && t->n_elements > 0 &&
+        bool convert = may_convert(t) && t->type != to &&
                        t->dims[0] % q->block_size == 0 && qtype_row_bytes(to, (uint64_t)t->dims[0], &row_bytes) &&
                        qtype_row_bytes(to, (uint64_t)t->n_elements, &size);
         if (!convert) {

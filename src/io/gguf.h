@@ -144,8 +144,8 @@ rlx_status gguf_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint
 /* Serializes to a malloc'ed buffer (caller free()s) or to a file. A new
  * path or a regular file is written to a temporary next to it and renamed
  * over it (a failure leaves the old file as it was; tensors may borrow a
- * mapping of the file being replaced); a device, FIFO or symbolic link is
- * written in place. */
+ * mapping of the file being replaced), through a symbolic link too; a
+ * device or FIFO (or a link to one) is written in place. */
 rlx_status gguf_write_memory(const gguf_writer *w, void **out, size_t *size);
 rlx_status gguf_write_file(const gguf_writer *w, const char *path);
 

@@ -416,8 +416,9 @@ static bool write_body(const gguf_writer *w, const bbuf *b, uint32_t align, FILE
  * leaves the old file as it was (nothing lost), nobody sees half a file, and
  * a writer whose tensors borrow memory mapped from that same file keeps
  * valid data (the old file lives until unmapped). The new file keeps the old
- * one's permissions. Anything else (a device such as /dev/full, a FIFO, a
- * symbolic link) is written in place and never removed on failure.
+ * one's permissions. A symbolic link to a regular file replaces that file
+ * (the link stays). Anything else (a device such as /dev/full, a FIFO, a link
+ * to one) is written in place and never removed on failure.
  */
 rlx_status gguf_write_file(const gguf_writer *w, const char *path) {
     if (!w || !path) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL argument");
@@ -425,18 +426,24 @@ rlx_status gguf_write_file(const gguf_writer *w, const char *path) {
     uint32_t align;
     rlx_status st = build_head(w, &b, &align);
     if (st) return st;
+    /* a link to a regular file replaces the file it names (the link stays) */
     struct stat old;
-    bool exists = lstat(path, &old) == 0, replace = !exists || S_ISREG(old.st_mode);
-    size_t tlen = strlen(path) + 48;
+    bool exists = lstat(path, &old) == 0;
+    char *resolved = exists && S_ISLNK(old.st_mode) ? realpath(path, NULL) : NULL;
+    const char *target = path;
+    if (resolved && stat(resolved, &old) == 0 && S_ISREG(old.st_mode)) target = resolved;
+    bool replace = !exists || S_ISREG(old.st_mode);
+    size_t tlen = strlen(target) + 48;
     char *tmp = replace ? malloc(tlen) : NULL;
     if (replace && !tmp) {
         free(b.p);
+        free(resolved);
         return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf writer: out of memory");
     }
     FILE *fp = NULL;
     if (replace) {
         static unsigned counter;   /* distinct names for concurrent writers of one process */
-        snprintf(tmp, tlen, "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+        snprintf(tmp, tlen, "%s.tmp.%ld.%u", target, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
         if (fd >= 0 && exists && fchmod(fd, old.st_mode & 07777) != 0) { close(fd); unlink(tmp); fd = -1; }
         if (fd >= 0 && !(fp = fdopen(fd, "wb"))) { close(fd); unlink(tmp); }
@@ -447,17 +454,19 @@ rlx_status gguf_write_file(const gguf_writer *w, const char *path) {
         int e = errno;
         free(b.p);
         free(tmp);
+        free(resolved);
         return rlx_fail(RLX_STATUS_IO, "gguf writer: cannot create '%s': %s", path, strerror(e));
     }
     int e = 0;
     bool ok = write_body(w, &b, align, fp, &e);
     free(b.p);
-    if (ok && replace && rename(tmp, path) != 0) {
+    if (ok && replace && rename(tmp, target) != 0) {
         ok = false;
         e = errno;
     }
     if (!ok && replace) unlink(tmp);
     free(tmp);
+    free(resolved);
     if (!ok) return rlx_fail(RLX_STATUS_IO, "gguf writer: writing '%s' failed: %s", path, e ? strerror(e) : "short write");
     return RLX_OK;
 }

@@ -516,14 +516,10 @@ rlx_node rlx_slice(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t en
 }
 
 rlx_node rlx_narrow(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t length) {
-    if (length < 0) {
-        if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_narrow: graph is NULL"); return RLX_NO_NODE; }
-        return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, "rlx_narrow", "length must be >= 0");
-    }
-    if (start > INT64_MAX - length) {   /* start + length would overflow: far past any axis */
-        if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_narrow: graph is NULL"); return RLX_NO_NODE; }
+    if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_narrow: graph is NULL"); return RLX_NO_NODE; }
+    if (length < 0) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, "rlx_narrow", "length must be >= 0");
+    if (start > INT64_MAX - length)   /* start + length would overflow: far past any axis */
         return fail_msg(g, RLX_STATUS_SHAPE, "rlx_narrow", "start + length overflows int64");
-    }
     return rlx_slice(g, x, axis, start, start + length, 1);
 }
 

@@ -28,18 +28,6 @@ ir_dim ir_dim_add(ir_dim a, ir_dim b) {
     return a;
 }
 
-ir_dim ir_dim_scale(ir_dim a, int64_t c) {
-    a.k *= c;
-    for (int i = 0; i < IR_MAX_SYMS; i++) a.coef[i] *= c;
-    return a;
-}
-
-int64_t ir_dim_eval(ir_dim d, const int64_t *sym_values) {
-    int64_t v = d.k;
-    for (int i = 0; i < IR_MAX_SYMS; i++) if (d.coef[i]) v += d.coef[i] * (sym_values ? sym_values[i] : 0);
-    return v;
-}
-
 bool ir_dim_eval_checked(ir_dim d, const int64_t *sym_values, int64_t *out) {
     int64_t v = d.k, t;
     for (int i = 0; i < IR_MAX_SYMS; i++) {

@@ -103,9 +103,8 @@ ir_dim  ir_dim_sym(int s);
 bool    ir_dim_is_static(ir_dim d);
 bool    ir_dim_eq(ir_dim a, ir_dim b);
 ir_dim  ir_dim_add(ir_dim a, ir_dim b);
-ir_dim  ir_dim_scale(ir_dim a, int64_t c);
-int64_t ir_dim_eval(ir_dim d, const int64_t *sym_values);
-/* ir_dim_eval / ir_dim_scale that return false instead of overflowing int64. */
+/* A dim's value for symbol values, and a dim times c; false (nothing
+ * written) when that overflows int64. */
 bool    ir_dim_eval_checked(ir_dim d, const int64_t *sym_values, int64_t *out);
 bool    ir_dim_scale_checked(ir_dim a, int64_t c, ir_dim *out);
 /* Formats into buf, e.g. "seq", "past+seq", "12*seq", "64". */
@@ -117,7 +116,7 @@ int64_t ir_node_bytes(const ir_node *n);
 
 /* shapes */
 bool    ir_shape_is_static(const ir_shape *s);
-int64_t ir_shape_numel(const ir_shape *s);       /* static shapes only, size-checked (ir_shape_size_ok) */
+int64_t ir_shape_numel(const ir_shape *s);       /* static shapes only; callers rely on ir_shape_size_ok having held */
 /* The product of the static dims (a 0 counted as 1, so strides stay bounded
  * too) is at most IR_MAX_NUMEL. Symbolic dims are checked once bound. */
 bool    ir_shape_size_ok(const ir_shape *s);

@@ -234,14 +234,14 @@ static int32_t collect(sampler *s, int32_t n_vocab) {
  * sorted in c. Unsorted candidates (no top-k) are the whole vocabulary, while
  * the prefix is usually a few hundred tokens: select the best 256, 2048, ...
  * (O(n log m) each) until the mass is reached, instead of sorting 150k
- * logits per token. Each round re-collects c, since top_k() overwrites it. */
+ * logits per token. Later rounds re-collect c, since top_k() overwrites it. */
 static int32_t top_p_keep(sampler *s, int32_t n_vocab, int32_t n, bool sorted, double top_p) {
     cand *c = s->c;
     double mx = -INFINITY, sum = 0;
     for (int32_t i = 0; i < n; i++) if (c[i].logit > mx) mx = c[i].logit;
     for (int32_t i = 0; i < n; i++) sum += exp((double)c[i].logit - mx);
-    for (int32_t m = sorted ? n : RLX_MIN(n, 256);; m = m > n / 8 ? n : m * 8) {
-        if (!sorted) top_k(c, collect(s, n_vocab), m);
+    for (int32_t m = sorted ? n : RLX_MIN(n, 256), round = 0;; m = m > n / 8 ? n : m * 8, round++) {
+        if (!sorted) top_k(c, round ? collect(s, n_vocab) : n, m);   /* round 0: c holds all n already */
         double cum = 0;
         for (int32_t i = 0; i < m; i++) {
             cum += exp((double)c[i].logit - mx) / sum;

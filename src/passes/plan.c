@@ -135,9 +135,9 @@ rlx_status plan_memory(const ir_graph *g, mem_plan *plan) {
         int64_t top;
         /* Each tensor is <= 2^51 bytes (IR_MAX_NUMEL), but thousands live at
          * once could still pass int64: no memory has that, so it is OOM. */
-        if (__builtin_add_overflow(best, need, &top) || (uint64_t)top > SIZE_MAX / 2) {
+        if (__builtin_add_overflow(best, need, &top) || (uint64_t)top > SIZE_MAX / 2) {   /* 2nd: 32-bit hosts */
             free(order); free(done); free(conflicts); plan_free(plan);
-            return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "plan: the tensors live at once need more than 2^63 bytes");
+            return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "plan: the tensors live at once need more bytes than this host can address");
         }
         t->offset = best;
         done[n_done++] = (placed){best, t->bytes, t->first, t->last};
