@@ -60,8 +60,26 @@ static int seed_arg(const char *v, uint64_t *out) {
     return 0;
 }
 
-static const char *const options[] = {"-m", "--model", "-p", "--prompt", "--device", "-n", "--temp", "--top-k", "--top-p",
-                                      "--min-p", "--repeat-penalty", "--seed", "--ctx", "--threads"};
+/* One row per option: the parse loop and the unknown-option check both read
+ * this table, so an option cannot be accepted by one and missed by the other. */
+typedef enum { OPT_STR, OPT_NUM, OPT_INT, OPT_SEED } opt_kind;
+typedef struct {
+    const char *name, *alias;   /* alias may be NULL */
+    opt_kind    kind;
+    double      lo, hi;         /* OPT_NUM / OPT_INT range */
+    void       *dst;            /* const char ** / double * / uint64_t * */
+} gen_option;
+
+/* Parses v into o->dst: 0, or -1 (printed). */
+static int parse_option(const gen_option *o, const char *flag, const char *v) {
+    switch (o->kind) {
+    case OPT_STR: *(const char **)o->dst = v; return 0;
+    case OPT_NUM: return num(flag, v, o->lo, o->hi, o->dst);
+    case OPT_INT: return inum(flag, v, o->lo, o->hi, o->dst);
+    case OPT_SEED: return seed_arg(v, o->dst);
+    }
+    return -1;
+}
 
 int cmd_generate(int argc, char **argv) {
     const char *model = NULL, *prompt = "", *device = NULL;
@@ -74,27 +92,30 @@ int cmd_generate(int argc, char **argv) {
     top_p = s.top_p;
     min_p = s.min_p;
     rp = s.repeat_penalty;
-    int have_seed = 0;
+    const gen_option options[] = {
+        {"-m", "--model", OPT_STR, 0, 0, &model},
+        {"-p", "--prompt", OPT_STR, 0, 0, &prompt},
+        {"--device", NULL, OPT_STR, 0, 0, &device},
+        {"-n", NULL, OPT_INT, 0, 1e6, &n_predict},
+        {"--temp", NULL, OPT_NUM, 0, 100, &temp},
+        {"--top-k", NULL, OPT_INT, 0, 1e9, &top_k},
+        {"--top-p", NULL, OPT_NUM, 0, 1, &top_p},
+        {"--min-p", NULL, OPT_NUM, 0, 1, &min_p},
+        {"--repeat-penalty", NULL, OPT_NUM, 0.01, 100, &rp},
+        {"--seed", NULL, OPT_SEED, 0, 0, &seed},
+        {"--ctx", NULL, OPT_INT, 1, 1 << 24, &ctx},
+        {"--threads", NULL, OPT_INT, 0, 1024, &threads},
+    };
+    bool have_seed = false;
     for (int i = 0; i < argc; i += 2) {   /* every option takes one value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad = 0;
-        bool known = false;
-        for (size_t k = 0; k < sizeof options / sizeof *options; k++) known |= !strcmp(a, options[k]);
-        if (!known) { fprintf(stderr, "rlx generate: unknown option '%s'\n", a); return usage(); }
+        const gen_option *o = NULL;
+        for (size_t k = 0; k < sizeof options / sizeof *options && !o; k++)
+            if (!strcmp(a, options[k].name) || (options[k].alias && !strcmp(a, options[k].alias))) o = &options[k];
+        if (!o) { fprintf(stderr, "rlx generate: unknown option '%s'\n", a); return usage(); }
         if (!v) { fprintf(stderr, "rlx generate: %s needs a value\n", a); return usage(); }
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) model = v;
-        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) prompt = v;
-        else if (!strcmp(a, "--device")) device = v;
-        else if (!strcmp(a, "-n")) bad = inum(a, v, 0, 1e6, &n_predict);
-        else if (!strcmp(a, "--temp")) bad = num(a, v, 0, 100, &temp);
-        else if (!strcmp(a, "--top-k")) bad = inum(a, v, 0, 1e9, &top_k);
-        else if (!strcmp(a, "--top-p")) bad = num(a, v, 0, 1, &top_p);
-        else if (!strcmp(a, "--min-p")) bad = num(a, v, 0, 1, &min_p);
-        else if (!strcmp(a, "--repeat-penalty")) bad = num(a, v, 0.01, 100, &rp);
-        else if (!strcmp(a, "--seed")) { bad = seed_arg(v, &seed); have_seed = 1; }
-        else if (!strcmp(a, "--ctx")) bad = inum(a, v, 1, 1 << 24, &ctx);
-        else if (!strcmp(a, "--threads")) bad = inum(a, v, 0, 1024, &threads);
-        if (bad) return 2;
+        if (parse_option(o, a, v)) return 2;
+        have_seed |= o->kind == OPT_SEED;
     }
     if (!model) return usage();
     rlx_model_options o;

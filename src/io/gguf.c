@@ -152,16 +152,20 @@ static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
  * metadata value). Nothing is stored, so arrays of arrays cost no memory;
  * every element consumes input, so the work is linear in the file size; and
  * the depth cap bounds the recursion. */
+/* An array count too large for the bytes left; reported at the count (the
+ * 8 bytes just read), so the message's offset points at the bad field. */
+static rlx_status array_cannot_fit(parser *p, uint32_t et, uint64_t n) {
+    p->pos -= 8;
+    return perr(p, "array of %llu %s values cannot fit in the %llu bytes left", (unsigned long long)n, VT_NAMES[et],
+                (unsigned long long)(left(p) - 8));
+}
+
 static rlx_status skip_elems(parser *p, uint32_t et, uint64_t n, int depth) {
     gguf_file *f = p->f;
     rlx_status st;
     if (et == GGUF_VT_STRING || et == GGUF_VT_ARRAY) {
         uint64_t min = et == GGUF_VT_STRING ? 8 : 12;   /* a length; a type and a count */
-        if (n > left(p) / min) {
-            p->pos -= 8;
-            return perr(p, "array of %llu %s values cannot fit in the %llu bytes left", (unsigned long long)n,
-                        VT_NAMES[et], (unsigned long long)(left(p) - 8));
-        }
+        if (n > left(p) / min) return array_cannot_fit(p, et, n);
         if (et == GGUF_VT_ARRAY && n > 0 && depth >= GGUF_MAX_ARRAY_DEPTH)
             return perr(p, "arrays nested deeper than %d levels", GGUF_MAX_ARRAY_DEPTH);
         for (uint64_t i = 0; i < n; i++) {
@@ -186,11 +190,7 @@ static rlx_status skip_elems(parser *p, uint32_t et, uint64_t n, int depth) {
         return RLX_OK;
     }
     uint64_t bytes;
-    if (!rlx_mul_overflow_u64(n, VT_SIZES[et], &bytes) || bytes > left(p)) {
-        p->pos -= 8;
-        return perr(p, "array of %llu %s values cannot fit in the %llu bytes left", (unsigned long long)n,
-                    VT_NAMES[et], (unsigned long long)(left(p) - 8));
-    }
+    if (!rlx_mul_overflow_u64(n, VT_SIZES[et], &bytes) || bytes > left(p)) return array_cannot_fit(p, et, n);
     if (et == GGUF_VT_BOOL)
         for (uint64_t i = 0; i < n; i++)
             if (f->base[p->pos + i] > 1) {

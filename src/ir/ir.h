@@ -132,6 +132,12 @@ rlx_status ir_graph_clone(const ir_graph *src, ir_graph *dst);
  * after running the op's shape rule, whose status it returns. */
 rlx_status ir_graph_append(ir_graph *g, ir_node *n, int32_t *out_id);
 const char *ir_node_label(const ir_graph *g, int32_t id, char *buf, size_t n); /* "matmul 'q'" / "matmul #12" */
+/* KV_WRITE / ROPE_KV_WRITE semantics shared by the backends: rows [pos, pos +
+ * rows) must lie in a cache of cap rows. The error names the node as the user
+ * built it ("kv_write 'name'", or "kv_write": a fused rope_kv_write keeps the
+ * kv_write's name, and optimized-graph indices mean nothing to a user), so
+ * every backend, fused or not, reports a full cache alike. */
+rlx_status ir_kv_range_check(const ir_node *kv, int64_t pos, int64_t rows, int64_t cap);
 int32_t    ir_graph_find_io(const ir_graph *g, ir_op op, const char *name);
 int32_t    ir_graph_find_output(const ir_graph *g, const char *name);
 

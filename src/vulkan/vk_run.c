@@ -54,15 +54,8 @@ static rlx_status check_kv_writes(const vk_program *p, const void *const *inputs
         const ir_node *n = &p->g->nodes[p->kv_checks[k]];
         if (!inputs[n->in[2]]) continue;
         int64_t pos = *(const int32_t *)inputs[n->in[2]], S = p->g->nodes[n->in[1]].shape.d[2].k, C = n->shape.d[2].k;
-        char lbl[128];
-        if (pos < 0)
-            return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: position %lld is negative",
-                            ir_node_label(p->g, p->kv_checks[k], lbl, sizeof lbl), (long long)pos);
-        if (pos + S > C)
-            return rlx_fail(RLX_STATUS_INVALID_ARGUMENT,
-                            "%s: positions [%lld, %lld) exceed the cache capacity %lld (context limit)",
-                            ir_node_label(p->g, p->kv_checks[k], lbl, sizeof lbl), (long long)pos, (long long)(pos + S),
-                            (long long)C);
+        rlx_status st = ir_kv_range_check(n, pos, S, C);
+        if (st != RLX_OK) return st;
     }
     return RLX_OK;
 }

@@ -7,18 +7,13 @@
  * cpu_kv_begin is that shared prologue, also used by ROPE_KV_WRITE (rope.c).
  */
 #include "cpu/cpu_kernel.h"
-#include <stdio.h>
 #include <string.h>
 
 rlx_status cpu_kv_begin(const cpu_kernel_ctx *k, int64_t S, int64_t *pos) {
     const cpu_tensor *cache = &k->in[0];
     int64_t p = ((const int32_t *)k->in[2].data)[0], C = cache->dims[2];
-    char who[96] = "kv_write";
-    if (k->node->name && *k->node->name) snprintf(who, sizeof who, "kv_write '%s'", k->node->name);
-    if (p < 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: position %lld is negative", who, (long long)p);
-    if (p + S > C)
-        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: positions [%lld, %lld) exceed the cache capacity %lld (context limit)",
-                        who, (long long)p, (long long)(p + S), (long long)C);
+    rlx_status st = ir_kv_range_check(k->node, p, S, C);
+    if (st != RLX_OK) return st;
     if (k->out.data != cache->data) memcpy(k->out.data, cache->data, (size_t)cache->numel * rlx_dtype_size(cache->dtype));
     *pos = p;
     return RLX_OK;
