@@ -2,9 +2,10 @@
  * dequant_gemm.c — the prefill tiers of DEQUANT_MATMUL (M > 8 rows of x),
  * called from dequant_matmul.c: out[M, N] = x[M, K] · w[N, K]ᵀ with w in its
  * storage type. Each workgroup decodes the weight tile it needs straight into
- * shared memory, so no scratch is used and the decoded matrix never goes
- * through device memory (the former path decoded all of w to f32 scratch:
- * N*K*4 bytes, 2.3 GiB for a 151936 x 4096 vocabulary projection).
+ * shared memory, so the decoded matrix never goes through device memory (the
+ * former path decoded all of w to f32 scratch: N*K*4 bytes, 2.3 GiB for a
+ * 151936 x 4096 vocabulary projection). The only scratch is split-K's
+ * partial products, where a short prompt gives too few tiles (split_count).
  *
  * Tiers, per node:
  *  - "dequant-mm-coopmat-<type>": dequant_mm_coopmat.comp, tensor cores
@@ -19,7 +20,7 @@
  *  - "dequant-tiled-f32": f32 weights need no decoding and take matmul.c's
  *    tiled f32 GEMM directly.
  *
- * Knobs: RLX_VK_DQ_MM=WMxWNxBK (e.g. 4x4x32) sets the coopmat tier's
+ * Knobs: RLX_VK_DQ_SPLITK=<n> forces n K splits (1: none); RLX_VK_DQ_MM=WMxWNxBK (e.g. 4x4x32) sets the coopmat tier's
  * accumulator fragments per subgroup and depth, like RLX_VK_MM_COOP for
  * matmul_coopmat (tuning); RLX_VK_DQ_MM_SHARED=<bytes> caps the shared memory
  * these tiers assume, to test the paths of smaller devices (single-buffered
@@ -33,7 +34,7 @@
 /* Mirrors DqmmPush in shaders/dequant_mm_common.glsl (std430). */
 typedef struct dqmm_push {
     uint64_t x, w, out;
-    uint32_t M, N, K, row_bytes, parts, tiles_m, pad0, pad1;
+    uint32_t M, N, K, row_bytes, parts, tiles_m, kparts, pad1;
 } dqmm_push;
 _Static_assert(sizeof(dqmm_push) == 56, "dqmm_push must match dequant_mm_common.glsl");
 _Static_assert(sizeof(dqmm_push) <= VK_MAX_PUSH, "dqmm_push exceeds the push-constant budget");
@@ -83,13 +84,81 @@ static void coop_tile(uint64_t shared, uint32_t t[3]) {
     if (coop_shared(t[0], t[1], t[2]) > shared) t[2] = 32;
 }
 
-/* Called by vk_lower_dequant_matmul (declared there) after its checks: x and
- * out f32, w a decodable [N, K] with rows of row_bytes, M > 0, K > 0, and
- * M*K, M*N and N below 2^31 (shader indices are 32-bit; weight addresses are
- * 64-bit, so N*K itself is not limited). */
-rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes) {
+/* The tier a product of weights w takes at prefill sizes. */
+typedef struct gemm_plan {
+    bool     coop, tiled_f32;   /* tiled_f32: matmul.c's GEMM (no decoding, no split) */
+    uint32_t ct[3];             /* coopmat fragments WM, WN and depth BK */
+    uint32_t bm, bn, pps;       /* tile rows, tile cols, parts per K step */
+    uint64_t shared;
+} gemm_plan;
+
+static gemm_plan plan_gemm(const vk_lower_ctx *c, rlx_dtype dt, int64_t N) {
+    const vk_caps *cp = c->caps;
+    gemm_plan g;
+    memset(&g, 0, sizeof g);
+    g.shared = shared_cap(cp);
+    coop_tile(g.shared, g.ct);
+    bool block = rlx_dtype_is_quantized(dt);
+    bool coop_prec = block || dt == RLX_F16 || c->precision == VK_PRECISION_FAST;
+    g.coop = cp->coopmat_nv && cp->shader_float16 && cp->subgroup_size == 32 && coop_prec &&
+             coop_shared(g.ct[0], g.ct[1], g.ct[2]) <= g.shared && cdiv(N, 64 * g.ct[1]) <= vk_max_groups(cp, 0);
+    g.tiled_f32 = dt == RLX_F32 && !g.coop;
+    g.bm = g.coop ? 32 * g.ct[0] : DQMM_BM;
+    g.bn = g.coop ? 64 * g.ct[1] : DQMM_BN;
+    g.pps = g.coop ? g.ct[2] / 32 : 1;
+    return g;
+}
+
+/*
+ * Split-K: at prefill sizes the grid has one workgroup per output tile, and a
+ * short prompt gives few tiles (an 8B model's 4096 x 4096 projection at M =
+ * 128: 32 tiles of 128 x 128 on a 132-SM GPU), each walking all of K alone.
+ * Splitting K over the z grid multiplies the workgroups; each split stores
+ * its partial product and epilogue.comp sums them in a fixed order (so runs
+ * repeat bit for bit) together with the node's residual add or SwiGLU.
+ * Auto on hardware devices: enough splits for about DQ_SPLIT_TARGET
+ * workgroups, each split at least DQ_SPLIT_MIN_STEPS K steps. Software
+ * devices (lavapipe: a few cores) gain nothing from it and do not split.
+ * RLX_VK_DQ_SPLITK=<n> forces n splits (1: never split; tests force it).
+ */
+#define DQ_SPLIT_TARGET    264   /* two workgroups per SM of a 132-SM GPU */
+#define DQ_SPLIT_MIN_STEPS 4
+#define DQ_SPLIT_MAX       16
+#define DQ_SPLIT_MAX_BYTES ((uint64_t)256 << 20)   /* partials in scratch */
+
+static uint32_t split_count(const vk_lower_ctx *c, const gemm_plan *g, int64_t M, int64_t N, int64_t K,
+                            uint32_t *kparts) {
+    *kparts = 0;
+    if (g->tiled_f32) return 1;
+    int64_t tiles = cdiv(N, g->bn) * cdiv(M, g->bm);
+    uint32_t steps = (uint32_t)cdiv(cdiv(K, 32), g->pps);
+    int64_t want;
+    const char *env = getenv("RLX_VK_DQ_SPLITK");
+    char *end;
+    long forced = env && *env ? strtol(env, &end, 10) : 0;
+    if (env && *env && *end == 0 && forced >= 1) {
+        want = forced;
+    } else {
+        if (c->caps->is_software || tiles >= DQ_SPLIT_TARGET) return 1;
+        want = RLX_MIN(cdiv(DQ_SPLIT_TARGET, tiles), (int64_t)(steps / DQ_SPLIT_MIN_STEPS));
+    }
+    want = RLX_MIN(want, (int64_t)DQ_SPLIT_MAX);
+    want = RLX_MIN(want, (int64_t)(DQ_SPLIT_MAX_BYTES / ((uint64_t)M * (uint64_t)N * 4)));
+    want = RLX_MIN(want, (int64_t)vk_max_groups(c->caps, 2));
+    want = RLX_MIN(want, (int64_t)steps);
+    if (want <= 1) return 1;
+    /* equal splits of whole steps; none empty */
+    uint32_t per = (uint32_t)cdiv(steps, want);
+    *kparts = per * g->pps;
+    return (uint32_t)cdiv(steps, per);
+}
+
+/* The GEMM dispatch of x (c->in[0]) and w into out: one product, or with
+ * splits > 1 the split-K partials, slice z at out + z * M * N floats. */
+static rlx_status emit_gemm(vk_lower_ctx *c, const gemm_plan *g, const vk_tensor *w, uint64_t out, int64_t M, int64_t N,
+                            int64_t K, uint64_t row_bytes, uint32_t splits, uint32_t kparts, bool uses_scratch) {
     char lb[160];
-    const vk_tensor *x = &c->in[0], *w = &c->in[1], *o = &c->out;
+    const vk_tensor *x = &c->in[0];
     const vk_caps *cp = c->caps;
     rlx_dtype dt = w->dtype;
     bool block = rlx_dtype_is_quantized(dt);
@@ -99,30 +168,22 @@ rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t 
         int64_t be = dt >= RLX_Q2_K ? 256 : 32;
         bb = (uint32_t)rlx_tensor_bytes(dt, 1, &be);
     }
-
-    uint64_t shared = shared_cap(cp);
-    uint32_t ct[3];
-    coop_tile(shared, ct);
-    uint32_t cbn = 64 * ct[1];
-    bool coop_prec = block || dt == RLX_F16 || c->precision == VK_PRECISION_FAST;
-    bool coop = cp->coopmat_nv && cp->shader_float16 && cp->subgroup_size == 32 && coop_prec &&
-                coop_shared(ct[0], ct[1], ct[2]) <= shared && cdiv(N, cbn) <= vk_max_groups(cp, 0);
-
-    if (dt == RLX_F32 && !coop) {
+    if (g->tiled_f32) {
         c->tier = "dequant-tiled-f32";
-        return vk_emit_matmul_f32_nt(c, x->addr, w->addr, o->addr, M, N, K, false);
+        return vk_emit_matmul_f32_nt(c, x->addr, w->addr, out, M, N, K, uses_scratch);
     }
 
     dqmm_push p;
     memset(&p, 0, sizeof p);
     p.x = x->addr;
     p.w = w->addr;
-    p.out = o->addr;
+    p.out = out;
     p.M = (uint32_t)M;
     p.N = (uint32_t)N;
     p.K = (uint32_t)K;
     p.row_bytes = (uint32_t)row_bytes;
     p.parts = (uint32_t)cdiv(K, 32);   /* block rows are whole blocks, so K % 32 == 0 there */
+    p.kparts = splits > 1 ? kparts : 0;
 
     uint32_t vec = 0;
     if (K % 4 == 0 && x->addr % 16 == 0) vec |= 1;
@@ -130,44 +191,94 @@ rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t 
     uint32_t a4 = block && bb % 4 == 0 && w->addr % 4 == 0;
     vk_dispatch *d;
 
-    if (coop) {
-        uint32_t bm = 32 * ct[0];
-        int64_t tiles_m = cdiv(M, bm);
+    if (g->coop) {
+        int64_t tiles_m = cdiv(M, g->bm);
         p.tiles_m = (uint32_t)tiles_m;
         if (dt == RLX_F16 && K % 8 == 0 && w->addr % 16 == 0) vec |= 8;
         if (!(d = vk_emit(c, "dequant_mm_coopmat", &p, sizeof p))) return RLX_STATUS_INTERNAL;
         d->spec[0] = (uint32_t)dt;
         d->spec[1] = a4;
         d->spec[2] = vec;
-        d->spec[3] = ct[0];
-        d->spec[4] = ct[1];
-        d->spec[5] = ct[2];
+        d->spec[3] = g->ct[0];
+        d->spec[4] = g->ct[1];
+        d->spec[5] = g->ct[2];
         d->n_spec = 6;
-        d->groups[0] = (uint32_t)cdiv(N, cbn);
+        d->groups[0] = (uint32_t)cdiv(N, g->bn);
         d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(cp, 1));
-        d->groups[2] = 1;
-        c->tier = NAMES[dt].coop;
+        d->groups[2] = splits;
+        d->uses_scratch = uses_scratch;
+        c->tier = splits > 1 ? "dequant-mm-coopmat-splitk" : NAMES[dt].coop;
         return RLX_OK;
     }
 
-    if (shared < DQMM_SHARED_ONE)
+    if (g->shared < DQMM_SHARED_ONE)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: the fused dequant GEMM needs %llu bytes of shared memory, %llu available",
-                        vk_node_label(c, lb, sizeof lb), (unsigned long long)DQMM_SHARED_ONE, (unsigned long long)shared);
+                        vk_node_label(c, lb, sizeof lb), (unsigned long long)DQMM_SHARED_ONE, (unsigned long long)g->shared);
     if (cdiv(N, DQMM_BN) > vk_max_groups(cp, 0))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: N = %lld needs more workgroups than the device allows",
                         vk_node_label(c, lb, sizeof lb), (long long)N);
     int64_t tiles_m = cdiv(M, DQMM_BM);
     p.tiles_m = (uint32_t)tiles_m;
-    if (N % 4 == 0 && o->addr % 16 == 0) vec |= 4;
+    if (N % 4 == 0 && out % 16 == 0) vec |= 4;
     if (!(d = vk_emit(c, "dequant_mm", &p, sizeof p))) return RLX_STATUS_INTERNAL;
     d->spec[0] = (uint32_t)dt;
     d->spec[1] = a4;
     d->spec[2] = vec;
-    d->spec[3] = shared >= 2 * DQMM_SHARED_ONE;   /* double-buffered */
+    d->spec[3] = g->shared >= 2 * DQMM_SHARED_ONE;   /* double-buffered */
     d->n_spec = 4;
     d->groups[0] = (uint32_t)cdiv(N, DQMM_BN);
     d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(cp, 1));
-    d->groups[2] = 1;
-    c->tier = NAMES[dt].mm;
+    d->groups[2] = splits;
+    d->uses_scratch = uses_scratch;
+    c->tier = splits > 1 ? "dequant-mm-splitk" : NAMES[dt].mm;
     return RLX_OK;
+}
+
+/* Mirrors the push block of shaders/epilogue.comp (std430). */
+typedef struct dq_epi_push {
+    uint64_t a, b, out;
+    uint32_t n, stride;
+} dq_epi_push;
+_Static_assert(sizeof(dq_epi_push) == 32, "dq_epi_push must match epilogue.comp");
+
+rlx_status vk_emit_dq_epilogue(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64_t out, int64_t n, int epi, uint32_t slices,
+                               bool scratch) {
+    dq_epi_push p = {a, b, out, (uint32_t)n, (uint32_t)n};
+    vk_dispatch *d = vk_emit(c, "epilogue", &p, sizeof p);
+    if (!d) return RLX_STATUS_INTERNAL;
+    d->spec[0] = (uint32_t)epi;
+    d->spec[1] = slices;
+    d->n_spec = 2;
+    d->uses_scratch = scratch;
+    vk_grid_1d(c->caps, (uint64_t)n, 256, d->groups);
+    return RLX_OK;
+}
+
+bool vk_lower_dequant_gemm_split(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int tail,
+                                 uint64_t res, const vk_tensor *w2, rlx_status *st) {
+    const vk_tensor *w = &c->in[1];
+    gemm_plan g = plan_gemm(c, w->dtype, N);
+    uint32_t kparts, splits = K > 0 ? split_count(c, &g, M, N, K, &kparts) : 1;
+    if (splits <= 1) return false;
+    uint64_t slice = (uint64_t)M * (uint64_t)N * 4, part = ((uint64_t)splits * slice + 255) & ~(uint64_t)255;
+    uint64_t a = c->scratch_addr, b = a + part;
+    c->scratch_bytes = tail == 2 ? 2 * part : part;
+    if ((*st = emit_gemm(c, &g, w, a, M, N, K, row_bytes, splits, kparts, true)) != RLX_OK) return true;
+    if (tail == 2 && (*st = emit_gemm(c, &g, w2, b, M, N, K, row_bytes, splits, kparts, true)) != RLX_OK) return true;
+    const char *prod = c->tier;
+    *st = vk_emit_dq_epilogue(c, a, tail == 2 ? b : res, c->out.addr, M * N, tail, splits, true);
+    c->tier = tail == 0 ? prod : g.coop ? (tail == 1 ? "dequant-mm-coopmat-splitk+add" : "dequant-mm-coopmat-splitk+swiglu")
+                                        : (tail == 1 ? "dequant-mm-splitk+add" : "dequant-mm-splitk+swiglu");
+    return true;
+}
+
+/* Called by vk_lower_dequant_matmul (declared there) after its checks: x and
+ * out f32, w a decodable [N, K] with rows of row_bytes, M > 0, K > 0, and
+ * M*K, M*N and N below 2^31 (shader indices are 32-bit; weight addresses are
+ * 64-bit, so N*K itself is not limited). */
+rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes) {
+    rlx_status st;
+    if (vk_lower_dequant_gemm_split(c, M, N, K, row_bytes, 0, 0, NULL, &st)) return st;
+    gemm_plan g = plan_gemm(c, c->in[1].dtype, N);
+    return emit_gemm(c, &g, &c->in[1], c->out.addr, M, N, K, row_bytes, 1, 0, false);
 }

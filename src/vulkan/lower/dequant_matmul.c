@@ -17,11 +17,13 @@
  *    "dequant-run-<type>" (dequant_matvec_run.comp, 8-weight runs per
  *    lane); other types: "dequant-matvec-<type>" (dequant_matvec.comp,
  *    32-weight parts per lane). Fused forms add "-add" / "-swiglu" to the tier.
- *  - larger M (prefill): dequant_gemm.c, one dispatch, no scratch: each
- *    workgroup decodes the weight tile it needs into shared memory and
- *    multiplies it there, on tensor cores ("dequant-mm-coopmat-<type>") or in
- *    f32 ("dequant-mm-<type>"); f32 weights take matmul.c's tiled GEMM
- *    directly ("dequant-tiled-f32").
+ *  - larger M (prefill): dequant_gemm.c, one dispatch: each workgroup
+ *    decodes the weight tile it needs into shared memory and multiplies it
+ *    there, on tensor cores ("dequant-mm-coopmat-<type>") or in f32
+ *    ("dequant-mm-<type>"); f32 weights take matmul.c's tiled GEMM directly
+ *    ("dequant-tiled-f32"). Where the grid would have too few tiles for the
+ *    GPU, K is split over workgroups into partials in scratch and a second
+ *    pass sums them ("-splitk" tiers; RLX_VK_DQ_SPLITK).
  *
  * Tuning knobs (see emit_matvec_i8 / emit_matvec_run / emit_matvec):
  * RLX_VK_DQ_RUN, RLX_VK_DQ_T, RLX_VK_DQ_NR, RLX_VK_DQ_U, RLX_VK_DQ_I8_GRID, RLX_VK_DQ_XROT.
@@ -522,24 +524,6 @@ rlx_status vk_lower_dequant_rows(vk_lower_ctx *c) {
     return emit_rows(c, t, ids, o->addr, (uint64_t)ids->numel, K, row_bytes);
 }
 
-/* Mirrors the push block of shaders/epilogue.comp (std430). */
-typedef struct dq_epi_push {
-    uint64_t a, b, out;
-    uint32_t n, pad;
-} dq_epi_push;
-_Static_assert(sizeof(dq_epi_push) == 32, "dq_epi_push must match epilogue.comp");
-
-static rlx_status emit_epilogue(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64_t out, int64_t n, int epi, bool scratch) {
-    dq_epi_push p = {a, b, out, (uint32_t)n, 0};
-    vk_dispatch *d = vk_emit(c, "epilogue", &p, sizeof p);
-    if (!d) return RLX_STATUS_INTERNAL;
-    d->spec[0] = (uint32_t)epi;
-    d->n_spec = 1;
-    d->uses_scratch = scratch;
-    vk_grid_1d(c->caps, (uint64_t)n, 256, d->groups);
-    return RLX_OK;
-}
-
 /* Lowers the unfused DEQUANT_MATMUL of x = c->in[0] and w into out through
  * a sub-context, appending its dispatches to c (marked as scratch users when
  * out is in scratch); *scratch_need gets the scratch it used itself. */
@@ -594,6 +578,10 @@ rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) {
     if (takes_matvec(c, &d))
         return emit_matvec(c, dt, x->addr, w->addr, swiglu ? third->addr : 0, swiglu ? 0 : third->addr, o->addr, d.M, d.N,
                            d.K, d.row_bytes, swiglu ? 2 : 1);
+    /* split-K GEMMs sum their partials in the epilogue pass that adds r or applies SwiGLU */
+    if (vk_lower_dequant_gemm_split(c, d.M, d.N, d.K, d.row_bytes, swiglu ? 2 : 1, swiglu ? 0 : third->addr,
+                                    swiglu ? third : NULL, &st))
+        return st;
     uint64_t need = 0;
     uint64_t bytes = (uint64_t)o->numel * 4;
     if (!swiglu) {
@@ -604,7 +592,7 @@ rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) {
         c->tier = "dequant-gemm+add";
         if ((st = lower_product(c, w, o->addr, false, &need)) != RLX_OK) return st;
         c->scratch_bytes = need;
-        return emit_epilogue(c, o->addr, third->addr, o->addr, o->numel, 1, false);
+        return vk_emit_dq_epilogue(c, o->addr, third->addr, o->addr, o->numel, 1, 1, false);
     }
     /* the two products go to scratch, after what the product lowering itself
      * uses (the same for both: same shapes), which a dry run measures */
@@ -621,7 +609,7 @@ rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) {
         return st;
     if (need > base) return rlx_fail(RLX_STATUS_INTERNAL, "%s: product scratch grew", vk_node_label(c, lb, sizeof lb));
     c->scratch_bytes = base + 2 * prod;
-    return emit_epilogue(c, gate, up, o->addr, o->numel, 2, true);
+    return vk_emit_dq_epilogue(c, gate, up, o->addr, o->numel, 2, 1, true);
 }
 
 /*

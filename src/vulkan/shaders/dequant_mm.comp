@@ -16,6 +16,7 @@
 // (32 KiB); DBUF = 0: one buffer, two barriers (16 KiB, the Vulkan minimum).
 //
 // Edges: weight rows past N and x rows past M are zeros, stores are masked.
+// Split-K (z grid): a range of parts per split (dequant_mm_common.glsl).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -85,7 +86,10 @@ void main() {
     uint tid = gl_LocalInvocationID.x;
     uint tx = tid % 16u, ty = tid / 16u;
     uint n0 = gl_WorkGroupID.x * BN;
-    uint steps = p.parts;
+    uint q0, qend;
+    dqmm_parts(q0, qend);
+    uint steps = qend - q0;
+    uint64_t outp = dqmm_out();
 
     for (uint tm = gl_WorkGroupID.y; tm < p.tiles_m; tm += gl_NumWorkGroups.y) {
         uint m0 = tm * BM;
@@ -97,7 +101,7 @@ void main() {
         // inlined once.
         for (uint t = 0u; t <= steps; t++) {
             bool more = t < steps;
-            if (more) fetch(m0, n0, t, tid);
+            if (more) fetch(m0, n0, q0 + t, tid);
             if (t > 0u) {
                 uint cur = (t - 1u) & (NBUF - 1u);
                 uint base = cur * TILE;
@@ -127,12 +131,12 @@ void main() {
                 if (row >= p.M) continue;
                 uint idx = row * p.N + col;
                 if ((VEC & 4u) != 0u) {
-                    DqmmV4(p.out_).v[idx >> 2] = acc[i];
+                    DqmmV4(outp).v[idx >> 2] = acc[i];
                 } else {
-                    F32Buf(p.out_).v[idx] = acc[i].x;
-                    if (col + 1u < p.N) F32Buf(p.out_).v[idx + 1u] = acc[i].y;
-                    if (col + 2u < p.N) F32Buf(p.out_).v[idx + 2u] = acc[i].z;
-                    if (col + 3u < p.N) F32Buf(p.out_).v[idx + 3u] = acc[i].w;
+                    F32Buf(outp).v[idx] = acc[i].x;
+                    if (col + 1u < p.N) F32Buf(outp).v[idx + 1u] = acc[i].y;
+                    if (col + 2u < p.N) F32Buf(outp).v[idx + 2u] = acc[i].z;
+                    if (col + 3u < p.N) F32Buf(outp).v[idx + 3u] = acc[i].w;
                 }
             }
         }

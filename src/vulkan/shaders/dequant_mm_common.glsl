@@ -21,12 +21,23 @@ layout(push_constant, std430) uniform DqmmPush {
     uint row_bytes;    // bytes of one row of w
     uint parts;        // parts per row: K / 32 (block types) or ceil(K / 32)
     uint tiles_m;      // row tiles (the y grid may be smaller and loop)
-    uint pad0, pad1;
+    uint kparts;       // split-K: parts per split (0: one split); see dqmm_parts
+    uint pad1;
 } p;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer DqmmV4 { vec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer DqmmU2 { uvec2 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer DqmmU4 { uvec4 v[]; };
+
+// Split-K (the z grid, dequant_gemm.c): a grid of few tiles leaves most of
+// a large GPU idle, so split z takes parts [z * kparts, (z + 1) * kparts) of
+// every row (the last split fewer) and stores its partial product in slice z
+// of out, [splits][M][N]; a second pass (epilogue.comp) sums the slices.
+void dqmm_parts(out uint q0, out uint qend) {
+    q0 = p.kparts == 0u ? 0u : gl_WorkGroupID.z * p.kparts;
+    qend = p.kparts == 0u ? p.parts : min(p.parts, q0 + p.kparts);
+}
+uint64_t dqmm_out() { return p.out_ + uint64_t(gl_WorkGroupID.z) * uint64_t(p.M) * uint64_t(p.N) * uint64_t(4); }
 
 // First k of each of part q's four 8-element runs. Must match the off[]
 // that qb_decode returns (quant_blocks.glsl); the parity tests of every type

@@ -16,6 +16,7 @@
 //
 // Rounding x and the decoded weights to f16 is the precision trade the
 // lowering (dequant_gemm.c) decides on; values beyond f16 range become inf.
+// Split-K (z grid): a range of parts per split (dequant_mm_common.glsl).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -57,15 +58,17 @@ uvec4 pack8(vec4 lo, vec4 hi) {
     return uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
 }
 
+uint g_q0, g_qend;   // this split's parts (dqmm_parts)
+
 void fetch(uint m0, uint n0, uint s, uint tid) {
     uint k[PPS][4];
-    [[unroll]] for (uint j = 0u; j < PPS; j++) part_k(s * PPS + j, k[j]);
+    [[unroll]] for (uint j = 0u; j < PPS; j++) part_k(g_q0 + s * PPS + j, k[j]);
     [[unroll]] for (uint l = 0u; l < LA; l++) {
         uint g = tid + l * 256u;
         uint row = g / (BK / 8u), o = g % (BK / 8u);   // octet o: part o / 4, run o % 4
         uint gm = m0 + row;
         uvec4 v = uvec4(0u);
-        if (g < GA && gm < p.M && s * PPS + o / 4u < p.parts) {
+        if (g < GA && gm < p.M && g_q0 + s * PPS + o / 4u < g_qend) {
             uint i = gm * p.K + k[o / 4u][o % 4u], lim = gm * p.K + p.K;
             v = pack8(dqmm_ldx4(i, lim, (VEC & 1u) != 0u), dqmm_ldx4(i + 4u, lim, (VEC & 1u) != 0u));
         }
@@ -73,10 +76,10 @@ void fetch(uint m0, uint n0, uint s, uint tid) {
     }
     [[unroll]] for (uint l = 0u; l < LB; l++) {
         uint g = tid + l * 256u;
-        uint row = g / PPS, q = s * PPS + g % PPS;   // adjacent invocations: adjacent parts of a row
+        uint row = g / PPS, q = g_q0 + s * PPS + g % PPS;   // adjacent invocations: adjacent parts of a row
         uint n = n0 + row;
         [[unroll]] for (uint r = 0u; r < 4u; r++) rb[l][r] = uvec4(0u);
-        if (g < GB && n < p.N && q < p.parts) {
+        if (g < GB && n < p.N && q < g_qend) {
             if (QT == DT_F16 && (VEC & 8u) != 0u) {   // already f16: copy (zeros past K come from K % 8 == 0)
                 uint64_t rowa = p.w + uint64_t(n) * uint64_t(p.row_bytes);
                 [[unroll]] for (uint r = 0u; r < 4u; r++) {
@@ -113,7 +116,9 @@ void main() {
     uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
     uint wy = sg / 4u, wx = sg % 4u;
     uint n0 = gl_WorkGroupID.x * BN;
-    uint steps = (p.parts + PPS - 1u) / PPS;
+    dqmm_parts(g_q0, g_qend);
+    uint steps = (g_qend - g_q0 + PPS - 1u) / PPS;
+    uint64_t outp = dqmm_out();
 
     for (uint tm = gl_WorkGroupID.y; tm < p.tiles_m; tm += gl_NumWorkGroups.y) {
         uint m0 = tm * BM;
@@ -155,7 +160,7 @@ void main() {
                     uint el = lane * 8u + e;
                     uint row = m0 + wy * WM * 16u + i * 16u + el / 16u;
                     uint col = n0 + wx * WN * 16u + j * 16u + el % 16u;
-                    if (row < p.M && col < p.N) F32Buf(p.out_).v[row * p.N + col] = Cs[sg * 256u + el];
+                    if (row < p.M && col < p.N) F32Buf(outp).v[row * p.N + col] = Cs[sg * 256u + el];
                 }
                 subgroupBarrier();
             }
