@@ -16,15 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The bytes of parameter i (info from rlx_exec_param_info): a malloc'ed
- * buffer of info->bytes, or NULL. Deterministic, so a benchmark can write the
- * same weights to a file (llm_bench --write-gguf). */
-static inline unsigned char *bench_param_data(const rlx_tensor *info, int i) {
+/* The bytes of parameter i (info from rlx_exec_param_info) into dst, which
+ * holds info->bytes: 0, or -1 when out of memory or the dtype has no rows.
+ * Deterministic, so a benchmark can write the same weights to a file
+ * (llm_bench --write-gguf fills the writer's buffer with it directly). */
+static inline int bench_param_fill(const rlx_tensor *info, int i, unsigned char *dst) {
     int64_t K = info->dims[info->rank - 1];
     size_t row = rlx_tensor_bytes(info->dtype, 1, &K);
-    unsigned char *buf = malloc(info->bytes);
     float *f = malloc(sizeof(float) * (size_t)K);
-    if (!buf || !f || row == 0) { free(buf); free(f); return NULL; }
+    if (!f || row == 0 || row > info->bytes) { free(f); return -1; }
     bool norm = strstr(info->name, "norm") != NULL;
     uint64_t h = 7 + (uint64_t)i;
     for (int64_t k = 0; k < K; k++) {
@@ -32,10 +32,17 @@ static inline unsigned char *bench_param_data(const rlx_tensor *info, int i) {
         f[k] = (float)((double)(h >> 11) / 9007199254740992.0 - 0.5) * (norm ? 0.2f : 0.1f) + (norm ? 1.0f : 0.0f);
     }
     uint32_t qt = quant_type_of_dtype(info->dtype);
-    rlx_status st = quant_quantize_row(qt, f, buf, K);
+    rlx_status st = quant_quantize_row(qt, f, dst, K);
     free(f);
-    if (st != RLX_OK) { free(buf); return NULL; }
-    for (size_t off = row; off + row <= info->bytes; off += row) memcpy(buf + off, buf, row);
+    if (st != RLX_OK) return -1;
+    for (size_t off = row; off + row <= info->bytes; off += row) memcpy(dst + off, dst, row);
+    return 0;
+}
+
+/* The same bytes in a malloc'ed buffer of info->bytes, or NULL. */
+static inline unsigned char *bench_param_data(const rlx_tensor *info, int i) {
+    unsigned char *buf = malloc(info->bytes);
+    if (buf && bench_param_fill(info, i, buf) != 0) { free(buf); return NULL; }
     return buf;
 }
 

@@ -15,7 +15,10 @@
  * --write-gguf also writes the model it runs (metadata, a SentencePiece
  * vocabulary of n_vocab synthetic pieces, the same weight bytes) to a GGUF
  * file, so another runtime can be timed on exactly these weights
- * (bench/cpu_baseline.sh runs llama.cpp on it).
+ * (bench/cpu_baseline.sh runs llama.cpp on it). Each tensor is made when the
+ * writer reaches it (bench_param_fill into the writer's buffer), so writing
+ * costs one tensor of memory beyond the compiled model: the 8B fits next to
+ * its own weights.
  *
  * The graph is the one rlx_model_load builds (models/llama.c), compiled with
  * the same options; weights are one valid quantized row repeated, so every
@@ -69,16 +72,31 @@ static rlx_status eval(rlx_exec *e, const int32_t *tokens, int n, int pos) {
     return rlx_exec_run(e, in, 3);
 }
 
+/* One parameter for the writer: the bytes bench_fill_params gave it. */
+typedef struct param_src {
+    rlx_tensor info;
+    int index;
+} param_src;
+
+/* gguf_fill_fn: the parameter's bytes, made again (they are deterministic)
+ * straight into the writer's buffer, since the exec does not give them back. */
+static rlx_status fill_param(void *ctx, void *dst, uint64_t size) {
+    const param_src *p = ctx;
+    if (size != p->info.bytes || bench_param_fill(&p->info, p->index, dst) != 0)
+        return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "llm_bench: cannot make the bytes of %s", p->info.name);
+    return RLX_OK;
+}
+
 /* The model of e (hparams hp) as a llama GGUF at path: 0, or -1 (printed). */
 static int write_gguf(const char *path, const llama_hparams *hp, rlx_exec *e) {
     gguf_writer *w = gguf_writer_new();
     int n = rlx_exec_param_count(e), nv = hp->n_vocab, rc = -1;
-    unsigned char **data = calloc((size_t)n, sizeof *data);
+    param_src *src = calloc((size_t)n + 1, sizeof *src);
     const char **tok = calloc((size_t)nv, sizeof *tok);
     char *names = malloc((size_t)nv * 16);
     float *scores = calloc((size_t)nv, sizeof *scores);
     int32_t *types = calloc((size_t)nv, sizeof *types);
-    if (!w || !data || !tok || !names || !scores || !types || nv < 260) goto done;
+    if (!w || !src || !tok || !names || !scores || !types || nv < 260) goto done;
     gguf_set_str(w, "general.architecture", "llama");
     gguf_set_str(w, "general.name", "rlx llm_bench synthetic");
     gguf_set_u32(w, "llama.context_length", (uint32_t)hp->n_ctx_train);
@@ -109,21 +127,20 @@ static int write_gguf(const char *path, const llama_hparams *hp, rlx_exec *e) {
     gguf_set_u32(w, "tokenizer.ggml.eos_token_id", 2);
     gguf_set_u32(w, "tokenizer.ggml.unknown_token_id", 0);
     for (int i = 0; i < n; i++) {
-        rlx_tensor info;
-        rlx_exec_param_info(e, i, &info);
-        if (strncmp(info.name, "cache.", 6) == 0) continue;
-        if (!(data[i] = bench_param_data(&info, i))) goto done;
+        param_src *p = &src[i];
+        if (rlx_exec_param_info(e, i, &p->info) != RLX_OK) goto done;
+        if (strncmp(p->info.name, "cache.", 6) == 0) continue;
+        p->index = i;
         int64_t dims[4];
-        for (int d = 0; d < info.rank; d++) dims[d] = info.dims[info.rank - 1 - d];   /* ggml order */
-        if (gguf_add_tensor(w, info.name, quant_type_of_dtype(info.dtype), (uint32_t)info.rank, dims, data[i],
-                            info.bytes) != RLX_OK)
+        for (int d = 0; d < p->info.rank; d++) dims[d] = p->info.dims[p->info.rank - 1 - d];   /* ggml order */
+        if (gguf_add_tensor_fill(w, p->info.name, quant_type_of_dtype(p->info.dtype), (uint32_t)p->info.rank, dims,
+                                 p->info.bytes, fill_param, p) != RLX_OK)
             goto done;
     }
     rc = gguf_write_file(w, path) == RLX_OK ? 0 : -1;
 done:
     if (rc) fprintf(stderr, "llm_bench: writing %s: %s\n", path, rlx_last_error());
-    for (int i = 0; data && i < n; i++) free(data[i]);
-    free(data);
+    free(src);
     free(tok);
     free(names);
     free(scores);
@@ -175,7 +192,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     rlx_graph *g;
-    if (llama_build_graph(&hp, n_ctx, weight_type, &cfg, &g) != RLX_OK) { fprintf(stderr, "%s\n", rlx_last_error()); return 1; }
+    if (llama_build_graph(&hp, n_ctx, LLAMA_LOGITS_LAST, weight_type, &cfg, &g) != RLX_OK) { fprintf(stderr, "%s\n", rlx_last_error()); return 1; }
     rlx_compile_options o;
     rlx_compile_options_init(&o);
     o.backend = strcmp(device, "cpu") == 0 ? RLX_BACKEND_CPU : RLX_BACKEND_VULKAN;

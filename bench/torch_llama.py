@@ -3,7 +3,9 @@
 GPU machine: the same Llama shapes (Llama-3.2-1B, Llama-3-8B) with random
 weights in bf16 (PyTorch has no GGUF block types), prefill of the prompt and
 greedy decode one token at a time with a KV cache, timed like llm_bench
-(median wall time per decode step, one prefill run after a warm-up).
+(median wall time per decode step, one prefill run after a warm-up). Prefill
+computes the last prompt row's logits only (logits_to_keep=1), as rlx's
+generation graph and llama.cpp do.
 
     python3 bench/torch_llama.py [--model 1b|8b|all] [--prompt 128] [--decode 32]
                                  [--mode eager|graph|all] [--matvec]
@@ -62,7 +64,7 @@ def run_eager(model, cfg, n_prompt, n_decode):
 
     def prefill():
         cache = DynamicCache()
-        out = model(input_ids=ids, past_key_values=cache, use_cache=True)
+        out = model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
         return out, cache
 
     prefill()
@@ -94,7 +96,7 @@ def run_graph(model, cfg, n_prompt, n_decode):
     def prefill():
         cache.reset()
         out = model(input_ids=ids, past_key_values=cache, cache_position=torch.arange(n_prompt, device="cuda"),
-                    use_cache=True)
+                    use_cache=True, logits_to_keep=1)
         return out.logits[:, -1].argmax(-1, keepdim=True)
 
     def decode():

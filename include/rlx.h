@@ -213,6 +213,10 @@ rlx_node rlx_reshape  (rlx_graph *g, rlx_node x, int rank, const int64_t *dims);
 rlx_node rlx_transpose(rlx_graph *g, rlx_node x, const int *perm); /* out dim i = in dim perm[i] */
 rlx_node rlx_narrow   (rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t length);
 rlx_node rlx_slice    (rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t end, int64_t step);
+/* The last `length` entries along axis: x[dim - length : dim]. The start
+ * follows the dim when it is symbolic (e.g. the last row of a prompt of
+ * `seq` tokens), resolved for each binding; length > dim is a SHAPE error. */
+rlx_node rlx_slice_last(rlx_graph *g, rlx_node x, int axis, int64_t length);
 rlx_node rlx_concat   (rlx_graph *g, const rlx_node *xs, int n, int axis); /* n <= 8 */
 rlx_node rlx_expand   (rlx_graph *g, rlx_node x, int rank, const int64_t *dims);
 

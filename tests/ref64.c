@@ -550,6 +550,11 @@ void ref_attention(const double *q, const double *k, const double *v, int64_t B,
 
 void ref_rope(const double *x, int64_t B, int64_t H, int64_t S, int64_t D, int64_t offset,
               rlx_rope_style style, double theta, int rotary_dims, double *out) {
+    ref_rope_ff(x, B, H, S, D, offset, style, theta, rotary_dims, NULL, out);
+}
+
+void ref_rope_ff(const double *x, int64_t B, int64_t H, int64_t S, int64_t D, int64_t offset,
+                 rlx_rope_style style, double theta, int rotary_dims, const double *freq_factors, double *out) {
     int64_t rd = rotary_dims ? rotary_dims : D, half = rd / 2;
     for (int64_t bh = 0; bh < B * H; bh++)
         for (int64_t s = 0; s < S; s++) {
@@ -559,6 +564,7 @@ void ref_rope(const double *x, int64_t B, int64_t H, int64_t S, int64_t D, int64
             for (int64_t i = rd; i < D; i++) q[i] = p[i];
             for (int64_t i = 0; i < half; i++) {
                 double ang = pos * pow(theta, -2.0 * (double)i / (double)rd);
+                if (freq_factors) ang /= freq_factors[i];
                 double c = cos(ang), sn = sin(ang);
                 int64_t i0 = style == RLX_ROPE_NEOX ? i : 2 * i;
                 int64_t i1 = style == RLX_ROPE_NEOX ? i + half : 2 * i + 1;
@@ -566,6 +572,28 @@ void ref_rope(const double *x, int64_t B, int64_t H, int64_t S, int64_t D, int64
                 q[i1] = p[i1] * c + p[i0] * sn;
             }
         }
+}
+
+void ref_split_heads(const double *x, int64_t S, int64_t H, int64_t D, double *out) {
+    for (int64_t s = 0; s < S; s++)
+        for (int64_t h = 0; h < H; h++)
+            memcpy(out + (h * S + s) * D, x + (s * H + h) * D, (size_t)D * sizeof(double));
+}
+
+void ref_merge_heads(const double *x, int64_t S, int64_t H, int64_t D, double *out) {
+    for (int64_t s = 0; s < S; s++)
+        for (int64_t h = 0; h < H; h++)
+            memcpy(out + (s * H + h) * D, x + (h * S + s) * D, (size_t)D * sizeof(double));
+}
+
+void ref_dense(const double *x, int64_t rows, int64_t in, const double *W, int64_t out, const double *bias,
+               double *y) {
+    ref_matmul(x, ref_shape_make(2, (int64_t[]){rows, in}), W, ref_shape_make(2, (int64_t[]){out, in}), 1, bias,
+               RLX_ACT_NONE, y, NULL);
+}
+
+void ref_swiglu(const double *gate, const double *up, int64_t n, double *out) {
+    for (int64_t i = 0; i < n; i++) out[i] = ref_unop_apply(REF_SILU, gate[i]) * up[i];
 }
 
 static double logsumexp_row(const double *p, int64_t C) {

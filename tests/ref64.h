@@ -2,7 +2,8 @@
  * ref64.h — a float64 reference implementation of every rlx op, written from
  * the spec in include/rlx.h (not from the kernels). Plain loops over dense
  * row-major double arrays with explicit shapes; the op tests compare the
- * library's f32 results against these.
+ * library's f32 results against these. The nn section also has the pieces
+ * model references are composed of (head layouts, projections, SwiGLU).
  */
 #ifndef RLX_TEST_REF64_H
 #define RLX_TEST_REF64_H
@@ -73,7 +74,7 @@ void ref_reduce(ref_redop op, const double *x, ref_shape sx, uint32_t mask, doub
 void ref_argreduce(int is_max, const double *x, ref_shape sx, int axis, int32_t *out);
 
 void ref_softmax(const double *x, ref_shape sx, int axis, int log_form, double *out);
-/* Over the last dim; beta may be NULL. rms selects rms_norm. */
+/* Over the last dim; beta may be NULL. rms selects rms_norm. out may be x. */
 void ref_norm(int rms, const double *x, ref_shape sx, const double *gamma, const double *beta, double eps,
               double *out);
 
@@ -97,8 +98,25 @@ void ref_topk(const double *x, ref_shape sx, int k, double *values, int32_t *ind
 void ref_attention(const double *q, const double *k, const double *v, int64_t B, int64_t H, int64_t Hkv,
                    int64_t Sq, int64_t Skv, int64_t D, rlx_mask mask_kind, const double *mask,
                    ref_shape smask, double scale, double *out);
+/* x [B,H,S,D] at positions offset.. offset+S-1; the first rotary_dims (0: D) dims rotate, the rest pass.
+ * NEOX rotates pairs (i, i + rd/2), GPTJ adjacent pairs (2i, 2i+1): GGUF llama files need GPTJ (the
+ * converter permuted their q/k rows), most other GGUF architectures (qwen2, qwen3) NEOX. */
 void ref_rope(const double *x, int64_t B, int64_t H, int64_t S, int64_t D, int64_t offset,
               rlx_rope_style style, double theta, int rotary_dims, double *out);
+/* ref_rope with llama3-style frequency factors (GGUF rope_freqs.weight, rotary_dims / 2 of them): pair
+ * i's angle is divided by freq_factors[i]. NULL: none (= ref_rope). */
+void ref_rope_ff(const double *x, int64_t B, int64_t H, int64_t S, int64_t D, int64_t offset,
+                 rlx_rope_style style, double theta, int rotary_dims, const double *freq_factors, double *out);
+/* Token-major [S, H * D] (what projections give) <-> head-major [H, S, D] (what ref_rope and
+ * ref_attention take, B = 1). */
+void ref_split_heads(const double *x, int64_t S, int64_t H, int64_t D, double *out);
+void ref_merge_heads(const double *x, int64_t S, int64_t H, int64_t D, double *out);
+/* y [rows, out] = x [rows, in] W^T + bias: a projection whose weight W [out, in] is row-major as GGUF and
+ * torch store it (ref_matmul with transpose_b over flat arrays); bias [out] or NULL. */
+void ref_dense(const double *x, int64_t rows, int64_t in, const double *W, int64_t out, const double *bias,
+               double *y);
+/* SwiGLU's gating: out[i] = silu(gate[i]) * up[i]. out may be gate or up. */
+void ref_swiglu(const double *gate, const double *up, int64_t n, double *out);
 double ref_ce_loss(const double *logits, int64_t N, int64_t C, const int32_t *labels);
 void   ref_ce_grad(const double *logits, int64_t N, int64_t C, const int32_t *labels, double *grad);
 

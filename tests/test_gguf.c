@@ -8,7 +8,8 @@
  *    a valid file, huge counts, bad lengths, offsets, types and dims): each is
  *    rejected with RLX_STATUS_FORMAT and a message that says what and where;
  *  - random byte mutations of a valid file never crash (ASan run: make sanitize);
- *  - arrays of arrays: read, copied byte for byte, depth capped;
+ *  - arrays of arrays: read, copied byte for byte, depth capped at exactly
+ *    GGUF_MAX_ARRAY_DEPTH levels;
  *  - tensors may not share bytes, tensors of no bytes may sit anywhere;
  *  - writer: lengths near SIZE_MAX fail instead of spinning; write errors
  *    (ENOSPC, EFBIG, no directory) report the real errno and remove only a
@@ -17,6 +18,7 @@
  *    crafted files, and bad arguments.
  */
 #include "harness.h"
+#include "tiny_model.h"
 #include "core/core.h"
 #include "io/gguf.h"
 #include "io/quant.h"
@@ -612,6 +614,81 @@ TEST(gguf_nested_arrays) {
     free(b.p);
 }
 
+/* A file whose one key, "deep", is `levels` nested arrays: each holds the
+ * next as its one element, and the innermost holds `inner`: a u8[1], or with
+ * GGUF_VT_ARRAY no element at all (an empty array of arrays, so no array
+ * below it). Returns the offset of the value (after its type tag) and sets
+ * its length. */
+static size_t b_deep_file(buf *b, int levels, gguf_vtype inner, size_t *value_len) {
+    b_hdr(b, 3, 0, 1);
+    b_str(b, "deep");
+    b_u32(b, GGUF_VT_ARRAY);
+    size_t value_at = b->len;
+    for (int i = 1; i < levels; i++) { b_u32(b, GGUF_VT_ARRAY); b_u64(b, 1); }
+    b_u32(b, inner);
+    if (inner == GGUF_VT_ARRAY) b_u64(b, 0);
+    else { b_u64(b, 1); b_put(b, "\x2a", 1); }
+    *value_len = b->len - value_at;
+    b_data(b, GGUF_DEFAULT_ALIGNMENT, 0);   /* the empty data section, aligned as the writer writes it */
+    return value_at;
+}
+
+/* The nesting cap, exactly. How gguf.c counts (skip_elems' depth): the
+ * metadata value is level 1, an array inside a level-d array is level d + 1,
+ * and a level-d array that holds arrays is refused when d >=
+ * GGUF_MAX_ARRAY_DEPTH; a count of 0 holds none, so it passes whatever its
+ * element type. So a value of GGUF_MAX_ARRAY_DEPTH (16) nested arrays is
+ * read, also when the innermost is an empty array of arrays, and its bytes
+ * come back through gguf_kv_raw and gguf_set_from unchanged; one array more
+ * (17 levels) is a FORMAT error at the 17th array's type tag. */
+TEST(gguf_nested_array_depth_limit) {
+    buf b = {0};
+    const gguf_vtype inner[2] = {GGUF_VT_U8, GGUF_VT_ARRAY};
+    for (int i = 0; i < 2; i++) {
+        b.len = 0;
+        size_t value_len, value_at = b_deep_file(&b, GGUF_MAX_ARRAY_DEPTH, inner[i], &value_len);
+        gguf_file *f = NULL, *g = NULL;
+        void *out = NULL;
+        size_t size = 0;
+        uint64_t nb = 0, nb2 = 0;
+        rlx_status st = gguf_open_memory(b.p, b.len, &f);
+        const char *why = st != RLX_OK ? rlx_last_error() : "";
+        int64_t kv = st == RLX_OK ? gguf_find_key(f, "deep") : -1;
+        const uint8_t *raw = kv >= 0 ? gguf_kv_raw(f, kv, &nb) : NULL;
+        bool raw_ok = raw && nb == value_len && memcmp(raw, b.p + value_at, nb) == 0 &&
+                      gguf_kv_arr_type(f, kv) == GGUF_VT_ARRAY && gguf_kv_arr_len(f, kv) == 1;
+        /* through the writer and back */
+        gguf_writer *w = raw ? gguf_writer_new() : NULL;
+        rlx_status wst = w ? gguf_set_from(w, f, kv) : RLX_STATUS_INTERNAL;
+        if (wst == RLX_OK) wst = gguf_write_memory(w, &out, &size);
+        if (wst == RLX_OK) wst = gguf_open_memory(out, size, &g);
+        const uint8_t *raw2 = wst == RLX_OK ? gguf_kv_raw(g, gguf_find_key(g, "deep"), &nb2) : NULL;
+        bool copy_ok = raw2 && nb2 == nb && memcmp(raw2, raw, nb) == 0;
+        bool same_file = out && size == b.len && memcmp(out, b.p, size) == 0;
+        gguf_close(g);
+        free(out);
+        gguf_writer_free(w);
+        gguf_close(f);
+        if (st != RLX_OK) free(b.p);
+        CHECK_MSG(st == RLX_OK, "%d levels (innermost %s): %s '%s'", GGUF_MAX_ARRAY_DEPTH, gguf_vtype_name(inner[i]),
+                  rlx_status_name(st), why);
+        if (!raw_ok || !copy_ok || !same_file) free(b.p);
+        CHECK_MSG(raw_ok, "innermost %s: gguf_kv_raw gave %llu bytes, not the value's %zu", gguf_vtype_name(inner[i]),
+                  (unsigned long long)nb, value_len);
+        CHECK_MSG(copy_ok && same_file, "innermost %s: copy through gguf_set_from: %s, raw %s, file %s",
+                  gguf_vtype_name(inner[i]), rlx_status_name(wst), copy_ok ? "same" : "differs", same_file ? "same" : "differs");
+    }
+    for (int i = 0; i < 2; i++) {
+        b.len = 0;
+        size_t value_len, value_at = b_deep_file(&b, GGUF_MAX_ARRAY_DEPTH + 1, inner[i], &value_len);
+        char msg[64], at[64];
+        snprintf(msg, sizeof msg, "arrays nested deeper than %d levels", GGUF_MAX_ARRAY_DEPTH);
+        snprintf(at, sizeof at, "byte %zu, key 0 'deep':", value_at + 12 * GGUF_MAX_ARRAY_DEPTH);   /* 12: type + count */
+        if (!expect_format(i ? "17 levels, the innermost empty" : "17 levels", &b, msg, at)) break;
+    }
+    free(b.p);
+}
+
 /* Tensors of no elements may share an offset (and have any dims); real data may not. */
 TEST(gguf_zero_size_tensors_share_offsets) {
     buf b = {0};
@@ -700,24 +777,9 @@ TEST(gguf_writer_write_errors) {
     gguf_writer_free(w);
 }
 
-/* Rewrites the GGUF file at path (opened through `via`) from its own mapping
- * to `via`. */
+/* Rewrites the GGUF file at `via` from its own mapping, unchanged. */
 static rlx_status rewrite_from_own_mapping(const char *via) {
-    gguf_file *f;
-    rlx_status st = gguf_open(via, &f);
-    if (st != RLX_OK) return st;
-    gguf_writer *w = gguf_writer_new();
-    st = w ? RLX_OK : RLX_STATUS_OUT_OF_MEMORY;
-    for (int64_t i = 0; i < gguf_kv_count(f) && st == RLX_OK; i++)
-        if (strcmp(gguf_kv_key(f, i), "general.alignment") != 0) st = gguf_set_from(w, f, i);
-    for (int64_t i = 0; i < gguf_tensor_count(f) && st == RLX_OK; i++) {
-        const gguf_tensor *t = gguf_tensor_at(f, i);
-        st = gguf_add_tensor(w, t->name, t->type, t->n_dims, t->dims, t->data, t->size);
-    }
-    if (st == RLX_OK) st = gguf_write_file(w, via);
-    gguf_writer_free(w);
-    gguf_close(f);
-    return st;
+    return tiny_gguf_rewrite(via, via, NULL);
 }
 
 /* A file rewritten from itself, directly and through a symbolic link: the

@@ -8,6 +8,7 @@
  */
 #include "vk_parity.h"
 #include "tiny_model.h"
+#include "ref64.h"
 #include "models/llama.h"
 #include "io/gguf.h"
 #include "io/quant.h"
@@ -68,7 +69,7 @@ static double rel_diff(const float *a, const float *b, int n) {
 static void prefill_vs_decode(llama_arch arch, rlx_backend backend, float *out) {
     llama_hparams hp = small_hparams(arch);
     rlx_graph *g;
-    CHECK_OK(llama_build_graph(&hp, CTX, NULL, NULL, &g));
+    CHECK_OK(llama_build_graph(&hp, CTX, LLAMA_LOGITS_ALL, NULL, NULL, &g));
     rlx_compile_options o;
     if (backend == RLX_BACKEND_VULKAN) vkp_options(&o); else { rlx_compile_options_init(&o); o.backend = RLX_BACKEND_CPU; }
     rlx_exec *e;
@@ -84,6 +85,25 @@ static void prefill_vs_decode(llama_arch arch, rlx_backend backend, float *out) 
     rlx_exec_get_stats(e, &s);
     rlx_exec_free(e);
     CHECK_MSG(d < 1e-5, "arch %d backend %d: prefill vs decode rel diff %.3g", arch, backend, d);
+
+    /* LLAMA_LOGITS_LAST (what generation builds): one row, the last of the
+     * prompt's, and each decode step's own (same weights: hashed by name) */
+    CHECK_OK(llama_build_graph(&hp, CTX, LLAMA_LOGITS_LAST, NULL, NULL, &g));
+    rlx_exec *el;
+    CHECK_OK(rlx_compile(g, &o, &el));
+    rlx_graph_free(g);
+    set_random_weights(el);
+    float last[37];
+    CHECK_OK(eval(el, tokens, T - 1, 0, last, hp.n_vocab));
+    double dl = rel_diff(last, prefill + (T - 2) * hp.n_vocab, hp.n_vocab);
+    CHECK_OK(eval(el, tokens + T - 1, 1, T - 1, last, hp.n_vocab));
+    dl = fmax(dl, rel_diff(last, prefill + (T - 1) * hp.n_vocab, hp.n_vocab));
+    rlx_tensor lo;
+    CHECK_OK(rlx_exec_output(el, "logits", &lo));
+    CHECK_MSG(lo.rank == 2 && lo.dims[0] == 1 && lo.dims[1] == hp.n_vocab, "last-row logits [%lld, %lld]",
+              (long long)lo.dims[0], (long long)lo.dims[1]);
+    rlx_exec_free(el);
+    CHECK_MSG(dl < 1e-5, "arch %d backend %d: last-row logits vs all rows rel diff %.3g", arch, backend, dl);
     CHECK_MSG(s.specializations == 2, "%d specializations (want 2: prefill and decode)", s.specializations);
     /* on the GPU every node, the KV cache writes and the active-extent attention included, is a kernel */
     CHECK_MSG(backend != RLX_BACKEND_VULKAN || s.host_steps == 0, "%d host steps on vulkan", s.host_steps);
@@ -113,7 +133,7 @@ TEST(llama_vulkan_equals_cpu) {
 TEST(llama_context_limit) {
     llama_hparams hp = small_hparams(LLAMA_ARCH_LLAMA);
     rlx_graph *g;
-    CHECK_OK(llama_build_graph(&hp, 4, NULL, NULL, &g));
+    CHECK_OK(llama_build_graph(&hp, 4, LLAMA_LOGITS_ALL, NULL, NULL, &g));
     rlx_exec *e;
     CHECK_OK(rlx_compile(g, NULL, &e));
     rlx_graph_free(g);
@@ -129,27 +149,27 @@ TEST(llama_bad_hparams) {
     llama_hparams hp = small_hparams(LLAMA_ARCH_LLAMA);
     hp.n_head_kv = 3;
     rlx_graph *g = NULL;
-    CHECK_STATUS(llama_build_graph(&hp, 8, NULL, NULL, &g), RLX_STATUS_FORMAT);
+    CHECK_STATUS(llama_build_graph(&hp, 8, LLAMA_LOGITS_ALL, NULL, NULL, &g), RLX_STATUS_FORMAT);
     CHECK(g == NULL);
     /* rotary dims: even and at most the head dim */
     int bad_rot[] = {-2, 3, 10};
     for (int i = 0; i < 3; i++) {
         hp = small_hparams(LLAMA_ARCH_QWEN2);
         hp.rope_dims = bad_rot[i];
-        CHECK_STATUS(llama_build_graph(&hp, 8, NULL, NULL, &g), RLX_STATUS_FORMAT);
+        CHECK_STATUS(llama_build_graph(&hp, 8, LLAMA_LOGITS_ALL, NULL, NULL, &g), RLX_STATUS_FORMAT);
         CHECK(g == NULL && strstr(rlx_last_error(), "rotary dims"));
     }
 }
 
 /* ------------------------------------------------------------------------
  * A float64 reference decoder written from the Llama-family definitions (and
- * llama.cpp's GGUF conventions), not from the graph: RMSNorm, q/k/v
- * projections (+ biases), qwen3's per-head q/k RMSNorm before RoPE, RoPE on
- * the first n_rot dims (GGUF llama: adjacent pairs; qwen: NEOX halves) with
- * freq factors, causal GQA (query head h reads kv head h / (H / Hkv)),
- * output projection (+ bias), SwiGLU, final norm, untied or tied output.
- * Weights come from a getter: malloc'ed doubles in GGUF's row-major layout
- * ([out, in] for projections), NULL when the tensor is absent.
+ * llama.cpp's GGUF conventions), not from the graph, out of the ref64 ops:
+ * RMSNorm, q/k/v projections (+ biases), qwen3's per-head q/k RMSNorm before
+ * RoPE, RoPE on the first n_rot dims (GGUF llama: adjacent pairs; qwen: NEOX
+ * halves) with freq factors, causal GQA (query head h reads kv head
+ * h / (H / Hkv)), output projection (+ bias), SwiGLU, final norm, untied or
+ * tied output. Weights come from a getter: malloc'ed doubles in GGUF's
+ * row-major layout ([out, in] for projections), NULL when the tensor is absent.
  */
 typedef double *(*ref_get_fn)(void *user, const char *name, int64_t n);
 
@@ -159,33 +179,6 @@ typedef struct ref_cfg {
     double eps, theta;
 } ref_cfg;
 
-static void ref_rms_row(double *x, const double *w, int n, double eps) {
-    double ss = 0;
-    for (int i = 0; i < n; i++) ss += x[i] * x[i];
-    double r = 1.0 / sqrt(ss / n + eps);
-    for (int i = 0; i < n; i++) x[i] = x[i] * r * w[i];
-}
-
-/* y [S, out] = x [S, in] W[out, in]^T (+ b) */
-static void ref_lin(const double *x, int S, int in, const double *W, int out, const double *b, double *y) {
-    for (int s = 0; s < S; s++)
-        for (int o = 0; o < out; o++) {
-            double acc = b ? b[o] : 0;
-            for (int i = 0; i < in; i++) acc += x[(size_t)s * in + i] * W[(size_t)o * in + i];
-            y[(size_t)s * out + o] = acc;
-        }
-}
-
-static void ref_rope_vec(double *v, int pos, const ref_cfg *c, const double *ff) {
-    for (int i = 0; i < c->n_rot / 2; i++) {
-        double a = pos * pow(c->theta, -2.0 * i / c->n_rot) / (ff ? ff[i] : 1.0);
-        int i0 = c->neox ? i : 2 * i, i1 = c->neox ? i + c->n_rot / 2 : 2 * i + 1;
-        double x0 = v[i0], x1 = v[i1];
-        v[i0] = x0 * cos(a) - x1 * sin(a);
-        v[i1] = x0 * sin(a) + x1 * cos(a);
-    }
-}
-
 static double *ref_w(ref_get_fn get, void *u, const char *fmt, int layer, int64_t n, int *missing) {
     char name[96];
     snprintf(name, sizeof name, fmt, layer);
@@ -194,91 +187,91 @@ static double *ref_w(ref_get_fn get, void *u, const char *fmt, int layer, int64_
     return w;
 }
 
+/* A layer's weights, in this order; optional ones absent from the config are NULL. */
+enum { AN, WQ, WK, WV, WO, BQ, BK, BV, BO, QN, KN, FN, WG, WU, WD, N_LAYER_W };
+
+static ref_shape shape2(int64_t rows, int64_t cols) { return ref_shape_make(2, (int64_t[]){rows, cols}); }
+
+/* rows of n: RMSNorm by w (when w is not NULL), in place */
+static void rms_rows(double *x, int64_t rows, int64_t n, const double *w, double eps) {
+    if (w) ref_norm(1, x, shape2(rows, n), w, NULL, eps, x);
+}
+
+/* One attention block's share of the residual, o [S, E], from its input x [S, E]. */
+static void ref_attention_block(const ref_cfg *c, const double *const *wt, const double *ff, const double *x, int S,
+                                double *o) {
+    const int E = c->embd, H = c->heads, Hkv = c->heads_kv, hd = c->hd, qd = H * hd, kd = Hkv * hd;
+    const rlx_rope_style style = c->neox ? RLX_ROPE_NEOX : RLX_ROPE_GPTJ;
+    double *h = malloc(sizeof(double) * (size_t)S * E);
+    double *q = malloc(sizeof(double) * (size_t)S * qd), *qh = malloc(sizeof(double) * (size_t)S * qd);
+    double *k = malloc(sizeof(double) * (size_t)S * kd), *kh = malloc(sizeof(double) * (size_t)S * kd);
+    double *v = malloc(sizeof(double) * (size_t)S * kd), *vh = malloc(sizeof(double) * (size_t)S * kd);
+    ref_norm(1, x, shape2(S, E), wt[AN], NULL, c->eps, h);
+    ref_dense(h, S, E, wt[WQ], qd, wt[BQ], q);
+    ref_dense(h, S, E, wt[WK], kd, wt[BK], k);
+    ref_dense(h, S, E, wt[WV], kd, wt[BV], v);
+    rms_rows(q, (int64_t)S * H, hd, wt[QN], c->eps);   /* per head, before RoPE */
+    rms_rows(k, (int64_t)S * Hkv, hd, wt[KN], c->eps);
+    ref_split_heads(q, S, H, hd, qh);
+    ref_split_heads(k, S, Hkv, hd, kh);
+    ref_split_heads(v, S, Hkv, hd, vh);
+    ref_rope_ff(qh, 1, H, S, hd, 0, style, c->theta, c->n_rot, ff, q);   /* q, k: now head-major, rotated */
+    ref_rope_ff(kh, 1, Hkv, S, hd, 0, style, c->theta, c->n_rot, ff, k);
+    ref_attention(q, k, vh, 1, H, Hkv, S, S, hd, RLX_MASK_CAUSAL, NULL, ref_shape_make(0, NULL), 0, qh);
+    ref_merge_heads(qh, S, H, hd, q);
+    ref_dense(q, S, qd, wt[WO], E, wt[BO], o);
+    free(h); free(q); free(qh); free(k); free(kh); free(v); free(vh);
+}
+
 /* logits [S, vocab] of tokens at positions 0..S-1; returns 0, or -1 when a weight is missing */
 static int ref_decoder(const ref_cfg *c, ref_get_fn get, void *u, const int32_t *tok, int S, double *logits) {
-    const int E = c->embd, H = c->heads, Hkv = c->heads_kv, hd = c->hd, qd = H * hd, kd = Hkv * hd;
+    const int E = c->embd, qd = c->heads * c->hd, kd = c->heads_kv * c->hd;
     int miss = 0;
     double *emb = ref_w(get, u, "token_embd.weight", 0, (int64_t)c->vocab * E, &miss);
     double *ff = c->freq_factors ? ref_w(get, u, "rope_freqs.weight", 0, c->n_rot / 2, &miss) : NULL;
-    double *x = calloc((size_t)S * E, sizeof *x), *h = calloc((size_t)S * E, sizeof *h);
-    double *q = calloc((size_t)S * qd, sizeof *q), *k = calloc((size_t)S * kd, sizeof *k), *v = calloc((size_t)S * kd, sizeof *v);
-    double *att = calloc((size_t)S * qd, sizeof *att), *o = calloc((size_t)S * E, sizeof *o);
-    double *g = calloc((size_t)S * c->ff, sizeof *g), *up = calloc((size_t)S * c->ff, sizeof *up), *p = calloc((size_t)S, sizeof *p);
-    if (emb)
-        for (int s = 0; s < S; s++) memcpy(x + (size_t)s * E, emb + (size_t)tok[s] * E, sizeof(double) * (size_t)E);
+    double *x = calloc((size_t)S * E, sizeof *x), *h = calloc((size_t)S * E, sizeof *h), *o = calloc((size_t)S * E, sizeof *o);
+    double *g = calloc((size_t)S * c->ff, sizeof *g), *up = calloc((size_t)S * c->ff, sizeof *up);
+    int64_t *ids = calloc((size_t)S, sizeof *ids);
+    for (int s = 0; s < S; s++) ids[s] = tok[s];
+    if (emb) ref_gather_rows(emb, shape2(c->vocab, E), ids, S, x);
     for (int l = 0; l < c->layers && !miss; l++) {
-        double *an = ref_w(get, u, "blk.%d.attn_norm.weight", l, E, &miss);
-        double *wq = ref_w(get, u, "blk.%d.attn_q.weight", l, (int64_t)qd * E, &miss);
-        double *wk = ref_w(get, u, "blk.%d.attn_k.weight", l, (int64_t)kd * E, &miss);
-        double *wv = ref_w(get, u, "blk.%d.attn_v.weight", l, (int64_t)kd * E, &miss);
-        double *wo = ref_w(get, u, "blk.%d.attn_output.weight", l, (int64_t)E * qd, &miss);
-        double *bq = c->qkv_bias ? ref_w(get, u, "blk.%d.attn_q.bias", l, qd, &miss) : NULL;
-        double *bk = c->qkv_bias ? ref_w(get, u, "blk.%d.attn_k.bias", l, kd, &miss) : NULL;
-        double *bv = c->qkv_bias ? ref_w(get, u, "blk.%d.attn_v.bias", l, kd, &miss) : NULL;
-        double *bo = c->out_bias ? ref_w(get, u, "blk.%d.attn_output.bias", l, E, &miss) : NULL;
-        double *qn = c->qk_norm ? ref_w(get, u, "blk.%d.attn_q_norm.weight", l, hd, &miss) : NULL;
-        double *kn = c->qk_norm ? ref_w(get, u, "blk.%d.attn_k_norm.weight", l, hd, &miss) : NULL;
-        double *fn = ref_w(get, u, "blk.%d.ffn_norm.weight", l, E, &miss);
-        double *wg = ref_w(get, u, "blk.%d.ffn_gate.weight", l, (int64_t)c->ff * E, &miss);
-        double *wu = ref_w(get, u, "blk.%d.ffn_up.weight", l, (int64_t)c->ff * E, &miss);
-        double *wd = ref_w(get, u, "blk.%d.ffn_down.weight", l, (int64_t)E * c->ff, &miss);
+        double *wt[N_LAYER_W] = {
+            [AN] = ref_w(get, u, "blk.%d.attn_norm.weight", l, E, &miss),
+            [WQ] = ref_w(get, u, "blk.%d.attn_q.weight", l, (int64_t)qd * E, &miss),
+            [WK] = ref_w(get, u, "blk.%d.attn_k.weight", l, (int64_t)kd * E, &miss),
+            [WV] = ref_w(get, u, "blk.%d.attn_v.weight", l, (int64_t)kd * E, &miss),
+            [WO] = ref_w(get, u, "blk.%d.attn_output.weight", l, (int64_t)E * qd, &miss),
+            [BQ] = c->qkv_bias ? ref_w(get, u, "blk.%d.attn_q.bias", l, qd, &miss) : NULL,
+            [BK] = c->qkv_bias ? ref_w(get, u, "blk.%d.attn_k.bias", l, kd, &miss) : NULL,
+            [BV] = c->qkv_bias ? ref_w(get, u, "blk.%d.attn_v.bias", l, kd, &miss) : NULL,
+            [BO] = c->out_bias ? ref_w(get, u, "blk.%d.attn_output.bias", l, E, &miss) : NULL,
+            [QN] = c->qk_norm ? ref_w(get, u, "blk.%d.attn_q_norm.weight", l, c->hd, &miss) : NULL,
+            [KN] = c->qk_norm ? ref_w(get, u, "blk.%d.attn_k_norm.weight", l, c->hd, &miss) : NULL,
+            [FN] = ref_w(get, u, "blk.%d.ffn_norm.weight", l, E, &miss),
+            [WG] = ref_w(get, u, "blk.%d.ffn_gate.weight", l, (int64_t)c->ff * E, &miss),
+            [WU] = ref_w(get, u, "blk.%d.ffn_up.weight", l, (int64_t)c->ff * E, &miss),
+            [WD] = ref_w(get, u, "blk.%d.ffn_down.weight", l, (int64_t)E * c->ff, &miss),
+        };
         if (!miss) {
-            memcpy(h, x, sizeof(double) * (size_t)S * E);
-            for (int s = 0; s < S; s++) ref_rms_row(h + (size_t)s * E, an, E, c->eps);
-            ref_lin(h, S, E, wq, qd, bq, q);
-            ref_lin(h, S, E, wk, kd, bk, k);
-            ref_lin(h, S, E, wv, kd, bv, v);
-            for (int s = 0; s < S; s++) {
-                for (int hh = 0; hh < H; hh++) {
-                    double *qv = q + (size_t)s * qd + (size_t)hh * hd;
-                    if (qn) ref_rms_row(qv, qn, hd, c->eps);
-                    ref_rope_vec(qv, s, c, ff);
-                }
-                for (int hh = 0; hh < Hkv; hh++) {
-                    double *kv = k + (size_t)s * kd + (size_t)hh * hd;
-                    if (kn) ref_rms_row(kv, kn, hd, c->eps);
-                    ref_rope_vec(kv, s, c, ff);
-                }
-            }
-            for (int hh = 0; hh < H; hh++) {
-                int kh = hh / (H / Hkv);
-                for (int s = 0; s < S; s++) {
-                    double mx = -INFINITY, sum = 0;
-                    for (int t = 0; t <= s; t++) {
-                        double d = 0;
-                        for (int i = 0; i < hd; i++) d += q[(size_t)s * qd + hh * hd + i] * k[(size_t)t * kd + kh * hd + i];
-                        p[t] = d / sqrt((double)hd);
-                        mx = fmax(mx, p[t]);
-                    }
-                    for (int t = 0; t <= s; t++) sum += (p[t] = exp(p[t] - mx));
-                    for (int i = 0; i < hd; i++) {
-                        double acc = 0;
-                        for (int t = 0; t <= s; t++) acc += p[t] * v[(size_t)t * kd + kh * hd + i];
-                        att[(size_t)s * qd + hh * hd + i] = acc / sum;
-                    }
-                }
-            }
-            ref_lin(att, S, qd, wo, E, bo, o);
+            ref_attention_block(c, (const double *const *)wt, ff, x, S, o);
             for (size_t i = 0; i < (size_t)S * E; i++) x[i] += o[i];
-            memcpy(h, x, sizeof(double) * (size_t)S * E);
-            for (int s = 0; s < S; s++) ref_rms_row(h + (size_t)s * E, fn, E, c->eps);
-            ref_lin(h, S, E, wg, c->ff, NULL, g);
-            ref_lin(h, S, E, wu, c->ff, NULL, up);
-            for (size_t i = 0; i < (size_t)S * c->ff; i++) g[i] = g[i] / (1.0 + exp(-g[i])) * up[i];
-            ref_lin(g, S, c->ff, wd, E, NULL, o);
+            ref_norm(1, x, shape2(S, E), wt[FN], NULL, c->eps, h);
+            ref_dense(h, S, E, wt[WG], c->ff, NULL, g);
+            ref_dense(h, S, E, wt[WU], c->ff, NULL, up);
+            ref_swiglu(g, up, (int64_t)S * c->ff, g);
+            ref_dense(g, S, c->ff, wt[WD], E, NULL, o);
             for (size_t i = 0; i < (size_t)S * E; i++) x[i] += o[i];
         }
-        double *all[] = {an, wq, wk, wv, wo, bq, bk, bv, bo, qn, kn, fn, wg, wu, wd};
-        for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]);
+        for (int i = 0; i < N_LAYER_W; i++) free(wt[i]);
     }
     double *on = miss ? NULL : ref_w(get, u, "output_norm.weight", 0, E, &miss);
     double *wout = miss ? NULL : c->tied ? emb : ref_w(get, u, "output.weight", 0, (int64_t)c->vocab * E, &miss);
     if (!miss) {
-        for (int s = 0; s < S; s++) ref_rms_row(x + (size_t)s * E, on, E, c->eps);
-        ref_lin(x, S, E, wout, c->vocab, NULL, logits);
+        ref_norm(1, x, shape2(S, E), on, NULL, c->eps, h);
+        ref_dense(h, S, E, wout, c->vocab, NULL, logits);
     }
     if (wout != emb) free(wout);
-    free(on); free(emb); free(ff); free(x); free(h); free(q); free(k); free(v); free(att); free(o); free(g); free(up); free(p);
+    free(on); free(emb); free(ff); free(x); free(h); free(o); free(g); free(up); free(ids);
     return miss ? -1 : 0;
 }
 
@@ -333,7 +326,7 @@ TEST(llama_graph_matches_float64_reference) {
         for (int vk = 0; vk < 2; vk++) {   /* the CPU, then Vulkan when present */
             if (vk && !vkp_available()) break;
             rlx_graph *g;
-            CHECK_OK(llama_build_graph(&hp, CTX, NULL, NULL, &g));
+            CHECK_OK(llama_build_graph(&hp, CTX, LLAMA_LOGITS_ALL, NULL, NULL, &g));
             rlx_compile_options o;
             if (vk) vkp_options(&o); else { rlx_compile_options_init(&o); o.backend = RLX_BACKEND_CPU; }
             rlx_exec *e;
@@ -374,30 +367,30 @@ static bool listed(const char *const *names, const char *name) {
     return false;
 }
 
-/* Copies GGUF file src to dst without the keys and tensors named in drop
- * (NULL-terminated), writing f32 tensor `swap` with its two dims swapped and
- * f32 tensor `shrink` with one row fewer. Returns 0 on success. */
+/* A copy of a GGUF file without the keys and tensors named in drop
+ * (NULL-terminated), with f32 tensor `swap`'s two dims swapped and f32
+ * tensor `shrink` one row shorter. */
+typedef struct llama_edit { const char *const *drop; const char *swap, *shrink; } llama_edit;
+
+static rlx_status edit_kv(void *user, gguf_writer *w, const gguf_file *f, int64_t kv, bool *keep) {
+    (void)w;
+    *keep = !listed(((const llama_edit *)user)->drop, gguf_kv_key(f, kv));
+    return RLX_OK;
+}
+
+static rlx_status edit_tensor(void *user, gguf_tensor *t, bool *keep) {
+    const llama_edit *e = user;
+    *keep = !listed(e->drop, t->name);
+    if (e->swap && strcmp(t->name, e->swap) == 0) { int64_t d0 = t->dims[0]; t->dims[0] = t->dims[1]; t->dims[1] = d0; }
+    if (e->shrink && strcmp(t->name, e->shrink) == 0) { t->dims[1]--; t->size -= (uint64_t)t->dims[0] * 4; }
+    return RLX_OK;
+}
+
+/* Returns 0 on success. */
 static int gguf_rewrite(const char *src, const char *dst, const char *const *drop, const char *swap, const char *shrink) {
-    gguf_file *f;
-    if (gguf_open(src, &f) != RLX_OK) return -1;
-    gguf_writer *w = gguf_writer_new();
-    int rc = w ? 0 : -1;
-    for (int64_t i = 0; i < gguf_kv_count(f) && !rc; i++)
-        if (!listed(drop, gguf_kv_key(f, i)) && gguf_set_from(w, f, i) != RLX_OK) rc = -1;
-    for (int64_t i = 0; i < gguf_tensor_count(f) && !rc; i++) {
-        const gguf_tensor *t = gguf_tensor_at(f, i);
-        if (listed(drop, t->name)) continue;
-        int64_t dims[GGUF_MAX_DIMS];
-        memcpy(dims, t->dims, sizeof dims);
-        uint64_t size = t->size;
-        if (swap && strcmp(t->name, swap) == 0) { dims[0] = t->dims[1]; dims[1] = t->dims[0]; }
-        if (shrink && strcmp(t->name, shrink) == 0) { dims[1]--; size -= (uint64_t)dims[0] * 4; }
-        if (gguf_add_tensor(w, t->name, t->type, t->n_dims, dims, t->data, size) != RLX_OK) rc = -1;
-    }
-    if (!rc && gguf_write_file(w, dst) != RLX_OK) rc = -1;
-    gguf_writer_free(w);
-    gguf_close(f);
-    return rc;
+    llama_edit e = {drop, swap, shrink};
+    tiny_gguf_edit edit = {.user = &e, .kv = edit_kv, .tensor = edit_tensor};
+    return tiny_gguf_rewrite(src, dst, &edit) == RLX_OK ? 0 : -1;
 }
 
 static void check_file_vs_reference_without(const tiny_model_spec *spec, const char *what, const char *const *drop_keys) {
@@ -415,6 +408,8 @@ static void check_file_vs_reference_without(const tiny_model_spec *spec, const c
     rlx_status st = gguf_open(path, &f);
     unlink(path);
     if (st != RLX_OK || !m) { rlx_model_free(m); gguf_close(f); CHECK_MSG(0, "%s: load", what); }
+    for (const char *const *k = drop_keys; k && *k; k++)   /* their values are the defaults: only absence tells */
+        if (gguf_find_key(f, *k) >= 0) { rlx_model_free(m); gguf_close(f); CHECK_MSG(0, "%s: '%s' still there", what, *k); }
     const bool llama = strcmp(spec->arch, "llama") == 0, qwen2 = strcmp(spec->arch, "qwen2") == 0;
     const int hd = spec->head_dim ? spec->head_dim : spec->n_embd / spec->n_head;
     rlx_model_info info;

@@ -274,33 +274,40 @@ static void count_warnings(rlx_log_level level, const char *message, void *user)
  * n_keep tokens (tokens, scores, types: the embedding keeps its rows) and,
  * when merges_i32, a 'tokenizer.ggml.merges' array of the wrong type, and the
  * BOS id set to bos. Returns 0 on success. */
-static int rewrite_vocab(const char *src, const char *dst, uint64_t n_keep, bool merges_i32, uint32_t bos) {
-    gguf_file *f;
-    if (gguf_open(src, &f) != RLX_OK) return -1;
-    gguf_writer *w = gguf_writer_new();
-    int rc = w ? 0 : -1;
-    int64_t kt = gguf_find_key(f, "tokenizer.ggml.tokens"), ks = gguf_find_key(f, "tokenizer.ggml.scores"),
-            ky = gguf_find_key(f, "tokenizer.ggml.token_type");
-    const char **tok = calloc(n_keep ? n_keep : 1, sizeof *tok);
-    for (uint64_t i = 0; i < n_keep && tok; i++) tok[i] = gguf_kv_arr_str(f, kt, i, NULL);
-    for (int64_t i = 0; i < gguf_kv_count(f) && !rc; i++) {
-        if (i == kt) rc = gguf_set_arr_str(w, gguf_kv_key(f, i), tok, n_keep) != RLX_OK;
-        else if (i == ks) rc = gguf_set_arr(w, gguf_kv_key(f, i), GGUF_VT_F32, gguf_kv_arr_data(f, i), n_keep) != RLX_OK;
-        else if (i == ky) rc = gguf_set_arr(w, gguf_kv_key(f, i), GGUF_VT_I32, gguf_kv_arr_data(f, i), n_keep) != RLX_OK;
-        else rc = gguf_set_from(w, f, i) != RLX_OK;
+typedef struct vocab_edit { uint64_t n_keep; bool merges_i32; uint32_t bos; } vocab_edit;
+
+static rlx_status cut_vocab(void *user, gguf_writer *w, const gguf_file *f, int64_t kv, bool *keep) {
+    const vocab_edit *e = user;
+    const char *key = gguf_kv_key(f, kv);
+    rlx_status st;
+    if (strcmp(key, "tokenizer.ggml.tokens") == 0) {
+        const char **tok = calloc(e->n_keep ? e->n_keep : 1, sizeof *tok);
+        if (!tok) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rewrite_vocab: no memory for %llu tokens", (unsigned long long)e->n_keep);
+        for (uint64_t i = 0; i < e->n_keep; i++) tok[i] = gguf_kv_arr_str(f, kv, i, NULL);
+        st = gguf_set_arr_str(w, key, tok, e->n_keep);
+        free(tok);
+    } else if (strcmp(key, "tokenizer.ggml.scores") == 0) {
+        st = gguf_set_arr(w, key, GGUF_VT_F32, gguf_kv_arr_data(f, kv), e->n_keep);
+    } else if (strcmp(key, "tokenizer.ggml.token_type") == 0) {
+        st = gguf_set_arr(w, key, GGUF_VT_I32, gguf_kv_arr_data(f, kv), e->n_keep);
+    } else {
+        return RLX_OK;
     }
+    *keep = false;
+    return st;
+}
+
+static rlx_status add_vocab_keys(void *user, gguf_writer *w) {
+    const vocab_edit *e = user;
     const int32_t ints[3] = {1, 2, 3};
-    if (!rc && merges_i32) rc = gguf_set_arr(w, "tokenizer.ggml.merges", GGUF_VT_I32, ints, 3) != RLX_OK;
-    if (!rc) rc = gguf_set_u32(w, "tokenizer.ggml.bos_token_id", bos) != RLX_OK;
-    for (int64_t i = 0; i < gguf_tensor_count(f) && !rc; i++) {
-        const gguf_tensor *t = gguf_tensor_at(f, i);
-        rc = gguf_add_tensor(w, t->name, t->type, t->n_dims, t->dims, t->data, t->size) != RLX_OK;
-    }
-    if (!rc && gguf_write_file(w, dst) != RLX_OK) rc = -1;
-    free(tok);
-    gguf_writer_free(w);
-    gguf_close(f);
-    return rc;
+    rlx_status st = e->merges_i32 ? gguf_set_arr(w, "tokenizer.ggml.merges", GGUF_VT_I32, ints, 3) : RLX_OK;
+    return st == RLX_OK ? gguf_set_u32(w, "tokenizer.ggml.bos_token_id", e->bos) : st;
+}
+
+static int rewrite_vocab(const char *src, const char *dst, uint64_t n_keep, bool merges_i32, uint32_t bos) {
+    vocab_edit e = {n_keep, merges_i32, bos};
+    tiny_gguf_edit edit = {.user = &e, .kv = cut_vocab, .more_kv = add_vocab_keys};
+    return tiny_gguf_rewrite(src, dst, &edit) == RLX_OK ? 0 : -1;
 }
 
 /* Tokenizer metadata that does not fit the model: an embedding with more

@@ -322,3 +322,61 @@ TEST(ops_movement_chain) {
     }
     ops_free_all();
 }
+
+/* slice_last: the last rows of a static axis, and of a symbolic one whose
+ * start moves with each binding (the llama graph's last prompt row). */
+TEST(ops_slice_last) {
+    for (int c = 0; c < 6; c++) {
+        int rank = (int)test_rand_int(1, 4);
+        ref_shape sx = ops_rand_shape(rank, 3000);
+        int axis = (int)test_rand_int(0, rank - 1);
+        int64_t dim = sx.d[axis], len = test_rand_int(1, dim);
+        int64_t n = ref_numel(&sx);
+        float *x = ops_rand_f32(n, -1, 1);
+        double *want = ops_f64(n);
+        ref_shape so = ref_slice(ops_f32_to_f64(x, n), sx, axis, dim - len, dim, 1, want);
+        rlx_graph *g = ops_graph();
+        CHECK_OK(rlx_output(g, "y", rlx_slice_last(g, ops_input(g, "x", RLX_F32, sx), axis, len)));
+        CHECK(run_exact(g, sx, x, so, want, "slice_last"));
+    }
+    ops_free_all();
+
+    /* symbolic: x [seq, 3], y = the last 2 rows, for seq = 5, 2, 9; seq = 1 is a SHAPE error */
+    rlx_graph *g = rlx_graph_new();
+    int64_t seq = rlx_symbol(g, "seq"), xd[2] = {seq, 3};
+    CHECK_OK(rlx_output(g, "y", rlx_slice_last(g, rlx_input(g, "x", RLX_F32, 2, xd), 0, 2)));
+    CHECK_STATUS(rlx_graph_status(g), RLX_OK);
+    rlx_compile_options o;
+    rlx_compile_options_init(&o);
+    o.backend = RLX_BACKEND_CPU;
+    rlx_exec *e = NULL;
+    CHECK_OK(rlx_compile(g, &o, &e));
+    float xs[27], y[6];
+    for (int i = 0; i < 27; i++) xs[i] = (float)i;
+    static const int64_t seqs[] = {5, 2, 9};
+    for (int s = 0; s < 3 && e; s++) {
+        rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {seqs[s], 3}, .data = xs,
+                         .bytes = sizeof(float) * 3 * (size_t)seqs[s]};
+        CHECK_OK(rlx_exec_run(e, &in, 1));
+        CHECK_OK(rlx_exec_read_output(e, "y", y, sizeof y));
+        for (int i = 0; i < 6; i++) CHECK_MSG(y[i] == (float)(3 * (seqs[s] - 2) + i), "seq %lld y[%d] = %g", (long long)seqs[s], i, y[i]);
+    }
+    rlx_tensor one = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, 3}, .data = xs, .bytes = sizeof(float) * 3};
+    CHECK_STATUS(e ? rlx_exec_run(e, &one, 1) : RLX_STATUS_SHAPE, RLX_STATUS_SHAPE);
+    CHECK_MSG(strstr(rlx_last_error(), "last 2 entries") != NULL, "%s", rlx_last_error());
+    rlx_exec_free(e);
+    rlx_graph_free(g);
+
+    /* builder errors */
+    g = rlx_graph_new();
+    int64_t d3[1] = {3};
+    rlx_node x3 = rlx_input(g, "x", RLX_F32, 1, d3);
+    CHECK(rlx_slice_last(g, x3, 0, 0) == RLX_NO_NODE);
+    CHECK_STATUS(rlx_graph_status(g), RLX_STATUS_INVALID_ARGUMENT);
+    rlx_graph_free(g);
+    g = rlx_graph_new();
+    x3 = rlx_input(g, "x", RLX_F32, 1, d3);
+    CHECK(rlx_slice_last(g, x3, 0, 4) == RLX_NO_NODE);
+    CHECK_STATUS(rlx_graph_status(g), RLX_STATUS_SHAPE);
+    rlx_graph_free(g);
+}

@@ -393,7 +393,7 @@ enum { GT = 12, GV = 37 };
 static rlx_status graph_logits(const llama_hparams *hp, const float *rope_freqs, float *logits /* [GT * GV] */) {
     rlx_graph *g;
     rlx_exec *e = NULL;
-    rlx_status st = llama_build_graph(hp, 16, NULL, NULL, &g);
+    rlx_status st = llama_build_graph(hp, 16, LLAMA_LOGITS_ALL, NULL, NULL, &g);
     if (st != RLX_OK) return st;
     st = rlx_compile(g, NULL, &e);
     rlx_graph_free(g);

@@ -84,6 +84,25 @@ TEST(vk_move_slice) {
     }
 }
 
+/* slice_last on Vulkan: the start the shape rule resolved, against the CPU */
+TEST(vk_move_slice_last) {
+    VKP_REQUIRE();
+    for (int c = 0; c < 8; c++) {
+        rlx_dtype dt = move_dtypes[c % N_MOVE_DT];
+        int rank = 1 + c % 4;
+        ref_shape s = rshape(rank, 4000);
+        int axis = (int)test_rand_int(0, rank - 1);
+        int64_t len = test_rand_int(1, s.d[axis]);
+        ops_inputs in = {0};
+        rlx_graph *g = ops_graph();
+        rlx_node x = ops_add_input(g, &in, dt, s, rand_bytes(dt, ref_numel(&s)));
+        CHECK_OK(rlx_output(g, "y", rlx_slice_last(g, x, axis, len)));
+        CHECK_MSG(vkp_compare(g, in.t, in.n, 0, true), "slice_last case %d (%s axis %d last %lld)", c, rlx_dtype_name(dt),
+                  axis, (long long)len);
+        ops_free_all();
+    }
+}
+
 TEST(vk_move_concat) {
     VKP_REQUIRE();
     for (int c = 0; c < 16; c++) {

@@ -180,6 +180,32 @@ struct rlx_model *tiny_model_load(const char *path, int backend) {
     return m;
 }
 
+rlx_status tiny_gguf_rewrite(const char *src, const char *dst, const tiny_gguf_edit *edit) {
+    static const tiny_gguf_edit none = {0};
+    if (!edit) edit = &none;
+    gguf_file *f;
+    rlx_status st = gguf_open(src, &f);
+    if (st != RLX_OK) return st;
+    gguf_writer *w = gguf_writer_new();
+    if (!w) st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "tiny_gguf_rewrite: no memory for a writer");
+    for (int64_t i = 0; i < gguf_kv_count(f) && st == RLX_OK; i++) {
+        bool keep = true;
+        if (edit->kv) st = edit->kv(edit->user, w, f, i, &keep);
+        if (st == RLX_OK && keep) st = gguf_set_from(w, f, i);
+    }
+    if (st == RLX_OK && edit->more_kv) st = edit->more_kv(edit->user, w);
+    for (int64_t i = 0; i < gguf_tensor_count(f) && st == RLX_OK; i++) {
+        gguf_tensor t = *gguf_tensor_at(f, i);
+        bool keep = true;
+        if (edit->tensor) st = edit->tensor(edit->user, &t, &keep);
+        if (st == RLX_OK && keep) st = gguf_add_tensor(w, t.name, t.type, t.n_dims, t.dims, t.data, t.size);
+    }
+    if (st == RLX_OK) st = gguf_write_file(w, dst);   /* while f is open: the tensors borrow its mapping */
+    gguf_writer_free(w);
+    gguf_close(f);
+    return st;
+}
+
 void tiny_model_hash_fill(const char *name, float *w, size_t n, double amp) {
     bool norm = strstr(name, "norm") != NULL;
     uint64_t h = 1469598103934665603ull;

@@ -1,11 +1,14 @@
 /*
  * tiny_model.h — writes a tiny random-weight Llama-family GGUF for tests (no
  * downloads): SentencePiece vocabulary with byte fallback, every weight in a
- * chosen storage type (F32, F16, Q8_0, Q4_K, ...).
+ * chosen storage type (F32, F16, Q8_0, Q4_K, ...); and copies GGUF files
+ * with changes (dropped or replaced keys and tensors) for tests of bad files.
  */
 #ifndef RLX_TEST_TINY_MODEL_H
 #define RLX_TEST_TINY_MODEL_H
 
+#include "io/gguf.h"
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +40,29 @@ int tiny_model_write(const tiny_model_spec *s, const char *path);
 void tiny_model_tmp_path(char *buf, size_t n, const char *tag);
 /* rlx_model_load with a 64-position context on backend (Vulkan: the test device), or NULL (printed). */
 struct rlx_model *tiny_model_load(const char *path, int backend);
+/* What tiny_gguf_rewrite changes on the way; each hook may be NULL (keep
+ * everything), and a hook that fails stops the copy with its status. */
+typedef struct tiny_gguf_edit {
+    void *user;
+    /* Metadata entry kv of f: copied as it is (gguf_set_from) while *keep
+     * stays true; set it false to leave the entry out, after setting a
+     * replacement under its key in w when wanted (it takes the entry's place). */
+    rlx_status (*kv)(void *user, gguf_writer *w, const gguf_file *f, int64_t kv, bool *keep);
+    /* After the metadata, before the tensors: more keys (setting a key the
+     * copy has replaces its value in place). */
+    rlx_status (*more_kv)(void *user, gguf_writer *w);
+    /* A copy of a tensor's info: change its dims, type, size or data to
+     * write something else (the writer checks them), or set *keep false to
+     * leave it out. */
+    rlx_status (*tensor)(void *user, gguf_tensor *t, bool *keep);
+} tiny_gguf_edit;
+
+/* Reads the GGUF file at src and writes it to dst through a gguf_writer with
+ * edit's changes (NULL: none). dst may be src: the writer's tensors then
+ * borrow the mapping of the file being replaced. Returns the first failure
+ * (rlx_last_error() says what). */
+rlx_status tiny_gguf_rewrite(const char *src, const char *dst, const tiny_gguf_edit *edit);
+
 /* Deterministic weights from a tensor's name: norms in [0.8, 1.2), others in
  * [-amp, amp), so CPU and GPU runs of one test see the same model. */
 void tiny_model_hash_fill(const char *name, float *w, size_t n, double amp);

@@ -5,6 +5,10 @@
  * biases, tensors already quantized, rows that do not fit the block — is
  * copied unchanged, as is all metadata; general.file_type is set.
  *
+ * Tensors are quantized one at a time while the file is written (a fill
+ * callback of the GGUF writer), so the peak memory is one output tensor, the
+ * per-thread scratch rows and the mapped input, not the whole output.
+ *
  * TYPE is a ggml type name (q4_0, q8_0, q4_K, f16, ...) or one of the mixes
  * q4_K_M / q5_K_M: like llama.cpp's, they store output.weight and the
  * attn_v / ffn_down weights of some layers (the first and last eighth, and
@@ -52,12 +56,14 @@ static bool more_bits(int layer, int n_layers) {
     return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
 }
 
+/* One converted tensor: what its fill needs when the writer reaches it. */
 typedef struct job {
     const gguf_tensor *t;
     uint32_t to;
-    uint8_t *out;
+    uint8_t *out;        /* the writer's buffer, set by quantize_fill */
     uint64_t row_bytes;
-    float *scratch;   /* one row per worker */
+    float *scratch;      /* one row per worker, shared by all jobs */
+    rlx_threadpool *pool;
 } job;
 
 static void quantize_rows(void *ctx, int64_t begin, int64_t end, int worker) {
@@ -70,6 +76,17 @@ static void quantize_rows(void *ctx, int64_t begin, int64_t end, int worker) {
         quant_dequantize_row(j->t->type, (const uint8_t *)j->t->data + (uint64_t)r * in_row_bytes, x, row);
         quant_quantize_row(j->to, x, j->out + (uint64_t)r * j->row_bytes, row);
     }
+}
+
+/* gguf_fill_fn: the tensor's rows quantized straight into the writer's buffer
+ * (size was checked against the type when the tensor was added). */
+static rlx_status quantize_fill(void *ctx, void *dst, uint64_t size) {
+    (void)size;
+    job *j = ctx;
+    j->out = dst;
+    rlx_parallel_for(j->pool, j->t->dims[1], 1, quantize_rows, j);
+    j->out = NULL;
+    return RLX_OK;
 }
 
 int cmd_quantize(int argc, char **argv) {
@@ -98,11 +115,11 @@ int cmd_quantize(int argc, char **argv) {
     int rc = 1;
     gguf_writer *w = gguf_writer_new();
     int64_t nt = gguf_tensor_count(f);
-    uint8_t **bufs = calloc((size_t)nt + 1, sizeof *bufs);
+    job *jobs = calloc((size_t)nt + 1, sizeof *jobs);
     rlx_threadpool *pool = rlx_threadpool_new(0);
     int threads = rlx_threadpool_size(pool);
     float *scratch = NULL;
-    if (!w || !bufs) { fprintf(stderr, "rlx quantize: out of memory\n"); goto done; }
+    if (!w || !jobs) { fprintf(stderr, "rlx quantize: out of memory\n"); goto done; }
 
     for (int64_t i = 0; i < gguf_kv_count(f); i++)
         if (gguf_set_from(w, f, i) != RLX_OK) goto fail;
@@ -154,11 +171,8 @@ int cmd_quantize(int argc, char **argv) {
             if (gguf_add_tensor(w, t->name, t->type, t->n_dims, t->dims, t->data, t->size) != RLX_OK) goto fail;
             continue;
         }
-        bufs[i] = malloc(size ? (size_t)size : 1);
-        if (!bufs[i]) { fprintf(stderr, "rlx quantize: out of memory for '%s'\n", t->name); goto done; }
-        job j = {t, to, bufs[i], row_bytes, scratch};
-        rlx_parallel_for(pool, t->dims[1], 1, quantize_rows, &j);
-        if (gguf_add_tensor(w, t->name, to, t->n_dims, t->dims, bufs[i], size) != RLX_OK) goto fail;
+        jobs[i] = (job){t, to, NULL, row_bytes, scratch, pool};
+        if (gguf_add_tensor_fill(w, t->name, to, t->n_dims, t->dims, size, quantize_fill, &jobs[i]) != RLX_OK) goto fail;
         bytes_out += size;
         n_quant++;
     }
@@ -170,9 +184,7 @@ int cmd_quantize(int argc, char **argv) {
 fail:
     fprintf(stderr, "rlx quantize: %s\n", rlx_last_error());
 done:
-    if (bufs)
-        for (int64_t i = 0; i < nt; i++) free(bufs[i]);
-    free(bufs);
+    free(jobs);
     free(scratch);
     rlx_threadpool_free(pool);
     gguf_writer_free(w);

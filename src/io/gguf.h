@@ -9,8 +9,10 @@
  * the byte offset and the key or tensor, never a crash or a huge allocation.
  * Tensor data is not copied: gguf_tensor.data points into the mapping.
  *
- * The writer builds a v3 file in memory or on disk; tests and `rlx quantize`
- * use it.
+ * The writer builds a v3 file in memory or on disk; tests, `rlx quantize` and
+ * `llm_bench --write-gguf` use it. Tensor bytes are borrowed, or produced by
+ * a callback when the write reaches the tensor, so a tool can write a model
+ * larger than it could hold twice.
  */
 #ifndef RLX_IO_GGUF_H
 #define RLX_IO_GGUF_H
@@ -140,6 +142,30 @@ bool       gguf_writer_has_key(const gguf_writer *w, const char *key);
  * byte size for dims. */
 rlx_status gguf_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
                            const int64_t *dims, const void *data, uint64_t size);
+
+/* Produces a tensor's size bytes into dst (aligned for any C type, its
+ * contents undefined on entry). Returns RLX_OK, or a status with a message
+ * (rlx_fail), which fails the write. It must not change the writer. */
+typedef rlx_status (*gguf_fill_fn)(void *ctx, void *dst, uint64_t size);
+
+/* A tensor whose bytes come from fill(ctx, dst, size), called exactly once
+ * per tensor and per gguf_write_file / gguf_write_memory, in tensor order,
+ * when the write reaches that tensor; ctx must stay valid until then. Checks
+ * as gguf_add_tensor (fill must not be NULL).
+ *
+ * Memory: gguf_write_memory fills in place in its output; gguf_write_file
+ * fills into one scratch buffer, reused and grown to the largest filled
+ * tensor, so the peak is one tensor beyond what the caller holds. The fill
+ * gets the whole tensor rather than chunks because producers work on whole
+ * rows and whole tensors (quantize runs a tensor's rows in parallel; a
+ * benchmark repeats one row), which arbitrary byte ranges would split, and
+ * the largest tensor of a model is a small part of it.
+ *
+ * A failing fill fails the write with the fill's status and message, prefixed
+ * by the tensor's name; gguf_write_file then removes its temporary file, so
+ * a file that was at the path is left as it was. */
+rlx_status gguf_add_tensor_fill(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
+                                const int64_t *dims, uint64_t size, gguf_fill_fn fill, void *ctx);
 
 /* Serializes to a malloc'ed buffer (caller free()s) or to a file. A new
  * path or a regular file is written to a temporary next to it and renamed

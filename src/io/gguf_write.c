@@ -1,11 +1,17 @@
 /*
  * gguf_write.c — the GGUF v3 writer. Metadata values are serialized when set
- * (so the writer owns them); tensor data is borrowed and streamed at write
- * time, so `rlx quantize` never holds a second copy of a model in memory.
+ * (so the writer owns them). Tensor bytes are taken at write time, one tensor
+ * after the other: borrowed ones straight from the caller's memory, filled
+ * ones from the caller's callback into one scratch buffer (file) or straight
+ * into the output (memory). So a tool that produces its tensors on the fly
+ * (`rlx quantize`, `llm_bench --write-gguf`) holds one tensor, not a second
+ * copy of the model.
  */
 #include "io/gguf.h"
 #include "io/quant.h"
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +29,9 @@ typedef struct wtensor {
     char *name;
     uint32_t type, n_dims;
     int64_t dims[GGUF_MAX_DIMS];
-    const void *data;
+    const void *data;       /* borrowed bytes, or NULL when fill produces them */
+    gguf_fill_fn fill;
+    void *fill_ctx;
     uint64_t size;
 } wtensor;
 
@@ -268,10 +276,11 @@ rlx_status gguf_set_from(gguf_writer *w, const gguf_file *f, int64_t kv) {
 
 /* ---------------------------------------------------------------- tensors */
 
-rlx_status gguf_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *dims,
-                           const void *data, uint64_t size) {
-    if (!w || !name || (!dims && n_dims) || (!data && size))
-        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL argument");
+/* The checks and bookkeeping of both gguf_add_tensor and gguf_add_tensor_fill
+ * (exactly one of data / fill is set, the caller checked its own argument). */
+static rlx_status add_tensor(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *dims,
+                             uint64_t size, const void *data, gguf_fill_fn fill, void *fill_ctx) {
+    if (!w || !name || (!dims && n_dims)) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL argument");
     if (!name[0]) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: empty tensor name");
     const qtype_info *qi = qtype_get(type);
     if (!qi) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: tensor '%s': unknown ggml type %u", name, type);
@@ -304,12 +313,26 @@ rlx_status gguf_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint
     t->n_dims = n_dims;
     for (uint32_t i = 0; i < n_dims; i++) t->dims[i] = dims[i];
     t->data = data;
+    t->fill = fill;
+    t->fill_ctx = fill_ctx;
     t->size = size;
     if (!index_add(w, &w->t_index, tensor_name, w->n_t)) {
         free(w->t[--w->n_t].name);
         return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf writer: out of memory");
     }
     return RLX_OK;
+}
+
+rlx_status gguf_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *dims,
+                           const void *data, uint64_t size) {
+    if (!data && size) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL argument");
+    return add_tensor(w, name, type, n_dims, dims, size, data, NULL, NULL);
+}
+
+rlx_status gguf_add_tensor_fill(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *dims,
+                                uint64_t size, gguf_fill_fn fill, void *ctx) {
+    if (!fill) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL argument");
+    return add_tensor(w, name, type, n_dims, dims, size, NULL, fill, ctx);
 }
 
 /* ------------------------------------------------------------------ write */
@@ -364,50 +387,121 @@ static rlx_status build_head(const gguf_writer *w, bbuf *b, uint32_t *align) {
     return RLX_OK;
 }
 
+/* One buffer for the filled tensors of a write, grown to the largest: its old
+ * bytes are never needed, so it is freed before the larger one is taken and
+ * the peak stays one tensor. */
+typedef struct scratch {
+    void *p;
+    uint64_t cap;
+} scratch;
+
+static rlx_status scratch_get(scratch *sc, const wtensor *t, void **out) {
+    if (t->size > sc->cap || !sc->p) {
+        free(sc->p);
+        sc->cap = 0;
+        sc->p = t->size <= SIZE_MAX ? malloc(t->size ? (size_t)t->size : 1) : NULL;
+        if (!sc->p)
+            return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf writer: tensor '%s': out of memory for %llu bytes", t->name,
+                            (unsigned long long)t->size);
+        sc->cap = t->size;
+    }
+    *out = sc->p;
+    return RLX_OK;
+}
+
+/* Tensor i's bytes from its fill into dst. A failing fill keeps its status,
+ * and its message gains the tensor's name (the message is copied first:
+ * rlx_fail writes the buffer it would read). */
+static rlx_status run_fill(const gguf_writer *w, size_t i, void *dst) {
+    const wtensor *t = &w->t[i];
+    rlx_clear_error();   /* so a fill that fails without a message is not blamed for an old one */
+    rlx_status st = t->fill(t->fill_ctx, dst, t->size);
+    if (st == RLX_OK) return RLX_OK;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", rlx_last_error()[0] ? rlx_last_error() : "(no message)");
+    return rlx_fail(st, "gguf writer: tensor '%s' (%zu of %zu): %s", t->name, i + 1, w->n_t, msg);
+}
+
+static uint64_t pad_of(const wtensor *t, uint32_t align) { return align_up(t->size, align) - t->size; }
+
 rlx_status gguf_write_memory(const gguf_writer *w, void **out, size_t *size) {
     if (!w || !out || !size) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL argument");
     bbuf b = {0};
     uint32_t align;
     rlx_status st = build_head(w, &b, &align);
     if (st) return st;
-    static const uint8_t zeros[256];
+    /* the exact size up front: one allocation, no doubling past the file */
+    uint64_t total = b.len;
     for (size_t i = 0; i < w->n_t; i++) {
-        put(&b, w->t[i].data, (size_t)w->t[i].size);
-        size_t pad = (size_t)(align_up(w->t[i].size, align) - w->t[i].size);
-        while (pad > 0) {
-            size_t k = pad < sizeof zeros ? pad : sizeof zeros;
-            put(&b, zeros, k);
-            pad -= k;
-        }
+        uint64_t next = total + align_up(w->t[i].size, align);
+        if (next < total || next > SIZE_MAX) { free(b.p); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf writer: file too large for memory"); }
+        total = next;
     }
-    if (b.oom) { free(b.p); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf writer: out of memory"); }
-    if (!b.p) b.p = malloc(1);   /* cannot happen (the header is never empty), but keep *out valid */
-    *out = b.p;
-    *size = b.len;
+    uint8_t *p = realloc(b.p, total ? (size_t)total : 1);
+    if (!p) { free(b.p); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf writer: out of memory"); }
+    size_t len = b.len;
+    scratch sc = {0};
+    for (size_t i = 0; i < w->n_t && st == RLX_OK; i++) {
+        const wtensor *t = &w->t[i];
+        uint8_t *dst = p + len;
+        if (!t->fill) {
+            if (t->size) memcpy(dst, t->data, (size_t)t->size);
+        } else if ((uintptr_t)dst % _Alignof(max_align_t) == 0) {
+            st = run_fill(w, i, dst);   /* in place: no scratch */
+        } else {   /* general.alignment below malloc's: fills are promised aligned memory */
+            void *tmp;
+            st = scratch_get(&sc, t, &tmp);
+            if (!st) st = run_fill(w, i, tmp);
+            if (!st && t->size) memcpy(dst, tmp, (size_t)t->size);
+        }
+        len += (size_t)t->size;
+        memset(p + len, 0, (size_t)pad_of(t, align));
+        len += (size_t)pad_of(t, align);
+    }
+    free(sc.p);
+    if (st) { free(p); return st; }
+    *out = p;
+    *size = len;
     return RLX_OK;
 }
 
-/* Writes the head in b and the tensors to fp; false with *e the errno of the
- * first failing call (later calls may change errno), 0 for a short write. */
-static bool write_body(const gguf_writer *w, const bbuf *b, uint32_t align, FILE *fp, int *e) {
+/* Writes the head in b and the tensors to fp, and closes fp. A failing fill
+ * returns its status (run_fill); a failing write RLX_STATUS_IO with the errno
+ * of the first failing call (later calls may change errno). */
+static rlx_status write_body(const gguf_writer *w, const bbuf *b, uint32_t align, FILE *fp, const char *path) {
     static const uint8_t zeros[256];
+    scratch sc = {0};
+    rlx_status st = RLX_OK;
+    int e = 0;
     bool ok = fwrite(b->p, 1, b->len, fp) == b->len;
-    for (size_t i = 0; ok && i < w->n_t; i++) {
-        ok = fwrite(w->t[i].data, 1, (size_t)w->t[i].size, fp) == w->t[i].size;
-        size_t pad = (size_t)(align_up(w->t[i].size, align) - w->t[i].size);
+    for (size_t i = 0; ok && !st && i < w->n_t; i++) {
+        const wtensor *t = &w->t[i];
+        const void *src = t->data;
+        if (t->fill) {
+            void *dst;
+            st = scratch_get(&sc, t, &dst);
+            if (!st) st = run_fill(w, i, dst);
+            if (st) break;
+            src = dst;
+        }
+        ok = fwrite(src, 1, (size_t)t->size, fp) == t->size;
+        size_t pad = (size_t)pad_of(t, align);
         while (ok && pad > 0) {
             size_t k = pad < sizeof zeros ? pad : sizeof zeros;
             ok = fwrite(zeros, 1, k, fp) == k;
             pad -= k;
         }
     }
-    if (!ok) *e = errno;
+    if (!ok) e = errno;
+    free(sc.p);
     /* buffered bytes are written here, so a full disk often shows up only now */
     if (fclose(fp) != 0 && ok) {
         ok = false;
-        *e = errno;
+        e = errno;
     }
-    return ok;
+    if (st) return st;
+    if (!ok) return rlx_fail(RLX_STATUS_IO, "gguf writer: writing '%s' failed: %s", path, e ? strerror(e) : "short write");
+    return RLX_OK;
 }
 
 /*
@@ -457,16 +551,14 @@ rlx_status gguf_write_file(const gguf_writer *w, const char *path) {
         free(resolved);
         return rlx_fail(RLX_STATUS_IO, "gguf writer: cannot create '%s': %s", path, strerror(e));
     }
-    int e = 0;
-    bool ok = write_body(w, &b, align, fp, &e);
+    st = write_body(w, &b, align, fp, path);
     free(b.p);
-    if (ok && replace && rename(tmp, target) != 0) {
-        ok = false;
-        e = errno;
+    if (!st && replace && rename(tmp, target) != 0) {
+        int e = errno;
+        st = rlx_fail(RLX_STATUS_IO, "gguf writer: writing '%s' failed: %s", path, strerror(e));
     }
-    if (!ok && replace) unlink(tmp);
+    if (st && replace) unlink(tmp);
     free(tmp);
     free(resolved);
-    if (!ok) return rlx_fail(RLX_STATUS_IO, "gguf writer: writing '%s' failed: %s", path, e ? strerror(e) : "short write");
-    return RLX_OK;
+    return st;
 }

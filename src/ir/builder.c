@@ -515,6 +515,27 @@ rlx_node rlx_slice(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t en
     return make(g, fn, IR_OP_SLICE, &x, 1, &n);
 }
 
+rlx_node rlx_slice_last(rlx_graph *g, rlx_node x, int axis, int64_t length) {
+    const char *fn = "rlx_slice_last";
+    if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
+    const ir_shape *xs = &g->g.nodes[x].shape;
+    int a = axis;
+    if (!normalize_axis(&a, xs->rank)) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: axis %d is outside rank %d", fn, axis, xs->rank);
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
+    if (length < 1) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "length must be >= 1");
+    ir_node n;
+    node_init(&n, IR_OP_SLICE);
+    n.ia[0] = a;
+    n.ia[1] = 0;   /* start: dim - length, set by the shape rule once dim is static */
+    n.ia[2] = 1;
+    n.ia[3] = length;
+    n.shape = *xs;
+    n.shape.d[a] = ir_dim_const(length);
+    return make(g, fn, IR_OP_SLICE, &x, 1, &n);
+}
+
 rlx_node rlx_narrow(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t length) {
     if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_narrow: graph is NULL"); return RLX_NO_NODE; }
     if (length < 0) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, "rlx_narrow", "length must be >= 0");

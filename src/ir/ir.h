@@ -86,7 +86,8 @@ struct rlx_graph {
  *   *NORM:        fa[0]=eps ia[0]=has_beta
  *   RMS_DEQUANT_MATMUL/_SWIGLU: fa[0]=eps; inputs x, w[, wu], gamma (the norm fused in, gamma last)
  *   TRANSPOSE:    ia[0..rank) = perm
- *   SLICE:        ia[0]=axis ia[1]=start ia[2]=step (length = out dim)
+ *   SLICE:        ia[0]=axis ia[1]=start ia[2]=step (length = out dim); ia[3] > 0: the last ia[3]
+ *                 entries (rlx_slice_last), start = dim - ia[3], set by the shape rule once dim is static
  *   CONCAT:       ia[0]=axis
  *   GATHER:       ia[0]=axis
  *   TOPK_*:       ia[0]=k

@@ -444,11 +444,22 @@ rlx_status shape_slice(const ir_graph *g, ir_node *n) {
     const ir_shape *x = in_shape(g, n, 0);
     TRY(check_axis(g, n, x->rank));
     int axis = (int)n->ia[0];
+    ir_dim dim = x->d[axis];
+    if (n->ia[3] > 0) {   /* the last ia[3] entries: the start follows the dim */
+        int64_t last = n->ia[3];
+        if (ir_dim_is_static(dim)) {
+            if (last > dim.k)
+                FAIL(RLX_STATUS_SHAPE, "the last %lld entries of axis %d, whose size is %lld", (long long)last, axis,
+                     (long long)dim.k);
+            n->ia[1] = dim.k - last;
+        }
+        n->ia[2] = 1;
+        n->shape.d[axis] = ir_dim_const(last);
+    }
     int64_t start = n->ia[1], step = n->ia[2];
     ir_dim len = n->shape.d[axis];   /* the builder stored the length */
     if (step < 1) FAIL(RLX_STATUS_INVALID_ARGUMENT, "step must be >= 1, got %lld", (long long)step);
     if (start < 0) FAIL(RLX_STATUS_INVALID_ARGUMENT, "start must be >= 0, got %lld", (long long)start);
-    ir_dim dim = x->d[axis];
     if (ir_dim_is_static(dim) && ir_dim_is_static(len)) {
         /* last index start + (len-1)*step < dim, written so nothing overflows */
         if (len.k < 0 || (len.k > 0 && (start >= dim.k || len.k - 1 > (dim.k - 1 - start) / step)))

@@ -153,8 +153,8 @@ static rlx_node split_heads(rlx_graph *g, rlx_node x, int64_t seq, int heads, in
     return rlx_transpose(g, rlx_reshape(g, x, 4, d), perm);
 }
 
-rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_weight_dtype_fn dtype_of, void *user,
-                             rlx_graph **out) {
+rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_logits rows, llama_weight_dtype_fn dtype_of,
+                             void *user, rlx_graph **out) {
     weight_types wts = {dtype_of, user}, *wt = &wts;
     *out = NULL;
     rlx_status st = llama_hparams_check(hp);
@@ -225,6 +225,8 @@ rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_weight_dt
         rlx_node up = linear(g, f, param2(g, wt, "blk.%d.ffn_up.weight", l, hp->n_ff, E), RLX_NO_NODE);
         x = rlx_add(g, x, linear(g, rlx_mul(g, gate, up), param2(g, wt, "blk.%d.ffn_down.weight", l, E, hp->n_ff), RLX_NO_NODE));
     }
+    /* the last row is a view (no copy), also in decode where it is the only one */
+    if (rows == LLAMA_LOGITS_LAST) x = rlx_slice_last(g, x, 0, 1);
     x = rlx_rms_norm(g, x, param1(g, "output_norm.weight", 0, E), RLX_NO_NODE, hp->rms_eps);
     rlx_node w_out = hp->tied_embeddings ? embd : param2(g, wt, "output.weight", 0, hp->n_vocab, E);
     rlx_output(g, "logits", linear(g, x, w_out, RLX_NO_NODE));

@@ -80,8 +80,14 @@ rlx_status llama_rope_scaling_plan(const llama_hparams *hp, int rotary_dims, flo
  * that type on the device. NULL means every weight is f32. */
 typedef rlx_dtype (*llama_weight_dtype_fn)(void *user, const char *name);
 
+/* Which rows of a run's tokens get logits: every row ([seq, n_vocab]; tests
+ * compare a prompt's rows with step-by-step decode), or the last one only
+ * ([1, n_vocab]: all that generation samples from, so a prompt's output
+ * projection is one row, not one per token, and its result one row to read). */
+typedef enum llama_logits { LLAMA_LOGITS_ALL, LLAMA_LOGITS_LAST } llama_logits;
+
 /* Builds the decoder graph for a KV cache of n_ctx positions. */
-rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_weight_dtype_fn dtype_of, void *user,
-                             rlx_graph **out);
+rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_logits rows, llama_weight_dtype_fn dtype_of,
+                             void *user, rlx_graph **out);
 
 #endif

@@ -385,7 +385,8 @@ rlx_status rlx_model_load(const char *path, const rlx_model_options *o, rlx_mode
         goto fail;
     }
     m->keep_storage = rlx_env_int("RLX_MODEL_F32", 0) == 0;
-    if ((st = llama_build_graph(&m->hp, m->n_ctx, m->keep_storage ? weight_dtype : NULL, f, &g)) != RLX_OK) goto fail;
+    if ((st = llama_build_graph(&m->hp, m->n_ctx, LLAMA_LOGITS_LAST, m->keep_storage ? weight_dtype : NULL, f, &g)) != RLX_OK)
+        goto fail;
     if ((st = rlx_compile(g, &o->compile, &m->exec)) != RLX_OK) goto fail;
     for (int i = 0; i < rlx_exec_param_count(m->exec) && st == RLX_OK; i++) {
         rlx_tensor info;
@@ -480,8 +481,7 @@ rlx_status rlx_model_eval(rlx_model *m, const int32_t *ids, int n, const float *
     rlx_tensor out;
     if (st == RLX_OK) st = rlx_exec_output(m->exec, "logits", &out);
     if (st != RLX_OK) return st;
-    memcpy(m->last_logits, (const float *)out.data + (size_t)(n - 1) * (size_t)m->hp.n_vocab,
-           sizeof(float) * (size_t)m->hp.n_vocab);
+    memcpy(m->last_logits, out.data, sizeof(float) * (size_t)m->hp.n_vocab);   /* the graph's one row (LLAMA_LOGITS_LAST) */
     m->pos += n;
     if (logits) *logits = m->last_logits;
     return RLX_OK;
