@@ -3,7 +3,7 @@
 GPU machine: the same Llama shapes (Llama-3.2-1B, Llama-3-8B) with random
 weights in bf16 (PyTorch has no GGUF block types), prefill of the prompt and
 greedy decode one token at a time with a KV cache, timed like llm_bench
-(median wall time per decode step, one prefill run after a warm-up). Prefill
+(median wall time per decode step, median of 5 prefill runs after a warm-up). Prefill
 computes the last prompt row's logits only (logits_to_keep=1), as rlx's
 generation graph and llama.cpp do.
 
@@ -24,6 +24,8 @@ reads (the embedding by row unless tied) plus the bf16 KV cache up to the
 position; the floor divides them by --bandwidth (4000 GB/s, as llm_bench).
 """
 import argparse, statistics, time
+
+PREFILL_RUNS = 5   # prefill is the median of these runs (after a warm-up), as llm_bench takes 3
 
 import torch
 
@@ -68,11 +70,14 @@ def run_eager(model, cfg, n_prompt, n_decode):
         return out, cache
 
     prefill()
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    out, cache = prefill()
-    torch.cuda.synchronize()
-    tp = time.perf_counter() - t
+    tps = []
+    for _ in range(PREFILL_RUNS):
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        out, cache = prefill()
+        torch.cuda.synchronize()
+        tps.append(time.perf_counter() - t)
+    tp = statistics.median(tps)
     tok = out.logits[:, -1].argmax(-1, keepdim=True)
     td = []
     for _ in range(n_decode):
@@ -104,11 +109,14 @@ def run_graph(model, cfg, n_prompt, n_decode):
         return out.logits[:, -1].argmax(-1, keepdim=True)
 
     prefill()
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    first = prefill()
-    torch.cuda.synchronize()
-    tp = time.perf_counter() - t
+    tps = []
+    for _ in range(PREFILL_RUNS):
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        first = prefill()
+        torch.cuda.synchronize()
+        tps.append(time.perf_counter() - t)
+    tp = statistics.median(tps)
     tok.copy_(first)
     pos.fill_(n_prompt)
     s = torch.cuda.Stream()   # warm-up on a side stream, then capture

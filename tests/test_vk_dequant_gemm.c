@@ -236,7 +236,7 @@ TEST(vk_dequant_gemm_fast_precision) {
 
 /* Devices with less shared memory (RLX_VK_DQ_MM_SHARED caps what the
  * lowering assumes): the f32 tier single-buffers its tiles below 32 KiB, the
- * coopmat tier steps one part at a time below 44 KiB. */
+ * coopmat tier steps one part at a time below 36 KiB. */
 TEST(vk_dequant_gemm_small_shared_memory) {
     VKP_REQUIRE();
     static const int64_t Ms[] = {9, 100};

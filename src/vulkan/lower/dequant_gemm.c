@@ -75,7 +75,11 @@ static uint64_t shared_cap(const vk_caps *cp) {
 
 /* Coopmat tier's fragments per subgroup WM x WN and depth BK. */
 static void coop_tile(uint64_t shared, uint32_t t[3]) {
-    t[0] = 4, t[1] = 2, t[2] = 64;   /* 128 x 128 tiles, 44 KiB shared; one decode per invocation per step */
+    /* 64 x 128 tiles, 36 KiB shared; one decode per invocation per step. On
+     * the H200 (bench/RESULTS.md, eighth session) prompts of 128 and 512 tokens
+     * ran 0-16% faster than with 128 x 128 tiles (4x2x64): twice the tiles,
+     * fewer K splits, and each tile's decode work is the same per step. */
+    t[0] = 2, t[1] = 2, t[2] = 64;
     const char *env = getenv("RLX_VK_DQ_MM");
     unsigned wm, wn, bk;
     if (env && sscanf(env, "%ux%ux%u", &wm, &wn, &bk) == 3 && (wm == 2 || wm == 4) && (wn == 2 || wn == 4) &&
@@ -112,7 +116,7 @@ static gemm_plan plan_gemm(const vk_lower_ctx *c, rlx_dtype dt, int64_t N) {
 /*
  * Split-K: at prefill sizes the grid has one workgroup per output tile, and a
  * short prompt gives few tiles (an 8B model's 4096 x 4096 projection at M =
- * 128: 32 tiles of 128 x 128 on a 132-SM GPU), each walking all of K alone.
+ * 128: 64 tiles of 64 x 128 on a 132-SM GPU), each walking all of K alone.
  * Splitting K over the z grid multiplies the workgroups; each split stores
  * its partial product and epilogue.comp sums them in a fixed order (so runs
  * repeat bit for bit) together with the node's residual add or SwiGLU.

@@ -6,7 +6,7 @@
 //
 // The structure is matmul_coopmat.comp with b = w [N, K] (TRANS_B): 8
 // subgroups of 32 in a 2 x 4 grid, each owning WM x WN accumulator fragments
-// (default 4 x 2: a 128 x 128 tile). A K step is BK / 32 parts
+// (the lowering's default 2 x 2: a 64 x 128 tile). A K step is BK / 32 parts
 // (dequant_mm_common.glsl): the tile's BN * BK / 32 (row, part) pairs are
 // decoded in registers (quant_blocks.glsl) by one invocation each, rounded to
 // f16 and stored row-major (k contiguous), and x is loaded at the same k
