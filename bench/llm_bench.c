@@ -87,7 +87,8 @@ typedef struct param_src {
 static rlx_status fill_param(void *ctx, void *dst, uint64_t size) {
     const param_src *p = ctx;
     if (size != p->info.bytes || bench_param_fill(&p->info, p->index, dst) != 0)
-        return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "llm_bench: cannot make the bytes of %s", p->info.name);
+        return rlx_fail(RLX_STATUS_INTERNAL, "llm_bench: cannot make the %llu bytes of %s (the writer asked for %llu)",
+                        (unsigned long long)p->info.bytes, p->info.name, (unsigned long long)size);
     return RLX_OK;
 }
 

@@ -43,7 +43,9 @@ static void set_random_weights(rlx_exec *e) {
     }
 }
 
-static rlx_status eval(rlx_exec *e, const int32_t *tokens, int n, int pos, float *logits, int vocab) {
+/* Runs n tokens at pos and reads the logits: n rows (LLAMA_LOGITS_ALL), or
+ * one row when last_only (LLAMA_LOGITS_LAST); a larger output fails the read. */
+static rlx_status eval_rows(rlx_exec *e, const int32_t *tokens, int n, int pos, float *logits, int vocab, bool last_only) {
     int32_t p = pos, len = pos + n;
     rlx_tensor in[3] = {
         {.name = "tokens", .dtype = RLX_I32, .rank = 1, .dims = {n}, .data = (void *)tokens, .bytes = 4 * (size_t)n},
@@ -51,8 +53,12 @@ static rlx_status eval(rlx_exec *e, const int32_t *tokens, int n, int pos, float
         {.name = "kv_len", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &len, .bytes = 4},
     };
     rlx_status st = rlx_exec_run(e, in, 3);
-    if (st == RLX_OK) st = rlx_exec_read_output(e, "logits", logits, sizeof(float) * (size_t)(n * vocab));
+    if (st == RLX_OK) st = rlx_exec_read_output(e, "logits", logits, sizeof(float) * (size_t)((last_only ? 1 : n) * vocab));
     return st;
+}
+
+static rlx_status eval(rlx_exec *e, const int32_t *tokens, int n, int pos, float *logits, int vocab) {
+    return eval_rows(e, tokens, n, pos, logits, vocab, false);
 }
 
 static double rel_diff(const float *a, const float *b, int n) {
@@ -94,9 +100,9 @@ static void prefill_vs_decode(llama_arch arch, rlx_backend backend, float *out) 
     rlx_graph_free(g);
     set_random_weights(el);
     float last[37];
-    CHECK_OK(eval(el, tokens, T - 1, 0, last, hp.n_vocab));
+    CHECK_OK(eval_rows(el, tokens, T - 1, 0, last, hp.n_vocab, true));
     double dl = rel_diff(last, prefill + (T - 2) * hp.n_vocab, hp.n_vocab);
-    CHECK_OK(eval(el, tokens + T - 1, 1, T - 1, last, hp.n_vocab));
+    CHECK_OK(eval_rows(el, tokens + T - 1, 1, T - 1, last, hp.n_vocab, true));
     dl = fmax(dl, rel_diff(last, prefill + (T - 1) * hp.n_vocab, hp.n_vocab));
     rlx_tensor lo;
     CHECK_OK(rlx_exec_output(el, "logits", &lo));

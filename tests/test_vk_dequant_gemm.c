@@ -94,6 +94,7 @@ typedef struct gemm_case {
     rlx_precision precision;
     int           coop_count;   /* out: nodes that took the coopmat tier */
     const char   *tier_has;     /* if set, every node's tier must contain it */
+    const char   *tier_lacks;   /* if set, no node's tier may contain it */
 } gemm_case;
 
 /* One graph with a dequant_matmul per M (all on the same w), compiled for the
@@ -150,7 +151,8 @@ static bool run_gemm_case(gemm_case *gc) {
         bool coop = strncmp(tier, "dequant-mm-coopmat-", 19) == 0;
         bool f32_tier = strncmp(tier, "dequant-mm-", 11) == 0 || (dt == RLX_F32 && !strcmp(tier, "dequant-tiled-f32"));
         gc->coop_count += coop;
-        if ((!coop && !f32_tier) || (coop_dev >= 0 && coop != coop_want) || (gc->tier_has && !strstr(tier, gc->tier_has))) {
+        if ((!coop && !f32_tier) || (coop_dev >= 0 && coop != coop_want) || (gc->tier_has && !strstr(tier, gc->tier_has)) ||
+            (gc->tier_lacks && strstr(tier, gc->tier_lacks))) {
             printf("    %s M %lld: tier '%s', expected the %s tier%s%s\n", tn, (long long)M, tier, coop_want ? "coopmat" : "f32",
                    gc->tier_has ? " with " : "", gc->tier_has ? gc->tier_has : "");
             ok = false;
@@ -201,7 +203,7 @@ TEST(vk_dequant_gemm_every_type) {
     int coop = 0;
     for (size_t t = 0; t < sizeof all_types / sizeof all_types[0]; t++) {
         /* 70, 101, 132: partial 64-wide tiles; 132 % 4 == 0 stores vec4 */
-        gemm_case gc = {all_types[t], 70 + 31 * (int64_t)(t % 3), k_for(all_types[t]), prefill_Ms, 4, RLX_PRECISION_F32, 0, NULL};
+        gemm_case gc = {all_types[t], 70 + 31 * (int64_t)(t % 3), k_for(all_types[t]), prefill_Ms, 4, RLX_PRECISION_F32, 0, NULL, NULL};
         CHECK(run_gemm_case(&gc));
         coop += gc.coop_count;
     }
@@ -215,8 +217,8 @@ TEST(vk_dequant_gemm_float_edges) {
     static const int64_t Ms[] = {9, 33};
     static const rlx_dtype ts[] = {RLX_F16, RLX_BF16, RLX_F32};
     for (size_t t = 0; t < 3; t++) {
-        gemm_case a = {ts[t], 37, 23, Ms, 2, RLX_PRECISION_F32, 0, NULL};
-        gemm_case b = {ts[t], 40, 72, Ms, 2, RLX_PRECISION_F32, 0, NULL};
+        gemm_case a = {ts[t], 37, 23, Ms, 2, RLX_PRECISION_F32, 0, NULL, NULL};
+        gemm_case b = {ts[t], 40, 72, Ms, 2, RLX_PRECISION_F32, 0, NULL, NULL};
         CHECK(run_gemm_case(&a));
         CHECK(run_gemm_case(&b));
     }
@@ -229,7 +231,7 @@ TEST(vk_dequant_gemm_fast_precision) {
     static const int64_t Ms[] = {17, 100};
     static const rlx_dtype ts[] = {RLX_F32, RLX_BF16, RLX_Q6_K};
     for (size_t t = 0; t < 3; t++) {
-        gemm_case gc = {ts[t], 133, ts[t] == RLX_Q6_K ? 256 : 96, Ms, 2, RLX_PRECISION_FAST, 0, NULL};
+        gemm_case gc = {ts[t], 133, ts[t] == RLX_Q6_K ? 256 : 96, Ms, 2, RLX_PRECISION_FAST, 0, NULL, NULL};
         CHECK(run_gemm_case(&gc));
     }
 }
@@ -244,7 +246,7 @@ TEST(vk_dequant_gemm_small_shared_memory) {
     setenv("RLX_VK_DQ_MM_SHARED", device_has_coopmat() == 1 ? "32768" : "16384", 1);
     bool ok = true;
     for (size_t t = 0; t < 3 && ok; t++) {
-        gemm_case gc = {ts[t], 101, k_for(ts[t]), Ms, 2, RLX_PRECISION_F32, 0, NULL};
+        gemm_case gc = {ts[t], 101, k_for(ts[t]), Ms, 2, RLX_PRECISION_F32, 0, NULL, NULL};
         ok = run_gemm_case(&gc);
     }
     unsetenv("RLX_VK_DQ_MM_SHARED");
@@ -267,14 +269,14 @@ TEST(vk_dequant_gemm_split_k) {
     for (size_t s = 0; s < 3 && ok; s++) {
         setenv("RLX_VK_DQ_SPLITK", splits[s], 1);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0] && ok; i++) {
-            gemm_case gc = {cases[i].dt, cases[i].N, cases[i].K, Ms, 2, RLX_PRECISION_F32, 0, "splitk"};
+            gemm_case gc = {cases[i].dt, cases[i].N, cases[i].K, Ms, 2, RLX_PRECISION_F32, 0, "splitk", NULL};
             ok = run_gemm_case(&gc);
             if (!ok) printf("    RLX_VK_DQ_SPLITK=%s\n", splits[s]);
         }
     }
     /* 1: never split, whatever the device */
     setenv("RLX_VK_DQ_SPLITK", "1", 1);
-    gemm_case one = {RLX_Q4_K, 70, 1024, Ms, 2, RLX_PRECISION_F32, 0, NULL};
+    gemm_case one = {RLX_Q4_K, 70, 1024, Ms, 2, RLX_PRECISION_F32, 0, NULL, "splitk"};
     ok = ok && run_gemm_case(&one);
     unsetenv("RLX_VK_DQ_SPLITK");
     CHECK(ok);

@@ -148,9 +148,12 @@ rlx_status gguf_add_tensor(gguf_writer *w, const char *name, uint32_t type, uint
  * (rlx_fail), which fails the write. It must not change the writer. */
 typedef rlx_status (*gguf_fill_fn)(void *ctx, void *dst, uint64_t size);
 
-/* A tensor whose bytes come from fill(ctx, dst, size), called exactly once
- * per tensor and per gguf_write_file / gguf_write_memory, in tensor order,
- * when the write reaches that tensor; ctx must stay valid until then. Checks
+/* A tensor whose bytes come from fill(ctx, dst, size), called at most once
+ * per tensor and per gguf_write_file / gguf_write_memory (once each when the
+ * write succeeds; a failed fill or write stops it), in tensor order, when the
+ * write reaches that tensor; ctx must stay valid until then. The error state
+ * is cleared before each fill (so a fill that fails without a message is not
+ * blamed for an older one). Checks
  * as gguf_add_tensor (fill must not be NULL).
  *
  * Memory: gguf_write_memory fills in place in its output; gguf_write_file
@@ -163,7 +166,8 @@ typedef rlx_status (*gguf_fill_fn)(void *ctx, void *dst, uint64_t size);
  *
  * A failing fill fails the write with the fill's status and message, prefixed
  * by the tensor's name; gguf_write_file then removes its temporary file, so
- * a file that was at the path is left as it was. */
+ * a regular file that was at the path (or behind a link there) is left as it
+ * was (devices and FIFOs are written in place: see gguf_write_file). */
 rlx_status gguf_add_tensor_fill(gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
                                 const int64_t *dims, uint64_t size, gguf_fill_fn fill, void *ctx);
 

@@ -482,15 +482,24 @@ rlx_node rlx_transpose(rlx_graph *g, rlx_node x, const int *perm) {
     return make(g, fn, IR_OP_TRANSPOSE, &x, 1, &n);
 }
 
+/* x's shape and the normalized axis of a slice, or NULL (the graph failed). */
+static const ir_shape *slice_operand(rlx_graph *g, const char *fn, rlx_node x, int axis, int *a) {
+    if (!inputs_ok(g, fn, &x, 1)) return NULL;
+    const ir_shape *xs = &g->g.nodes[x].shape;
+    *a = axis;
+    if (!normalize_axis(a, xs->rank)) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: axis %d is outside rank %d", fn, axis, xs->rank);
+        fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return NULL;
+    }
+    return xs;
+}
+
 rlx_node rlx_slice(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t end, int64_t step) {
     const char *fn = "rlx_slice";
-    if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
-    const ir_shape *xs = &g->g.nodes[x].shape;
-    int a = axis;
-    if (!normalize_axis(&a, xs->rank)) {
-        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: axis %d is outside rank %d", fn, axis, xs->rank);
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
-    }
+    int a;
+    const ir_shape *xs = slice_operand(g, fn, x, axis, &a);
+    if (!xs) return RLX_NO_NODE;
     if (step < 1) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "step must be >= 1");
     if (start < 0 || end < start) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: range [%lld, %lld) is invalid (need 0 <= start <= end)", fn,
@@ -517,13 +526,9 @@ rlx_node rlx_slice(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t en
 
 rlx_node rlx_slice_last(rlx_graph *g, rlx_node x, int axis, int64_t length) {
     const char *fn = "rlx_slice_last";
-    if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
-    const ir_shape *xs = &g->g.nodes[x].shape;
-    int a = axis;
-    if (!normalize_axis(&a, xs->rank)) {
-        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: axis %d is outside rank %d", fn, axis, xs->rank);
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
-    }
+    int a;
+    const ir_shape *xs = slice_operand(g, fn, x, axis, &a);
+    if (!xs) return RLX_NO_NODE;
     if (length < 1) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "length must be >= 1");
     ir_node n;
     node_init(&n, IR_OP_SLICE);

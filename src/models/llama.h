@@ -8,7 +8,8 @@
  *
  * Inputs:  "tokens" i32 [seq], "pos" i32 [1] (position of tokens[0]),
  *          "kv_len" i32 [1] (= pos + seq).
- * Output:  "logits" f32 [seq, n_vocab].
+ * Output:  "logits" f32 [seq, n_vocab] (LLAMA_LOGITS_ALL), or [1, n_vocab] for
+ *          the last token (LLAMA_LOGITS_LAST, what model loading builds).
  * Params:  GGUF tensor names ("token_embd.weight", "blk.N.attn_q.weight", ...)
  *          with GGUF's row-major layout ([out, in] for projections), plus
  *          "cache.k.N" / "cache.v.N" [1, n_head_kv, n_ctx, head_dim].

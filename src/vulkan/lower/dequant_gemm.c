@@ -44,9 +44,9 @@ _Static_assert(sizeof(dqmm_push) <= VK_MAX_PUSH, "dqmm_push exceeds the push-con
 #define DQMM_BN         64
 #define DQMM_SHARED_ONE ((uint64_t)2 * 32 * 64 * 4)   /* one buffer of each: 16 KiB, the Vulkan minimum */
 
-typedef struct dqmm_names { const char *mm, *coop; } dqmm_names;
+typedef struct dqmm_names { const char *mm, *coop, *mm_split, *coop_split; } dqmm_names;
 
-#define DQMM_NAMES(t) {"dequant-mm-" t, "dequant-mm-coopmat-" t}
+#define DQMM_NAMES(t) {"dequant-mm-" t, "dequant-mm-coopmat-" t, "dequant-mm-" t "-splitk", "dequant-mm-coopmat-" t "-splitk"}
 static const dqmm_names NAMES[RLX_DTYPE_COUNT] = {
     [RLX_F32] = DQMM_NAMES("f32"),   [RLX_F16] = DQMM_NAMES("f16"),   [RLX_BF16] = DQMM_NAMES("bf16"),
     [RLX_Q4_0] = DQMM_NAMES("q4_0"), [RLX_Q4_1] = DQMM_NAMES("q4_1"), [RLX_Q5_0] = DQMM_NAMES("q5_0"),
@@ -76,9 +76,9 @@ static uint64_t shared_cap(const vk_caps *cp) {
 /* Coopmat tier's fragments per subgroup WM x WN and depth BK. */
 static void coop_tile(uint64_t shared, uint32_t t[3]) {
     /* 64 x 128 tiles, 36 KiB shared; one decode per invocation per step. On
-     * the H200 (bench/RESULTS.md, eighth session) prompts of 128 and 512 tokens
-     * ran 0-16% faster than with 128 x 128 tiles (4x2x64): twice the tiles,
-     * fewer K splits, and each tile's decode work is the same per step. */
+     * the H200 (bench/RESULTS.md, eighth session) Q4_K_M prompts of 128 and
+     * 512 tokens ran up to 16% faster than with 128 x 128 tiles (4x2x64), Q8_0
+     * within 3% either way: twice the tiles, so fewer K splits. */
     t[0] = 2, t[1] = 2, t[2] = 64;
     const char *env = getenv("RLX_VK_DQ_MM");
     unsigned wm, wn, bk;
@@ -120,15 +120,21 @@ static gemm_plan plan_gemm(const vk_lower_ctx *c, rlx_dtype dt, int64_t N) {
  * Splitting K over the z grid multiplies the workgroups; each split stores
  * its partial product and epilogue.comp sums them in a fixed order (so runs
  * repeat bit for bit) together with the node's residual add or SwiGLU.
- * Auto on hardware devices: enough splits for about DQ_SPLIT_TARGET
- * workgroups, each split at least DQ_SPLIT_MIN_STEPS K steps. Software
- * devices (lavapipe: a few cores) gain nothing from it and do not split.
- * RLX_VK_DQ_SPLITK=<n> forces n splits (1: never split; tests force it).
+ * Auto on hardware devices, where the grid has fewer than DQ_SPLIT_TARGET
+ * tiles: enough splits for about that many workgroups, every split but the
+ * last at least DQ_SPLIT_MIN_STEPS K steps. On the H200 (bench/RESULTS.md,
+ * eighth session) 128-token prompts prefilled 1.5-1.9x faster; 512-token
+ * prompts, whose grids are 4x larger, -2% to +7%. A threshold nearer one
+ * tile per SM might suit those better; it has not been measured.
+ * Software devices (lavapipe: a few cores) gain nothing and do not split.
+ * RLX_VK_DQ_SPLITK=<n> (n >= 1) asks for n splits whatever the grid (1:
+ * never split; the tests force splits with it), within the same caps (K
+ * steps, DQ_SPLIT_MAX, scratch bytes, the z grid limit); other values: auto.
  */
 #define DQ_SPLIT_TARGET    264   /* two workgroups per SM of a 132-SM GPU */
 #define DQ_SPLIT_MIN_STEPS 4
 #define DQ_SPLIT_MAX       16
-#define DQ_SPLIT_MAX_BYTES ((uint64_t)256 << 20)   /* partials in scratch */
+#define DQ_SPLIT_MAX_BYTES ((uint64_t)256 << 20)   /* partials of one product (SwiGLU has two) */
 
 static uint32_t split_count(const vk_lower_ctx *c, const gemm_plan *g, int64_t M, int64_t N, int64_t K,
                             uint32_t *kparts) {
@@ -211,7 +217,7 @@ static rlx_status emit_gemm(vk_lower_ctx *c, const gemm_plan *g, const vk_tensor
         d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(cp, 1));
         d->groups[2] = splits;
         d->uses_scratch = uses_scratch;
-        c->tier = splits > 1 ? "dequant-mm-coopmat-splitk" : NAMES[dt].coop;
+        c->tier = splits > 1 ? NAMES[dt].coop_split : NAMES[dt].coop;
         return RLX_OK;
     }
 
@@ -234,7 +240,7 @@ static rlx_status emit_gemm(vk_lower_ctx *c, const gemm_plan *g, const vk_tensor
     d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(cp, 1));
     d->groups[2] = splits;
     d->uses_scratch = uses_scratch;
-    c->tier = splits > 1 ? "dequant-mm-splitk" : NAMES[dt].mm;
+    c->tier = splits > 1 ? NAMES[dt].mm_split : NAMES[dt].mm;
     return RLX_OK;
 }
 

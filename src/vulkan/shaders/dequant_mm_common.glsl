@@ -1,7 +1,7 @@
 // dequant_mm_common.glsl — shared by dequant_mm.comp (f32 FMA) and
 // dequant_mm_coopmat.comp (tensor cores), the prefill tiers of
 // DEQUANT_MATMUL: out[M, N] = x[M, K] · w[N, K]ᵀ with w in its storage type,
-// decoded tile by tile into shared memory (no scratch).
+// decoded tile by tile into shared memory (scratch only for split-K partials).
 //
 // K is walked in "parts" of 32 elements, the unit quant_blocks.glsl decodes.
 // A dot product may sum its terms in any order, so a K step need not be 32
