@@ -3,6 +3,7 @@
  * and prints one line per test and the summary line "N passed, N failed".
  */
 #include "harness.h"
+#include "core/core.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -95,11 +96,7 @@ const char *test_program(const char *env, const char *fallback) {
     return p && *p ? p : fallback;
 }
 
-static uint64_t hash_name(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    while (*s) { h ^= (unsigned char)*s++; h *= 1099511628211ull; }
-    return h;
-}
+static uint64_t hash_name(const char *s) { return rlx_hash_str(s); }
 
 static bool selected(const char *name, int argc, char **argv) {
     if (argc <= 1) return true;

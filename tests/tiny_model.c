@@ -2,6 +2,7 @@
  * tiny_model.c — see tiny_model.h.
  */
 #include "tiny_model.h"
+#include "core/core.h"
 #include "vk_parity.h"
 #include "io/gguf.h"
 #include "io/quant.h"
@@ -208,8 +209,7 @@ rlx_status tiny_gguf_rewrite(const char *src, const char *dst, const tiny_gguf_e
 
 void tiny_model_hash_fill(const char *name, float *w, size_t n, double amp) {
     bool norm = strstr(name, "norm") != NULL;
-    uint64_t h = 1469598103934665603ull;
-    for (const char *c = name; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    uint64_t h = rlx_hash_str(name);
     for (size_t j = 0; j < n; j++) {
         h = h * 6364136223846793005ull + 1442695040888963407ull;
         double u = (double)(h >> 11) / 9007199254740992.0;

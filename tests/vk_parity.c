@@ -2,6 +2,7 @@
  * vk_parity.c — CPU <-> Vulkan comparison for the parity tests.
  */
 #include "vk_parity.h"
+#include "core/core.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +37,7 @@ static void set_params(rlx_exec *e) {
         rlx_tensor info;
         rlx_exec_param_info(e, i, &info);
         unsigned char *p = malloc(info.bytes ? info.bytes : 1);
-        uint64_t h = 1469598103934665603ull;
-        for (const char *c = info.name; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        uint64_t h = rlx_hash_str(info.name);
         size_t es = rlx_dtype_size(info.dtype), n = es ? info.bytes / es : 0;
         for (size_t j = 0; j < n; j++) {
             h = h * 6364136223846793005ull + 1442695040888963407ull;

@@ -30,6 +30,12 @@ void *rlx_aligned_alloc(size_t bytes);
 void  rlx_aligned_free(void *p);
 char *rlx_strdup(const char *s);
 
+/* 64-bit FNV-1a of n bytes / of a NUL-terminated string: hash tables keyed
+ * by names and tokens, and seeds derived from names (tests, benchmarks), so
+ * one definition keeps every user's values the same. */
+uint64_t rlx_hash_bytes(const void *p, size_t n);
+uint64_t rlx_hash_str(const char *s);
+
 /* a * b with overflow check: false on overflow. */
 bool rlx_mul_overflow_u64(uint64_t a, uint64_t b, uint64_t *out);
 

@@ -27,6 +27,15 @@ char *rlx_strdup(const char *s) {
     return d;
 }
 
+uint64_t rlx_hash_bytes(const void *p, size_t n) {
+    const unsigned char *b = p;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+uint64_t rlx_hash_str(const char *s) { return rlx_hash_bytes(s, strlen(s)); }
+
 bool rlx_mul_overflow_u64(uint64_t a, uint64_t b, uint64_t *out) {
     return !__builtin_mul_overflow(a, b, out);
 }

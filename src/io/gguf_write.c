@@ -55,9 +55,8 @@ typedef const char *(*name_of_fn)(const gguf_writer *w, size_t i);
 static const char *kv_name(const gguf_writer *w, size_t i) { return w->kv[i].key; }
 static const char *tensor_name(const gguf_writer *w, size_t i) { return w->t[i].name; }
 
-static size_t name_hash(const char *s) {   /* FNV-1a */
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+static size_t name_hash(const char *s) {
+    uint64_t h = rlx_hash_str(s);
     return (size_t)(h ^ (h >> 32));
 }
 

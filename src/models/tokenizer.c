@@ -43,11 +43,10 @@ size_t tok_utf8_unit(const uint8_t *p, size_t n) {
     return k;
 }
 
-/* FNV-1a: short strings, good enough spread for power-of-two tables. */
+/* FNV-1a (rlx_hash_bytes) folded to 32 bits for the power-of-two table. */
 static uint32_t hash_bytes(const char *s, size_t n) {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) { h ^= (uint8_t)s[i]; h *= 16777619u; }
-    return h;
+    uint64_t h = rlx_hash_bytes(s, n);
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 int32_t tok_lookup(const tokenizer *t, const char *s, size_t n) {
