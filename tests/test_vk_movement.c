@@ -64,41 +64,24 @@ TEST(vk_move_transpose) {
     ops_free_all();
 }
 
+/* Cases 16..23 are slice_last: the start the shape rule resolves, as a slice to the end. */
 TEST(vk_move_slice) {
     VKP_REQUIRE();
-    for (int c = 0; c < 16; c++) {
+    for (int c = 0; c < 24; c++) {
         rlx_dtype dt = move_dtypes[c % N_MOVE_DT];
         int rank = 1 + c % 4;
         ref_shape s = rshape(rank, 4000);
         int axis = (int)test_rand_int(0, rank - 1);
         if (s.d[axis] < 2) s.d[axis] = 9;
-        int64_t start = test_rand_int(0, s.d[axis] - 1), end = test_rand_int(start + 1, s.d[axis]);
-        int64_t step = c < 8 ? 1 : test_rand_int(1, 3);
+        bool last = c >= 16;
+        int64_t start = test_rand_int(0, s.d[axis] - 1), end = last ? s.d[axis] : test_rand_int(start + 1, s.d[axis]);
+        int64_t step = c < 8 || last ? 1 : test_rand_int(1, 3);
         ops_inputs in = {0};
         rlx_graph *g = ops_graph();
         rlx_node x = ops_add_input(g, &in, dt, s, rand_bytes(dt, ref_numel(&s)));
-        CHECK_OK(rlx_output(g, "y", rlx_slice(g, x, axis, start, end, step)));
-        CHECK_MSG(vkp_compare(g, in.t, in.n, 0, true), "slice case %d (%s axis %d %lld:%lld:%lld)", c,
-                  rlx_dtype_name(dt), axis, (long long)start, (long long)end, (long long)step);
-        ops_free_all();
-    }
-}
-
-/* slice_last on Vulkan: the start the shape rule resolved, against the CPU */
-TEST(vk_move_slice_last) {
-    VKP_REQUIRE();
-    for (int c = 0; c < 8; c++) {
-        rlx_dtype dt = move_dtypes[c % N_MOVE_DT];
-        int rank = 1 + c % 4;
-        ref_shape s = rshape(rank, 4000);
-        int axis = (int)test_rand_int(0, rank - 1);
-        int64_t len = test_rand_int(1, s.d[axis]);
-        ops_inputs in = {0};
-        rlx_graph *g = ops_graph();
-        rlx_node x = ops_add_input(g, &in, dt, s, rand_bytes(dt, ref_numel(&s)));
-        CHECK_OK(rlx_output(g, "y", rlx_slice_last(g, x, axis, len)));
-        CHECK_MSG(vkp_compare(g, in.t, in.n, 0, true), "slice_last case %d (%s axis %d last %lld)", c, rlx_dtype_name(dt),
-                  axis, (long long)len);
+        CHECK_OK(rlx_output(g, "y", last ? rlx_slice_last(g, x, axis, end - start) : rlx_slice(g, x, axis, start, end, step)));
+        CHECK_MSG(vkp_compare(g, in.t, in.n, 0, true), "%s case %d (%s axis %d %lld:%lld:%lld)", last ? "slice_last" : "slice",
+                  c, rlx_dtype_name(dt), axis, (long long)start, (long long)end, (long long)step);
         ops_free_all();
     }
 }

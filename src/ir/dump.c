@@ -55,7 +55,8 @@ static void dump_attrs(text_buf *b, const ir_node *n) {
         append_text(b, " {lo=%g hi=%g}", n->fa[0], n->fa[1]);
         break;
     case IR_OP_SLICE:
-        if (n->ia[3] > 0) append_text(b, " {axis=%lld last=%lld}", (long long)n->ia[0], (long long)n->ia[3]);
+        if (n->ia[3] > 0)   /* the start is resolved once the axis is static (specialized graphs) */
+            append_text(b, " {axis=%lld last=%lld start=%lld}", (long long)n->ia[0], (long long)n->ia[3], (long long)n->ia[1]);
         else append_text(b, " {axis=%lld start=%lld step=%lld}", (long long)n->ia[0], (long long)n->ia[1], (long long)n->ia[2]);
         break;
     case IR_OP_TRANSPOSE:
