@@ -120,18 +120,22 @@ static gemm_plan plan_gemm(const vk_lower_ctx *c, rlx_dtype dt, int64_t N) {
  * Splitting K over the z grid multiplies the workgroups; each split stores
  * its partial product and epilogue.comp sums them in a fixed order (so runs
  * repeat bit for bit) together with the node's residual add or SwiGLU.
- * Auto on hardware devices, where the grid has fewer than DQ_SPLIT_TARGET
- * tiles: enough splits for about that many workgroups, every split but the
- * last at least DQ_SPLIT_MIN_STEPS K steps. On the H200 (bench/RESULTS.md,
- * eighth session) 128-token prompts prefilled 1.5-1.9x faster; 512-token
- * prompts, whose grids are 4x larger, -2% to +7%. A threshold nearer one
- * tile per SM might suit those better; it has not been measured.
+ * Auto on hardware devices, where the grid has fewer than DQ_SPLIT_BELOW
+ * tiles (about one per SM): enough splits for about DQ_SPLIT_TARGET
+ * workgroups, every split but the last at least DQ_SPLIT_MIN_STEPS K steps.
+ * On the H200 (bench/RESULTS.md, eighth session) 128-token prompts
+ * prefilled 1.5-1.9x faster; 512-token prompts, whose grids are 4x larger,
+ * -2% to +7%. Splitting grids of 132-263 tiles too (2 splits) was no faster:
+ * 1B and 8B Q4_K_M prompts of 128 and 256 tokens ran 0-5% faster without.
+ * RLX_VK_DQ_SPLIT_TILES=<n> moves the threshold (tuning): grids of fewer
+ * than n tiles split.
  * Software devices (lavapipe: a few cores) gain nothing and do not split.
  * RLX_VK_DQ_SPLITK=<n> (n >= 1) asks for n splits whatever the grid (1:
  * never split; the tests force splits with it), within the same caps (K
  * steps, DQ_SPLIT_MAX, scratch bytes, the z grid limit); other values: auto.
  */
-#define DQ_SPLIT_TARGET    264   /* two workgroups per SM of a 132-SM GPU */
+#define DQ_SPLIT_BELOW     132   /* grids of fewer tiles split: about one per SM of a 132-SM GPU */
+#define DQ_SPLIT_TARGET    264   /* workgroups a split grid aims at: two per SM */
 #define DQ_SPLIT_MIN_STEPS 4
 #define DQ_SPLIT_MAX       16
 #define DQ_SPLIT_MAX_BYTES ((uint64_t)256 << 20)   /* partials of one product (SwiGLU has two) */
@@ -149,7 +153,8 @@ static uint32_t split_count(const vk_lower_ctx *c, const gemm_plan *g, int64_t M
     if (env && *env && *end == 0 && forced >= 1) {
         want = forced;
     } else {
-        if (c->caps->is_software || tiles >= DQ_SPLIT_TARGET) return 1;
+        int below = rlx_env_int("RLX_VK_DQ_SPLIT_TILES", DQ_SPLIT_BELOW);
+        if (c->caps->is_software || tiles >= below) return 1;
         want = RLX_MIN(cdiv(DQ_SPLIT_TARGET, tiles), (int64_t)(steps / DQ_SPLIT_MIN_STEPS));
     }
     want = RLX_MIN(want, (int64_t)DQ_SPLIT_MAX);
