@@ -91,6 +91,13 @@ int test_run_command(const char *cmd, char *out, size_t cap) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+bool test_temp_file(char *path_template) {
+    int fd = mkstemp(path_template);
+    if (fd < 0) return false;
+    close(fd);
+    return true;
+}
+
 const char *test_program(const char *env, const char *fallback) {
     const char *p = getenv(env);
     return p && *p ? p : fallback;

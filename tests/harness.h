@@ -51,6 +51,9 @@ void     test_fill_uniform_f32(float *x, int64_t n, double lo, double hi);
 int test_run_command(const char *cmd, char *out, size_t cap);
 /* A program path from the environment (set by `make test`), or fallback. */
 const char *test_program(const char *env, const char *fallback);
+/* A new empty file from a mkstemp template ("/tmp/name_XXXXXX", rewritten in
+ * place with the real name); false if it could not be made. */
+bool test_temp_file(char *path_template);
 
 /* ||got - want||_2 / max(||want||_2, tiny). */
 double test_rel_error_f32_f64(const float *got, const double *want, int64_t n);

@@ -730,9 +730,7 @@ TEST(gguf_writer_write_errors) {
     CHECK_STATUS(gguf_write_file(w, "/nonexistent-dir/x.gguf"), RLX_STATUS_IO);
     CHECK(strstr(rlx_last_error(), "No such file") != NULL);
     char link[] = "/tmp/rlx_gguf_full_XXXXXX";
-    int fd = mkstemp(link);
-    CHECK(fd >= 0);
-    close(fd);
+    CHECK(test_temp_file(link));
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) CHECK_OK(gguf_add_tensor(w, "big", QTYPE_F32, 1, d, big, sizeof big));
         if (access("/dev/full", W_OK) == 0) {
@@ -748,7 +746,7 @@ TEST(gguf_writer_write_errors) {
     /* a regular file cut short by RLIMIT_FSIZE (lowered for this call only;
      * the soft limit may be raised back without privilege) */
     char path[] = "/tmp/rlx_gguf_fsize_XXXXXX";
-    fd = mkstemp(path);
+    int fd = mkstemp(path);
     CHECK(fd >= 0);
     CHECK(write(fd, "old", 3) == 3);
     close(fd);
@@ -899,9 +897,7 @@ static void write_file(const char *path, const void *p, size_t n) {
 TEST(gguf_cli_quantize_crafted) {
     const char *rlx = test_program("RLX_CLI", "build/rlx");
     char path[] = "/tmp/rlx_gguf_q_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    close(fd);
+    CHECK(test_temp_file(path));
     char qpath[64], cmd[1024], out[65536];
     snprintf(qpath, sizeof qpath, "%s.out", path);
 
@@ -975,9 +971,7 @@ TEST(gguf_cli_inspect_escapes_names) {
     CHECK_OK(gguf_set_u32(w, "evil\x1b[2J.key", 7));
     CHECK_OK(gguf_add_tensor(w, "bell\x07\x1b]0;title\x07.weight", QTYPE_F32, 1, dims, v, sizeof v));
     char path[] = "/tmp/rlx_gguf_esc_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    close(fd);
+    CHECK(test_temp_file(path));
     rlx_status st = gguf_write_file(w, path);
     gguf_writer_free(w);
     if (st != RLX_OK) unlink(path);

@@ -119,9 +119,7 @@ TEST(gguf_stream_matches_borrowed) {
     tset s;
     tset_init(&s);
     char path[] = "/tmp/rlx_gguf_stream_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    close(fd);
+    CHECK(test_temp_file(path));
     static const uint32_t aligns[] = {0, 1, 64};   /* 0: the default, 32 */
     for (size_t a = 0; a < RLX_ARRAY_LEN(aligns); a++) {
         void *ref = NULL;
@@ -205,9 +203,7 @@ TEST(gguf_stream_fills_in_place_and_reuses_scratch) {
     free(out);
     CHECK_MSG(in_place, "gguf_write_memory filled somewhere other than the output");
     char path[] = "/tmp/rlx_gguf_stream_XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    close(fd);
+    CHECK(test_temp_file(path));
     rlx_status st = gguf_write_file(w, path);
     unlink(path);
     CHECK_OK(st);
@@ -404,9 +400,7 @@ static rlx_status write_input(const char *path, int n, int64_t rows, int64_t col
  * (the fill wrote each tensor's own rows, in order, at the right place). */
 TEST(quantize_stream_matches_rows) {
     char path[] = "/tmp/rlx_quant_stream_XXXXXX", qpath[64], cmd[512], out[4096];
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    close(fd);
+    CHECK(test_temp_file(path));
     snprintf(qpath, sizeof qpath, "%s.q", path);
     enum { N = 10, ROWS = 12, COLS = 256 };
     float **v = NULL;

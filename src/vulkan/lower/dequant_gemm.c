@@ -132,7 +132,8 @@ static gemm_plan plan_gemm(const vk_lower_ctx *c, rlx_dtype dt, int64_t N) {
  * Software devices (lavapipe: a few cores) gain nothing and do not split.
  * RLX_VK_DQ_SPLITK=<n> (n >= 1) asks for n splits whatever the grid (1:
  * never split; the tests force splits with it), within the same caps (K
- * steps, DQ_SPLIT_MAX, scratch bytes, the z grid limit); other values: auto.
+ * steps, DQ_SPLIT_MAX, scratch bytes, the z grid limit); other values: auto
+ * (a value that is not an integer is also logged and ignored).
  */
 #define DQ_SPLIT_BELOW     132   /* grids of fewer tiles split: about one per SM of a 132-SM GPU */
 #define DQ_SPLIT_TARGET    264   /* workgroups a split grid aims at: two per SM */
@@ -146,13 +147,8 @@ static uint32_t split_count(const vk_lower_ctx *c, const gemm_plan *g, int64_t M
     if (g->tiled_f32) return 1;
     int64_t tiles = cdiv(N, g->bn) * cdiv(M, g->bm);
     uint32_t steps = (uint32_t)cdiv(cdiv(K, 32), g->pps);
-    int64_t want;
-    const char *env = getenv("RLX_VK_DQ_SPLITK");
-    char *end;
-    long forced = env && *env ? strtol(env, &end, 10) : 0;
-    if (env && *env && *end == 0 && forced >= 1) {
-        want = forced;
-    } else {
+    int64_t want = rlx_env_int("RLX_VK_DQ_SPLITK", 0);
+    if (want < 1) {
         int below = rlx_env_int("RLX_VK_DQ_SPLIT_TILES", DQ_SPLIT_BELOW);
         if (c->caps->is_software || tiles >= below) return 1;
         want = RLX_MIN(cdiv(DQ_SPLIT_TARGET, tiles), (int64_t)(steps / DQ_SPLIT_MIN_STEPS));
@@ -269,22 +265,28 @@ rlx_status vk_emit_dq_epilogue(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64_t
     return RLX_OK;
 }
 
-bool vk_lower_dequant_gemm_split(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int tail,
-                                 uint64_t res, const vk_tensor *w2, rlx_status *st) {
+/* vk_lower_dequant_gemm_split for the plan g of c's weights. */
+static bool lower_split(vk_lower_ctx *c, const gemm_plan *g, int64_t M, int64_t N, int64_t K, uint64_t row_bytes,
+                        int tail, uint64_t res, const vk_tensor *w2, rlx_status *st) {
     const vk_tensor *w = &c->in[1];
-    gemm_plan g = plan_gemm(c, w->dtype, N);
-    uint32_t kparts, splits = K > 0 ? split_count(c, &g, M, N, K, &kparts) : 1;
+    uint32_t kparts, splits = K > 0 ? split_count(c, g, M, N, K, &kparts) : 1;
     if (splits <= 1) return false;
     uint64_t slice = (uint64_t)M * (uint64_t)N * 4, part = ((uint64_t)splits * slice + 255) & ~(uint64_t)255;
     uint64_t a = c->scratch_addr, b = a + part;
     c->scratch_bytes = tail == 2 ? 2 * part : part;
-    if ((*st = emit_gemm(c, &g, w, a, M, N, K, row_bytes, splits, kparts, true)) != RLX_OK) return true;
-    if (tail == 2 && (*st = emit_gemm(c, &g, w2, b, M, N, K, row_bytes, splits, kparts, true)) != RLX_OK) return true;
+    if ((*st = emit_gemm(c, g, w, a, M, N, K, row_bytes, splits, kparts, true)) != RLX_OK) return true;
+    if (tail == 2 && (*st = emit_gemm(c, g, w2, b, M, N, K, row_bytes, splits, kparts, true)) != RLX_OK) return true;
     const char *prod = c->tier;
     *st = vk_emit_dq_epilogue(c, a, tail == 2 ? b : res, c->out.addr, M * N, tail, splits, true);
-    c->tier = tail == 0 ? prod : g.coop ? (tail == 1 ? "dequant-mm-coopmat-splitk+add" : "dequant-mm-coopmat-splitk+swiglu")
+    c->tier = tail == 0 ? prod : g->coop ? (tail == 1 ? "dequant-mm-coopmat-splitk+add" : "dequant-mm-coopmat-splitk+swiglu")
                                         : (tail == 1 ? "dequant-mm-splitk+add" : "dequant-mm-splitk+swiglu");
     return true;
+}
+
+bool vk_lower_dequant_gemm_split(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int tail,
+                                 uint64_t res, const vk_tensor *w2, rlx_status *st) {
+    gemm_plan g = plan_gemm(c, c->in[1].dtype, N);
+    return lower_split(c, &g, M, N, K, row_bytes, tail, res, w2, st);
 }
 
 /* Called by vk_lower_dequant_matmul (declared there) after its checks: x and
@@ -293,7 +295,7 @@ bool vk_lower_dequant_gemm_split(vk_lower_ctx *c, int64_t M, int64_t N, int64_t 
  * 64-bit, so N*K itself is not limited). */
 rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes) {
     rlx_status st;
-    if (vk_lower_dequant_gemm_split(c, M, N, K, row_bytes, 0, 0, NULL, &st)) return st;
     gemm_plan g = plan_gemm(c, c->in[1].dtype, N);
+    if (lower_split(c, &g, M, N, K, row_bytes, 0, 0, NULL, &st)) return st;
     return emit_gemm(c, &g, &c->in[1], c->out.addr, M, N, K, row_bytes, 1, 0, false);
 }
