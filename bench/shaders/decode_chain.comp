@@ -1,0 +1,293 @@
+// decode_chain.comp — experiment for bench/vk_chain.c (not part of the
+// library): a chain of dependent Q4_K decode matvecs, out_s = x_s · W_sᵀ
+// (+ res_s), where x_s is stage s - 1's output, run as ONE persistent
+// dispatch with a grid-wide barrier between stages, or one stage per dispatch
+// (p.count = 1) with pipeline barriers between them, for comparison.
+//
+// The question it answers (bench/RESULTS.md, ninth session): the library's
+// decode kernels pay, per dependent stage, the producer's tail, the launch,
+// and the consumer's ramp (x rounded by every workgroup, then the first DRAM
+// round trip). A persistent kernel with few workgroups (about one per SM)
+// can instead issue the next stage's first weight loads before it waits at
+// the grid barrier (the weights do not depend on the previous stage), so
+// DRAM stays busy through the barrier and the rounding of x. With one
+// workgroup per SM, registers are plentiful: each lane keeps U units of the
+// next step in flight while it works on the current one.
+//
+// Layout: workgroup w owns rows [N w / G, N (w + 1) / G) of every stage;
+// subgroup g of it takes rows g, g + NG, ... of that slice; lane l takes units
+// l, l + S, ... (S = subgroup size) of a row; a unit is 32 weights: 16 bytes of
+// a Q4_K block's qs (low nibbles: 16 positions of sub-block 2j, high nibbles
+// the same positions of sub-block 2j + 1) plus the block's 16-byte header.
+// x is rounded to 8 bits per 256-block as the library's i8 matvec rounds it
+// (d = absmax / 127, q = round-half-even(x / d)).
+//
+// Grid barrier: every workgroup adds 1 to p.sync's counter after its stores
+// and a buffer memory barrier; before stage s + 1 subgroup 0 (WAITALL: every
+// invocation) polls until the counter reaches (s + 1 - first) * G, and x is
+// then read through `coherent` references (the producers' lines may be stale
+// in this SM's L1). All G
+// workgroups must be resident at once, which the host arranges (G <= SMs); a
+// spin past p.spin_limit polls sets p.sync's error word and gives up instead
+// of hanging (the results are then invalid and the host says so).
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_EXT_spirv_intrinsics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_ballot : require
+
+layout(local_size_x_id = 0) in;   // before the includes (docs/gpu.md pitfalls)
+
+#include "common.glsl"
+
+layout(constant_id = 1) const uint XK = 4096;   // the largest K of the chain (sizes the shared x)
+layout(constant_id = 2) const uint U = 4;       // units per lane per step (their loads issue together), 1..UMAX
+layout(constant_id = 3) const uint PF = 1;      // 1: the next stage's first step is loaded before the grid wait
+layout(constant_id = 4) const uint HN = 1;      // 1: high nibbles dotted in place (unsigned x signed dot, >> 4)
+layout(constant_id = 5) const uint ABL = 0;     // timing ablations (results wrong): bit 0 no weight math,
+                                                // bit 1 no x rounding, bit 2 no grid wait
+layout(constant_id = 6) const uint WAITALL = 0; // 1: every invocation polls the grid counter (grid_wait)
+
+struct Stage { uint64_t x, w, out_, res; uint N, K, row_bytes, epi; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer StageBuf { Stage s[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer U4Buf { uvec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer CohV4 { vec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer SyncBuf { uint count; uint err; };
+
+layout(push_constant, std430) uniform Push {
+    uint64_t stages, sync;
+    uint first, count;     // stages [first, first + count)
+    uint spin_limit, pad;
+} p;
+
+shared uvec4 xq[XK / 16u];    // x quants in position order, 16 per entry
+shared int xs[XK / 16u];      // the sum of each entry's 16 quants (the Q4_K min term)
+shared float xd[XK / 256u];   // block scales
+shared uint xa[XK / 256u];    // block absmax bits (two-pass rounding, subgroups < 32)
+
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
+int sdot4(uint a, uint b, spirv_literal int fmt);
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4453)
+int sdot4_acc(uint a, uint b, int acc, spirv_literal int fmt);
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4452)
+int sudot4(uint a, uint b, spirv_literal int fmt);
+spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4455)
+int sudot4_acc(uint a, uint b, int acc, spirv_literal int fmt);
+// x (signed bytes) · w (unsigned bytes), 16 of each
+int sudot16(uvec4 x, uvec4 w) {
+    return sudot4_acc(x.w, w.w, sudot4_acc(x.z, w.z, sudot4_acc(x.y, w.y, sudot4(x.x, w.x, 0), 0), 0), 0);
+}
+int sdot16(uvec4 a, uvec4 b) {
+    return sdot4_acc(a.w, b.w, sdot4_acc(a.z, b.z, sdot4_acc(a.y, b.y, sdot4(a.x, b.x, 0), 0), 0), 0);
+}
+
+// ------------------------------------------------------------ x rounding
+
+uint absmax_bits(vec4 a, vec4 b) {
+    uvec4 u = max(floatBitsToUint(a) & 0x7fffffffu, floatBitsToUint(b) & 0x7fffffffu);
+    return max(max(u.x, u.y), max(u.z, u.w));
+}
+float inv_scale(uint ab) {
+    float amax = uintBitsToFloat(ab);
+    return ab < 0x7f800000u && amax > 0.0 ? min(127.0 / amax, 1e38) : 0.0;
+}
+uint round4(vec4 v, float id) {
+    uvec4 q = uvec4(ivec4(roundEven(v * id))) & 0xffu;
+    return q.x | (q.y << 8) | (q.z << 16) | (q.w << 24);
+}
+
+// Chunk c (8 values) rounded with 1 / scale id: half c & 1 of entry c >> 1,
+// and the entry's sum (chunks c and c ^ 1 sit in adjacent lanes).
+void store_chunk(uint c, vec4 a, vec4 b, float id) {
+    uvec2 q = uvec2(round4(a, id), round4(b, id));
+    int sum = sdot4_acc(q.y, 0x01010101u, sdot4(q.x, 0x01010101u, 0), 0);
+    sum += subgroupShuffleXor(sum, 1u);
+    if ((c & 1u) == 0u) { xq[c >> 1].xy = q; xs[c >> 1] = sum; }
+    else xq[c >> 1].zw = q;
+}
+
+void round_x(uint64_t x, uint K) {
+    const uint nt = gl_WorkGroupSize.x;
+    const uint i0 = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+    const uint n8 = K / 8u;
+    const bool one_pass = gl_SubgroupSize >= 32u;
+    if (!one_pass) {
+        for (uint b = i0; b < K / 256u; b += nt) xa[b] = 0u;
+        barrier();
+    }
+    for (uint c = i0; c < n8; c += nt) {   // n8 % 32 == 0: a 32-lane cluster is all in or all out
+        vec4 a = CohV4(x).v[2u * c], b = CohV4(x).v[2u * c + 1u];
+        uint ab = absmax_bits(a, b);
+        if (one_pass) {   // the cluster of 32 lanes holds the whole 256-block
+            [[unroll]] for (uint s = 1u; s < 32u; s <<= 1) ab = max(ab, subgroupShuffleXor(ab, s));
+            store_chunk(c, a, b, inv_scale(ab));
+            if ((c & 31u) == 0u) xd[c >> 5] = ab < 0x7f800000u ? uintBitsToFloat(ab) / 127.0 : 0.0;
+        } else {
+            atomicMax(xa[c >> 5], ab);
+        }
+    }
+    if (!one_pass) {
+        barrier();
+        for (uint c = i0; c < n8; c += nt) {
+            vec4 a = CohV4(x).v[2u * c], b = CohV4(x).v[2u * c + 1u];
+            store_chunk(c, a, b, inv_scale(xa[c >> 5]));
+        }
+        for (uint b = i0; b < K / 256u; b += nt)
+            xd[b] = xa[b] < 0x7f800000u ? uintBitsToFloat(xa[b]) / 127.0 : 0.0;
+    }
+    barrier();
+}
+
+// ------------------------------------------------------------ weight steps
+
+// A step: U units of one row (units r0, r0 + S, ...; clamped to the row).
+const uint UMAX = 4u;   // step arrays have a constant size (a struct with spec-sized arrays cannot be copied)
+struct step_t { uvec4 q[UMAX]; uvec4 h[UMAX]; };
+
+step_t load_step(uint64_t row, uint r0, uint units) {
+    step_t o;
+    [[unroll]] for (uint u = 0u; u < UMAX; u++) {
+        if (u >= U) { o.h[u] = uvec4(0u); o.q[u] = uvec4(0u); continue; }
+        uint r = min(r0 + u * gl_SubgroupSize, units - 1u);
+        uint64_t blk = row + uint64_t(144u * (r >> 3));
+        o.h[u] = U4Buf(blk).v[0];
+        o.q[u] = U4Buf(blk).v[1u + (r & 7u)];
+    }
+    return o;
+}
+
+float step_dot(step_t st, uint r0, uint units) {
+    float acc = 0.0;
+    if ((ABL & 1u) != 0u) {   // keep the loads, drop the math
+        uint k = 0u;
+        [[unroll]] for (uint u = 0u; u < UMAX; u++) k ^= st.q[u].x ^ st.q[u].w ^ st.h[u].x;
+        return float(k & 1u);
+    }
+    [[unroll]] for (uint u = 0u; u < UMAX; u++) {
+        if (u >= U) continue;
+        uint r = r0 + u * gl_SubgroupSize;
+        uvec4 h = st.h[u], qw = st.q[u];
+        uint b = r >> 3, j = (r >> 1) & 3u, hf = r & 1u;
+        vec2 dm = unpackHalf2x16(h.x);
+        uint sh = 16u * (j & 1u);
+        uint lo = (h.y >> sh) & 0xffffu, mid = (h.z >> sh) & 0xffffu, hi = (h.w >> sh) & 0xffffu;
+        uint scp = j < 2u ? lo & 0x3f3fu : (hi & 0x0f0fu) | ((lo >> 2) & 0x3030u);
+        uint mnp = j < 2u ? mid & 0x3f3fu : ((hi >> 4) & 0x0f0fu) | ((mid >> 2) & 0x3030u);
+        uint ea = 16u * b + 4u * j + hf, eb = ea + 2u;
+        int isum;
+        if (HN != 0u)   // the high nibbles stay in place: 16 times the dot, exactly
+            isum = int(scp & 0xffu) * sudot16(xq[ea], qw & 0x0f0f0f0fu) + int(scp >> 8) * (sudot16(xq[eb], qw & 0xf0f0f0f0u) >> 4);
+        else
+            isum = int(scp & 0xffu) * sdot16(qw & 0x0f0f0f0fu, xq[ea]) + int(scp >> 8) * sdot16((qw >> 4) & 0x0f0f0f0fu, xq[eb]);
+        int msum = int(mnp & 0xffu) * xs[ea] + int(mnp >> 8) * xs[eb];
+        float v = xd[b] * (dm.x * float(isum) - dm.y * float(msum));
+        acc += r < units ? v : 0.0;
+    }
+    return acc;
+}
+
+// ------------------------------------------------------------ stages
+
+// A subgroup's work in one stage: items (row k, step i) in order, k < rows.
+struct ctx_t { uint64_t w; uint row_bytes, lo, units, steps, items; };
+
+// This subgroup's rows of a stage: lo + g + k * NG for k < n, inside
+// workgroup w's slice [N w / G, N (w + 1) / G).
+ctx_t make_ctx(uint s) {
+    Stage st = StageBuf(p.stages).s[s];
+    uint G = gl_NumWorkGroups.x, w = gl_WorkGroupID.x, NG = gl_NumSubgroups;
+    uint a = uint((uint64_t(st.N) * w) / G), e = uint((uint64_t(st.N) * (w + 1u)) / G);
+    ctx_t c;
+    c.w = st.w;
+    c.row_bytes = st.row_bytes;
+    c.lo = a + gl_SubgroupID;
+    c.units = st.K / 32u;
+    c.steps = (c.units + U * gl_SubgroupSize - 1u) / (U * gl_SubgroupSize);
+    uint rows = c.lo < e ? (e - c.lo + NG - 1u) / NG : 0u;
+    c.items = rows * c.steps;
+    return c;
+}
+
+step_t load_item(ctx_t c, uint j) {
+    uint k = j / c.steps, i = j - k * c.steps;
+    return load_step(c.w + uint64_t(c.lo + k * gl_NumSubgroups) * c.row_bytes,
+                     gl_SubgroupInvocationID + i * U * gl_SubgroupSize, c.units);
+}
+
+// WAITALL 0: subgroup 0 polls (its elected lane reads, the subgroup follows
+// in uniform control flow); WAITALL 1: every invocation polls on its own (on
+// the H200 slower). Then a workgroup barrier. On lavapipe a chain of two
+// workgroups went wrong now and then with either (bench/RESULTS.md, ninth
+// session), so the tests run it on one.
+void grid_wait(uint target) {
+    uint polls = 0u;
+    if (WAITALL != 0u) {
+        while (atomicAdd(SyncBuf(p.sync).count, 0u) < target) {
+            if (++polls > p.spin_limit) {
+                atomicOr(SyncBuf(p.sync).err, 1u);
+                break;
+            }
+        }
+    } else if (gl_SubgroupID == 0u) {
+        for (;;) {
+            uint seen = 0u;
+            if (subgroupElect()) seen = atomicAdd(SyncBuf(p.sync).count, 0u);
+            if (subgroupBroadcastFirst(seen) >= target) break;
+            if (++polls > p.spin_limit) {
+                if (subgroupElect()) atomicOr(SyncBuf(p.sync).err, 1u);
+                break;
+            }
+        }
+    }
+    barrier();
+}
+
+// Each lane keeps one step in flight ahead of the one it works on (cur /
+// nxt). In a stage's last item the next step is the next stage's first (PF),
+// so those loads are in flight through the signal, the grid wait and the
+// rounding of x, in the same registers.
+void main() {
+    const uint S = gl_SubgroupSize, lane = gl_SubgroupInvocationID, NG = gl_NumSubgroups;
+    step_t cur;
+    bool have = false;   // cur holds this stage's first step (prefetched)
+    ctx_t c = make_ctx(p.first);
+    for (uint s = p.first; s < p.first + p.count; s++) {
+        Stage st = StageBuf(p.stages).s[s];
+        bool last_stage = s + 1u == p.first + p.count;
+        if (s > p.first && (ABL & 4u) == 0u) grid_wait((s - p.first) * gl_NumWorkGroups.x);
+        if (!have && c.items > 0u) cur = load_item(c, 0u);
+        if ((ABL & 2u) == 0u) round_x(st.x, st.K);
+        else barrier();
+
+        ctx_t nc = last_stage ? c : make_ctx(s + 1u);
+        bool pf_next = PF != 0u && !last_stage && nc.items > 0u;
+        uint n = c.items;
+        float acc = 0.0;
+        for (uint it = 0u; it < n; it++) {
+            step_t nxt;
+            if (it + 1u < n) nxt = load_item(c, it + 1u);
+            else if (pf_next) nxt = load_item(nc, 0u);
+            uint k = it / c.steps, i = it - k * c.steps;
+            acc += step_dot(cur, lane + i * U * S, c.units);
+            if (i == c.steps - 1u) {
+                acc = subgroupAdd(acc);
+                if (lane == 0u) {
+                    uint row = c.lo + k * NG;
+                    F32Buf(st.out_).v[row] = acc + (st.epi == 1u ? F32Buf(st.res).v[row] : 0.0);
+                }
+                acc = 0.0;
+            }
+            cur = nxt;
+        }
+        have = pf_next && n > 0u;   // a subgroup with no rows here prefetched nothing
+        if (!last_stage) {   // signal: this workgroup's rows of stage s are stored
+            memoryBarrierBuffer();
+            barrier();
+            if (gl_LocalInvocationIndex == 0u) atomicAdd(SyncBuf(p.sync).count, 1u);
+        }
+        c = nc;
+    }
+}
