@@ -6,7 +6,8 @@
  * runs), µs per layer and the weight bytes over that time.
  *
  *   build/vk_chain [--device NAME] [--model 8b|1b] [--layers L] [--grids 132,264]
- *                  [--wg 512] [--u 4] [--hn 0|1] [--waitall 0|1] [--abl BITS] [--runs N] [--check]
+ *                  [--wg 512] [--u 4] [--hn 0|1] [--waitall 0|1] [--xl 0|1] [--xbatch 1-4]
+ *                  [--abl BITS] [--runs N] [--check]
  *
  * A "layer" is the 8B (or 1B) decode projections as plain matvecs, each x the
  * previous output's first K values: q+k+v [6144 x 4096], o + res [4096 x 4096],
@@ -257,14 +258,14 @@ static void print_registers(vkb *v, VkPipeline p, uint32_t pf) {
 }
 
 static pipe make_pipe(vkb *v, const uint32_t *code, size_t bytes, uint32_t wg, uint32_t xk, uint32_t u, uint32_t pf,
-                      uint32_t abl, uint32_t hn, uint32_t waitall) {
+                      uint32_t abl, uint32_t hn, uint32_t waitall, uint32_t xl, uint32_t xbatch) {
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = bytes, .pCode = code};
     VkShaderModule mod;
     CHECK_VK(v->f.vkCreateShaderModule(v->dev, &mi, NULL, &mod));
-    uint32_t vals[7] = {wg, xk, u, pf, hn, abl, waitall};   /* constant_id 0..6 of decode_chain.comp */
-    VkSpecializationMapEntry me[7];
-    for (uint32_t i = 0; i < 7; i++) me[i] = (VkSpecializationMapEntry){i, 4 * i, 4};
-    VkSpecializationInfo spi = {.mapEntryCount = 7, .pMapEntries = me, .dataSize = sizeof vals, .pData = vals};
+    uint32_t vals[9] = {wg, xk, u, pf, hn, abl, waitall, xl, xbatch};   /* constant_id 0..8 of decode_chain.comp */
+    VkSpecializationMapEntry me[9];
+    for (uint32_t i = 0; i < 9; i++) me[i] = (VkSpecializationMapEntry){i, 4 * i, 4};
+    VkSpecializationInfo spi = {.mapEntryCount = 9, .pMapEntries = me, .dataSize = sizeof vals, .pData = vals};
     VkPushConstantRange pr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = sizeof(push_t)};
     VkPipelineLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .pushConstantRangeCount = 1,
                                      .pPushConstantRanges = &pr};
@@ -363,7 +364,7 @@ int main(int argc, char **argv) {
     const char *device = NULL, *model = "8b", *spv = "build/bench_shaders/decode_chain.spv";
     int layers = 8, runs = 20;
     bool check = false;
-    uint32_t grids[8] = {132}, n_grids = 1, wg = 512, u = 4, abl = 0, hn = 1, waitall = 0;
+    uint32_t grids[8] = {132}, n_grids = 1, wg = 512, u = 4, abl = 0, hn = 1, waitall = 0, xl = 1, xbatch = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *nx = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--device") && nx) device = argv[++i];
@@ -377,14 +378,16 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--abl") && nx) abl = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--hn") && nx) hn = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--waitall") && nx) waitall = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(a, "--xl") && nx) xl = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(a, "--xbatch") && nx) xbatch = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--check")) check = true;
         else {
             fprintf(stderr, "usage: vk_chain [--device NAME] [--model 8b|1b] [--layers L] [--grids a,b] [--wg N] "
-                            "[--u 1-4] [--hn 0|1] [--waitall 0|1] [--abl BITS] [--runs N] [--check] [--spv PATH]\n");
+                            "[--u 1-4] [--hn 0|1] [--waitall 0|1] [--xl 0|1] [--xbatch 1-4] [--abl BITS] [--runs N] [--check] [--spv PATH]\n");
             return 2;
         }
     }
-    if (layers < 1 || layers > 64 || runs < 1 || !n_grids || u < 1 || u > 4 || wg < 32 || wg > 1024) {
+    if (layers < 1 || layers > 64 || runs < 1 || !n_grids || u < 1 || u > 4 || xbatch < 1 || xbatch > 4 || wg < 32 || wg > 1024) {
         fprintf(stderr, "vk_chain: bad arguments\n");
         return 2;
     }
@@ -485,8 +488,8 @@ int main(int argc, char **argv) {
     /* variants: per-stage dispatches, persistent without and with the prefetch */
     struct { const char *name; bool persist; uint32_t pf; } modes[3] = {
         {"per-stage dispatches", false, 0}, {"persistent", true, 0}, {"persistent + prefetch", true, 1}};
-    pipe pipes[2] = {make_pipe(&v, code, code_bytes, wg, (uint32_t)maxk, u, 0, abl, hn, waitall),
-                     make_pipe(&v, code, code_bytes, wg, (uint32_t)maxk, u, 1, abl, hn, waitall)};
+    pipe pipes[2] = {make_pipe(&v, code, code_bytes, wg, (uint32_t)maxk, u, 0, abl, hn, waitall, xl, xbatch),
+                     make_pipe(&v, code, code_bytes, wg, (uint32_t)maxk, u, 1, abl, hn, waitall, xl, xbatch)};
     double gb = (double)wbytes / 1e9;
     printf("# vk_chain: %s-shaped layers x %d (%d stages, Q4_K, %.3f GB of weights), workgroup %u, U %u, %d runs\n",
            !strcmp(model, "1b") ? "1B" : "8B", layers, n_st, gb, wg, u, runs);

@@ -50,6 +50,9 @@ layout(constant_id = 4) const uint HN = 1;      // 1: high nibbles dotted in pla
 layout(constant_id = 5) const uint ABL = 0;     // timing ablations (results wrong): bit 0 no weight math,
                                                 // bit 1 no x rounding, bit 2 no grid wait
 layout(constant_id = 6) const uint WAITALL = 0; // 1: every invocation polls the grid counter (grid_wait)
+layout(constant_id = 7) const uint XL = 1;      // x layout: 0 position order, 1 unit order (the i8 matvec's: a block's
+                                                // 8 lanes read 8 adjacent entries, no shared-memory bank conflicts)
+layout(constant_id = 8) const uint XBATCH = 1;  // x chunks per invocation whose loads issue together while rounding, 1..4
 
 struct Stage { uint64_t x, w, out_, res; uint N, K, row_bytes, epi; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer StageBuf { Stage s[]; };
@@ -64,7 +67,8 @@ layout(push_constant, std430) uniform Push {
 } p;
 
 shared uvec4 xq[XK / 16u];    // x quants in position order, 16 per entry
-shared int xs[XK / 16u];      // the sum of each entry's 16 quants (the Q4_K min term)
+shared int xs[XL == 0u ? XK / 16u : 1u];    // XL 0: the sum of each entry's 16 quants (the Q4_K min term)
+shared ivec2 xs2[XL == 0u ? 1u : XK / 32u]; // XL 1: unit u of block b's two sums at 8b + u
 shared float xd[XK / 256u];   // block scales
 shared uint xa[XK / 256u];    // block absmax bits (two-pass rounding, subgroups < 32)
 
@@ -99,14 +103,26 @@ uint round4(vec4 v, float id) {
     return q.x | (q.y << 8) | (q.z << 16) | (q.w << 24);
 }
 
-// Chunk c (8 values) rounded with 1 / scale id: half c & 1 of entry c >> 1,
-// and the entry's sum (chunks c and c ^ 1 sit in adjacent lanes).
+// Chunk c (8 values) rounded with 1 / scale id, and the sum of its 16-position
+// entry (chunks c and c ^ 1 sit in adjacent lanes). XL 0: half c & 1 of entry
+// c >> 1. XL 1: chunk k of block b is in sub-block sb = k >> 2, positions
+// 8 (k & 3).., so in unit u = 2 (sb >> 1) + ((k >> 1) & 1), part sb & 1 (a or b),
+// half k & 1: entry 16b + 8 part + u, sum xs2[8b + u][part].
 void store_chunk(uint c, vec4 a, vec4 b, float id) {
     uvec2 q = uvec2(round4(a, id), round4(b, id));
     int sum = sdot4_acc(q.y, 0x01010101u, sdot4(q.x, 0x01010101u, 0), 0);
     sum += subgroupShuffleXor(sum, 1u);
-    if ((c & 1u) == 0u) { xq[c >> 1].xy = q; xs[c >> 1] = sum; }
-    else xq[c >> 1].zw = q;
+    uint e = c >> 1, half_ = c & 1u;
+    if (XL != 0u) {
+        uint blk = c >> 5, k = c & 31u, sb = k >> 2;
+        uint u = 2u * (sb >> 1) + ((k >> 1) & 1u), part = sb & 1u;
+        e = 16u * blk + 8u * part + u;
+        if (half_ == 0u) xs2[8u * blk + u][part] = sum;
+    } else if (half_ == 0u) {
+        xs[e] = sum;
+    }
+    if (half_ == 0u) xq[e].xy = q;
+    else xq[e].zw = q;
 }
 
 void round_x(uint64_t x, uint K) {
@@ -118,15 +134,27 @@ void round_x(uint64_t x, uint K) {
         for (uint b = i0; b < K / 256u; b += nt) xa[b] = 0u;
         barrier();
     }
-    for (uint c = i0; c < n8; c += nt) {   // n8 % 32 == 0: a 32-lane cluster is all in or all out
-        vec4 a = CohV4(x).v[2u * c], b = CohV4(x).v[2u * c + 1u];
-        uint ab = absmax_bits(a, b);
-        if (one_pass) {   // the cluster of 32 lanes holds the whole 256-block
-            [[unroll]] for (uint s = 1u; s < 32u; s <<= 1) ab = max(ab, subgroupShuffleXor(ab, s));
-            store_chunk(c, a, b, inv_scale(ab));
-            if ((c & 31u) == 0u) xd[c >> 5] = ab < 0x7f800000u ? uintBitsToFloat(ab) / 127.0 : 0.0;
-        } else {
-            atomicMax(xa[c >> 5], ab);
+    // n8 % 32 == 0 and nt % 32 == 0: a 32-lane cluster is all in or all out
+    for (uint c0 = i0; c0 < n8; c0 += XBATCH * nt) {
+        vec4 av[4], bv[4];
+        [[unroll]] for (uint t = 0u; t < 4u; t++) {   // every load first (one L2 round trip, not XBATCH)
+            uint c = c0 + t * nt;
+            if (t < XBATCH && c < n8) {
+                av[t] = CohV4(x).v[2u * c];
+                bv[t] = CohV4(x).v[2u * c + 1u];
+            }
+        }
+        [[unroll]] for (uint t = 0u; t < 4u; t++) {
+            uint c = c0 + t * nt;
+            if (t >= XBATCH || c >= n8) continue;
+            uint ab = absmax_bits(av[t], bv[t]);
+            if (one_pass) {   // the cluster of 32 lanes holds the whole 256-block
+                [[unroll]] for (uint s = 1u; s < 32u; s <<= 1) ab = max(ab, subgroupShuffleXor(ab, s));
+                store_chunk(c, av[t], bv[t], inv_scale(ab));
+                if ((c & 31u) == 0u) xd[c >> 5] = ab < 0x7f800000u ? uintBitsToFloat(ab) / 127.0 : 0.0;
+            } else {
+                atomicMax(xa[c >> 5], ab);
+            }
         }
     }
     if (!one_pass) {
@@ -176,13 +204,14 @@ float step_dot(step_t st, uint r0, uint units) {
         uint lo = (h.y >> sh) & 0xffffu, mid = (h.z >> sh) & 0xffffu, hi = (h.w >> sh) & 0xffffu;
         uint scp = j < 2u ? lo & 0x3f3fu : (hi & 0x0f0fu) | ((lo >> 2) & 0x3030u);
         uint mnp = j < 2u ? mid & 0x3f3fu : ((hi >> 4) & 0x0f0fu) | ((mid >> 2) & 0x3030u);
-        uint ea = 16u * b + 4u * j + hf, eb = ea + 2u;
+        uint ea = XL != 0u ? 16u * b + (r & 7u) : 16u * b + 4u * j + hf, eb = XL != 0u ? ea + 8u : ea + 2u;
+        ivec2 sums = XL != 0u ? xs2[8u * b + (r & 7u)] : ivec2(xs[ea], xs[eb]);
         int isum;
         if (HN != 0u)   // the high nibbles stay in place: 16 times the dot, exactly
             isum = int(scp & 0xffu) * sudot16(xq[ea], qw & 0x0f0f0f0fu) + int(scp >> 8) * (sudot16(xq[eb], qw & 0xf0f0f0f0u) >> 4);
         else
             isum = int(scp & 0xffu) * sdot16(qw & 0x0f0f0f0fu, xq[ea]) + int(scp >> 8) * sdot16((qw >> 4) & 0x0f0f0f0fu, xq[eb]);
-        int msum = int(mnp & 0xffu) * xs[ea] + int(mnp >> 8) * xs[eb];
+        int msum = int(mnp & 0xffu) * sums.x + int(mnp >> 8) * sums.y;
         float v = xd[b] * (dm.x * float(isum) - dm.y * float(msum));
         acc += r < units ? v : 0.0;
     }
