@@ -112,7 +112,7 @@ static bool run_gemm_case(gemm_case *gc) {
     rlx_node wn = rlx_param(g, "w", dt, 2, wdims);
     rlx_tensor in[MAXM];
     float *x[MAXM] = {0};
-    char names[MAXM][2][8];
+    char names[MAXM][2][16];   /* "x" + any int: no truncation warning at -O1 */
     for (int i = 0; i < gc->nM; i++) {
         int64_t M = gc->Ms[i], xd[2] = {M, K};
         snprintf(names[i][0], sizeof names[i][0], "x%d", i);
