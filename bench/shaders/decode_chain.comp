@@ -72,36 +72,9 @@ shared ivec2 xs2[XL == 0u ? 1u : XK / 32u]; // XL 1: unit u of block b's two sum
 shared float xd[XK / 256u];   // block scales
 shared uint xa[XK / 256u];    // block absmax bits (two-pass rounding, subgroups < 32)
 
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
-int sdot4(uint a, uint b, spirv_literal int fmt);
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4453)
-int sdot4_acc(uint a, uint b, int acc, spirv_literal int fmt);
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4452)
-int sudot4(uint a, uint b, spirv_literal int fmt);
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4455)
-int sudot4_acc(uint a, uint b, int acc, spirv_literal int fmt);
-// x (signed bytes) · w (unsigned bytes), 16 of each
-int sudot16(uvec4 x, uvec4 w) {
-    return sudot4_acc(x.w, w.w, sudot4_acc(x.z, w.z, sudot4_acc(x.y, w.y, sudot4(x.x, w.x, 0), 0), 0), 0);
-}
-int sdot16(uvec4 a, uvec4 b) {
-    return sdot4_acc(a.w, b.w, sdot4_acc(a.z, b.z, sdot4_acc(a.y, b.y, sdot4(a.x, b.x, 0), 0), 0), 0);
-}
+#include "int8_dot.glsl"   // sdot16, sudot16, absmax_bits, inv_scale, block_scale, round4
 
 // ------------------------------------------------------------ x rounding
-
-uint absmax_bits(vec4 a, vec4 b) {
-    uvec4 u = max(floatBitsToUint(a) & 0x7fffffffu, floatBitsToUint(b) & 0x7fffffffu);
-    return max(max(u.x, u.y), max(u.z, u.w));
-}
-float inv_scale(uint ab) {
-    float amax = uintBitsToFloat(ab);
-    return ab < 0x7f800000u && amax > 0.0 ? min(127.0 / amax, 1e38) : 0.0;
-}
-uint round4(vec4 v, float id) {
-    uvec4 q = uvec4(ivec4(roundEven(v * id))) & 0xffu;
-    return q.x | (q.y << 8) | (q.z << 16) | (q.w << 24);
-}
 
 // Chunk c (8 values) rounded with 1 / scale id, and the sum of its 16-position
 // entry (chunks c and c ^ 1 sit in adjacent lanes). XL 0: half c & 1 of entry
@@ -151,7 +124,7 @@ void round_x(uint64_t x, uint K) {
             if (one_pass) {   // the cluster of 32 lanes holds the whole 256-block
                 [[unroll]] for (uint s = 1u; s < 32u; s <<= 1) ab = max(ab, subgroupShuffleXor(ab, s));
                 store_chunk(c, av[t], bv[t], inv_scale(ab));
-                if ((c & 31u) == 0u) xd[c >> 5] = ab < 0x7f800000u ? uintBitsToFloat(ab) / 127.0 : 0.0;
+                if ((c & 31u) == 0u) xd[c >> 5] = block_scale(ab);
             } else {
                 atomicMax(xa[c >> 5], ab);
             }
@@ -164,7 +137,7 @@ void round_x(uint64_t x, uint K) {
             store_chunk(c, a, b, inv_scale(xa[c >> 5]));
         }
         for (uint b = i0; b < K / 256u; b += nt)
-            xd[b] = xa[b] < 0x7f800000u ? uintBitsToFloat(xa[b]) / 127.0 : 0.0;
+            xd[b] = block_scale(xa[b]);
     }
     barrier();
 }

@@ -121,18 +121,7 @@ layout(push_constant, std430) uniform Push {
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8V4 { vec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8U4 { uvec4 v[]; };
 
-// Packed 4 x 8-bit signed dot products (SPV_KHR_integer_dot_product; glslc
-// has no GLSL extension for them): OpSDot and OpSDotAccSat, format 0 =
-// PackedVectorFormat4x8Bit. The sums here never come near saturation.
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4450)
-int sdot4(uint a, uint b, spirv_literal int fmt);
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018], id = 4453)
-int sdot4_acc(uint a, uint b, int acc, spirv_literal int fmt);
-
-int sdot8(uvec2 a, uvec2 b) { return sdot4_acc(a.y, b.y, sdot4(a.x, b.x, 0), 0); }
-int sdot16(uvec4 a, uvec4 b) {
-    return sdot4_acc(a.w, b.w, sdot4_acc(a.z, b.z, sdot4_acc(a.y, b.y, sdot4(a.x, b.x, 0), 0), 0), 0);
-}
+#include "int8_dot.glsl"   // sdot4 .. sdot16, absmax_bits, inv_scale, block_scale, round4
 
 // ------------------------------------------------------------ weight loads
 
@@ -228,30 +217,6 @@ void norm_stats(vec2 ss[NM]) {
     }
     if (i0 < NM) xinv[i0] = inv_rms(tot, float(XK), uintBitsToFloat(p.pad0));
     barrier();
-}
-
-// Largest |x| of 8 as float bits: for non-negative floats the integer order
-// is the float order, and Inf / NaN (>= 0x7f800000) sort above every finite
-// value, so one unsigned max finds both the absmax and non-finite blocks
-// (and no float max with NaN operands is involved).
-uint absmax_bits(vec4 a, vec4 b) {
-    uvec4 u = max(floatBitsToUint(a) & 0x7fffffffu, floatBitsToUint(b) & 0x7fffffffu);
-    return max(max(u.x, u.y), max(u.z, u.w));
-}
-
-// 1 / scale as the CPU computes it (0 for an all-zero or non-finite block;
-// capped so that a subnormal absmax cannot make it infinite).
-float inv_scale(uint ab) {
-    float amax = uintBitsToFloat(ab);
-    return ab < 0x7f800000u && amax > 0.0 ? min(127.0 / amax, 1e38) : 0.0;
-}
-float block_scale(uint ab) { return ab < 0x7f800000u ? uintBitsToFloat(ab) / 127.0 : 0.0; }
-
-// Four x values times id, rounded half to even, as packed signed bytes
-// (|x * id| <= 127 by construction).
-uint round4(vec4 v, float id) {
-    uvec4 q = uvec4(ivec4(roundEven(v * id))) & 0xffu;
-    return q.x | (q.y << 8) | (q.z << 16) | (q.w << 24);
 }
 
 // Rounds 8 quants of K-quant x (chunk c: flat block blk = c >> 5, chunk
