@@ -151,11 +151,11 @@ $(BUILD)/vk_matvec: bench/vk_matvec.c bench/bench_params.h $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_matvec.c $(LINK_LIB) $(LDLIBS)
 
 # Experiment: a chain of decode matvecs as one persistent dispatch (bench/vk_chain.c).
-$(BUILD)/bench_shaders/%.spv: bench/shaders/%.comp $(SHADER_INC)
+$(BUILD)/bench_shaders/%.spv: bench/shaders/%.comp $(SHADER_INC) $(wildcard bench/shaders/*.glsl)
 	@mkdir -p $(dir $@)
 	glslc --target-env=vulkan1.2 -O -Isrc/vulkan/shaders $< -o $@
 
-$(BUILD)/vk_chain: bench/vk_chain.c $(LIB) $(BUILD)/bench_shaders/decode_chain.spv
+$(BUILD)/vk_chain: bench/vk_chain.c $(LIB) $(BUILD)/bench_shaders/decode_chain.spv $(BUILD)/bench_shaders/decode_chain_ws.spv
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_chain.c $(LINK_LIB) $(LDLIBS)
 
 gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(BUILD)/llm_bench $(BUILD)/vk_matvec $(BUILD)/vk_chain $(RLX) $(TESTS)
