@@ -7,7 +7,7 @@
  *
  *   build/vk_chain [--device NAME] [--model 8b|1b|tiny] [--layers L] [--grids 132,264]
  *                  [--wg 512] [--u 4] [--hn 0|1] [--waitall 0|1] [--xl 0|1] [--xbatch 1-4]
- *                  [--abl BITS] [--runs N] [--check] [--kernel chain|ws] [--depth 1-6]
+ *                  [--abl BITS] [--runs N] [--check] [--kernel chain|ws] [--depth 1-6] [--bar 0|1]
  *                  [--shaders DIR]
  *
  * A "layer" is the 8B (or 1B) decode projections as plain matvecs, each x the
@@ -371,7 +371,7 @@ int main(int argc, char **argv) {
     const char *device = NULL, *model = "8b", *shaders = "build/bench_shaders", *kernel = "chain";
     int layers = 8, runs = 20;
     bool check = false;
-    uint32_t grids[8] = {132}, n_grids = 1, wg = 512, u = 4, abl = 0, hn = 1, waitall = 0, xl = 1, xbatch = 1, depth = 4;
+    uint32_t grids[8] = {132}, n_grids = 1, wg = 0, u = 4, abl = 0, hn = 1, waitall = 0, xl = 1, xbatch = 1, depth = 4, bar = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *nx = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--device") && nx) device = argv[++i];
@@ -384,6 +384,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--shaders") && nx) shaders = argv[++i];
         else if (!strcmp(a, "--kernel") && nx) kernel = argv[++i];
         else if (!strcmp(a, "--depth") && nx) depth = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(a, "--bar") && nx) bar = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--abl") && nx) abl = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--hn") && nx) hn = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--waitall") && nx) waitall = (uint32_t)atoi(argv[++i]);
@@ -393,12 +394,12 @@ int main(int argc, char **argv) {
         else {
             fprintf(stderr, "usage: vk_chain [--device NAME] [--model 8b|1b|tiny] [--layers L] [--grids a,b] [--wg N] "
                             "[--u 1-4] [--hn 0|1] [--waitall 0|1] [--xl 0|1] [--xbatch 1-4] [--abl BITS] [--runs N] [--check]\n"
-                            "                [--kernel chain|ws] [--depth 1-6] [--shaders DIR]\n");
+                            "                [--kernel chain|ws] [--depth 1-6] [--bar 0|1] [--shaders DIR]\n");
             return 2;
         }
     }
     if (layers < 1 || layers > 64 || runs < 1 || !n_grids || u < 1 || u > 4 || xbatch < 1 || xbatch > 4 || depth < 1 || depth > 6 ||
-        (strcmp(kernel, "chain") && strcmp(kernel, "ws")) || wg < 32 || wg > 1024) {
+        (strcmp(kernel, "chain") && strcmp(kernel, "ws")) || (wg && (wg < 32 || wg > 1024))) {
         fprintf(stderr, "vk_chain: bad arguments\n");
         return 2;
     }
@@ -413,7 +414,11 @@ int main(int argc, char **argv) {
             return 2;
         }
     bool ws = !strcmp(kernel, "ws");
-    if (ws) wg = 1024;   /* the shader's fixed size: 512 consumers, 512 producers */
+    if (!wg) wg = ws ? 1024 : 512;   /* ws: half the lanes consumers, half producers */
+    if (ws && wg != 512 && wg != 1024) {
+        fprintf(stderr, "vk_chain: --kernel ws takes --wg 512 or 1024\n");
+        return 2;
+    }
     char spv[1024];
     snprintf(spv, sizeof spv, "%s/%s.spv", shaders, ws ? "decode_chain_ws" : "decode_chain");
     size_t code_bytes;
@@ -512,7 +517,7 @@ int main(int argc, char **argv) {
     /* variants: per-stage dispatches, persistent without and with the prefetch */
     struct { const char *name; bool persist; uint32_t pf; } modes[3] = {
         {"per-stage dispatches", false, 0}, {"persistent", true, 0}, {"persistent + prefetch", true, 1}};
-    uint32_t spec0[9] = {wg, (uint32_t)maxk, ws ? depth : u, 0, hn, abl, waitall, xl, xbatch}, spec1[9];
+    uint32_t spec0[9] = {wg, (uint32_t)maxk, ws ? depth : u, 0, hn, abl, waitall, ws ? bar : xl, xbatch}, spec1[9];
     memcpy(spec1, spec0, sizeof spec1);
     spec1[3] = 1;   /* decode_chain.comp's PF */
     pipe pipes[2] = {make_pipe(&v, code, code_bytes, spec0), make_pipe(&v, code, code_bytes, spec1)};

@@ -35,5 +35,5 @@ TEST(vk_chain_bench_check) {
 TEST(vk_chain_bench_ws_check) {
     VKP_REQUIRE();
     run_checked("--model tiny --layers 1 --grids 1 --kernel ws --depth 1", "| persistent (warp-specialized) | 1 |");
-    run_checked("--model tiny --layers 2 --grids 1 --kernel ws --depth 3", "| persistent (warp-specialized) | 1 |");
+    run_checked("--model tiny --layers 1 --grids 1 --kernel ws --depth 3", "| persistent (warp-specialized) | 1 |");
 }

@@ -3,17 +3,17 @@
 // barrier between stages) with the workgroup's lanes split into two roles, so
 // that the weight math no longer sits between a lane's loads:
 //
-//   producers (invocations 512..1023) only stream weights: each keeps D tiles
+//   producers (the upper half of the lanes) only stream weights: each keeps D tiles
 //     of loads in flight in registers and stores the oldest into shared memory
 //     once per iteration;
-//   consumers (invocations 0..511) only compute, from shared memory: one
+//   consumers (the lower half) only compute, from shared memory: one
 //     32-weight unit of the current tile per lane, a subgroup sum, and a few
 //     lanes that add the subgroups' sums into rows.
 //
 // decode_chain.comp showed that with the loads alone the persistent chain
 // streams 3.5 TB/s on the H200, and that the math in the same lanes costs
-// ~12 µs per 8B layer that the loads do not hide. Here a tile is 64 Q4_K
-// blocks (9216 bytes) of the workgroup's rows, which are one contiguous byte
+// ~12 µs per 8B layer that the loads do not hide. Here a tile is one Q4_K
+// block per 8 consumer lanes (1024 lanes: 64 blocks, 9216 bytes) of the workgroup's rows, which are one contiguous byte
 // range per stage (rows [N w / G, N (w + 1) / G)); the producers' tile
 // sequence runs across stages, so the next stage's first tiles are in flight
 // through the grid wait and x's rounding.
@@ -32,28 +32,34 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_memory_scope_semantics : require
 
-layout(local_size_x = 1024) in;   // before the includes (docs/gpu.md pitfalls)
+layout(local_size_x_id = 0) in;   // before the includes (docs/gpu.md pitfalls); 1024 or 512
 
 #include "common.glsl"
 
 layout(constant_id = 1) const uint XK = 4096;   // the largest K of the chain (sizes the shared x)
 layout(constant_id = 2) const uint D = 4;       // tiles in flight per producer lane, 1..DMAX
-layout(constant_id = 5) const uint ABL = 0;     // timing ablation (results wrong): bit 0 no weight math
+layout(constant_id = 5) const uint ABL = 0;     // timing ablations (results wrong): bit 0 no weight math,
+                                                // bit 2 no per-tile barrier
 layout(constant_id = 6) const uint WAITALL = 0; // chain_common.glsl grid_wait
+layout(constant_id = 7) const uint BAR = 0;     // the per-tile barrier: 0 barrier(); 1 a control barrier that
+                                                // orders shared memory only; 2 a control barrier with no
+                                                // memory semantics (timing only: shared stores unordered)
 const uint XL = 1u;                             // x in unit order (chain_common.glsl)
 const uint XBATCH = 1u;
 
 #include "chain_common.glsl"   // Stage, push block, shared x, round_x, grid_wait
 
-const uint NC = 512u;           // consumers: invocations 0 .. NC - 1; producers: NC .. 1023
-const uint TB = 64u;            // Q4_K blocks per tile
+const uint NC = gl_WorkGroupSize.x / 2u;   // consumers: invocations 0 .. NC - 1; producers: the rest
+const uint TB = NC / 8u;        // Q4_K blocks per tile (one unit per consumer lane)
 const uint TV = TB * 9u;        // 16-byte words per tile (144-byte blocks)
 const uint DMAX = 6u;
 const uint MAXST = 64u;         // stages per dispatch
 
 shared uvec4 wt[2][TV];         // tiles: block b's header at 9b, its unit u's quants at 9b + 1 + u
 shared float part[2][NC / 4u];  // a tile's subgroup sums (subgroups of >= 4 lanes)
+const uint NFIN = TB / 4u + 2u; // lanes that add rows: a tile touches at most TB / 4 + 2 rows (K >= 1024)
 shared float carry[2];          // the sum so far of a row that continues into the next tile
 shared uint tstart[MAXST + 1u]; // this workgroup's first tile of each stage, cumulative
 
@@ -189,7 +195,7 @@ void main() {
                 float v = gb < csl.nb ? unit_dot(slot, tid, csl, gb) : 0.0;
                 v = subgroupAdd(v);
                 if (subgroupElect()) part[slot][gl_SubgroupID] = v;
-                if (lt > 0u && tid < TB / 4u + 2u) finish_rows(cst, csl, lt - 1u, slot ^ 1u, tid);
+                if (lt > 0u && tid < NFIN) finish_rows(cst, csl, lt - 1u, slot ^ 1u, tid);
             } else {
                 const uint dd = (d + 1u) % D;   // r[dd] holds tile i + 1
                 if (i + 1u < total) pstore(slot ^ 1u, q, r[dd]);
@@ -199,9 +205,16 @@ void main() {
                     r[dd] = pload(psl, nx - tstart[ps], q);
                 }
             }
-            barrier();
+            if ((ABL & 4u) != 0u) {
+            } else if (BAR == 2u) {
+                controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsNone, gl_SemanticsRelaxed);
+            } else if (BAR == 1u) {
+                controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsShared, gl_SemanticsAcquireRelease);
+            } else {
+                barrier();
+            }
             if (i + 1u == tstart[cs + 1u]) {   // tile i ends stage cs (uniform)
-                if (!prod && tid < TB / 4u + 2u) finish_rows(cst, csl, i - tstart[cs], slot, tid);
+                if (!prod && tid < NFIN) finish_rows(cst, csl, i - tstart[cs], slot, tid);
                 if (cs + 1u < nst) {
                     memoryBarrierBuffer();
                     barrier();
