@@ -155,7 +155,7 @@ $(BUILD)/bench_shaders/%.spv: bench/shaders/%.comp $(SHADER_INC) $(wildcard benc
 	@mkdir -p $(dir $@)
 	glslc --target-env=vulkan1.2 -O -Isrc/vulkan/shaders $< -o $@
 
-$(BUILD)/vk_chain: bench/vk_chain.c $(LIB) $(BUILD)/bench_shaders/decode_chain.spv $(BUILD)/bench_shaders/decode_chain_ws.spv
+$(BUILD)/vk_chain: bench/vk_chain.c $(LIB) $(BUILD)/bench_shaders/decode_chain.spv
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_chain.c $(LINK_LIB) $(LDLIBS)
 
 gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(BUILD)/llm_bench $(BUILD)/vk_matvec $(BUILD)/vk_chain $(RLX) $(TESTS)

@@ -7,8 +7,7 @@
  *
  *   build/vk_chain [--device NAME] [--model 8b|1b|tiny] [--layers L] [--grids 132,264]
  *                  [--wg 512] [--u 4] [--hn 0|1] [--waitall 0|1] [--xl 0|1] [--xbatch 1-4]
- *                  [--abl BITS] [--runs N] [--check] [--kernel chain|ws] [--depth 1-6] [--bar 0|1]
- *                  [--shaders DIR]
+ *                  [--abl BITS] [--runs N] [--check] [--shaders DIR]
  *
  * A "layer" is the 8B (or 1B) decode projections as plain matvecs, each x the
  * previous output's first K values: q+k+v [6144 x 4096], o + res [4096 x 4096],
@@ -22,8 +21,7 @@
  *
  * Raw Vulkan through the library's loader (vk_loader.h), not the runtime: the
  * point is to measure an execution model the runtime does not have yet. The
- * shaders are read from build/bench_shaders (--shaders DIR): decode_chain.spv,
- * or with --kernel ws decode_chain_ws.spv (producer and consumer lanes).
+ * shader is read from build/bench_shaders/decode_chain.spv (--shaders DIR).
  */
 #include "rlx.h"
 #include "io/quant.h"
@@ -51,7 +49,7 @@ typedef struct push_t { uint64_t stages, sync; uint32_t first, count, spin_limit
 static const stage_desc L8B[4] = {{6144, 4096, 0}, {4096, 4096, 1}, {28672, 4096, 0}, {4096, 14336, 1}};
 static const stage_desc L1B[4] = {{3072, 2048, 0}, {2048, 2048, 1}, {16384, 2048, 0}, {2048, 8192, 1}};
 /* For tests on lavapipe, which ends an invocation's loops after 65535 iterations
- * in all (docs/gpu.md): few tiles, and K = 3072 rows (12 blocks) that span tiles. */
+ * in all (docs/gpu.md, pitfalls): a few rows per subgroup. */
 static const stage_desc LTINY[4] = {{1536, 1024, 0}, {1024, 1024, 1}, {3072, 1024, 0}, {1024, 3072, 1}};
 
 enum { POOL_ROWS = 61 };   /* distinct weight rows per stage, repeated (a prime: rows of a slice differ) */
@@ -262,8 +260,7 @@ static void print_registers(vkb *v, VkPipeline p, uint32_t pf) {
             fprintf(stderr, "vk_chain: pipeline (prefetch %u): %s %llu\n", pf, st[k].name, (unsigned long long)st[k].value.u64);
 }
 
-/* spec: the values of constant_id 0..8 (decode_chain.comp's; decode_chain_ws.comp
- * reads ids 1, 2 (its depth), 5 and 6, and the others map to nothing). */
+/* spec: the values of decode_chain.comp's constant_id 0..8. */
 static pipe make_pipe(vkb *v, const uint32_t *code, size_t bytes, const uint32_t spec[9]) {
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = bytes, .pCode = code};
     VkShaderModule mod;
@@ -368,10 +365,10 @@ static int parse_list(const char *s, uint32_t *out, int max) {
 }
 
 int main(int argc, char **argv) {
-    const char *device = NULL, *model = "8b", *shaders = "build/bench_shaders", *kernel = "chain";
+    const char *device = NULL, *model = "8b", *shaders = "build/bench_shaders";
     int layers = 8, runs = 20;
     bool check = false;
-    uint32_t grids[8] = {132}, n_grids = 1, wg = 0, u = 4, abl = 0, hn = 1, waitall = 0, xl = 1, xbatch = 1, depth = 4, bar = 0;
+    uint32_t grids[8] = {132}, n_grids = 1, wg = 512, u = 4, abl = 0, hn = 1, waitall = 0, xl = 1, xbatch = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *nx = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--device") && nx) device = argv[++i];
@@ -382,9 +379,6 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--wg") && nx) wg = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--u") && nx) u = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--shaders") && nx) shaders = argv[++i];
-        else if (!strcmp(a, "--kernel") && nx) kernel = argv[++i];
-        else if (!strcmp(a, "--depth") && nx) depth = (uint32_t)atoi(argv[++i]);
-        else if (!strcmp(a, "--bar") && nx) bar = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--abl") && nx) abl = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--hn") && nx) hn = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--waitall") && nx) waitall = (uint32_t)atoi(argv[++i]);
@@ -394,12 +388,11 @@ int main(int argc, char **argv) {
         else {
             fprintf(stderr, "usage: vk_chain [--device NAME] [--model 8b|1b|tiny] [--layers L] [--grids a,b] [--wg N] "
                             "[--u 1-4] [--hn 0|1] [--waitall 0|1] [--xl 0|1] [--xbatch 1-4] [--abl BITS] [--runs N] [--check]\n"
-                            "                [--kernel chain|ws] [--depth 1-6] [--bar 0|1] [--shaders DIR]\n");
+                            "                [--shaders DIR]\n");
             return 2;
         }
     }
-    if (layers < 1 || layers > 64 || runs < 1 || !n_grids || u < 1 || u > 4 || xbatch < 1 || xbatch > 4 || depth < 1 || depth > 6 ||
-        (strcmp(kernel, "chain") && strcmp(kernel, "ws")) || (wg && (wg < 32 || wg > 1024))) {
+    if (layers < 1 || layers > 64 || runs < 1 || !n_grids || u < 1 || u > 4 || xbatch < 1 || xbatch > 4 || wg < 32 || wg > 1024) {
         fprintf(stderr, "vk_chain: bad arguments\n");
         return 2;
     }
@@ -413,14 +406,8 @@ int main(int argc, char **argv) {
             fprintf(stderr, "vk_chain: grid %u outside 1..1024\n", grids[gi]);
             return 2;
         }
-    bool ws = !strcmp(kernel, "ws");
-    if (!wg) wg = ws ? 1024 : 512;   /* ws: half the lanes consumers, half producers */
-    if (ws && wg != 512 && wg != 1024) {
-        fprintf(stderr, "vk_chain: --kernel ws takes --wg 512 or 1024\n");
-        return 2;
-    }
     char spv[1024];
-    snprintf(spv, sizeof spv, "%s/%s.spv", shaders, ws ? "decode_chain_ws" : "decode_chain");
+    snprintf(spv, sizeof spv, "%s/decode_chain.spv", shaders);
     size_t code_bytes;
     uint32_t *code = read_file(spv, &code_bytes);
     if (!code) {
@@ -517,22 +504,20 @@ int main(int argc, char **argv) {
     /* variants: per-stage dispatches, persistent without and with the prefetch */
     struct { const char *name; bool persist; uint32_t pf; } modes[3] = {
         {"per-stage dispatches", false, 0}, {"persistent", true, 0}, {"persistent + prefetch", true, 1}};
-    uint32_t spec0[9] = {wg, (uint32_t)maxk, ws ? depth : u, 0, hn, abl, waitall, ws ? bar : xl, xbatch}, spec1[9];
+    uint32_t spec0[9] = {wg, (uint32_t)maxk, u, 0, hn, abl, waitall, xl, xbatch}, spec1[9];
     memcpy(spec1, spec0, sizeof spec1);
     spec1[3] = 1;   /* decode_chain.comp's PF */
     pipe pipes[2] = {make_pipe(&v, code, code_bytes, spec0), make_pipe(&v, code, code_bytes, spec1)};
-    int n_modes = ws ? 2 : 3;   /* the ws kernel always streams across stages */
-    if (ws) modes[1].name = "persistent (warp-specialized)";
     double gb = (double)wbytes / 1e9;
-    printf("# vk_chain: %s-shaped layers x %d (%d stages, Q4_K, %.3f GB of weights), kernel %s, workgroup %u, %s %u, %d runs\n",
-           !strcmp(model, "1b") ? "1B" : !strcmp(model, "tiny") ? "tiny" : "8B", layers, n_st, gb, kernel, wg, ws ? "depth" : "U", ws ? depth : u, runs);
+    printf("# vk_chain: %s-shaped layers x %d (%d stages, Q4_K, %.3f GB of weights), workgroup %u, U %u, %d runs\n",
+           !strcmp(model, "1b") ? "1B" : !strcmp(model, "tiny") ? "tiny" : "8B", layers, n_st, gb, wg, u, runs);
     printf("| mode | grid | us / chain (median) | us / layer | GB/s |\n|---|---:|---:|---:|---:|\n");
     size_t out_total = 0;
     for (int s = 0; s < n_st; s++) out_total += (size_t)lay[s % 4].N;
     float *ref_out = NULL;
     int failures = 0;
     for (uint32_t gi = 0; gi < n_grids; gi++) {
-        for (int mi = 0; mi < n_modes; mi++) {
+        for (int mi = 0; mi < 3; mi++) {
             const pipe *pp = &pipes[modes[mi].pf];
             double *t = malloc(sizeof(double) * (size_t)runs), type_us[4] = {0}, *st_us = malloc(sizeof(double) * (size_t)n_st);
             uint32_t err = 0, e1;

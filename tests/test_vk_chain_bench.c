@@ -29,11 +29,3 @@ TEST(vk_chain_bench_check) {
     VKP_REQUIRE();
     run_checked("--model tiny --layers 2 --grids 1 --wg 256", "| persistent + prefetch | 1 |");
 }
-
-/* The producer / consumer kernel at several depths: rows that span tiles (K =
- * 3072 is 12 blocks, a tile 64), tiles streaming across stage boundaries. */
-TEST(vk_chain_bench_ws_check) {
-    VKP_REQUIRE();
-    run_checked("--model tiny --layers 1 --grids 1 --kernel ws --depth 1", "| persistent (warp-specialized) | 1 |");
-    run_checked("--model tiny --layers 1 --grids 1 --kernel ws --depth 3", "| persistent (warp-specialized) | 1 |");
-}

@@ -1,5 +1,5 @@
-// chain_common.glsl — what the decode-chain experiments share
-// (bench/shaders/decode_chain.comp, decode_chain_ws.comp; bench/vk_chain.c):
+// chain_common.glsl — the decode-chain experiment's (bench/vk_chain.c,
+// bench/shaders/decode_chain.comp) stage-level pieces:
 // the stage table and push block, x rounded to 8 bits per 256-block in
 // shared memory (the library's i8 matvec rounding, in its unit order when
 // XL is 1), and the grid barrier's wait.
