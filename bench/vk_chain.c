@@ -21,7 +21,8 @@
  *
  * Raw Vulkan through the library's loader (vk_loader.h), not the runtime: the
  * point is to measure an execution model the runtime does not have yet. The
- * shader is read from build/bench_shaders/decode_chain.spv (--shaders DIR).
+ * shader is read from bench_shaders/decode_chain.spv next to the program
+ * (build/vk_chain: build/bench_shaders), or from --shaders DIR.
  */
 #include "rlx.h"
 #include "io/quant.h"
@@ -365,7 +366,7 @@ static int parse_list(const char *s, uint32_t *out, int max) {
 }
 
 int main(int argc, char **argv) {
-    const char *device = NULL, *model = "8b", *shaders = "build/bench_shaders";
+    const char *device = NULL, *model = "8b", *shaders = NULL;
     int layers = 8, runs = 20;
     bool check = false;
     uint32_t grids[8] = {132}, n_grids = 1, wg = 512, u = 4, abl = 0, hn = 1, waitall = 0, xl = 1, xbatch = 1;
@@ -407,7 +408,13 @@ int main(int argc, char **argv) {
             return 2;
         }
     char spv[1024];
-    snprintf(spv, sizeof spv, "%s/decode_chain.spv", shaders);
+    if (!shaders) {   /* next to the program: build/vk_chain reads build/bench_shaders */
+        const char *slash = strrchr(argv[0], '/');
+        snprintf(spv, sizeof spv, "%.*s/bench_shaders/decode_chain.spv", slash ? (int)(slash - argv[0]) : 1,
+                 slash ? argv[0] : ".");
+    } else {
+        snprintf(spv, sizeof spv, "%s/decode_chain.spv", shaders);
+    }
     size_t code_bytes;
     uint32_t *code = read_file(spv, &code_bytes);
     if (!code) {
