@@ -10,7 +10,8 @@
 #   VARIANTS="RLX_VK_NO_EPILOGUE=1" PROFILE=1 TESTS="vk_ llama model" \
 #   OUT=$OUT bash bench/gpu_ab.sh
 #
-# PROMPT, DECODE, CTX (KV cache rows) and BW set llm_bench's arguments.
+# PROMPT, DECODE, CTX (KV cache rows) and BW set llm_bench's arguments; each
+# model gets one discarded run first (WARM=0 skips it).
 #
 # Each result line: model:quant build-or-variant, then llm_bench's RESULT
 # fields (decode_tok_s ... decode_us device_us). A variant's env settings are
@@ -20,6 +21,7 @@ for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
 ldconfig
 export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
 out=${OUT:-/tmp}
+mkdir -p "$out"
 builds=${BUILDS:-build}
 last=${builds##* }
 rounds=${ROUNDS:-2}
@@ -30,6 +32,9 @@ args="--prompt ${PROMPT:-128} --decode ${DECODE:-32} --bandwidth ${BW:-4000}${CT
 
 for mq in ${MODELS:-8b:q4_k_m 8b:q8_0 1b:q4_k_m 1b:q8_0}; do
     m=${mq%%:*}; q=${mq##*:}
+    # a discarded run of this model first (WARM=0: none): a call's first run of a large
+    # model often found the GPU in its slow state (8B prefill ~1000 instead of ~3500 tok/s)
+    [ "${WARM:-1}" != 0 ] && "$last/llm_bench" --device "$dev" --model "$m" --quant "$q" $args >/dev/null 2>&1
     for r in $(seq "$rounds"); do
         for b in $builds; do
             echo "$mq $b $("$b/llm_bench" --device "$dev" --model "$m" --quant "$q" $args 2>&1 | grep RESULT | cut -d' ' -f4-)"
