@@ -26,7 +26,7 @@
  */
 #include "rlx.h"
 #include "io/quant.h"
-#include "vulkan/vk_loader.h"
+#include "vulkan/vk_ctx.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -53,179 +53,60 @@ static const stage_desc L1B[4] = {{3072, 2048, 0}, {2048, 2048, 1}, {16384, 2048
  * in all (docs/gpu.md, pitfalls): a few rows per subgroup. */
 static const stage_desc LTINY[4] = {{1536, 1024, 0}, {1024, 1024, 1}, {3072, 1024, 0}, {1024, 3072, 1}};
 
+static bool debug;   /* VK_CHAIN_DEBUG=1 */
+
 enum { POOL_ROWS = 61 };   /* distinct weight rows per stage, repeated (a prime: rows of a slice differ) */
 
-typedef struct vkb {
-    const vk_instance_fns *fi;
-    vk_device_fns f;
-    VkPhysicalDevice phys;
-    VkDevice dev;
-    VkQueue queue;
-    uint32_t fam, sgs;
-    float ts_period;
-    VkPhysicalDeviceMemoryProperties mem;
+/* The library's device context (vulkan/vk_ctx.h: device, queue, buffers,
+ * uploads, the shared pipeline layout), plus what a bench run needs beyond it:
+ * its own command pool, and a mapped buffer for reading results back. */
+typedef struct bench_vk {
+    vk_ctx *c;
     VkCommandPool pool;
-    PFN_vkGetPipelineExecutableStatisticsKHR get_stats;   /* NULL where the extension is missing */
-} vkb;
+    vk_buf readback;
+} bench_vk;
 
-typedef struct buf { VkBuffer b; VkDeviceMemory m; uint64_t addr; size_t bytes; void *map; } buf;
-
-static uint32_t mem_type(const vkb *v, uint32_t bits, VkMemoryPropertyFlags want) {
-    for (uint32_t i = 0; i < v->mem.memoryTypeCount; i++)
-        if ((bits & (1u << i)) && (v->mem.memoryTypes[i].propertyFlags & want) == want) return i;
-    fprintf(stderr, "vk_chain: no memory type with flags %#x\n", (unsigned)want);
+static void die_on(rlx_status st) {
+    if (st == RLX_OK) return;
+    fprintf(stderr, "vk_chain: %s\n", rlx_last_error());
     exit(1);
 }
 
-static buf buf_new(vkb *v, size_t bytes, bool host) {
-    buf o = {0};
-    o.bytes = bytes;
-    VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = bytes,
-                             .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT};
-    CHECK_VK(v->f.vkCreateBuffer(v->dev, &bi, NULL, &o.b));
-    VkMemoryRequirements rq;
-    v->f.vkGetBufferMemoryRequirements(v->dev, o.b, &rq);
-    VkMemoryAllocateFlagsInfo af = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
-                                    .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT};
-    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &af, .allocationSize = rq.size,
-                               .memoryTypeIndex = mem_type(v, rq.memoryTypeBits,
-                                                           host ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                                                      VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-                                                                : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)};
-    CHECK_VK(v->f.vkAllocateMemory(v->dev, &ai, NULL, &o.m));
-    CHECK_VK(v->f.vkBindBufferMemory(v->dev, o.b, o.m, 0));
-    VkBufferDeviceAddressInfo da = {.sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, .buffer = o.b};
-    o.addr = v->f.vkGetBufferDeviceAddress(v->dev, &da);
-    if (host) CHECK_VK(v->f.vkMapMemory(v->dev, o.m, 0, VK_WHOLE_SIZE, 0, &o.map));
-    return o;
+static vk_buf buf_new(bench_vk *v, size_t bytes, bool host) {
+    vk_buf b;
+    die_on(vk_buf_create(v->c, bytes, host, "vk_chain", &b));
+    return b;
 }
 
-static void buf_free(vkb *v, buf *b) {
-    if (b->map) v->f.vkUnmapMemory(v->dev, b->m);
-    v->f.vkDestroyBuffer(v->dev, b->b, NULL);
-    v->f.vkFreeMemory(v->dev, b->m, NULL);
-    memset(b, 0, sizeof *b);
-}
-
-static VkCommandBuffer cmd_begin(vkb *v) {
+static VkCommandBuffer cmd_begin(bench_vk *v) {
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = v->pool,
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
     VkCommandBuffer cb;
-    CHECK_VK(v->f.vkAllocateCommandBuffers(v->dev, &ai, &cb));
+    CHECK_VK(v->c->f.vkAllocateCommandBuffers(v->c->dev, &ai, &cb));
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    CHECK_VK(v->f.vkBeginCommandBuffer(cb, &bi));
+    CHECK_VK(v->c->f.vkBeginCommandBuffer(cb, &bi));
     return cb;
 }
 
-static void cmd_submit_wait(vkb *v, VkCommandBuffer cb) {
-    CHECK_VK(v->f.vkEndCommandBuffer(cb));
+static void cmd_submit_wait(bench_vk *v, VkCommandBuffer cb) {
+    CHECK_VK(v->c->f.vkEndCommandBuffer(cb));
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
-    CHECK_VK(v->f.vkQueueSubmit(v->queue, 1, &si, VK_NULL_HANDLE));
-    CHECK_VK(v->f.vkQueueWaitIdle(v->queue));
+    CHECK_VK(v->c->f.vkQueueSubmit(v->c->queue, 1, &si, VK_NULL_HANDLE));
+    CHECK_VK(v->c->f.vkQueueWaitIdle(v->c->queue));
+    v->c->f.vkFreeCommandBuffers(v->c->dev, v->pool, 1, &cb);
 }
 
-/* Copies host bytes to a device buffer at an offset through a staging buffer. */
-static void upload(vkb *v, buf *dst, size_t off, const void *src, size_t bytes, buf *stage) {
+/* Device bytes to the host through the readback buffer, in chunks. */
+static void download(bench_vk *v, const vk_buf *src, size_t off, void *dst, size_t bytes) {
     for (size_t done = 0; done < bytes;) {
-        size_t n = bytes - done < stage->bytes ? bytes - done : stage->bytes;
-        memcpy(stage->map, (const char *)src + done, n);
-        VkCommandBuffer cb = cmd_begin(v);
-        VkBufferCopy c = {.srcOffset = 0, .dstOffset = off + done, .size = n};
-        v->f.vkCmdCopyBuffer(cb, stage->b, dst->b, 1, &c);
-        cmd_submit_wait(v, cb);
-        v->f.vkFreeCommandBuffers(v->dev, v->pool, 1, &cb);
-        done += n;
-    }
-}
-
-static void download(vkb *v, buf *src, size_t off, void *dst, size_t bytes, buf *stage) {
-    for (size_t done = 0; done < bytes;) {
-        size_t n = bytes - done < stage->bytes ? bytes - done : stage->bytes;
+        size_t n = bytes - done < v->readback.size ? bytes - done : (size_t)v->readback.size;
         VkCommandBuffer cb = cmd_begin(v);
         VkBufferCopy c = {.srcOffset = off + done, .dstOffset = 0, .size = n};
-        v->f.vkCmdCopyBuffer(cb, src->b, stage->b, 1, &c);
+        v->c->f.vkCmdCopyBuffer(cb, src->buf, v->readback.buf, 1, &c);
         cmd_submit_wait(v, cb);
-        v->f.vkFreeCommandBuffers(v->dev, v->pool, 1, &cb);
-        memcpy((char *)dst + done, stage->map, n);
+        memcpy((char *)dst + done, v->readback.map, n);
         done += n;
     }
-}
-
-static void open_device(vkb *v, const char *want) {
-    VkInstance inst;
-    if (vk_instance_get(&inst, &v->fi) != RLX_OK) {
-        fprintf(stderr, "vk_chain: %s\n", rlx_last_error());
-        exit(1);
-    }
-    uint32_t n = 0;
-    v->fi->vkEnumeratePhysicalDevices(inst, &n, NULL);
-    VkPhysicalDevice ph[16];
-    if (n > 16) n = 16;
-    v->fi->vkEnumeratePhysicalDevices(inst, &n, ph);
-    v->phys = VK_NULL_HANDLE;
-    for (uint32_t i = 0; i < n && !v->phys; i++) {
-        VkPhysicalDeviceProperties pr;
-        v->fi->vkGetPhysicalDeviceProperties(ph[i], &pr);
-        if (!want || strstr(pr.deviceName, want)) v->phys = ph[i];
-    }
-    if (!v->phys) {
-        fprintf(stderr, "vk_chain: no Vulkan device%s%s\n", want ? " named " : "", want ? want : "");
-        exit(1);
-    }
-    VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
-    v->fi->vkGetPhysicalDeviceProperties2(v->phys, &p2);
-    v->sgs = sub.subgroupSize;
-    v->ts_period = p2.properties.limits.timestampPeriod;
-    v->fi->vkGetPhysicalDeviceMemoryProperties(v->phys, &v->mem);
-    fprintf(stderr, "vk_chain: %s, subgroup %u\n", p2.properties.deviceName, v->sgs);
-
-    uint32_t nq = 0;
-    v->fi->vkGetPhysicalDeviceQueueFamilyProperties(v->phys, &nq, NULL);
-    VkQueueFamilyProperties qf[32];
-    if (nq > 32) nq = 32;
-    v->fi->vkGetPhysicalDeviceQueueFamilyProperties(v->phys, &nq, qf);
-    v->fam = UINT32_MAX;
-    for (uint32_t i = 0; i < nq && v->fam == UINT32_MAX; i++)
-        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) v->fam = i;
-    float prio = 1.0f;
-    VkDeviceQueueCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = v->fam,
-                                   .queueCount = 1, .pQueuePriorities = &prio};
-    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR idf = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR, .shaderIntegerDotProduct = VK_TRUE};
-    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .pNext = &idf,
-                                            .bufferDeviceAddress = VK_TRUE, .shaderInt8 = VK_TRUE,
-                                            .storageBuffer8BitAccess = VK_TRUE};
-    VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &f12,
-                                            .storageBuffer16BitAccess = VK_TRUE};
-    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
-    f2.features.shaderInt64 = VK_TRUE;
-    f2.features.shaderInt16 = VK_TRUE;
-    const char *exts[2] = {"VK_KHR_shader_integer_dot_product", "VK_KHR_pipeline_executable_properties"};
-    uint32_t n_ext = 0;
-    v->fi->vkEnumerateDeviceExtensionProperties(v->phys, NULL, &n_ext, NULL);
-    VkExtensionProperties *ep = calloc(n_ext ? n_ext : 1, sizeof *ep);
-    v->fi->vkEnumerateDeviceExtensionProperties(v->phys, NULL, &n_ext, ep);
-    bool stats = false;
-    for (uint32_t i = 0; i < n_ext; i++) stats |= !strcmp(ep[i].extensionName, exts[1]);
-    free(ep);
-    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR epf = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR, .pipelineExecutableInfo = VK_TRUE};
-    if (stats) idf.pNext = &epf;
-    VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &f2, .queueCreateInfoCount = 1,
-                              .pQueueCreateInfos = &qci, .enabledExtensionCount = stats ? 2 : 1, .ppEnabledExtensionNames = exts};
-    CHECK_VK(v->fi->vkCreateDevice(v->phys, &dci, NULL, &v->dev));
-    if (stats)
-        v->get_stats = (PFN_vkGetPipelineExecutableStatisticsKHR)v->fi->vkGetDeviceProcAddr(v->dev, "vkGetPipelineExecutableStatisticsKHR");
-    if (vk_device_fns_load(v->dev, &v->f) != RLX_OK) {
-        fprintf(stderr, "vk_chain: %s\n", rlx_last_error());
-        exit(1);
-    }
-    v->f.vkGetDeviceQueue(v->dev, v->fam, 0, &v->queue);
-    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = v->fam,
-                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT};
-    CHECK_VK(v->f.vkCreateCommandPool(v->dev, &pci, NULL, &v->pool));
 }
 
 static uint32_t *read_file(const char *path, size_t *bytes) {
@@ -244,100 +125,85 @@ static uint32_t *read_file(const char *path, size_t *bytes) {
     return d;
 }
 
-typedef struct pipe { VkPipeline p; VkPipelineLayout l; } pipe;
-
-/* The driver's register count for a pipeline, where it says
- * (VK_KHR_pipeline_executable_properties; NVIDIA: "Register Count"). */
-static void print_registers(vkb *v, VkPipeline p, uint32_t pf) {
-    if (!v->get_stats) return;
+/* The driver's register count for a pipeline, where it says (with
+ * RLX_VK_PIPELINE_STATS=1 the context has VK_KHR_pipeline_executable_properties;
+ * NVIDIA: "Register Count"). */
+static void print_registers(const vk_ctx *c, VkPipeline p, uint32_t pf) {
+    if (!c->get_exec_stats) return;
     VkPipelineExecutableInfoKHR ei = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, .pipeline = p};
     VkPipelineExecutableStatisticKHR st[32];
     uint32_t n = 32;
     for (uint32_t k = 0; k < n; k++) st[k] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
-    VkResult r = v->get_stats(v->dev, &ei, &n, st);
+    VkResult r = c->get_exec_stats(c->dev, &ei, &n, st);
     if (r != VK_SUCCESS && r != VK_INCOMPLETE) return;
     for (uint32_t k = 0; k < n; k++)
         if (strstr(st[k].name, "Register") && st[k].format == VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR)
             fprintf(stderr, "vk_chain: pipeline (prefetch %u): %s %llu\n", pf, st[k].name, (unsigned long long)st[k].value.u64);
 }
 
-/* spec: the values of decode_chain.comp's constant_id 0..8. */
-static pipe make_pipe(vkb *v, const uint32_t *code, size_t bytes, const uint32_t spec[9]) {
+/* A pipeline of the chain shader on the context's shared layout (one push
+ * range, no descriptors); spec: decode_chain.comp's constant_id 0..8. */
+static VkPipeline make_pipe(vk_ctx *c, const uint32_t *code, size_t bytes, const uint32_t spec[9]) {
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = bytes, .pCode = code};
     VkShaderModule mod;
-    CHECK_VK(v->f.vkCreateShaderModule(v->dev, &mi, NULL, &mod));
-    uint32_t vals[9];
-    memcpy(vals, spec, sizeof vals);
+    CHECK_VK(c->f.vkCreateShaderModule(c->dev, &mi, NULL, &mod));
     VkSpecializationMapEntry me[9];
     for (uint32_t i = 0; i < 9; i++) me[i] = (VkSpecializationMapEntry){i, 4 * i, 4};
-    VkSpecializationInfo spi = {.mapEntryCount = 9, .pMapEntries = me, .dataSize = sizeof vals, .pData = vals};
-    VkPushConstantRange pr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = sizeof(push_t)};
-    VkPipelineLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .pushConstantRangeCount = 1,
-                                     .pPushConstantRanges = &pr};
-    pipe o;
-    CHECK_VK(v->f.vkCreatePipelineLayout(v->dev, &li, NULL, &o.l));
+    VkSpecializationInfo spi = {.mapEntryCount = 9, .pMapEntries = me, .dataSize = 9 * sizeof *spec, .pData = spec};
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = mod, .pName = "main", .pSpecializationInfo = &spi},
-        .layout = o.l, .flags = v->get_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0};
-    CHECK_VK(v->f.vkCreateComputePipelines(v->dev, VK_NULL_HANDLE, 1, &ci, NULL, &o.p));
-    v->f.vkDestroyShaderModule(v->dev, mod, NULL);
-    print_registers(v, o.p, spec[3]);
-    return o;
+        .layout = c->layout, .flags = c->get_exec_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0};
+    VkPipeline p;
+    CHECK_VK(c->f.vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &ci, NULL, &p));
+    c->f.vkDestroyShaderModule(c->dev, mod, NULL);
+    print_registers(c, p, spec[3]);
+    return p;
 }
 
-static void barrier_all(vkb *v, VkCommandBuffer cb, VkPipelineStageFlags src, VkPipelineStageFlags dst) {
+static void barrier_all(const vk_ctx *c, VkCommandBuffer cb, VkPipelineStageFlags src, VkPipelineStageFlags dst) {
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                           .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                           .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
-    v->f.vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
+    c->f.vkCmdPipelineBarrier(cb, src, dst, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
 /* One timed run: reset the counter, then either one dispatch of all stages
- * or one per stage with barriers. Returns device µs; *err the sync error word. */
-typedef struct chain { buf dev, sync, table; int n_stages; } chain;
+ * or one per stage with barriers (and a timestamp after each). Returns
+ * device µs; *err the sync error word; stage_us (per-stage runs) each
+ * stage's time. */
+typedef struct chain { vk_buf dev, sync, table; int n_stages; } chain;
 
-static double run_once(vkb *v, const pipe *pp, chain *ch, uint32_t grid, bool persist, VkQueryPool qp, buf *stage,
+static double run_once(bench_vk *v, VkPipeline pipe, chain *ch, uint32_t grid, bool persist, VkQueryPool qp,
                        uint32_t *err, double *stage_us) {
+    const vk_ctx *c = v->c;
     VkCommandBuffer cb = cmd_begin(v);
-    uint32_t nq = (uint32_t)ch->n_stages + 1;
-    v->f.vkCmdResetQueryPool(cb, qp, 0, nq);
-    v->f.vkCmdFillBuffer(cb, ch->sync.b, 0, 16, 0);
-    barrier_all(v, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
-    v->f.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pp->p);
-    v->f.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 0);
+    uint32_t nq = persist ? 2 : (uint32_t)ch->n_stages + 1;
+    c->f.vkCmdResetQueryPool(cb, qp, 0, nq);
+    c->f.vkCmdFillBuffer(cb, ch->sync.buf, 0, 16, 0);
+    barrier_all(c, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+    c->f.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+    c->f.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 0);
     push_t pu = {.stages = ch->table.addr, .sync = ch->sync.addr, .spin_limit = 1u << 22};
-    if (persist) {
-        pu.first = 0;
-        pu.count = (uint32_t)ch->n_stages;
-        v->f.vkCmdPushConstants(cb, pp->l, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pu, &pu);
-        v->f.vkCmdDispatch(cb, grid, 1, 1);
-    } else {
-        for (int s = 0; s < ch->n_stages; s++) {
-            if (s) barrier_all(v, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
-            pu.first = (uint32_t)s;
-            pu.count = 1;
-            v->f.vkCmdPushConstants(cb, pp->l, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pu, &pu);
-            v->f.vkCmdDispatch(cb, grid, 1, 1);
-            v->f.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, (uint32_t)s + 1);
-        }
-    }
-    if (persist) {   /* only two timestamps were written */
-        nq = 2;
-        v->f.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 1);
+    for (int s = 0; s < (persist ? 1 : ch->n_stages); s++) {
+        if (s) barrier_all(c, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+        pu.first = (uint32_t)s;
+        pu.count = persist ? (uint32_t)ch->n_stages : 1;
+        c->f.vkCmdPushConstants(cb, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pu, &pu);
+        c->f.vkCmdDispatch(cb, grid, 1, 1);
+        c->f.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, (uint32_t)s + 1);
     }
     cmd_submit_wait(v, cb);
-    v->f.vkFreeCommandBuffers(v->dev, v->pool, 1, &cb);
     uint64_t ts[257];
-    CHECK_VK(v->f.vkGetQueryPoolResults(v->dev, qp, 0, nq, sizeof ts, ts, 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+    CHECK_VK(c->f.vkGetQueryPoolResults(c->dev, qp, 0, nq, sizeof ts, ts, 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
     if (!persist && stage_us)
-        for (int s = 0; s < ch->n_stages; s++) stage_us[s] = (double)(ts[s + 1] - ts[s]) * v->ts_period * 1e-3;
+        for (int s = 0; s < ch->n_stages; s++) stage_us[s] = (double)(ts[s + 1] - ts[s]) * c->timestamp_period_ns * 1e-3;
     uint32_t sw[2];
-    download(v, &ch->sync, 0, sw, sizeof sw, stage);
+    download(v, &ch->sync, 0, sw, sizeof sw);
     *err = sw[1];
-    if (getenv("VK_CHAIN_DEBUG") && persist) fprintf(stderr, "sync count %u err %u\n", sw[0], sw[1]);
-    return (double)(ts[nq - 1] - ts[0]) * v->ts_period * 1e-3;
+    if (debug && persist) fprintf(stderr, "sync count %u err %u\n", sw[0], sw[1]);
+    return (double)(ts[nq - 1] - ts[0]) * c->timestamp_period_ns * 1e-3;
 }
 
 /* x as the shader sees it: per 256-block d = absmax / 127, q = round half to
@@ -369,6 +235,7 @@ int main(int argc, char **argv) {
     const char *device = NULL, *model = "8b", *shaders = NULL;
     int layers = 8, runs = 20;
     bool check = false;
+    debug = getenv("VK_CHAIN_DEBUG") != NULL;
     uint32_t grids[8] = {132}, n_grids = 1, wg = 512, u = 4, abl = 0, hn = 1, waitall = 0, xl = 1, xbatch = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *nx = i + 1 < argc ? argv[i + 1] : NULL;
@@ -421,9 +288,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "vk_chain: cannot read %s\n", spv);
         return 1;
     }
-    vkb v;
-    memset(&v, 0, sizeof v);
-    open_device(&v, device);
+    bench_vk v = {0};
+    die_on(vk_ctx_acquire(-1, device, true, &v.c));
+    vk_ctx *c = v.c;
+    fprintf(stderr, "vk_chain: %s, subgroup %u\n", c->name, c->caps.subgroup_size);
+    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = c->queue_family,
+                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT};
+    CHECK_VK(c->f.vkCreateCommandPool(c->dev, &pci, NULL, &v.pool));
+    v.readback = buf_new(&v, 1u << 20, true);
 
     /* ---- weights: POOL_ROWS quantized rows per stage shape, tiled ---- */
     int n_st = 4 * layers;
@@ -449,8 +321,7 @@ int main(int argc, char **argv) {
         r_off[s] = off;
         off += ((size_t)lay[s % 4].N * 4 + 255) / 256 * 256;
     }
-    buf staging = buf_new(&v, 64u << 20, true);
-    buf dev = buf_new(&v, off, false);
+    vk_buf dev = buf_new(&v, off, false);
     uint64_t h = 12345;
 #define RNG() (h = h * 6364136223846793005ull + 1442695040888963407ull, (double)(h >> 11) / 9007199254740992.0 - 0.5)
     /* per stage shape: the pool (quantized) and its dequantized rows for --check */
@@ -477,18 +348,18 @@ int main(int argc, char **argv) {
         unsigned char *w = malloc(most);
         for (int t = 0; t < 4; t++) {
             for (int64_t n = 0; n < lay[t].N; n++) memcpy(w + prb[t] * n, pool[t] + prb[t] * (n % POOL_ROWS), prb[t]);
-            for (int s = t; s < n_st; s += 4) upload(&v, &dev, w_off[s], w, prb[t] * (size_t)lay[t].N, &staging);
+            for (int s = t; s < n_st; s += 4) die_on(vk_upload(c, &dev, w_off[s], w, prb[t] * (size_t)lay[t].N));
         }
         free(w);
     }
     float *x0 = malloc(sizeof(float) * (size_t)maxk);
     for (int64_t k = 0; k < maxk; k++) x0[k] = (float)RNG();
-    upload(&v, &dev, x0_off, x0, sizeof(float) * (size_t)maxk, &staging);
+    die_on(vk_upload(c, &dev, x0_off, x0, sizeof(float) * (size_t)maxk));
+    float **res = calloc((size_t)n_st, sizeof *res);   /* each stage's residual, kept for --check */
     for (int s = 0; s < n_st; s++) {
-        float *r = malloc(sizeof(float) * (size_t)lay[s % 4].N);
-        for (int64_t n = 0; n < lay[s % 4].N; n++) r[n] = (float)RNG() * 0.1f;
-        upload(&v, &dev, r_off[s], r, sizeof(float) * (size_t)lay[s % 4].N, &staging);
-        free(r);
+        res[s] = malloc(sizeof(float) * (size_t)lay[s % 4].N);
+        for (int64_t n = 0; n < lay[s % 4].N; n++) res[s][n] = (float)RNG() * 0.1f;
+        die_on(vk_upload(c, &dev, r_off[s], res[s], sizeof(float) * (size_t)lay[s % 4].N));
     }
     /* ---- stage table: x of stage s is stage s - 1's output ---- */
     gpu_stage *tab = calloc((size_t)n_st, sizeof *tab);
@@ -500,13 +371,13 @@ int main(int argc, char **argv) {
     }
     chain ch = {.dev = dev, .n_stages = n_st};
     ch.table = buf_new(&v, sizeof *tab * (size_t)n_st, false);
-    upload(&v, &ch.table, 0, tab, sizeof *tab * (size_t)n_st, &staging);
+    die_on(vk_upload(c, &ch.table, 0, tab, sizeof *tab * (size_t)n_st));
     ch.sync = buf_new(&v, 256, false);
 
     VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                 .queryCount = (uint32_t)n_st + 1};
     VkQueryPool qp;
-    CHECK_VK(v.f.vkCreateQueryPool(v.dev, &qi, NULL, &qp));
+    CHECK_VK(c->f.vkCreateQueryPool(c->dev, &qi, NULL, &qp));
 
     /* variants: per-stage dispatches, persistent without and with the prefetch */
     struct { const char *name; bool persist; uint32_t pf; } modes[3] = {
@@ -514,7 +385,7 @@ int main(int argc, char **argv) {
     uint32_t spec0[9] = {wg, (uint32_t)maxk, u, 0, hn, abl, waitall, xl, xbatch}, spec1[9];
     memcpy(spec1, spec0, sizeof spec1);
     spec1[3] = 1;   /* decode_chain.comp's PF */
-    pipe pipes[2] = {make_pipe(&v, code, code_bytes, spec0), make_pipe(&v, code, code_bytes, spec1)};
+    VkPipeline pipes[2] = {make_pipe(c, code, code_bytes, spec0), make_pipe(c, code, code_bytes, spec1)};
     double gb = (double)wbytes / 1e9;
     printf("# vk_chain: %s-shaped layers x %d (%d stages, Q4_K, %.3f GB of weights), workgroup %u, U %u, %d runs\n",
            !strcmp(model, "1b") ? "1B" : !strcmp(model, "tiny") ? "tiny" : "8B", layers, n_st, gb, wg, u, runs);
@@ -525,13 +396,13 @@ int main(int argc, char **argv) {
     int failures = 0;
     for (uint32_t gi = 0; gi < n_grids; gi++) {
         for (int mi = 0; mi < 3; mi++) {
-            const pipe *pp = &pipes[modes[mi].pf];
+            VkPipeline pp = pipes[modes[mi].pf];
             double *t = malloc(sizeof(double) * (size_t)runs), type_us[4] = {0}, *st_us = malloc(sizeof(double) * (size_t)n_st);
             uint32_t err = 0, e1;
-            (void)run_once(&v, pp, &ch, grids[gi], modes[mi].persist, qp, &staging, &e1, NULL);   /* warm-up */
+            (void)run_once(&v, pp, &ch, grids[gi], modes[mi].persist, qp, &e1, NULL);   /* warm-up */
             err |= e1;
             for (int r = 0; r < runs && !err; r++) {
-                t[r] = run_once(&v, pp, &ch, grids[gi], modes[mi].persist, qp, &staging, &e1, st_us);
+                t[r] = run_once(&v, pp, &ch, grids[gi], modes[mi].persist, qp, &e1, st_us);
                 for (int s2 = 0; s2 < n_st; s2++) type_us[s2 % 4] += st_us[s2] / (runs * layers);
                 err |= e1;
             }
@@ -558,27 +429,25 @@ int main(int argc, char **argv) {
             float *outs = malloc(sizeof(float) * out_total);
             size_t at = 0;
             for (int s = 0; s < n_st; s++) {
-                download(&v, &dev, o_off[s], outs + at, sizeof(float) * (size_t)lay[s % 4].N, &staging);
+                download(&v, &dev, o_off[s], outs + at, sizeof(float) * (size_t)lay[s % 4].N);
                 at += (size_t)lay[s % 4].N;
             }
-            float *res = malloc(sizeof(float) * 28672);
             double *xr = malloc(sizeof(double) * (size_t)maxk);
             at = 0;
             double worst = 0;
             for (int s = 0; s < n_st; s++) {
                 const stage_desc *d = &lay[s % 4];
                 const float *xs = s ? outs + at - lay[(s - 1) % 4].N : x0;
-                download(&v, &dev, r_off[s], res, sizeof(float) * (size_t)d->N, &staging);
                 /* x rounded as the shader rounds it (8 bits per 256-block), so
                  * the only difference left is float summation order */
                 round_like_shader(xs, xr, d->K);
                 double num = 0, den = 0;
                 for (int64_t n = 0; n < d->N; n++) {
                     const float *wr = pool_f[s % 4] + (size_t)d->K * (size_t)(n % POOL_ROWS);
-                    double y = d->epi ? res[n] : 0;
+                    double y = d->epi ? res[s][n] : 0;
                     for (int64_t k = 0; k < d->K; k++) y += (double)wr[k] * xr[k];
                     double e = (double)outs[at + n] - y;
-                    if (getenv("VK_CHAIN_DEBUG") && fabs(e) > 1e-4 * (fabs(y) + 1e-3))
+                    if (debug && fabs(e) > 1e-4 * (fabs(y) + 1e-3))
                         fprintf(stderr, "stage %d row %lld: %g vs %g\n", s, (long long)n, outs[at + n], y);
                     num += e * e;
                     den += y * y;
@@ -591,7 +460,6 @@ int main(int argc, char **argv) {
                 }
                 at += (size_t)d->N;
             }
-            free(res);
             free(xr);
             if (!ref_out) {
                 ref_out = outs;
@@ -607,17 +475,16 @@ int main(int argc, char **argv) {
         free(ref_out);   /* another grid splits rows differently: compare within a grid only */
         ref_out = NULL;
     }
-    v.f.vkDestroyQueryPool(v.dev, qp, NULL);
-    for (int i = 0; i < 2; i++) {
-        v.f.vkDestroyPipeline(v.dev, pipes[i].p, NULL);
-        v.f.vkDestroyPipelineLayout(v.dev, pipes[i].l, NULL);
-    }
-    buf_free(&v, &ch.table);
-    buf_free(&v, &ch.sync);
-    buf_free(&v, &dev);
-    buf_free(&v, &staging);
-    v.f.vkDestroyCommandPool(v.dev, v.pool, NULL);
-    v.f.vkDestroyDevice(v.dev, NULL);
+    c->f.vkDestroyQueryPool(c->dev, qp, NULL);
+    for (int i = 0; i < 2; i++) c->f.vkDestroyPipeline(c->dev, pipes[i], NULL);
+    vk_buf_destroy(c, &ch.table);
+    vk_buf_destroy(c, &ch.sync);
+    vk_buf_destroy(c, &dev);
+    vk_buf_destroy(c, &v.readback);
+    c->f.vkDestroyCommandPool(c->dev, v.pool, NULL);
+    vk_ctx_release(c);
+    for (int s = 0; s < n_st; s++) free(res[s]);
+    free(res);
     for (int t = 0; t < 4; t++) {
         free(pool[t]);
         free(pool_f[t]);
