@@ -22,6 +22,8 @@ static rlx_graph *cached_attention_graph(void) {
     rlx_node len = rlx_input(g, "kv_len", RLX_I32, 1, one);
     rlx_node kc = rlx_kv_write(g, rlx_param(g, "k_cache", RLX_F32, 4, cd), k, pos);
     rlx_node vc = rlx_kv_write(g, rlx_param(g, "v_cache", RLX_F32, 4, cd), v, pos);
+    rlx_set_name(g, kc, "k_write");   /* errors name the write */
+    rlx_set_name(g, vc, "v_write");
     rlx_output(g, "out", rlx_attention_kv(g, q, kc, vc, RLX_MASK_CAUSAL, RLX_NO_NODE, 0, len));
     return g;
 }
@@ -84,7 +86,8 @@ static void check_prefill_equals_decode(rlx_backend backend, char *limit_msg) {
     CHECK(test_close_f32_f64("prompt+decode", mixed, want, H * T * D, 1e-5));
     /* the context limit: writing past the capacity is a clean error */
     CHECK_STATUS(run_at(e, q, k, v, 0, 3, CAP - 2, decode), RLX_STATUS_INVALID_ARGUMENT);
-    CHECK(strstr(rlx_last_error(), "context limit") != NULL && strstr(rlx_last_error(), "kv_write") != NULL);
+    CHECK_MSG(strstr(rlx_last_error(), "context limit") != NULL && strstr(rlx_last_error(), "kv_write 'k_write'") != NULL,
+              "%s", rlx_last_error());
     snprintf(limit_msg, 256, "%s", rlx_last_error());
     /* a negative position says so (not "positions [-1, 2) exceed the capacity") */
     CHECK_STATUS(run_at(e, q, k, v, 0, 3, -1, decode), RLX_STATUS_INVALID_ARGUMENT);

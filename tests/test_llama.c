@@ -165,6 +165,10 @@ TEST(llama_bad_hparams) {
         CHECK_STATUS(llama_build_graph(&hp, 8, LLAMA_LOGITS_ALL, NULL, NULL, &g), RLX_STATUS_FORMAT);
         CHECK(g == NULL && strstr(rlx_last_error(), "rotary dims"));
     }
+    /* which logits rows: one of the two values, nothing else */
+    hp = small_hparams(LLAMA_ARCH_LLAMA);
+    CHECK_STATUS(llama_build_graph(&hp, 8, (llama_logits)7, NULL, NULL, &g), RLX_STATUS_INVALID_ARGUMENT);
+    CHECK(g == NULL && strstr(rlx_last_error(), "logits rows 7"));
 }
 
 /* ------------------------------------------------------------------------

@@ -5,16 +5,22 @@
  */
 #include "core/core.h"
 #include <stdio.h>
+#include <string.h>
 
 #define RLX_ERROR_CAP 1024
 
 static _Thread_local char last_error[RLX_ERROR_CAP];
 
 rlx_status rlx_fail(rlx_status status, const char *fmt, ...) {
+    /* formatted aside first: callers may pass rlx_last_error() itself as an
+     * argument (wrapping an inner error), and vsnprintf into its own source
+     * is undefined */
+    char msg[RLX_ERROR_CAP];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(last_error, msg, sizeof msg);
     rlx_log_msg(RLX_LOG_DEBUG, "%s: %s", rlx_status_name(status), last_error);
     return status;
 }

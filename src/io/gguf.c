@@ -147,11 +147,6 @@ static rlx_status rd_str(parser *p, uint64_t *off, uint64_t *len_out, bool allow
 
 static bool is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
-/* Validates and steps over the n elements of an array whose count was just
- * read (errors about the count point at it), at nesting level depth (1: a
- * metadata value). Nothing is stored, so arrays of arrays cost no memory;
- * every element consumes input, so the work is linear in the file size; and
- * the depth cap bounds the recursion. */
 /* An array count too large for the bytes left; reported at the count (the
  * 8 bytes just read), so the message's offset points at the bad field. */
 static rlx_status array_cannot_fit(parser *p, uint32_t et, uint64_t n) {
@@ -160,6 +155,11 @@ static rlx_status array_cannot_fit(parser *p, uint32_t et, uint64_t n) {
                 (unsigned long long)(left(p) - 8));
 }
 
+/* Validates and steps over the n elements of an array whose count was just
+ * read (errors about the count point at it), at nesting level depth (1: a
+ * metadata value). Nothing is stored, so arrays of arrays cost no memory;
+ * every element consumes input, so the work is linear in the file size; and
+ * the depth cap bounds the recursion. */
 static rlx_status skip_elems(parser *p, uint32_t et, uint64_t n, int depth) {
     gguf_file *f = p->f;
     rlx_status st;

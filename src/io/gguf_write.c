@@ -409,19 +409,23 @@ static rlx_status scratch_get(scratch *sc, const wtensor *t, void **out) {
 }
 
 /* Tensor i's bytes from its fill into dst. A failing fill keeps its status,
- * and its message gains the tensor's name (the message is copied first:
- * rlx_fail writes the buffer it would read). */
+ * and its message gains the tensor's name. */
 static rlx_status run_fill(const gguf_writer *w, size_t i, void *dst) {
     const wtensor *t = &w->t[i];
     rlx_clear_error();   /* so a fill that fails without a message is not blamed for an old one */
     rlx_status st = t->fill(t->fill_ctx, dst, t->size);
     if (st == RLX_OK) return RLX_OK;
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", rlx_last_error()[0] ? rlx_last_error() : "(no message)");
-    return rlx_fail(st, "gguf writer: tensor '%s' (%zu of %zu): %s", t->name, i + 1, w->n_t, msg);
+    return rlx_fail(st, "gguf writer: tensor '%s' (%zu of %zu): %s", t->name, i + 1, w->n_t,
+                    rlx_last_error()[0] ? rlx_last_error() : "(no message)");
 }
 
 static uint64_t pad_of(const wtensor *t, uint32_t align) { return align_up(t->size, align) - t->size; }
+
+/* Tensor i's fill run into the scratch buffer (grown as needed); *bytes is it. */
+static rlx_status fill_scratch(const gguf_writer *w, size_t i, scratch *sc, void **bytes) {
+    rlx_status st = scratch_get(sc, &w->t[i], bytes);
+    return st ? st : run_fill(w, i, *bytes);
+}
 
 rlx_status gguf_write_memory(const gguf_writer *w, void **out, size_t *size) {
     if (!w || !out || !size) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL argument");
@@ -448,14 +452,14 @@ rlx_status gguf_write_memory(const gguf_writer *w, void **out, size_t *size) {
         } else if ((uintptr_t)dst % _Alignof(max_align_t) == 0) {
             st = run_fill(w, i, dst);   /* in place: no scratch */
         } else {   /* general.alignment below malloc's: fills are promised aligned memory */
-            void *tmp;
-            st = scratch_get(&sc, t, &tmp);
-            if (!st) st = run_fill(w, i, tmp);
+            void *tmp = NULL;
+            st = fill_scratch(w, i, &sc, &tmp);
             if (!st && t->size) memcpy(dst, tmp, (size_t)t->size);
         }
+        size_t pad = (size_t)pad_of(t, align);
         len += (size_t)t->size;
-        memset(p + len, 0, (size_t)pad_of(t, align));
-        len += (size_t)pad_of(t, align);
+        memset(p + len, 0, pad);
+        len += pad;
     }
     free(sc.p);
     if (st) { free(p); return st; }
@@ -477,11 +481,9 @@ static rlx_status write_body(const gguf_writer *w, const bbuf *b, uint32_t align
         const wtensor *t = &w->t[i];
         const void *src = t->data;
         if (t->fill) {
-            void *dst;
-            st = scratch_get(&sc, t, &dst);
-            if (!st) st = run_fill(w, i, dst);
-            if (st) break;
-            src = dst;
+            void *filled = NULL;
+            if ((st = fill_scratch(w, i, &sc, &filled)) != RLX_OK) break;
+            src = filled;
         }
         ok = fwrite(src, 1, (size_t)t->size, fp) == t->size;
         size_t pad = (size_t)pad_of(t, align);

@@ -157,6 +157,9 @@ rlx_status llama_build_graph(const llama_hparams *hp, int n_ctx, llama_logits ro
                              void *user, rlx_graph **out) {
     weight_types wts = {dtype_of, user}, *wt = &wts;
     *out = NULL;
+    if (rows != LLAMA_LOGITS_ALL && rows != LLAMA_LOGITS_LAST)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "llama: logits rows %d is neither LLAMA_LOGITS_ALL nor LLAMA_LOGITS_LAST",
+                        (int)rows);
     rlx_status st = llama_hparams_check(hp);
     if (st != RLX_OK) return st;
     const int hd = hp->head_dim, E = hp->n_embd, rot = hp->rope_dims ? hp->rope_dims : hd;
