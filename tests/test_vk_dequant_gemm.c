@@ -281,3 +281,42 @@ TEST(vk_dequant_gemm_split_k) {
     unsetenv("RLX_VK_DQ_SPLITK");
     CHECK(ok);
 }
+
+/* K = 0: the product is zeros (w is never read), plain and with the fused
+ * residual add and SwiGLU, at a prefill and a decode row count; the CPU gives
+ * the same (zeros, r, and silu(0) * 0). */
+TEST(vk_dequant_gemm_empty_k) {
+    VKP_REQUIRE();
+    for (int mi = 0; mi < 2; mi++) {
+        int64_t M = mi ? 16 : 1, N = 24;
+        for (int form = 0; form < 3; form++) {
+            rlx_graph *g = rlx_graph_new();
+            int64_t xd[2] = {M, 0}, wd[2] = {N, 0}, rd[2] = {M, N};
+            rlx_node x = rlx_input(g, "x", RLX_F32, 2, xd), r = rlx_input(g, "r", RLX_F32, 2, rd);
+            rlx_node w = rlx_param(g, "w", RLX_F16, 2, wd);
+            rlx_node y = rlx_dequant_matmul(g, x, w);
+            if (form == 1) y = rlx_add(g, y, r);   /* fused into dequant_matmul_add */
+            if (form == 2) y = rlx_mul(g, rlx_silu(g, y), rlx_dequant_matmul(g, x, rlx_param(g, "u", RLX_F16, 2, wd)));
+            rlx_output(g, "y", y);
+            float rv[16 * 24];
+            test_fill_uniform_f32(rv, (int)(M * N), -1, 1);
+            rlx_tensor in[2] = {{.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, 0}, .data = rv, .bytes = 0},
+                                {.name = "r", .dtype = RLX_F32, .rank = 2, .dims = {M, N}, .data = rv,
+                                 .bytes = sizeof(float) * (size_t)(M * N)}};
+            CHECK_MSG(vkp_compare(g, in, 2, 1e-6, true), "M = %lld, form %d", (long long)M, form);
+            /* and the CPU side is the exact answer, not just equal to Vulkan's */
+            rlx_exec *e;
+            float yv[16 * 24];
+            CHECK_OK(rlx_compile(g, NULL, &e));
+            CHECK_OK(rlx_exec_set_param(e, "w", RLX_F16, NULL, 0));
+            if (form == 2) CHECK_OK(rlx_exec_set_param(e, "u", RLX_F16, NULL, 0));
+            CHECK_OK(rlx_exec_run(e, in, 2));
+            CHECK_OK(rlx_exec_read_output(e, "y", yv, sizeof(float) * (size_t)(M * N)));
+            for (int64_t i = 0; i < M * N; i++)
+                CHECK_MSG(yv[i] == (form == 1 ? rv[i] : 0.0f), "M = %lld, form %d: y[%lld] = %g", (long long)M, form,
+                          (long long)i, (double)yv[i]);
+            rlx_exec_free(e);
+            rlx_graph_free(g);
+        }
+    }
+}

@@ -141,18 +141,12 @@ rlx_status vk_emit_matmul_f32_nt(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64
  * rounding for weights of type dt on this device (dequant_matmul.c): the
  * Vulkan backend folds norms only where this holds. */
 bool vk_i8_folds_norm(const vk_caps *caps, rlx_dtype dt, int64_t M, int64_t K);
-/* DEQUANT_MATMUL for M > 8 (prefill), w of K elements per row (dequant_gemm.c). */
-rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes);
-/* The same product of x (c->in[0]) and w (c->in[1]) split over K into
- * partials in scratch, then one epilogue.comp pass into c->out that sums them
- * and applies the tail: 0 none, 1 + res, 2 SwiGLU (silu(x·wᵀ) · (x·w2ᵀ)).
- * Returns false, emitting nothing, where the product would not be split. */
-bool vk_lower_dequant_gemm_split(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int tail,
-                                 uint64_t res, const vk_tensor *w2, rlx_status *st);
-/* epilogue.comp over n elements: out = A, A + b or silu(A) · B (epi 0, 1, 2),
- * where A (and B for epi 2) sums `slices` split-K partial slices of n. */
-rlx_status vk_emit_dq_epilogue(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64_t out, int64_t n, int epi, uint32_t slices,
-                               bool scratch);
+/* DEQUANT_MATMUL for M > 8 (prefill), w (c->in[1]) of K >= 0 elements per row
+ * (dequant_gemm.c), with a tail: 0 none, 1 + res, 2 SwiGLU (silu(x·wᵀ) ·
+ * (x·w2ᵀ)). Where the grid has few tiles the product is split over K into
+ * partials in scratch that one epilogue.comp pass sums with the tail. */
+rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int tail,
+                                 uint64_t res, const vk_tensor *w2);
 
 /* ---- lowering entry points by family (src/vulkan/lower/<family>.c) ---- */
 rlx_status vk_lower_binary(vk_lower_ctx *c);     /* ADD..POW, EQ..GE */

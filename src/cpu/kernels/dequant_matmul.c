@@ -187,7 +187,7 @@ rlx_status cpu_dequant_matmul(const cpu_kernel_ctx *k) {
     memset(&c, 0, sizeof c);
     c.K = w->dims[1];
     c.N = w->dims[0];
-    c.M = c.K ? x->numel / c.K : 0;
+    c.M = c.N ? k->out.numel / c.N : 0;   /* from out: with K = 0, x has no elements to count rows by */
     c.x = x->data;
     c.w = w->data;
     c.out = k->out.data;

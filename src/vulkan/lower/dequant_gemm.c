@@ -164,10 +164,11 @@ static uint32_t split_count(const vk_lower_ctx *c, const gemm_plan *g, int64_t M
     return (uint32_t)cdiv(steps, per);
 }
 
-/* The GEMM dispatch of x (c->in[0]) and w into out: one product, or with
- * splits > 1 the split-K partials, slice z at out + z * M * N floats. */
-static rlx_status emit_gemm(vk_lower_ctx *c, const gemm_plan *g, const vk_tensor *w, uint64_t out, int64_t M, int64_t N,
-                            int64_t K, uint64_t row_bytes, uint32_t splits, uint32_t kparts, bool uses_scratch) {
+/* The GEMM dispatch of x (c->in[0]) and w into out (in scratch or not): one
+ * product (splits 1), or the split-K partials of kparts parts each, slice z
+ * at out + z * M * N floats. K == 0 gives zeros (w is never read). */
+static rlx_status emit_gemm(vk_lower_ctx *c, const gemm_plan *g, const vk_tensor *w, uint64_t out, bool uses_scratch,
+                            int64_t M, int64_t N, int64_t K, uint64_t row_bytes, uint32_t splits, uint32_t kparts) {
     char lb[160];
     const vk_tensor *x = &c->in[0];
     const vk_caps *cp = c->caps;
@@ -179,8 +180,8 @@ static rlx_status emit_gemm(vk_lower_ctx *c, const gemm_plan *g, const vk_tensor
         int64_t be = dt >= RLX_Q2_K ? 256 : 32;
         bb = (uint32_t)rlx_tensor_bytes(dt, 1, &be);
     }
-    if (g->tiled_f32) {
-        c->tier = "dequant-tiled-f32";
+    if (K == 0 || g->tiled_f32) {   /* tiled_f32 never splits */
+        c->tier = K == 0 ? "dequant-empty-k" : "dequant-tiled-f32";
         return vk_emit_matmul_f32_nt(c, x->addr, w->addr, out, M, N, K, uses_scratch);
     }
 
@@ -194,7 +195,7 @@ static rlx_status emit_gemm(vk_lower_ctx *c, const gemm_plan *g, const vk_tensor
     p.K = (uint32_t)K;
     p.row_bytes = (uint32_t)row_bytes;
     p.parts = (uint32_t)cdiv(K, 32);   /* block rows are whole blocks, so K % 32 == 0 there */
-    p.kparts = splits > 1 ? kparts : 0;
+    p.kparts = splits > 1 ? kparts : p.parts;
 
     uint32_t vec = 0;
     if (K % 4 == 0 && x->addr % 16 == 0) vec |= 1;
@@ -248,13 +249,15 @@ static rlx_status emit_gemm(vk_lower_ctx *c, const gemm_plan *g, const vk_tensor
 /* Mirrors the push block of shaders/epilogue.comp (std430). */
 typedef struct dq_epi_push {
     uint64_t a, b, out;
-    uint32_t n, stride;
+    uint32_t n, pad;
 } dq_epi_push;
 _Static_assert(sizeof(dq_epi_push) == 32, "dq_epi_push must match epilogue.comp");
 
-rlx_status vk_emit_dq_epilogue(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64_t out, int64_t n, int epi, uint32_t slices,
-                               bool scratch) {
-    dq_epi_push p = {a, b, out, (uint32_t)n, (uint32_t)n};
+/* epilogue.comp over n elements: out = A, A + b or silu(A) · B (epi 0, 1, 2),
+ * where A (and B for epi 2) sums `slices` split-K partial slices of n. */
+static rlx_status emit_epilogue(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64_t out, int64_t n, int epi, uint32_t slices,
+                                bool scratch) {
+    dq_epi_push p = {a, b, out, (uint32_t)n, 0};
     vk_dispatch *d = vk_emit(c, "epilogue", &p, sizeof p);
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = (uint32_t)epi;
@@ -265,37 +268,36 @@ rlx_status vk_emit_dq_epilogue(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64_t
     return RLX_OK;
 }
 
-/* vk_lower_dequant_gemm_split for the plan g of c's weights. */
-static bool lower_split(vk_lower_ctx *c, const gemm_plan *g, int64_t M, int64_t N, int64_t K, uint64_t row_bytes,
-                        int tail, uint64_t res, const vk_tensor *w2, rlx_status *st) {
+/* The product of x and w, split over K where the grid has few tiles, then
+ * one epilogue.comp pass into c->out that sums the splits and applies the
+ * tail (0 none, 1 + res, 2 SwiGLU with w2's product). Unsplit: a plain
+ * product goes straight to c->out; + res is computed into c->out, then
+ * added there; SwiGLU's two products go to scratch. */
+rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int tail,
+                                 uint64_t res, const vk_tensor *w2) {
+    char lb[160];
     const vk_tensor *w = &c->in[1];
-    uint32_t kparts, splits = K > 0 ? split_count(c, g, M, N, K, &kparts) : 1;
-    if (splits <= 1) return false;
+    gemm_plan g = plan_gemm(c, w->dtype, N);
+    uint32_t kparts = 0, splits = K > 0 ? split_count(c, &g, M, N, K, &kparts) : 1;
     uint64_t slice = (uint64_t)M * (uint64_t)N * 4, part = ((uint64_t)splits * slice + 255) & ~(uint64_t)255;
+    if (splits == 1 && tail < 2) {   /* the product into out */
+        if (tail == 1 && c->out.addr < res + slice && res < c->out.addr + slice)   /* the planner keeps r live, so never */
+            return rlx_fail(RLX_STATUS_INTERNAL, "%s: output overlaps the residual", vk_node_label(c, lb, sizeof lb));
+        rlx_status st = emit_gemm(c, &g, w, c->out.addr, false, M, N, K, row_bytes, 1, 0);
+        if (st != RLX_OK || tail == 0) return st;
+        c->tier = "dequant-gemm+add";
+        return emit_epilogue(c, c->out.addr, res, c->out.addr, M * N, 1, 1, false);
+    }
     uint64_t a = c->scratch_addr, b = a + part;
     c->scratch_bytes = tail == 2 ? 2 * part : part;
-    if ((*st = emit_gemm(c, g, w, a, M, N, K, row_bytes, splits, kparts, true)) != RLX_OK) return true;
-    if (tail == 2 && (*st = emit_gemm(c, g, w2, b, M, N, K, row_bytes, splits, kparts, true)) != RLX_OK) return true;
+    rlx_status st = emit_gemm(c, &g, w, a, true, M, N, K, row_bytes, splits, kparts);
+    if (st == RLX_OK && tail == 2) st = emit_gemm(c, &g, w2, b, true, M, N, K, row_bytes, splits, kparts);
+    if (st != RLX_OK) return st;
     const char *prod = c->tier;
-    *st = vk_emit_dq_epilogue(c, a, tail == 2 ? b : res, c->out.addr, M * N, tail, splits, true);
-    c->tier = tail == 0 ? prod : g->coop ? (tail == 1 ? "dequant-mm-coopmat-splitk+add" : "dequant-mm-coopmat-splitk+swiglu")
-                                        : (tail == 1 ? "dequant-mm-splitk+add" : "dequant-mm-splitk+swiglu");
-    return true;
-}
-
-bool vk_lower_dequant_gemm_split(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int tail,
-                                 uint64_t res, const vk_tensor *w2, rlx_status *st) {
-    gemm_plan g = plan_gemm(c, c->in[1].dtype, N);
-    return lower_split(c, &g, M, N, K, row_bytes, tail, res, w2, st);
-}
-
-/* Called by vk_lower_dequant_matmul (declared there) after its checks: x and
- * out f32, w a decodable [N, K] with rows of row_bytes, M > 0, K > 0, and
- * M*K, M*N and N below 2^31 (shader indices are 32-bit; weight addresses are
- * 64-bit, so N*K itself is not limited). */
-rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes) {
-    rlx_status st;
-    gemm_plan g = plan_gemm(c, c->in[1].dtype, N);
-    if (lower_split(c, &g, M, N, K, row_bytes, 0, 0, NULL, &st)) return st;
-    return emit_gemm(c, &g, &c->in[1], c->out.addr, M, N, K, row_bytes, 1, 0, false);
+    st = emit_epilogue(c, a, tail == 2 ? b : res, c->out.addr, M * N, tail, splits, true);
+    if (splits == 1) c->tier = "dequant-gemm+swiglu";
+    else if (tail) c->tier = g.coop ? (tail == 1 ? "dequant-mm-coopmat-splitk+add" : "dequant-mm-coopmat-splitk+swiglu")
+                                    : (tail == 1 ? "dequant-mm-splitk+add" : "dequant-mm-splitk+swiglu");
+    else c->tier = prod;
+    return st;
 }

@@ -484,16 +484,11 @@ rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c) {
         c->tier = "empty";
         return RLX_OK;
     }
-    if (K == 0) {   /* zeros: the GEMM's K = 0 path (w is never read) */
-        c->tier = "dequant-empty-k";
-        return vk_emit_matmul_f32_nt(c, x->addr, w->addr, o->addr, M, N, 0, false);
-    }
-
     /* ---- decode shapes: a matvec ---- */
     if (takes_matvec(c, &d)) return emit_matvec(c, w->dtype, x->addr, w->addr, 0, 0, o->addr, M, N, K, d.row_bytes, 0);
 
-    /* ---- prefill: weight tiles decoded into shared memory (dequant_gemm.c) ---- */
-    return vk_lower_dequant_gemm(c, M, N, K, d.row_bytes);
+    /* ---- prefill, and K = 0 (zeros): weight tiles decoded into shared memory (dequant_gemm.c) ---- */
+    return vk_lower_dequant_gemm(c, M, N, K, d.row_bytes, 0, 0, NULL);
 }
 
 rlx_status vk_lower_dequant_rows(vk_lower_ctx *c) {
@@ -527,32 +522,13 @@ rlx_status vk_lower_dequant_rows(vk_lower_ctx *c) {
 /* Lowers the unfused DEQUANT_MATMUL of x = c->in[0] and w into out through
  * a sub-context, appending its dispatches to c (marked as scratch users when
  * out is in scratch); *scratch_need gets the scratch it used itself. */
-static rlx_status lower_product(vk_lower_ctx *c, const vk_tensor *w, uint64_t out, bool out_in_scratch,
-                                uint64_t *scratch_need) {
-    vk_lower_ctx s = *c;
-    s.n_in = 2;
-    s.in[1] = *w;
-    s.out.addr = out;
-    s.n_d = 0;
-    s.scratch_bytes = 0;
-    rlx_status st = vk_lower_dequant_matmul(&s);
-    if (st != RLX_OK) return st;
-    for (int k = 0; k < s.n_d; k++) {
-        if (c->n_d >= VK_MAX_DISPATCHES) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: too many dispatches for one node");
-        c->d[c->n_d] = s.d[k];
-        c->d[c->n_d].uses_scratch |= out_in_scratch;
-        c->n_d++;
-    }
-    *scratch_need = s.scratch_bytes;
-    return RLX_OK;
-}
-
 /*
  * DEQUANT_MATMUL_ADD (x, w, r) and DEQUANT_SWIGLU (x, wg, wu), made by
  * passes/fuse.c. Decode shapes: one matvec dispatch with the
  * epilogue, so a decoder's residual adds and SwiGLU cost no dispatches of
- * their own. Other shapes: the unfused lowering makes the products (into
- * out, or into scratch for the two SwiGLU products), then epilogue.comp.
+ * their own. Other shapes: the prefill GEMM makes the products (into out, or
+ * into scratch for the two SwiGLU products or split-K partials), then
+ * epilogue.comp (vk_lower_dequant_gemm).
  */
 rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) {
     char lb[160];
@@ -578,38 +554,8 @@ rlx_status vk_lower_dequant_fused(vk_lower_ctx *c) {
     if (takes_matvec(c, &d))
         return emit_matvec(c, dt, x->addr, w->addr, swiglu ? third->addr : 0, swiglu ? 0 : third->addr, o->addr, d.M, d.N,
                            d.K, d.row_bytes, swiglu ? 2 : 1);
-    /* split-K GEMMs sum their partials in the epilogue pass that adds r or applies SwiGLU */
-    if (vk_lower_dequant_gemm_split(c, d.M, d.N, d.K, d.row_bytes, swiglu ? 2 : 1, swiglu ? 0 : third->addr,
-                                    swiglu ? third : NULL, &st))
-        return st;
-    uint64_t need = 0;
-    uint64_t bytes = (uint64_t)o->numel * 4;
-    if (!swiglu) {
-        /* the product goes to out, then out += r: out must not be r's memory
-         * (the planner keeps an input live through its consumer, so it never is) */
-        if (o->addr < third->addr + bytes && third->addr < o->addr + bytes)
-            return rlx_fail(RLX_STATUS_INTERNAL, "%s: output overlaps the residual", vk_node_label(c, lb, sizeof lb));
-        c->tier = "dequant-gemm+add";
-        if ((st = lower_product(c, w, o->addr, false, &need)) != RLX_OK) return st;
-        c->scratch_bytes = need;
-        return vk_emit_dq_epilogue(c, o->addr, third->addr, o->addr, o->numel, 1, 1, false);
-    }
-    /* the two products go to scratch, after what the product lowering itself
-     * uses (the same for both: same shapes), which a dry run measures */
-    vk_lower_ctx probe = *c;
-    probe.n_in = 2;
-    probe.n_d = 0;
-    probe.scratch_bytes = 0;
-    if ((st = vk_lower_dequant_matmul(&probe)) != RLX_OK) return st;
-    c->tier = "dequant-gemm+swiglu";
-    uint64_t prod = (bytes + 255) & ~(uint64_t)255;
-    uint64_t base = (probe.scratch_bytes + 255) & ~(uint64_t)255;
-    uint64_t gate = c->scratch_addr + base, up = gate + prod;
-    if ((st = lower_product(c, w, gate, true, &need)) != RLX_OK || (st = lower_product(c, third, up, true, &need)) != RLX_OK)
-        return st;
-    if (need > base) return rlx_fail(RLX_STATUS_INTERNAL, "%s: product scratch grew", vk_node_label(c, lb, sizeof lb));
-    c->scratch_bytes = base + 2 * prod;
-    return vk_emit_dq_epilogue(c, gate, up, o->addr, o->numel, 2, 1, true);
+    /* prefill: the GEMM (split-K or not) and an epilogue pass that adds r or applies SwiGLU */
+    return vk_lower_dequant_gemm(c, d.M, d.N, d.K, d.row_bytes, swiglu ? 2 : 1, swiglu ? 0 : third->addr, swiglu ? third : NULL);
 }
 
 /*

@@ -21,7 +21,7 @@ layout(push_constant, std430) uniform DqmmPush {
     uint row_bytes;    // bytes of one row of w
     uint parts;        // parts per row: K / 32 (block types) or ceil(K / 32)
     uint tiles_m;      // row tiles (the y grid may be smaller and loop)
-    uint kparts;       // split-K: parts per split (0: one split); see dqmm_parts
+    uint kparts;       // split-K: parts per split (parts: one split); see dqmm_parts
     uint pad1;
 } p;
 
@@ -34,8 +34,8 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer DqmmU4 { uv
 // every row (the last split fewer) and stores its partial product in slice z
 // of out, [splits][M][N]; a second pass (epilogue.comp) sums the slices.
 void dqmm_parts(out uint q0, out uint qend) {
-    q0 = p.kparts == 0u ? 0u : gl_WorkGroupID.z * p.kparts;
-    qend = p.kparts == 0u ? p.parts : min(p.parts, q0 + p.kparts);
+    q0 = gl_WorkGroupID.z * p.kparts;
+    qend = min(p.parts, q0 + p.kparts);
 }
 uint64_t dqmm_out() { return p.out_ + uint64_t(gl_WorkGroupID.z) * uint64_t(p.M) * uint64_t(p.N) * uint64_t(4); }
 

@@ -1,8 +1,8 @@
 // epilogue.comp — the elementwise tail of a DEQUANT_MATMUL whose product came
 // from the prefill GEMM (dequant_gemm.c, dequant_matmul.c): with A = a and
 // B = b, out = A (EPI 0), A + B (EPI 1, the residual add) or silu(A) * B
-// (EPI 2, SwiGLU), all f32. Split-K products are NS slices of `stride`
-// elements each, summed here in slice order (a fixed order, so runs repeat
+// (EPI 2, SwiGLU), all f32. Split-K products are NS slices of n elements
+// each, summed here in slice order (a fixed order, so runs repeat
 // bit for bit): A = sum of a's NS slices, and for EPI 2 B = sum of b's (the
 // up product's); EPI 1's b is the residual, one slice.
 // out may alias a or b when NS is 1 (each element is read before it is written).
@@ -16,12 +16,12 @@ layout(local_size_x = 256) in;
 
 layout(push_constant) uniform PC {
     uint64_t a, b, out_;
-    uint n, stride;
+    uint n, pad;
 } pc;
 
 float slices(uint64_t base, uint i) {
     float s = F32Buf(base).v[i];
-    [[unroll]] for (uint z = 1u; z < NS; z++) s += F32Buf(base + uint64_t(z) * uint64_t(pc.stride) * uint64_t(4)).v[i];
+    [[unroll]] for (uint z = 1u; z < NS; z++) s += F32Buf(base + uint64_t(z) * uint64_t(pc.n) * uint64_t(4)).v[i];
     return s;
 }
 
