@@ -6,6 +6,7 @@
  * and views feeding other ops; under every test configuration.
  */
 #include "ops_common.h"
+#include "vk_parity.h"
 #include <string.h>
 
 /* Runs a one-input one-output f32 graph and compares exactly (movement ops copy). */
@@ -341,30 +342,40 @@ TEST(ops_slice_last) {
     }
     ops_free_all();
 
-    /* symbolic: x [seq, 3], y = the last 2 rows, for seq = 5, 2, 9; seq = 1 is a SHAPE error */
+    /* symbolic: x [seq, 3], y = the last 2 rows, for seq = 5, 2, 9; seq = 1 is
+     * a SHAPE error; on the CPU, and on Vulkan where a device is (the start is
+     * resolved per specialization, so each backend's rebinding is checked) */
     rlx_graph *g = rlx_graph_new();
     int64_t seq = rlx_symbol(g, "seq"), xd[2] = {seq, 3};
     CHECK_OK(rlx_output(g, "y", rlx_slice_last(g, rlx_input(g, "x", RLX_F32, 2, xd), 0, 2)));
     CHECK(rlx_graph_status(g) == RLX_OK);
-    rlx_compile_options o;
-    rlx_compile_options_init(&o);
-    o.backend = RLX_BACKEND_CPU;
-    rlx_exec *e = NULL;
-    CHECK_OK(rlx_compile(g, &o, &e));
-    float xs[27], y[6];
-    for (int i = 0; i < 27; i++) xs[i] = (float)i;
-    static const int64_t seqs[] = {5, 2, 9};
-    for (int s = 0; s < 3 && e; s++) {
-        rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {seqs[s], 3}, .data = xs,
-                         .bytes = sizeof(float) * 3 * (size_t)seqs[s]};
-        CHECK_OK(rlx_exec_run(e, &in, 1));
-        CHECK_OK(rlx_exec_read_output(e, "y", y, sizeof y));
-        for (int i = 0; i < 6; i++) CHECK_MSG(y[i] == (float)(3 * (seqs[s] - 2) + i), "seq %lld y[%d] = %g", (long long)seqs[s], i, y[i]);
+    for (int b = 0; b < 2; b++) {
+        rlx_compile_options o;
+        if (b == 1) {
+            if (!vkp_available()) break;
+            vkp_options(&o);
+        } else {
+            rlx_compile_options_init(&o);
+            o.backend = RLX_BACKEND_CPU;
+        }
+        rlx_exec *e = NULL;
+        CHECK_OK(rlx_compile(g, &o, &e));
+        float xs[27], y[6];
+        for (int i = 0; i < 27; i++) xs[i] = (float)i;
+        static const int64_t seqs[] = {5, 2, 9};
+        for (int s = 0; s < 3 && e; s++) {
+            rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {seqs[s], 3}, .data = xs,
+                             .bytes = sizeof(float) * 3 * (size_t)seqs[s]};
+            CHECK_OK(rlx_exec_run(e, &in, 1));
+            CHECK_OK(rlx_exec_read_output(e, "y", y, sizeof y));
+            for (int i = 0; i < 6; i++)
+                CHECK_MSG(y[i] == (float)(3 * (seqs[s] - 2) + i), "backend %d seq %lld y[%d] = %g", b, (long long)seqs[s], i, y[i]);
+        }
+        rlx_tensor one = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, 3}, .data = xs, .bytes = sizeof(float) * 3};
+        CHECK_STATUS(e ? rlx_exec_run(e, &one, 1) : RLX_STATUS_SHAPE, RLX_STATUS_SHAPE);
+        CHECK_MSG(strstr(rlx_last_error(), "last 2 entries") != NULL, "%s", rlx_last_error());
+        rlx_exec_free(e);
     }
-    rlx_tensor one = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, 3}, .data = xs, .bytes = sizeof(float) * 3};
-    CHECK_STATUS(e ? rlx_exec_run(e, &one, 1) : RLX_STATUS_SHAPE, RLX_STATUS_SHAPE);
-    CHECK_MSG(strstr(rlx_last_error(), "last 2 entries") != NULL, "%s", rlx_last_error());
-    rlx_exec_free(e);
     rlx_graph_free(g);
 
     /* builder errors */

@@ -451,10 +451,8 @@ rlx_status shape_slice(const ir_graph *g, ir_node *n) {
             if (last > dim.k)
                 FAIL(RLX_STATUS_SHAPE, "the last %lld entries of axis %d, whose size is %lld", (long long)last, axis,
                      (long long)dim.k);
-            n->ia[1] = dim.k - last;
+            n->ia[1] = dim.k - last;   /* step 1 and the length: the builder's */
         }
-        n->ia[2] = 1;
-        n->shape.d[axis] = ir_dim_const(last);
     }
     int64_t start = n->ia[1], step = n->ia[2];
     ir_dim len = n->shape.d[axis];   /* the builder stored the length */
