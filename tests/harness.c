@@ -98,12 +98,26 @@ bool test_temp_file(char *path_template) {
     return true;
 }
 
+bool test_read_file(const char *path, void **out, size_t *size) {
+    *out = NULL;
+    *size = 0;
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return false;
+    long n = fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : -1;
+    bool ok = n >= 0 && fseek(fp, 0, SEEK_SET) == 0 && (*out = malloc(n > 0 ? (size_t)n : 1)) != NULL &&
+              (*size = fread(*out, 1, (size_t)n, fp)) == (size_t)n;
+    fclose(fp);
+    if (!ok) {
+        free(*out);
+        *out = NULL;
+    }
+    return ok;
+}
+
 const char *test_program(const char *env, const char *fallback) {
     const char *p = getenv(env);
     return p && *p ? p : fallback;
 }
-
-static uint64_t hash_name(const char *s) { return rlx_hash_str(s); }
 
 static bool selected(const char *name, int argc, char **argv) {
     if (argc <= 1) return true;
@@ -117,7 +131,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n_tests; i++) {
         if (!selected(tests[i].name, argc, argv)) continue;
         current_failed = false;
-        rng_state = hash_name(tests[i].name);
+        rng_state = rlx_hash_str(tests[i].name);
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         tests[i].fn();

@@ -54,6 +54,9 @@ const char *test_program(const char *env, const char *fallback);
 /* A new empty file from a mkstemp template ("/tmp/name_XXXXXX", rewritten in
  * place with the real name); false if it could not be made. */
 bool test_temp_file(char *path_template);
+/* A whole file into a malloc'ed buffer (*size bytes; free it); false if it
+ * could not be read. */
+bool test_read_file(const char *path, void **out, size_t *size);
 
 /* ||got - want||_2 / max(||want||_2, tiny). */
 double test_rel_error_f32_f64(const float *got, const double *want, int64_t n);

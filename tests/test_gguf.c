@@ -305,12 +305,11 @@ TEST(gguf_roundtrip_memory_and_file) {
         gguf_writer_free(w);
         gguf_close(f);
         unlink(path);
-        FILE *fp = fopen(path2, "rb");
-        uint8_t *again = malloc(size + 1);
-        size_t got = fread(again, 1, size + 1, fp);
-        fclose(fp);
+        void *again;
+        size_t got;
+        CHECK(test_read_file(path2, &again, &got));
         unlink(path2);
-        CHECK_MSG(got == size && memcmp(again, bytes, size) == 0, "copy differs (%zu vs %zu bytes)", got, size);
+        CHECK_MSG(again && got == size && memcmp(again, bytes, size) == 0, "copy differs (%zu vs %zu bytes)", got, size);
         free(again);
         free(bytes);
         free(src);
@@ -799,13 +798,7 @@ TEST(gguf_write_over_its_own_source) {
         void *again = NULL;
         size_t n = 0;
         struct stat sb, lb;
-        FILE *fp = st == RLX_OK ? fopen(path, "rb") : NULL;
-        if (fp) {
-            again = malloc(size + 1);
-            n = again ? fread(again, 1, size + 1, fp) : 0;
-            fclose(fp);
-        }
-        bool same = n == size && memcmp(again, bytes, size) == 0;
+        bool same = st == RLX_OK && test_read_file(path, &again, &n) && n == size && memcmp(again, bytes, size) == 0;
         bool mode = stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0640;
         bool still_link = lstat(link, &lb) == 0 && S_ISLNK(lb.st_mode);
         free(again);

@@ -103,18 +103,6 @@ static gguf_writer *make_writer(tset *s, int mode, uint32_t align) {
     return w;
 }
 
-static bool read_all(const char *path, void **out, size_t *size) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return false;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    *out = malloc(n > 0 ? (size_t)n : 1);
-    *size = *out && n >= 0 ? fread(*out, 1, (size_t)n, fp) : 0;
-    fclose(fp);
-    return *out && (long)*size == n;
-}
-
 TEST(gguf_stream_matches_borrowed) {
     tset s;
     tset_init(&s);
@@ -138,7 +126,7 @@ TEST(gguf_stream_matches_borrowed) {
             rlx_status sm = gguf_write_memory(w, &mem, &mem_size);
             rlx_status sf = gguf_write_file(w, path);
             gguf_writer_free(w);
-            bool got_disk = sf == RLX_OK && read_all(path, &disk, &disk_size);
+            bool got_disk = sf == RLX_OK && test_read_file(path, &disk, &disk_size);
             bool same_mem = sm == RLX_OK && mem_size == ref_size && memcmp(mem, ref, ref_size) == 0;
             bool same_disk = got_disk && disk_size == ref_size && memcmp(disk, ref, ref_size) == 0;
             free(mem);
@@ -263,7 +251,7 @@ TEST(gguf_stream_failing_fill) {
     }
     void *back = NULL;
     size_t back_size = 0;
-    bool kept = read_all(path, &back, &back_size) && back_size == sizeof old - 1 && memcmp(back, old, back_size) == 0;
+    bool kept = test_read_file(path, &back, &back_size) && back_size == sizeof old - 1 && memcmp(back, old, back_size) == 0;
     free(back);
     CHECK_MSG(kept, "the old file was changed");
     struct stat sb;

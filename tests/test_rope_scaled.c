@@ -4,26 +4,11 @@
  * styles, on the CPU and on Vulkan; bad factor shapes are rejected.
  */
 #include "vk_parity.h"
-#include <math.h>
+#include "ref64.h"
 #include <stdlib.h>
 #include <string.h>
 
 enum { B = 1, H = 2, S = 5, D = 16, R = 12 };
-
-static void reference(const float *x, const float *ff, int style, double theta, int offset, double *out) {
-    for (int h = 0; h < B * H; h++)
-        for (int s = 0; s < S; s++) {
-            const float *row = x + (h * S + s) * D;
-            double *o = out + (h * S + s) * D;
-            for (int d = 0; d < D; d++) o[d] = row[d];
-            for (int i = 0; i < R / 2; i++) {
-                double ang = (double)(offset + s) * pow(theta, -2.0 * i / R) / ff[i];
-                int a0 = style == RLX_ROPE_GPTJ ? 2 * i : i, a1 = style == RLX_ROPE_GPTJ ? a0 + 1 : i + R / 2;
-                o[a0] = row[a0] * cos(ang) - row[a1] * sin(ang);
-                o[a1] = row[a0] * sin(ang) + row[a1] * cos(ang);
-            }
-        }
-}
 
 static rlx_graph *graph(int style, rlx_node *ffn_out) {
     rlx_graph *g = rlx_graph_new();
@@ -54,8 +39,10 @@ TEST(rope_scaled_matches_reference_and_gpu) {
         float y[B * H * S * D];
         CHECK_OK(rlx_exec_read_output(e, "y", y, sizeof y));
         rlx_exec_free(e);
-        double want[B * H * S * D];
-        reference(x, ff, style, 500000.0, off, want);
+        double x64[B * H * S * D], ff64[R / 2], want[B * H * S * D];
+        for (int i = 0; i < B * H * S * D; i++) x64[i] = x[i];
+        for (int i = 0; i < R / 2; i++) ff64[i] = ff[i];
+        ref_rope_ff(x64, B, H, S, D, off, (rlx_rope_style)style, 500000.0, R, ff64, want);
         CHECK(test_close_f32_f64(style ? "gptj" : "neox", y, want, B * H * S * D, 2e-6));
         if (vkp_available()) CHECK(vkp_compare(g, in, 3, 2e-6, true));
         rlx_graph_free(g);

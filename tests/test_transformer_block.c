@@ -38,19 +38,6 @@ static void free_weights(weights *w) {
     for (int i = 0; i < w->count; i++) { free(w->f[i]); free(w->d[i]); }
 }
 
-/* [S, heads*HD] -> [1, heads, S, HD] (the reference's view of split_heads) */
-static void to_heads(const double *x, int heads, double *out) {
-    for (int s = 0; s < S; s++)
-        for (int h = 0; h < heads; h++)
-            for (int d = 0; d < HD; d++) out[(h * S + s) * HD + d] = x[s * heads * HD + h * HD + d];
-}
-
-static void from_heads(const double *x, int heads, double *out) {
-    for (int s = 0; s < S; s++)
-        for (int h = 0; h < heads; h++)
-            for (int d = 0; d < HD; d++) out[s * heads * HD + h * HD + d] = x[(h * S + s) * HD + d];
-}
-
 static rlx_node split_heads(rlx_graph *g, rlx_node x, int heads) {
     int64_t d4[4] = {1, S, heads, HD};
     int perm[4] = {0, 2, 1, 3};
@@ -61,12 +48,6 @@ static rlx_node merge_heads(rlx_graph *g, rlx_node x, int heads) {
     int perm[4] = {0, 2, 1, 3};
     int64_t d2[2] = {S, heads * HD};
     return rlx_reshape(g, rlx_transpose(g, x, perm), 2, d2);
-}
-
-/* y = x W^T (+ b): W [n, k] */
-static void ref_linear(const double *x, int64_t m, int64_t k, const double *w, int64_t n, const double *b, double *y) {
-    ref_shape sx = ref_shape_make(2, (int64_t[]){m, k}), sw = ref_shape_make(2, (int64_t[]){n, k}), so;
-    ref_matmul(x, sx, w, sw, 1, b, RLX_ACT_NONE, y, &so);
 }
 
 static bool run_and_compare(rlx_graph *g, weights *w, const char *const *names, const float *x, int32_t offset,
@@ -144,23 +125,23 @@ TEST(transformer_llama_block_vs_reference) {
     for (int i = 0; i < S * DM; i++) X64[i] = x[i];
     ref_shape sx = ref_shape_make(2, xd);
     ref_norm(1, X64, sx, w.d[an], NULL, 1e-5, hn);
-    ref_linear(hn, S, DM, w.d[wq], H * HD, NULL, q64);
-    ref_linear(hn, S, DM, w.d[wk], HKV * HD, NULL, k64);
-    ref_linear(hn, S, DM, w.d[wv], HKV * HD, NULL, v64);
-    to_heads(q64, H, qh);
-    to_heads(k64, HKV, kh);
-    to_heads(v64, HKV, vh);
+    ref_dense(hn, S, DM, w.d[wq], H * HD, NULL, q64);
+    ref_dense(hn, S, DM, w.d[wk], HKV * HD, NULL, k64);
+    ref_dense(hn, S, DM, w.d[wv], HKV * HD, NULL, v64);
+    ref_split_heads(q64, S, H, HD, qh);
+    ref_split_heads(k64, S, HKV, HD, kh);
+    ref_split_heads(v64, S, HKV, HD, vh);
     ref_rope(qh, 1, H, S, HD, OFFSET, RLX_ROPE_NEOX, 10000.0, HD, qr);
     ref_rope(kh, 1, HKV, S, HD, OFFSET, RLX_ROPE_NEOX, 10000.0, HD, kr);
     ref_attention(qr, kr, vh, 1, H, HKV, S, S, HD, RLX_MASK_CAUSAL, NULL, ref_shape_make(0, NULL), 0, att);
-    from_heads(att, H, am);
-    ref_linear(am, S, H * HD, w.d[wo], DM, NULL, o);
+    ref_merge_heads(att, S, H, HD, am);
+    ref_dense(am, S, H * HD, w.d[wo], DM, NULL, o);
     for (int i = 0; i < S * DM; i++) r64[i] = X64[i] + o[i];
     ref_norm(1, r64, sx, w.d[fn], NULL, 1e-5, f64n);
-    ref_linear(f64n, S, DM, w.d[w1], FF, NULL, g1);
-    ref_linear(f64n, S, DM, w.d[w3], FF, NULL, u1);
-    for (int i = 0; i < S * FF; i++) m1[i] = ref_unop_apply(REF_SILU, g1[i]) * u1[i];
-    ref_linear(m1, S, FF, w.d[w2], DM, NULL, y2);
+    ref_dense(f64n, S, DM, w.d[w1], FF, NULL, g1);
+    ref_dense(f64n, S, DM, w.d[w3], FF, NULL, u1);
+    ref_swiglu(g1, u1, S * FF, m1);
+    ref_dense(m1, S, FF, w.d[w2], DM, NULL, y2);
     for (int i = 0; i < S * DM; i++) want[i] = r64[i] + y2[i];
 
     bool ok = run_and_compare(g, &w, names, x, OFFSET, want, S * DM);
@@ -216,21 +197,21 @@ TEST(transformer_bert_block_vs_reference) {
     for (int i = 0; i < S * DM; i++) X64[i] = x[i];
     for (int j = 0; j < S; j++) mask64[j] = mask[j];
     ref_shape sx = ref_shape_make(2, xd);
-    ref_linear(X64, S, DM, w.d[idx[0]], DM, w.d[idx[1]], q64);
-    ref_linear(X64, S, DM, w.d[idx[2]], DM, w.d[idx[3]], k64);
-    ref_linear(X64, S, DM, w.d[idx[4]], DM, w.d[idx[5]], v64);
-    to_heads(q64, H, qh);
-    to_heads(k64, H, kh);
-    to_heads(v64, H, vh);
+    ref_dense(X64, S, DM, w.d[idx[0]], DM, w.d[idx[1]], q64);
+    ref_dense(X64, S, DM, w.d[idx[2]], DM, w.d[idx[3]], k64);
+    ref_dense(X64, S, DM, w.d[idx[4]], DM, w.d[idx[5]], v64);
+    ref_split_heads(q64, S, H, HD, qh);
+    ref_split_heads(k64, S, H, HD, kh);
+    ref_split_heads(v64, S, H, HD, vh);
     ref_attention(qh, kh, vh, 1, H, H, S, S, HD, RLX_MASK_ADDITIVE, mask64,
                   ref_shape_make(4, (int64_t[]){1, 1, 1, S}), 0, att);
-    from_heads(att, H, am);
-    ref_linear(am, S, DM, w.d[idx[6]], DM, w.d[idx[7]], o);
+    ref_merge_heads(att, S, H, HD, am);
+    ref_dense(am, S, DM, w.d[idx[6]], DM, w.d[idx[7]], o);
     for (int i = 0; i < S * DM; i++) s1[i] = X64[i] + o[i];
     ref_norm(0, s1, sx, w.d[idx[8]], w.d[idx[9]], 1e-12, h64);
-    ref_linear(h64, S, DM, w.d[idx[10]], FF, w.d[idx[11]], f1);
+    ref_dense(h64, S, DM, w.d[idx[10]], FF, w.d[idx[11]], f1);
     for (int i = 0; i < S * FF; i++) f1[i] = ref_unop_apply(REF_GELU, f1[i]);
-    ref_linear(f1, S, FF, w.d[idx[12]], DM, w.d[idx[13]], f2);
+    ref_dense(f1, S, FF, w.d[idx[12]], DM, w.d[idx[13]], f2);
     for (int i = 0; i < S * DM; i++) s2[i] = h64[i] + f2[i];
     ref_norm(0, s2, sx, w.d[idx[14]], w.d[idx[15]], 1e-12, want);
 
