@@ -74,7 +74,7 @@ rlx_status cpu_param_alloc(cpu_device *dev, size_t bytes, void **handle) {
 
 rlx_status cpu_param_write(cpu_device *dev, void *handle, const void *data, size_t bytes) {
     (void)dev;
-    memcpy(handle, data, bytes);
+    if (bytes) memcpy(handle, data, bytes);   /* an empty param may come with no data pointer */
     return RLX_OK;
 }
 
