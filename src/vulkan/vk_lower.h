@@ -76,6 +76,20 @@ typedef struct vk_att_partials {
     uint32_t nsplit, D, H;
 } vk_att_partials;
 
+/* The rounded-x image one decode matvec hands the next (shaders/x_image.glsl;
+ * planned by vk_program.c, plan_images). family: the consumer's weight
+ * layout, 1 Q4_K / Q5_K, 2 Q6_K. addr: the image (0 while measuring);
+ * gamma: the consumer's folded RMS-norm gamma, 0 for none. */
+typedef struct vk_x_image {
+    bool     want;
+    uint32_t family;
+    uint64_t addr, gamma;
+} vk_x_image;
+
+/* The image size for x of K values (K % 256 == 0): what x_image.glsl lays
+ * out, plus the producer's counters. */
+static inline uint64_t vk_x_image_bytes(int64_t K) { return (uint64_t)K + (uint64_t)K / 2 + (uint64_t)K / 16 + (uint64_t)K / 64; }
+
 typedef struct vk_lower_ctx {
     /* in */
     const ir_graph *g;
@@ -97,9 +111,13 @@ typedef struct vk_lower_ctx {
      * comb_in offers a matvec those partials as its x. */
     bool            skip_combine;
     vk_att_partials comb_in;
+    /* A decode matvec may also round its output into an image for the next
+     * matvec (xim_out) and read its x from one (xim_in); *_done says it did. */
+    vk_x_image      xim_out, xim_in;
     /* out */
     vk_att_partials comb;               /* attention: its partials, when it left the combine out */
     bool            comb_taken;         /* matvec: it combines comb_in into x */
+    bool            xim_out_done, xim_in_done;
     vk_dispatch     d[VK_MAX_DISPATCHES];
     int             n_d;
     uint64_t        scratch_bytes;      /* scratch this node needs (dispatches run in order) */
@@ -141,6 +159,8 @@ rlx_status vk_emit_matmul_f32_nt(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64
  * rounding for weights of type dt on this device (dequant_matmul.c): the
  * Vulkan backend folds norms only where this holds. */
 bool vk_i8_folds_norm(const vk_caps *caps, rlx_dtype dt, int64_t M, int64_t K);
+/* The x-image layout a consumer with weights dt reads (1 Q4_K / Q5_K, 2 Q6_K; 0: none) */
+uint32_t vk_x_image_family(rlx_dtype dt);
 /* DEQUANT_MATMUL for M > 8 (prefill), w (c->in[1]) of K >= 0 elements per row
  * (dequant_gemm.c), with a tail: 0 none, 1 + res, 2 SwiGLU (silu(x·wᵀ) ·
  * (x·w2ᵀ)). Where the grid has few tiles the product is split over K into

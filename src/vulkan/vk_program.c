@@ -147,9 +147,12 @@ static double spin_cap_seconds(const vk_ctx *c) {
  * epilogue (vk_epilogue.c) when info.epilogue names one; an attention node
  * leaves its combine to the matvec info.comb_into names, and that matvec
  * gets the partials (info.comb_from) from the attention's latest lowering. */
+static void offer_images(const vk_program *p, int32_t i, vk_lower_ctx *c);
+
 static rlx_status lower_node(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t scratch_addr) {
     lower_ctx_init(p, i, c, scratch_addr);
     vk_node_info *in = &p->info[i];
+    offer_images(p, i, c);
     c->skip_combine = in->comb_into >= 0;
     if (in->comb_from >= 0) c->comb_in = p->info[in->comb_from].comb;   /* lowered earlier in the same pass */
     int32_t j = in->epilogue;
@@ -165,6 +168,112 @@ static rlx_status lower_node(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t
 
 static vk_range range_of(const vk_program *p, int32_t node);
 static bool overlaps(const vk_range *set, int n, vk_range r);
+
+/* ---- the rounded-x image (shaders/x_image.glsl) */
+
+static bool same_bytes(const vk_program *p, int32_t x, int32_t i);
+
+static bool xim_op(ir_op op) {
+    return op == IR_OP_DEQUANT_MATMUL || op == IR_OP_DEQUANT_MATMUL_ADD || op == IR_OP_DEQUANT_SWIGLU ||
+           op == IR_OP_RMS_DEQUANT_MATMUL || op == IR_OP_RMS_DEQUANT_SWIGLU;
+}
+
+/* The gamma node an xim_op node folds into x, or -1. */
+static int32_t xim_gamma_of(const ir_node *n) {
+    if (n->op == IR_OP_RMS_DEQUANT_MATMUL) return n->in[2];
+    if (n->op == IR_OP_RMS_DEQUANT_SWIGLU) return n->in[3];
+    return -1;
+}
+
+/* Slot s's image: its address and byte range in p->xim. */
+static uint64_t xim_addr(const vk_program *p, int32_t slot) {
+    return p->xim.buf ? p->xim.addr + (uint64_t)slot * p->xim_slot_bytes : 0;
+}
+static vk_range xim_range(const vk_program *p, int32_t slot) {
+    vk_range r = {p->xim.buf, (VkDeviceSize)slot * p->xim_slot_bytes, (VkDeviceSize)(slot + 1) * p->xim_slot_bytes};
+    return r;
+}
+
+/* What node i's lowering is offered: while planning, every candidate (a
+ * consumer only where its producer's lowering can make the image); when
+ * recording, what planning kept. */
+static void offer_images(const vk_program *p, int32_t i, vk_lower_ctx *c) {
+    const vk_node_info *in = &p->info[i];
+    if (in->xim_slot >= 0 && (p->recording ? in->xim_used : true)) {
+        c->xim_out.want = true;
+        c->xim_out.family = in->xim_family;
+        c->xim_out.addr = xim_addr(p, in->xim_slot);
+        c->xim_out.gamma = in->xim_gamma >= 0 ? p->loc[in->xim_gamma].addr : 0;
+    }
+    int32_t f = in->xim_from;
+    if (f >= 0 && (p->recording ? in->xim_taken : p->info[f].xim_ok)) {
+        c->xim_in.want = true;
+        c->xim_in.family = p->info[f].xim_family;
+        c->xim_in.addr = xim_addr(p, p->info[f].xim_slot);
+    }
+}
+
+/*
+ * A decode matvec's x is usually the output of the matvec before it (the
+ * residual stream into the next projections' norm, SwiGLU's output into the
+ * down projection), and each of its workgroups rounds all of x again. Here
+ * such a producer is planned to round its output once, into an image its
+ * consumers copy (x_image.glsl). The consumers of producer i: later xim_op
+ * nodes whose x is i's value (a view of it), with K-quant weights of the
+ * first one's layout and the same folded gamma (others round x themselves).
+ * Producers alternate between two image slots, so a consumer must run
+ * before the next producer of its slot (a matvec that is both reads one
+ * slot and writes the other). The lowerings confirm each side
+ * (plan_lowering). RLX_VK_NO_XIMAGE=1: none.
+ */
+static void plan_images(vk_program *p) {
+    const ir_graph *g = p->g;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        vk_node_info *in = &p->info[i];
+        in->xim_slot = in->xim_gamma = in->xim_from = -1;
+        in->xim_family = 0;
+        in->xim_ok = in->xim_used = in->xim_taken = false;
+    }
+    if (rlx_env_int("RLX_VK_NO_XIMAGE", 0)) return;
+    int32_t n_producers = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        if (!is_step(g, p->plan, i) || !xim_op(n->op) || forced_to_host(n->op) || p->info[i].epilogue >= 0) continue;
+        int32_t first = -1, gamma = -1;
+        uint32_t family = 0;
+        for (int32_t j = i + 1; j < g->n_nodes; j++) {
+            const ir_node *m = &g->nodes[j];
+            if (!is_step(g, p->plan, j) || !xim_op(m->op) || forced_to_host(m->op) || p->info[j].comb_from >= 0 ||
+                p->info[j].xim_from >= 0)
+                continue;
+            int32_t x = m->in[0];
+            if (p->plan->entries[x].base != p->plan->entries[i].base || !same_bytes(p, x, i)) continue;
+            uint32_t fam = vk_x_image_family(g->nodes[m->in[1]].dtype);
+            if (!fam) continue;
+            if (first < 0) {
+                first = j;
+                family = fam;
+                gamma = xim_gamma_of(m);
+            }
+            if (fam == family && xim_gamma_of(m) == gamma) p->info[j].xim_from = i;
+        }
+        if (first >= 0) {
+            p->info[i].xim_slot = n_producers++ & 1;
+            p->info[i].xim_family = family;
+            p->info[i].xim_gamma = gamma;
+        }
+    }
+    /* a consumer after the next producer of its slot would read a new image */
+    for (int32_t j = 0; j < g->n_nodes; j++) {
+        int32_t i = p->info[j].xim_from;
+        if (i < 0) continue;
+        for (int32_t k = i + 1; k <= j; k++)
+            if (p->info[k].xim_slot == p->info[i].xim_slot) {
+                p->info[j].xim_from = -1;
+                break;
+            }
+    }
+}
 
 /* Whether matvec i may produce consumer j's result at i's place in the
  * schedule. The memory plan placed j's result for j's place: between i and j
@@ -249,6 +358,7 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
     *hostio_need = 0;
     rlx_status est = plan_absorptions(p);
     if (est != RLX_OK) return est;
+    plan_images(p);
     for (int32_t i = 0; i < p->g->n_nodes; i++) {
         if (!is_step(p->g, p->plan, i)) continue;
         vk_node_info *info = &p->info[i];
@@ -304,10 +414,17 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
         if (st == RLX_OK && c.n_d > 0) {
             info->gpu = true;
             info->n_dispatch = c.n_d;
+            info->xim_ok = c.xim_out_done;
+            if (c.xim_in_done) {
+                info->xim_taken = true;
+                p->info[info->xim_from].xim_used = true;
+            }
             snprintf(info->note, sizeof info->note, "%s", c.tier ? c.tier : c.d[0].shader);
             /* no node numbers: the profile summary groups nodes by this note */
             if (info->comb_from >= 0)
                 snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note), " + attention combine");
+            if (c.xim_in_done)
+                snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note), ", x from an image");
             if (c.scratch_bytes > *scratch_need) *scratch_need = c.scratch_bytes;
         } else if (st == RLX_STATUS_UNSUPPORTED || (st == RLX_OK && c.n_d == 0)) {
             info->host = true;
@@ -455,12 +572,17 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
     /* the combine fold as planned: else the matvec would read x never written */
     if ((p->info[i].comb_from >= 0) != c.comb_taken || (p->info[i].comb_into >= 0 && c.comb.nsplit <= 1))
         return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: attention's combine fold changed between planning and recording");
+    /* likewise the x image: a consumer must not read one never made */
+    if (c.xim_in_done != p->info[i].xim_taken || c.xim_out_done != p->info[i].xim_used)
+        return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: the x image changed between planning and recording");
     const ir_node *n = &p->g->nodes[i];
-    vk_range rd[2 * IR_MAX_INPUTS], wr[2];
+    vk_range rd[2 * IR_MAX_INPUTS + 1], wr[3];
     int n_rd = 0, n_wr = 0;
     for (int j = 0; j < n->n_in; j++)
         if (p->loc[n->in[j]].tracked) rd[n_rd++] = range_of(p, n->in[j]);
     wr[n_wr++] = range_of(p, i);
+    if (p->info[i].xim_taken) rd[n_rd++] = xim_range(p, p->info[p->info[i].xim_from].xim_slot);
+    if (p->info[i].xim_used) wr[n_wr++] = xim_range(p, p->info[i].xim_slot);
     int32_t ep = p->info[i].epilogue;
     if (ep >= 0) {   /* the consumer's reads and its result are this dispatch's too */
         const ir_node *en = &p->g->nodes[ep];
@@ -475,7 +597,7 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
         VkPipeline pipe;
         if ((st = vk_pipeline_get(p->ctx, d->shader, d->spec, d->n_spec, &pipe)) != RLX_OK) return st;
         int n_rd_k = n_rd, n_wr_k = n_wr;
-        vk_range rdk[2 * IR_MAX_INPUTS + 1], wrk[3];
+        vk_range rdk[2 * IR_MAX_INPUTS + 2], wrk[4];
         memcpy(rdk, rd, sizeof(vk_range) * (size_t)n_rd);
         memcpy(wrk, wr, sizeof(vk_range) * (size_t)n_wr);
         if (d->uses_scratch) {
@@ -546,6 +668,26 @@ static rlx_status resolve_locations(vk_program *p, void *const *param_handles) {
     return RLX_OK;
 }
 
+/* The two x-image slots the used producers need, zeroed (the counters start
+ * at zero and every dispatch leaves them so); none when no consumer took one. */
+static rlx_status create_images(vk_program *p) {
+    VkDeviceSize slot = 0;
+    for (int32_t i = 0; i < p->g->n_nodes; i++)
+        if (p->info[i].xim_used) {
+            VkDeviceSize b = (VkDeviceSize)vk_x_image_bytes(ir_shape_numel(&p->g->nodes[i].shape));
+            if (b > slot) slot = b;
+        }
+    if (slot == 0) return RLX_OK;
+    p->xim_slot_bytes = (slot + 255) & ~(VkDeviceSize)255;
+    VkDeviceSize bytes = 2 * p->xim_slot_bytes;
+    rlx_status st = vk_buf_create(p->ctx, bytes, false, "x images", &p->xim);
+    void *zeros = st == RLX_OK ? calloc(1, (size_t)bytes) : NULL;
+    if (st == RLX_OK && !zeros) st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    if (st == RLX_OK) st = vk_upload(p->ctx, &p->xim, 0, zeros, (size_t)bytes);
+    free(zeros);
+    return st;
+}
+
 rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
                           vk_program **out) {
     *out = NULL;
@@ -613,6 +755,8 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     if ((st = plan_lowering(p, &scratch_need, &hostio_need)) != RLX_OK) goto fail;
     if ((st = vk_buf_create(c, scratch_need, false, "scratch", &p->scratch)) != RLX_OK) goto fail;
     if ((st = vk_buf_create(c, hostio_need, true, "host-step staging", &p->hostio)) != RLX_OK) goto fail;
+    if ((st = create_images(p)) != RLX_OK) goto fail;
+    p->recording = true;
 
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = c->queue_family};
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
@@ -664,6 +808,7 @@ void vk_program_free(vk_program *p) {
         vk_buf_destroy(c, &p->scratch);
         vk_buf_destroy(c, &p->io);
         vk_buf_destroy(c, &p->hostio);
+        vk_buf_destroy(c, &p->xim);
     }
     free(p->const_off);
     free(p->io_off);

@@ -35,6 +35,13 @@ typedef struct vk_node_info {
      * comb: the attention's partials, from its latest lowering */
     int32_t      comb_into, comb_from;
     vk_att_partials comb;
+    /* the rounded-x image (plan_images): on a producer matvec, xim_slot (its
+     * image slot, -1: none), the consumers' layout and gamma node (-1: none),
+     * xim_ok (its lowering can make one) and xim_used (a consumer took it);
+     * on a consumer, xim_from (the producer, -1: none) and xim_taken */
+    int32_t      xim_slot, xim_gamma, xim_from;
+    uint32_t     xim_family;
+    bool         xim_ok, xim_used, xim_taken;
     VkDeviceSize host_in_off[IR_MAX_INPUTS], host_out_off;  /* in the host-step buffer */
 } vk_node_info;
 
@@ -50,6 +57,9 @@ struct vk_program {
     const ir_graph  *g;
     const mem_plan  *plan;
     vk_buf           arena, consts, scratch, io, hostio;
+    vk_buf           xim;              /* two x-image slots of xim_slot_bytes (plan_images), or none */
+    VkDeviceSize     xim_slot_bytes;
+    bool             recording;        /* lowerings now emit for real (addresses known) */
     VkDeviceSize    *const_off;        /* per node */
     VkDeviceSize    *io_off;           /* per node: staging offset of inputs/outputs, or -1 */
     vk_loc          *loc;              /* per node */

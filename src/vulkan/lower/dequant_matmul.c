@@ -284,6 +284,10 @@ static bool i8_takes(rlx_dtype dt, bool saves_dispatch) {
 /* Shared memory of dequant_matvec_i8.comp for M rows of K, summed from its
  * declarations (the arrays a type does not use still take one element), plus
  * slack for the compiler's alignment. */
+/* The image layout (x_image.glsl) a K-quant consumer reads: 1 for Q4_K and
+ * Q5_K, 2 for Q6_K, 0 for other types. */
+uint32_t vk_x_image_family(rlx_dtype dt) { return dt == RLX_Q4_K || dt == RLX_Q5_K ? 1u : dt == RLX_Q6_K ? 2u : 0u; }
+
 static int64_t i8_shared_bytes(rlx_dtype dt, int64_t M, int64_t K) {
     bool kq = dt != RLX_Q8_0;
     int64_t xb = kq ? 256 : 32, n = M * K;
@@ -294,7 +298,8 @@ static int64_t i8_shared_bytes(rlx_dtype dt, int64_t M, int64_t K) {
                   + 4 * M                     /* xbad */
                   + 4 * (kq ? n / xb : 1)     /* xa */
                   + 4 * M                     /* xinv */
-                  + 4 * 512;                  /* red (dequant_matvec_common.glsl) */
+                  + 4 * 512                   /* red (dequant_matvec_common.glsl) */
+                  + 4 + 32 * (4 + 4 + 8);     /* xo_* (x_image.glsl) */
     return bytes + 128;
 }
 
@@ -365,7 +370,17 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * K-quant down projections 2-7% faster (8B q4_k_m decode +2%), Q8_0
      * decode 1.5% slower, so K-quants only (RLX_VK_DQ_XROT=0 turns it off) */
     d->spec[12] = env_u32("RLX_VK_DQ_XROT", 0, 4096, dt == RLX_Q8_0 ? 0 : 256) / 32 * 32;
-    d->n_spec = 13;
+    /* the rounded-x image (x_image.glsl): x read from the previous matvec's
+     * image, and this output rounded into one for the next matvec. A tile's
+     * rows must lie in one 256-block of the output (rope pairs do not). */
+    const vk_x_image *xi = &c->xim_in, *xo = &c->xim_out;
+    bool xin = xi->want && M == 1 && !comb && K % 256 == 0 && xi->family == vk_x_image_family(dt);
+    int64_t tile_rows = (int64_t)(256 / T) * (epi == 2 ? 1 : nr);
+    bool xout = xo->want && M == 1 && !ep && (xo->family == 1 || xo->family == 2) && N % 256 == 0 &&
+                256 % tile_rows == 0 && (xo->gamma == 0 || xo->gamma % 16 == 0);
+    d->spec[13] = xin;
+    d->spec[14] = xout ? xo->family : 0u;
+    d->n_spec = 15;
     d->uses_scratch = comb;   /* the partials are in scratch */
     /* the whole block always (the shader's block names the epilogue fields) */
     dq_i8_push ip;
@@ -382,6 +397,13 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
         ip.D = ep->D;
         d->spec[10] = (uint32_t)ep->rope | (ep->kv ? 4u : 0u) | (ep->ff ? 8u : 0u) | (ep->off ? 16u : 0u);
     }
+    if (xin) ip.mv.x = xi->addr;
+    if (xout) {   /* no rope / KV epilogue: its fields are free */
+        ip.pos = xo->addr;
+        ip.ff = xo->gamma;
+    }
+    c->xim_in_done = xin;
+    c->xim_out_done = xout;
     if (comb) {   /* the partials ride in x and the (unused) epilogue fields */
         ip.mv.x = cb->acc;
         ip.off = cb->ml;

@@ -51,6 +51,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_vote : require
 
 layout(local_size_x = 256) in;   // before the includes (docs/gpu.md pitfalls)
 
@@ -77,6 +78,9 @@ layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/
                                                // attention with XCOMB splits, combined as they are read (header;
                                                // vk_program.c plan_absorptions)
 layout(constant_id = 12) const uint XROT = 0;   // > 0: workgroup w starts rounding x at chunk w * XROT (a multiple of 32; round_x)
+layout(constant_id = 13) const uint XIN = 0;    // 1 (K-quants, M = 1): p.x is the rounded image of x (x_image.glsl)
+layout(constant_id = 14) const uint XOUT = 0;   // M = 1, EPI 0-2, no RKV: also round the output into an image at p.pos
+                                                // for a K45 (1) or Q6_K (2) consumer, times gamma at p.ff (x_image.glsl)
 
 const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the CPU's Q8_32 / Q8_256 formats)
 const bool K45 = QT == 16u || QT == 17u;       // Q4_K / Q5_K: the same units, so the same x layout
@@ -128,6 +132,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8U4 { uvec
 #include "dequant_matvec_common.glsl"   // wword, wbytes8, wf16, group_sums
 #include "rope_angle.glsl"                // rope_cos_sin
 #include "sumsq.glsl"                      // sumsq8, inv_rms
+#include "x_image.glsl"                    // chunk_slot, load_image, image_tile_done
 
 // 16 bytes at a 4-byte-aligned offset (one load when rows are 16-byte aligned).
 uvec4 wbytes16(uint64_t row, uint off) {
@@ -224,28 +229,14 @@ void norm_stats(vec2 ss[NM]) {
 // order load_x reads them. Lanes c and c ^ 1 must both be active (Q4_K's
 // 16-position sums).
 void store_chunk_k(uint c, vec4 a, vec4 b, float id) {
-    uint blk = c >> 5, k = c & 31u;
     uvec2 q = uvec2(round4(a, id), round4(b, id));
     int sum = sdot8(q, uvec2(0x01010101u));
-    uint u, part, half_, si;   // unit, a / b, half of the xq4 entry, sum slot
-    if (K45) {         // chunk k: sub-block k >> 2, positions 8(k & 3)..
-        uint sb = k >> 2;
-        u = 2u * (sb >> 1) + ((k >> 1) & 1u);
-        part = sb & 1u;
-        half_ = k & 1u;
-        si = part;
-        sum += subgroupShuffleXor(sum, 1u);   // the unit's 16 positions: chunks k, k ^ 1 (adjacent lanes)
-    } else {           // chunk k: half k >> 4, group (k >> 2) & 3, positions 8(k & 3)..
-        uint g = (k >> 2) & 3u;
-        u = 4u * (k >> 4) + (k & 3u);
-        part = g >> 1;
-        half_ = g & 1u;
-        si = g;
-    }
-    uint e = 16u * blk + 8u * part + u;
+    if (K45) sum += subgroupShuffleXor(sum, 1u);   // the unit's 16 positions: chunks k, k ^ 1 (adjacent lanes)
+    uint e, half_, s, si;   // xq4 entry and its half, xs4 entry and slot (x_image.glsl)
+    chunk_slot(K45, c, e, half_, s, si);
     if (half_ == 0u) xq4[e].xy = q;
     else xq4[e].zw = q;
-    if (QT == 18u || half_ == 0u) xs4[8u * blk + u][si] = sum;
+    if (QT == 18u || half_ == 0u) xs4[s][si] = sum;
 }
 
 // Rounds the M rows of x into xq / xd (/ xs). Thread i takes 8-element
@@ -420,7 +411,8 @@ void store_row(uint m, uint r, float y) {
 }
 
 void main() {
-    round_x();
+    if (XIN != 0u) load_image();
+    else round_x();
 
     // A group is T / sgs whole subgroups; lanes are numbered from the subgroup
     // ids (as in dequant_matvec_run.comp), so the reductions stay in a group.
@@ -482,5 +474,6 @@ void main() {
                 }
             }
         }
+        if (XOUT != 0u) image_tile_done(tile, G * rows_per_group);
     }
 }

@@ -1,0 +1,169 @@
+// x_image.glsl — the rounded-x image that one decode matvec hands to the
+// next (dequant_matvec_i8.comp, spec constants XIN and XOUT; planned by
+// vk_program.c, plan_images).
+//
+// Why: every workgroup of an i8 matvec used to round all of x into shared
+// memory before its first weight load (round_x): a read of K floats from L2,
+// a block absmax across 32 lanes, the rounding, and for K = 14336 seven
+// dependent trips to L2. A decode step's matvecs mostly read the output of
+// the matvec before them, so that matvec can round its output once, as its
+// last workgroups finish, and the next one's workgroups copy the result
+// (~1.6 bytes per x value instead of 4, no arithmetic) straight into shared
+// memory. Measured on the H200 (timing ablation): 8B q4_k_m decode device
+// time -11%, 1B -9%.
+//
+// The image of x[K] (one row, K % 256 == 0), in bytes:
+//   [0, K)                  xq4 as the consumer lays it out in shared memory
+//                           (K / 16 uvec4; K45 or Q6_K order, store_chunk_k)
+//   [K, K + K/2)            xs4 likewise (K / 32 ivec4)
+//   [K + K/2, K + K/2 + K/16) per 256-block: absmax bits of the block (of
+//                           x * gamma when the consumer folds a norm), and
+//                           the sum of squares of x (before gamma) as the two
+//                           buckets of sumsq.glsl; 16 bytes
+//   then, the producer's own: a completion counter per 256-block (K / 64
+//   bytes), zero between dispatches (the completing workgroup resets it).
+//
+// The quants and block scales are exactly those round_x makes from the same
+// x (same formula, same inputs); only the norm's sum of squares is summed in
+// another order.
+//
+// The including shader declares before including this: common.glsl,
+// int8_dot.glsl, sumsq.glsl, the spec constants XK, NORM, XOUT, the push
+// block p (x, out_, N, pad0 = eps bits, pos = image out, ff = gamma), the
+// shared xq4, xs4, xd, xbad, and I8U4 / I8V4 references, and enables the
+// subgroup basic extension.
+
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer XimStats { uvec4 v[]; };
+// the producer's output as other workgroups stored it: not from this SM's L1
+layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer XimOut { vec4 v[]; };
+
+// Where rounded chunk c of x (8 quants; flat 256-block c >> 5, chunk k =
+// c & 31 of it) goes in a K45 (Q4_K / Q5_K) or Q6_K consumer's layout:
+// xq4 entry e, its half (.xy or .zw), and the sum's xs4 entry s, slot si.
+//   K45: chunk k is sub-block k >> 2, positions 8 (k & 3)..; unit
+//        u = 2 (sb >> 1) + ((k >> 1) & 1); a (part 0) or b (part 1) by sb & 1;
+//        the sum is over the unit's 16 positions (chunks k and k ^ 1).
+//   Q6_K: chunk k is half k >> 4, group (k >> 2) & 3, positions 8 (k & 3)..;
+//        unit u = 4 (k >> 4) + (k & 3); part g >> 1, half g & 1, slot g.
+void chunk_slot(bool k45, uint c, out uint e, out uint half_, out uint s, out uint si) {
+    uint blk = c >> 5, k = c & 31u, u, part;
+    if (k45) {
+        uint sb = k >> 2;
+        u = 2u * (sb >> 1) + ((k >> 1) & 1u);
+        part = sb & 1u;
+        half_ = k & 1u;
+        si = part;
+    } else {
+        uint g = (k >> 2) & 3u;
+        u = 4u * (k >> 4) + (k & 3u);
+        part = g >> 1;
+        half_ = g & 1u;
+        si = g;
+    }
+    e = 16u * blk + 8u * part + u;
+    s = 8u * blk + u;
+}
+
+// ------------------------------------------------------------ consumer (XIN)
+
+// Copies the image at p.x into shared memory in place of round_x (M = 1):
+// every lane's loads are issued before any is stored. The block scales come
+// from the absmax bits, times 1 / rms with NORM; a non-finite block flags
+// the row (xbad) as round_x does.
+void load_image() {
+    const uint tid = gl_LocalInvocationIndex;
+    const uint nq = XK / 16u, ns = XK / 32u, nb = XK / 256u;
+    const uint LQ = (nq + 255u) / 256u, LS = (ns + 255u) / 256u;
+    uvec4 vq[LQ], vs[LS];
+    [[unroll]] for (uint k = 0u; k < LQ; k++)
+        if (tid + 256u * k < nq) vq[k] = I8U4(p.x).v[tid + 256u * k];
+    [[unroll]] for (uint k = 0u; k < LS; k++)
+        if (tid + 256u * k < ns) vs[k] = I8U4(p.x).v[nq + tid + 256u * k];
+    if (gl_SubgroupID == 0u) {   // the block statistics: one subgroup
+        const uint64_t sa = p.x + uint64_t(16u * (nq + ns));
+        vec2 ss = vec2(0.0);
+        bool bad = false;
+        for (uint b = gl_SubgroupInvocationID; b < nb; b += gl_SubgroupSize) {
+            uvec4 st = XimStats(sa).v[b];
+            xd[b] = block_scale(st.x);
+            ss += uintBitsToFloat(st.yz);
+            bad = bad || st.x >= 0x7f800000u;
+        }
+        if (NORM != 0u) {
+            float inv = inv_rms(subgroupAdd(ss), float(XK), uintBitsToFloat(p.pad0));
+            for (uint b = gl_SubgroupInvocationID; b < nb; b += gl_SubgroupSize) xd[b] *= inv;
+        }
+        bad = subgroupAny(bad);
+        if (gl_SubgroupInvocationID == 0u) xbad[0] = bad ? 1u : 0u;
+    }
+    [[unroll]] for (uint k = 0u; k < LQ; k++)
+        if (tid + 256u * k < nq) xq4[tid + 256u * k] = vq[k];
+    [[unroll]] for (uint k = 0u; k < LS; k++)
+        if (tid + 256u * k < ns) xs4[tid + 256u * k] = ivec4(vs[k]);
+    barrier();
+}
+
+// ------------------------------------------------------------ producer (XOUT)
+
+shared uint xo_last;        // this workgroup completed the block
+shared uint xo_ab[32];      // per chunk: absmax bits
+shared int xo_sum[32];      // per chunk: sum of its 8 quants
+shared vec2 xo_ss[32];      // per chunk: sum of squares (sumsq.glsl buckets)
+
+// After workgroup-uniform tile `tile` (rows_per_tile consecutive output rows,
+// dividing 256) is stored: the workgroup that completes a 256-row block
+// rounds it into the image at p.pos, in the layout of a K45 (XOUT 1) or
+// Q6_K (XOUT 2) consumer, times the gamma at p.ff (0: none). Lanes 0..31
+// take a chunk of 8 each; the reductions go through shared memory, so any
+// subgroup size works. M = 1.
+void image_tile_done(uint tile, uint rows_per_tile) {
+    const uint need = 256u / rows_per_tile, blk = tile / need;
+    const uint tid = gl_LocalInvocationIndex;
+    const uint ib = p.N + p.N / 2u;   // byte offset of the statistics
+    const uint64_t cnt = p.pos + uint64_t(ib + p.N / 16u);
+    memoryBarrierBuffer();   // this invocation's stored rows, before the count
+    barrier();
+    if (tid == 0u) {
+        uint done = atomicAdd(U32Buf(cnt).v[blk], 1u) + 1u;
+        xo_last = done == need ? 1u : 0u;
+        if (done == need) atomicExchange(U32Buf(cnt).v[blk], 0u);   // zero for the next run
+    }
+    barrier();
+    if (xo_last == 0u) return;   // workgroup-uniform
+    memoryBarrierBuffer();
+    vec4 a = vec4(0.0), b = vec4(0.0);
+    if (tid < 32u) {
+        uint e4 = (256u * blk + 8u * tid) >> 2;
+        a = XimOut(p.out_).v[e4];
+        b = XimOut(p.out_).v[e4 + 1u];
+        xo_ss[tid] = sumsq8(a, b);
+        if (p.ff != 0ul) {
+            a *= I8V4(p.ff).v[e4];
+            b *= I8V4(p.ff).v[e4 + 1u];
+        }
+        xo_ab[tid] = absmax_bits(a, b);
+    }
+    barrier();
+    uint ab = 0u;
+    uvec2 q = uvec2(0u);
+    if (tid < 32u) {
+        for (uint k = 0u; k < 32u; k++) ab = max(ab, xo_ab[k]);
+        float id = inv_scale(ab);
+        q = uvec2(round4(a, id), round4(b, id));
+        xo_sum[tid] = sdot8(q, uvec2(0x01010101u));
+    }
+    barrier();
+    if (tid < 32u) {
+        uint e, half_, s, si;
+        chunk_slot(XOUT == 1u, 32u * blk + tid, e, half_, s, si);
+        U32Buf(p.pos).v[4u * e + 2u * half_] = q.x;
+        U32Buf(p.pos).v[4u * e + 2u * half_ + 1u] = q.y;
+        int sum = xo_sum[tid] + (XOUT == 1u ? xo_sum[tid ^ 1u] : 0);
+        if (XOUT == 2u || half_ == 0u) I32Buf(p.pos).v[p.N / 4u + 4u * s + si] = sum;
+        if (tid == 0u) {
+            vec2 ss = vec2(0.0);
+            for (uint k = 0u; k < 32u; k++) ss += xo_ss[k];
+            XimStats(p.pos + uint64_t(ib)).v[blk] = uvec4(ab, floatBitsToUint(ss), 0u);
+        }
+    }
+}

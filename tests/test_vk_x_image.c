@@ -1,0 +1,159 @@
+/*
+ * test_vk_x_image.c — decode matvecs handing x to the next one as a rounded
+ * image (src/vulkan/shaders/x_image.glsl, vk_program.c plan_images): a
+ * residual product feeding a folded-norm SwiGLU, whose output feeds a Q6_K
+ * down product, whose output feeds two folded-norm projections of which only
+ * the one with the producer's layout (Q5_K) reads the image. One compiled
+ * program runs several times (the producers' block counters must come back
+ * to zero), against the CPU and against Vulkan without images; Inf in the
+ * residual must still make the consumers' rows NaN; and the report must
+ * name exactly the consumers that read an image.
+ */
+#include "harness.h"
+#include "ops_common.h"
+#include "vk_parity.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { XK0 = 256, XD = 512, XF = 768, XO = 256, N_W = 6, N_OUT = 3 };
+
+typedef struct xweights { void *w[N_W]; double *wd[N_W]; float g1[XD], g2[XD]; } xweights;
+
+static const rlx_dtype w_type[N_W] = {RLX_Q4_K, RLX_Q4_K, RLX_Q4_K, RLX_Q6_K, RLX_Q5_K, RLX_Q6_K};
+static const int64_t w_rows[N_W] = {XD, XF, XF, XD, XO, XO}, w_cols[N_W] = {XK0, XD, XD, XF, XD, XD};
+static const char *const out_name[N_OUT] = {"h2", "o_k45", "o_q6k"};
+
+static rlx_graph *build(xweights *b) {
+    rlx_graph *g = rlx_graph_new();
+    int64_t xd[2] = {1, XK0}, rd[2] = {1, XD}, gd[1] = {XD};
+    rlx_node w[N_W];
+    for (int i = 0; i < N_W; i++) {
+        int64_t wd[2] = {w_rows[i], w_cols[i]};
+        w[i] = rlx_constant(g, w_type[i], 2, wd, b->w[i]);
+    }
+    rlx_node x = rlx_input(g, "x", RLX_F32, 2, xd), r = rlx_input(g, "r", RLX_F32, 2, rd);
+    rlx_node h = rlx_add(g, rlx_dequant_matmul(g, x, w[0]), r);   /* producer (residual) */
+    rlx_node n1 = rlx_rms_norm(g, h, rlx_constant(g, RLX_F32, 1, gd, b->g1), RLX_NO_NODE, 1e-5f);
+    rlx_node s = rlx_mul(g, rlx_silu(g, rlx_dequant_matmul(g, n1, w[1])), rlx_dequant_matmul(g, n1, w[2]));
+    rlx_node h2 = rlx_add(g, rlx_dequant_matmul(g, s, w[3]), h);   /* Q6_K consumer of s, producer */
+    rlx_node n2 = rlx_rms_norm(g, h2, rlx_constant(g, RLX_F32, 1, gd, b->g2), RLX_NO_NODE, 1e-5f);
+    rlx_output(g, out_name[0], h2);
+    rlx_output(g, out_name[1], rlx_dequant_matmul(g, n2, w[4]));
+    rlx_output(g, out_name[2], rlx_dequant_matmul(g, n2, w[5]));
+    return g;
+}
+
+static rlx_exec *compile_on(const rlx_graph *g, bool vulkan) {
+    rlx_compile_options o;
+    if (vulkan) vkp_options(&o);
+    else {
+        rlx_compile_options_init(&o);
+        o.backend = RLX_BACKEND_CPU;
+    }
+    rlx_exec *e = NULL;
+    if (rlx_compile(g, &o, &e) != RLX_OK) printf("    compile (%s): %s\n", vulkan ? "vulkan" : "cpu", rlx_last_error());
+    return e;
+}
+
+/* Runs e on (x, r) and copies output k into out[k] (n floats each). */
+static bool run_copy(rlx_exec *e, float *x, float *r, float *out[N_OUT]) {
+    rlx_tensor in[2] = {
+        {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, XK0}, .data = x, .bytes = sizeof(float) * XK0},
+        {.name = "r", .dtype = RLX_F32, .rank = 2, .dims = {1, XD}, .data = r, .bytes = sizeof(float) * XD},
+    };
+    if (rlx_exec_run(e, in, 2) != RLX_OK) {
+        printf("    run: %s\n", rlx_last_error());
+        return false;
+    }
+    for (int k = 0; k < N_OUT; k++) {
+        rlx_tensor t;
+        if (rlx_exec_output(e, out_name[k], &t) != RLX_OK) return false;
+        memcpy(out[k], t.data, t.bytes);
+    }
+    return true;
+}
+
+static int64_t out_len(int k) { return k == 0 ? XD : XO; }
+
+/* Relative L2 distance of b from a, with NaN required in the same places. */
+static double rel_diff(const float *a, const float *b, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t j = 0; j < n; j++) {
+        if (isnan(a[j]) != isnan(b[j])) return INFINITY;
+        if (isnan(a[j])) continue;
+        num += ((double)a[j] - b[j]) * ((double)a[j] - b[j]);
+        den += (double)a[j] * a[j];
+    }
+    return sqrt(num) / (den > 0 ? sqrt(den) : 1);
+}
+
+static int count_notes(rlx_exec *e, const char *what) {
+    char *rep = rlx_exec_report(e);
+    int n = 0;
+    for (const char *s = rep; s && (s = strstr(s, what)) != NULL; s++) n++;
+    free(rep);
+    return n;
+}
+
+static void set_env(const char *name, const char *v) {
+    if (v) setenv(name, v, 1);
+    else unsetenv(name);
+}
+
+TEST(vk_x_image_chain) {
+    VKP_REQUIRE();
+    if (vkp_devices_int_dot() != 1) {
+        printf("    (skipped: the i8 matvec needs integer dot products on every device)\n");
+        return;
+    }
+    xweights b;
+    size_t bytes;
+    for (int i = 0; i < N_W; i++) b.w[i] = ops_quantized_weights(w_type[i], w_rows[i], w_cols[i], &b.wd[i], &bytes);
+    test_fill_uniform_f32(b.g1, XD, 0.5f, 1.5f);
+    test_fill_uniform_f32(b.g2, XD, 0.5f, 1.5f);
+    rlx_graph *g = build(&b);
+
+    char *old = getenv("RLX_VK_NO_XIMAGE") ? strdup(getenv("RLX_VK_NO_XIMAGE")) : NULL;
+    set_env("RLX_VK_NO_XIMAGE", NULL);
+    rlx_exec *ev = compile_on(g, true), *ec = compile_on(g, false);
+    setenv("RLX_VK_NO_XIMAGE", "1", 1);
+    rlx_exec *en = compile_on(g, true);
+    set_env("RLX_VK_NO_XIMAGE", old);
+    free(old);
+    CHECK(ev && ec && en);
+
+    float x[XK0], r[XD], *o[3][N_OUT];
+    for (int s = 0; s < 3; s++)
+        for (int k = 0; k < N_OUT; k++) o[s][k] = malloc(sizeof(float) * XD);
+    for (int run = 0; run < 4 && ev && ec && en; run++) {
+        test_fill_uniform_f32(x, XK0, -2, 2);
+        test_fill_uniform_f32(r, XD, -1, 1);
+        if (run == 3) r[300] = INFINITY;   /* h's block 1 and every row after it: NaN */
+        CHECK(run_copy(ec, x, r, o[0]) && run_copy(ev, x, r, o[1]) && run_copy(en, x, r, o[2]));
+        for (int k = 0; k < N_OUT; k++) {
+            /* the i8 matvecs round x as the CPU fast path does */
+            double vs_cpu = rel_diff(o[0][k], o[1][k], out_len(k)), vs_plain = rel_diff(o[2][k], o[1][k], out_len(k));
+            if (!(vs_cpu <= 2e-4) || !(vs_plain <= 1e-5)) {
+                printf("    run %d output %s: vs cpu %.3g, vs no image %.3g\n", run, out_name[k], vs_cpu, vs_plain);
+                CHECK(false);
+            }
+        }
+        if (run == 3) CHECK(isnan(o[1][1][0]) && isnan(o[1][2][XO - 1]));
+    }
+    /* SwiGLU reads h's image, down reads SwiGLU's, the Q5_K projection
+     * reads down's; the Q6_K projection (another layout) rounds its own x */
+    if (ev) CHECK(count_notes(ev, "x from an image") == 3);
+    if (en) CHECK(count_notes(en, "x from an image") == 0);
+    for (int s = 0; s < 3; s++)
+        for (int k = 0; k < N_OUT; k++) free(o[s][k]);
+    rlx_exec_free(ev);
+    rlx_exec_free(ec);
+    rlx_exec_free(en);
+    rlx_graph_free(g);
+    for (int i = 0; i < N_W; i++) {
+        free(b.w[i]);
+        free(b.wd[i]);
+    }
+}
