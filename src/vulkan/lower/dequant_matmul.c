@@ -378,9 +378,14 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     int64_t tile_rows = (int64_t)(256 / T) * (epi == 2 ? 1 : nr);
     bool xout = xo->want && M == 1 && !ep && (xo->family == 1 || xo->family == 2) && N % 256 == 0 &&
                 256 % tile_rows == 0 && (xo->gamma == 0 || xo->gamma % 16 == 0);
-    d->spec[13] = xin;
-    d->spec[14] = xout ? xo->family : 0u;
-    d->n_spec = 15;
+    if (xin || xout) {   /* the shader's build with the image code (Makefile) */
+        d->shader = "dequant_matvec_i8_xim";
+        d->spec[13] = xin;
+        d->spec[14] = xout ? xo->family : 0u;
+        d->n_spec = 15;
+    } else {
+        d->n_spec = 13;
+    }
     d->uses_scratch = comb;   /* the partials are in scratch */
     /* the whole block always (the shader's block names the epilogue fields) */
     dq_i8_push ip;

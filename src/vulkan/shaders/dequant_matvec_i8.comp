@@ -51,7 +51,9 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#ifdef RLX_XIMAGE
 #extension GL_KHR_shader_subgroup_vote : require
+#endif
 
 layout(local_size_x = 256) in;   // before the includes (docs/gpu.md pitfalls)
 
@@ -78,9 +80,11 @@ layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/
                                                // attention with XCOMB splits, combined as they are read (header;
                                                // vk_program.c plan_absorptions)
 layout(constant_id = 12) const uint XROT = 0;   // > 0: workgroup w starts rounding x at chunk w * XROT (a multiple of 32; round_x)
+#ifdef RLX_XIMAGE   // the build "dequant_matvec_i8_xim" (Makefile)
 layout(constant_id = 13) const uint XIN = 0;    // 1 (K-quants, M = 1): p.x is the rounded image of x (x_image.glsl)
 layout(constant_id = 14) const uint XOUT = 0;   // M = 1, EPI 0-2, no RKV: also round the output into an image at p.pos
                                                 // for a K45 (1) or Q6_K (2) consumer, times gamma at p.ff (x_image.glsl)
+#endif
 
 const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the CPU's Q8_32 / Q8_256 formats)
 const bool K45 = QT == 16u || QT == 17u;       // Q4_K / Q5_K: the same units, so the same x layout
@@ -132,7 +136,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8U4 { uvec
 #include "dequant_matvec_common.glsl"   // wword, wbytes8, wf16, group_sums
 #include "rope_angle.glsl"                // rope_cos_sin
 #include "sumsq.glsl"                      // sumsq8, inv_rms
-#include "x_image.glsl"                    // chunk_slot, load_image, image_tile_done
+#include "x_image.glsl"                    // chunk_slot; with RLX_XIMAGE load_image, image_tile_done
 
 // 16 bytes at a 4-byte-aligned offset (one load when rows are 16-byte aligned).
 uvec4 wbytes16(uint64_t row, uint off) {
@@ -411,8 +415,11 @@ void store_row(uint m, uint r, float y) {
 }
 
 void main() {
+#ifdef RLX_XIMAGE
     if (XIN != 0u) load_image();
-    else round_x();
+    else
+#endif
+    round_x();
 
     // A group is T / sgs whole subgroups; lanes are numbered from the subgroup
     // ids (as in dequant_matvec_run.comp), so the reductions stay in a group.
@@ -474,6 +481,8 @@ void main() {
                 }
             }
         }
+#ifdef RLX_XIMAGE
         if (XOUT != 0u) image_tile_done(tile, G * rows_per_group);
+#endif
     }
 }

@@ -33,10 +33,6 @@
 // shared xq4, xs4, xd, xbad, and I8U4 / I8V4 references, and enables the
 // subgroup basic extension.
 
-layout(buffer_reference, std430, buffer_reference_align = 16) buffer XimStats { uvec4 v[]; };
-// the producer's output as other workgroups stored it: not from this SM's L1
-layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer XimOut { vec4 v[]; };
-
 // Where rounded chunk c of x (8 quants; flat 256-block c >> 5, chunk k =
 // c & 31 of it) goes in a K45 (Q4_K / Q5_K) or Q6_K consumer's layout:
 // xq4 entry e, its half (.xy or .zw), and the sum's xs4 entry s, slot si.
@@ -63,6 +59,12 @@ void chunk_slot(bool k45, uint c, out uint e, out uint half_, out uint s, out ui
     e = 16u * blk + 8u * part + u;
     s = 8u * blk + u;
 }
+
+#ifdef RLX_XIMAGE   // the rest: only in the "dequant_matvec_i8_xim" build
+
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer XimStats { uvec4 v[]; };
+// the producer's output as other workgroups stored it: not from this SM's L1
+layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer XimOut { vec4 v[]; };
 
 // ------------------------------------------------------------ consumer (XIN)
 
@@ -170,3 +172,4 @@ void image_tile_done(uint tile, uint rows_per_tile) {
         }
     }
 }
+#endif   // RLX_XIMAGE
