@@ -423,6 +423,9 @@ rlx_status rlx_model_detokenize(rlx_model *m, const int32_t *ids, int n, char *b
 
 /* Empties the KV cache: the next eval starts at position 0. */
 rlx_status rlx_model_reset(rlx_model *m);
+/* The per-step report (rlx_exec_report) of the model's program, for the
+ * shape of its most recent eval; NULL before the first. malloc'ed; free(). */
+char *rlx_model_report(const rlx_model *m);
 /* Appends n tokens at the current position and returns the logits of the
  * last one ([n_vocab], valid until the next call). Exceeding n_ctx is
  * INVALID_ARGUMENT ("context limit"). */

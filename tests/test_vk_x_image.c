@@ -5,17 +5,26 @@
  * down product, whose output feeds two folded-norm projections of which only
  * the one with the producer's layout (Q5_K) reads the image. One compiled
  * program runs several times (the producers' block counters must come back
- * to zero), against the CPU and against Vulkan without images; Inf in the
+ * to zero), against the CPU and against Vulkan without images (images are
+ * opt-in: RLX_VK_XIMAGE=1); Inf in the
  * residual must still make the consumers' rows NaN; and the report must
- * name exactly the consumers that read an image.
+ * name exactly the consumers that read an image. Then a Q4_K llama model's
+ * decode steps, where the residual stream, SwiGLU's output and the final
+ * norm's input go through images (and the attention-combining o projection
+ * makes one): Vulkan against the CPU's fast path and against Vulkan without
+ * images.
  */
 #include "harness.h"
 #include "ops_common.h"
+#include "tiny_model.h"
 #include "vk_parity.h"
+#include "io/gguf.h"
+#include "io/quant.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { XK0 = 256, XD = 512, XF = 768, XO = 256, N_W = 6, N_OUT = 3 };
 
@@ -115,12 +124,12 @@ TEST(vk_x_image_chain) {
     test_fill_uniform_f32(b.g2, XD, 0.5f, 1.5f);
     rlx_graph *g = build(&b);
 
-    char *old = getenv("RLX_VK_NO_XIMAGE") ? strdup(getenv("RLX_VK_NO_XIMAGE")) : NULL;
-    set_env("RLX_VK_NO_XIMAGE", NULL);
+    char *old = getenv("RLX_VK_XIMAGE") ? strdup(getenv("RLX_VK_XIMAGE")) : NULL;
+    setenv("RLX_VK_XIMAGE", "1", 1);   /* images: off by default */
     rlx_exec *ev = compile_on(g, true), *ec = compile_on(g, false);
-    setenv("RLX_VK_NO_XIMAGE", "1", 1);
+    setenv("RLX_VK_XIMAGE", "0", 1);
     rlx_exec *en = compile_on(g, true);
-    set_env("RLX_VK_NO_XIMAGE", old);
+    set_env("RLX_VK_XIMAGE", old);
     free(old);
     CHECK(ev && ec && en);
 
@@ -156,4 +165,78 @@ TEST(vk_x_image_chain) {
         free(b.w[i]);
         free(b.wd[i]);
     }
+}
+
+static rlx_model *load_on(const char *path, int backend, const char *ximage) {
+    char *old = getenv("RLX_VK_XIMAGE") ? strdup(getenv("RLX_VK_XIMAGE")) : NULL;
+    set_env("RLX_VK_XIMAGE", ximage);
+    rlx_model *m = tiny_model_load(path, backend);
+    set_env("RLX_VK_XIMAGE", old);
+    free(old);
+    return m;
+}
+
+/* One decode step of m (its program is specialized, and RLX_VK_XIMAGE
+ * read, at a shape's first run: hence the setting around the call). */
+static const float *step(rlx_model *m, int32_t id, const char *ximage) {
+    char *old = getenv("RLX_VK_XIMAGE") ? strdup(getenv("RLX_VK_XIMAGE")) : NULL;
+    set_env("RLX_VK_XIMAGE", ximage);
+    const float *lg = NULL;
+    if (rlx_model_eval(m, &id, 1, &lg) != RLX_OK) printf("    eval: %s\n", rlx_last_error());
+    set_env("RLX_VK_XIMAGE", old);
+    free(old);
+    return lg;
+}
+
+static int model_notes(rlx_model *m, const char *what) {
+    char *rep = rlx_model_report(m);
+    int n = 0;
+    for (const char *s = rep; s && (s = strstr(s, what)) != NULL; s++) n++;
+    free(rep);
+    return n;
+}
+
+TEST(vk_x_image_llama_decode) {
+    VKP_REQUIRE();
+    if (vkp_devices_int_dot() != 1) return;
+    tiny_model_spec spec;
+    tiny_model_spec_init(&spec);
+    spec.weight_type = QTYPE_Q4_K;   /* K-quant rows: multiples of 256 */
+    spec.n_embd = 256;
+    spec.n_ff = 512;
+    char path[128];
+    tiny_model_tmp_path(path, sizeof path, "xim");
+    CHECK_MSG(tiny_model_write(&spec, path) == 0, "write %s", rlx_last_error());
+    rlx_model *mc = load_on(path, RLX_BACKEND_CPU, NULL), *mv = load_on(path, RLX_BACKEND_VULKAN, "1"),
+              *mn = load_on(path, RLX_BACKEND_VULKAN, "0");
+    unlink(path);
+    CHECK(mc && mv && mn);
+    rlx_model_info info;
+    CHECK_OK(rlx_model_get_info(mc, &info));
+    int32_t ids[64];
+    int n = 0;
+    CHECK_OK(rlx_model_tokenize(mc, "the cat sat on the mat", 1, ids, 64, &n));
+    float *lc = malloc(sizeof(float) * (size_t)info.n_vocab), *lv = malloc(sizeof(float) * (size_t)info.n_vocab);
+    for (int i = 0; i < n && !harness_failed(); i++) {
+        const float *c = step(mc, ids[i], NULL), *v = step(mv, ids[i], "1");
+        CHECK(c && v);
+        memcpy(lc, c, sizeof(float) * (size_t)info.n_vocab);
+        memcpy(lv, v, sizeof(float) * (size_t)info.n_vocab);
+        const float *p = step(mn, ids[i], "0");
+        CHECK(p);
+        /* Vulkan rounds x to 8 bits as the CPU's fast path does; with and
+         * without images only the norms' sums of squares are added in
+         * another order */
+        double vs_cpu = rel_diff(lc, lv, info.n_vocab), vs_plain = rel_diff(p, lv, info.n_vocab);
+        CHECK_MSG(vs_cpu < 1e-3 && vs_plain < 1e-4, "step %d: vs cpu %.3g, vs no image %.3g", i, vs_cpu, vs_plain);
+    }
+    /* per layer q, k, v (all Q4_K here), SwiGLU and down read images, and the output head */
+    int used = model_notes(mv, "x from an image");
+    CHECK_MSG(used >= 2 * spec.n_layer, "%d matvecs read an image", used);
+    CHECK(model_notes(mn, "x from an image") == 0);
+    free(lc);
+    free(lv);
+    rlx_model_free(mc);
+    rlx_model_free(mv);
+    rlx_model_free(mn);
 }

@@ -462,6 +462,8 @@ rlx_status rlx_model_reset(rlx_model *m) {
     return RLX_OK;
 }
 
+char *rlx_model_report(const rlx_model *m) { return m && m->exec ? rlx_exec_report(m->exec) : NULL; }
+
 rlx_status rlx_model_eval(rlx_model *m, const int32_t *ids, int n, const float **logits) {
     if (!m || !ids || n <= 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_eval: model/ids NULL or n <= 0");
     if (n > m->n_ctx - m->pos)   /* not pos + n, which can overflow */

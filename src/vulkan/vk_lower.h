@@ -79,16 +79,17 @@ typedef struct vk_att_partials {
 /* The rounded-x image one decode matvec hands the next (shaders/x_image.glsl;
  * planned by vk_program.c, plan_images). family: the consumer's weight
  * layout, 1 Q4_K / Q5_K, 2 Q6_K. addr: the image (0 while measuring);
- * gamma: the consumer's folded RMS-norm gamma, 0 for none. */
+ * gamma: the consumer's folded RMS-norm gamma, 0 for none; counters: the
+ * byte offset from addr of the producer's block counters (a region of the
+ * slot that no image overlaps: producers of different N share a slot). */
 typedef struct vk_x_image {
     bool     want;
-    uint32_t family;
+    uint32_t family, counters;
     uint64_t addr, gamma;
 } vk_x_image;
 
-/* The image size for x of K values (K % 256 == 0): what x_image.glsl lays
- * out, plus the producer's counters. */
-static inline uint64_t vk_x_image_bytes(int64_t K) { return (uint64_t)K + (uint64_t)K / 2 + (uint64_t)K / 16 + (uint64_t)K / 64; }
+/* The image size for x of K values (K % 256 == 0), as x_image.glsl lays it out. */
+static inline uint64_t vk_x_image_bytes(int64_t K) { return (uint64_t)K + (uint64_t)K / 2 + (uint64_t)K / 16; }
 
 typedef struct vk_lower_ctx {
     /* in */

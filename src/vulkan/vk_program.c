@@ -203,6 +203,7 @@ static void offer_images(const vk_program *p, int32_t i, vk_lower_ctx *c) {
         c->xim_out.want = true;
         c->xim_out.family = in->xim_family;
         c->xim_out.addr = xim_addr(p, in->xim_slot);
+        c->xim_out.counters = (uint32_t)p->xim_image_bytes;
         c->xim_out.gamma = in->xim_gamma >= 0 ? p->loc[in->xim_gamma].addr : 0;
     }
     int32_t f = in->xim_from;
@@ -224,7 +225,9 @@ static void offer_images(const vk_program *p, int32_t i, vk_lower_ctx *c) {
  * Producers alternate between two image slots, so a consumer must run
  * before the next producer of its slot (a matvec that is both reads one
  * slot and writes the other). The lowerings confirm each side
- * (plan_lowering). RLX_VK_NO_XIMAGE=1: none.
+ * (plan_lowering). Off unless RLX_VK_XIMAGE=1 (read when a program is
+ * built): its H200 gain is not yet measured on a correct build
+ * (docs/gpu.md).
  */
 static void plan_images(vk_program *p) {
     const ir_graph *g = p->g;
@@ -234,7 +237,7 @@ static void plan_images(vk_program *p) {
         in->xim_family = 0;
         in->xim_ok = in->xim_used = in->xim_taken = false;
     }
-    if (rlx_env_int("RLX_VK_NO_XIMAGE", 0)) return;
+    if (!rlx_env_int("RLX_VK_XIMAGE", 0)) return;
     int32_t n_producers = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
@@ -669,16 +672,21 @@ static rlx_status resolve_locations(vk_program *p, void *const *param_handles) {
 }
 
 /* The two x-image slots the used producers need, zeroed (the counters start
- * at zero and every dispatch leaves them so); none when no consumer took one. */
+ * at zero and every dispatch leaves them so); none when no consumer took one.
+ * A slot: the largest image, then a counter per 256-block of the largest
+ * output, apart from every image (producers of different N share slots). */
 static rlx_status create_images(vk_program *p) {
-    VkDeviceSize slot = 0;
+    VkDeviceSize image = 0, counters = 0;
     for (int32_t i = 0; i < p->g->n_nodes; i++)
         if (p->info[i].xim_used) {
-            VkDeviceSize b = (VkDeviceSize)vk_x_image_bytes(ir_shape_numel(&p->g->nodes[i].shape));
-            if (b > slot) slot = b;
+            int64_t n = ir_shape_numel(&p->g->nodes[i].shape);
+            image = RLX_MAX(image, (VkDeviceSize)vk_x_image_bytes(n));
+            counters = RLX_MAX(counters, (VkDeviceSize)(n / 256) * 4);
         }
-    if (slot == 0) return RLX_OK;
-    p->xim_slot_bytes = (slot + 255) & ~(VkDeviceSize)255;
+    if (image == 0) return RLX_OK;
+    p->xim_image_bytes = (image + 255) & ~(VkDeviceSize)255;
+    if (p->xim_image_bytes > UINT32_MAX) return rlx_fail(RLX_STATUS_UNSUPPORTED, "vulkan: x image of %llu bytes", (unsigned long long)image);
+    p->xim_slot_bytes = p->xim_image_bytes + ((counters + 255) & ~(VkDeviceSize)255);
     VkDeviceSize bytes = 2 * p->xim_slot_bytes;
     rlx_status st = vk_buf_create(p->ctx, bytes, false, "x images", &p->xim);
     void *zeros = st == RLX_OK ? calloc(1, (size_t)bytes) : NULL;

@@ -58,7 +58,8 @@ struct vk_program {
     const mem_plan  *plan;
     vk_buf           arena, consts, scratch, io, hostio;
     vk_buf           xim;              /* two x-image slots of xim_slot_bytes (plan_images), or none */
-    VkDeviceSize     xim_slot_bytes;
+    VkDeviceSize     xim_slot_bytes;   /* an image region of xim_image_bytes, then the block counters */
+    VkDeviceSize     xim_image_bytes;
     bool             recording;        /* lowerings now emit for real (addresses known) */
     VkDeviceSize    *const_off;        /* per node */
     VkDeviceSize    *io_off;           /* per node: staging offset of inputs/outputs, or -1 */

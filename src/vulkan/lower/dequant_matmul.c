@@ -406,6 +406,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     if (xout) {   /* no rope / KV epilogue: its fields are free */
         ip.pos = xo->addr;
         ip.ff = xo->gamma;
+        ip.C = xo->counters;
     }
     c->xim_in_done = xin;
     c->xim_out_done = xout;

@@ -123,7 +123,7 @@ layout(push_constant, std430) uniform Push {
     uint64_t off;    // rope position offset, i32
     uint64_t ff;     // f32 frequency factors [D / 2]
     float q_hi, q_lo, f0_hi, f0_lo;   // theta^(-2/D) and 1 / (2 pi) as hi/lo pairs (rope_angle.glsl)
-    uint C, D;       // cache capacity, head dim
+    uint C, D;       // cache capacity, head dim (XOUT: C is the counters' offset from pos; XCOMB: D the head dim)
 } p;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8V4 { vec4 v[]; };

@@ -20,8 +20,9 @@
 //                           x * gamma when the consumer folds a norm), and
 //                           the sum of squares of x (before gamma) as the two
 //                           buckets of sumsq.glsl; 16 bytes
-//   then, the producer's own: a completion counter per 256-block (K / 64
-//   bytes), zero between dispatches (the completing workgroup resets it).
+// The producer's completion counter per 256-block of its output is at
+// p.pos + p.C, in a region of the slot that no image overlaps; it is zero
+// between dispatches (the completing workgroup resets it).
 //
 // The quants and block scales are exactly those round_x makes from the same
 // x (same formula, same inputs); only the norm's sum of squares is summed in
@@ -29,7 +30,8 @@
 //
 // The including shader declares before including this: common.glsl,
 // int8_dot.glsl, sumsq.glsl, the spec constants XK, NORM, XOUT, the push
-// block p (x, out_, N, pad0 = eps bits, pos = image out, ff = gamma), the
+// block p (x, out_, N, pad0 = eps bits, pos = image out, ff = gamma, C =
+// counters' offset), the
 // shared xq4, xs4, xd, xbad, and I8U4 / I8V4 references, and enables the
 // subgroup basic extension.
 
@@ -124,7 +126,7 @@ void image_tile_done(uint tile, uint rows_per_tile) {
     const uint need = 256u / rows_per_tile, blk = tile / need;
     const uint tid = gl_LocalInvocationIndex;
     const uint ib = p.N + p.N / 2u;   // byte offset of the statistics
-    const uint64_t cnt = p.pos + uint64_t(ib + p.N / 16u);
+    const uint64_t cnt = p.pos + uint64_t(p.C);
     memoryBarrierBuffer();   // this invocation's stored rows, before the count
     barrier();
     if (tid == 0u) {
