@@ -37,6 +37,12 @@
 //   x = sum_s 2^(m_s - M) acc_s / sum_s 2^(m_s - M) l_s,  M = max_s m_s,
 // zeros for a head with no visible key.
 //
+// The rounded-x image (x_image.glsl; only in the build "dequant_matvec_i8_xim",
+// -DRLX_XIMAGE): with XIN, x arrives already rounded by the matvec before
+// (M = 1, K-quants) and is copied into shared memory instead of round_x;
+// with XOUT, this matvec also rounds its own output, one 256-block at a time
+// as the workgroup completing the block sees it done, for the next one.
+//
 // Non-finite x: the 8-bit format cannot carry Inf or NaN. A block whose
 // absmax is Inf or NaN is rounded as zeros and flags its x row, and every
 // output of a flagged row is stored as NaN (a select at the store, so no

@@ -9,8 +9,11 @@
 // the matvec before them, so that matvec can round its output once, as its
 // last workgroups finish, and the next one's workgroups copy the result
 // (~1.6 bytes per x value instead of 4, no arithmetic) straight into shared
-// memory. Measured on the H200 (timing ablation): 8B q4_k_m decode device
-// time -11%, 1B -9%.
+// memory. Measured on the H200 (bench/RESULTS.md, tenth session): the
+// consumers' side alone (a timing ablation) -13% device time per 8B Q4_K_M
+// token, -12% for 1B; producers rounding their blocks +2.4% / +2.7%; the
+// first whole build, before a counter bug was fixed, -4.3% / -0.5%. Opt-in
+// (RLX_VK_XIMAGE=1) until the fixed build is measured there.
 //
 // The image of x[K] (one row, K % 256 == 0), in bytes:
 //   [0, K)                  xq4 as the consumer lays it out in shared memory
