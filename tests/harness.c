@@ -114,6 +114,26 @@ bool test_read_file(const char *path, void **out, size_t *size) {
     return ok;
 }
 
+char *test_env_swap(const char *name, const char *value) {
+    const char *old = getenv(name);
+    char *saved = old ? strdup(old) : NULL;
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+    return saved;
+}
+
+void test_env_restore(const char *name, char *saved) {
+    if (saved) setenv(name, saved, 1);
+    else unsetenv(name);
+    free(saved);
+}
+
+int test_count(const char *text, const char *what) {
+    int n = 0;
+    for (const char *s = text; s && (s = strstr(s, what)) != NULL; s++) n++;
+    return n;
+}
+
 const char *test_program(const char *env, const char *fallback) {
     const char *p = getenv(env);
     return p && *p ? p : fallback;

@@ -57,6 +57,14 @@ bool test_temp_file(char *path_template);
 /* A whole file into a malloc'ed buffer (*size bytes; free it); false if it
  * could not be read. */
 bool test_read_file(const char *path, void **out, size_t *size);
+/* Sets environment variable `name` to `value` (NULL: unset) and returns its
+ * previous value (malloc'ed, NULL if unset) for test_env_restore. Tests may
+ * leave settings behind (test_model.c keeps RLX_CPU_EXACT_QUANT=1), so a
+ * test that depends on one sets it explicitly. */
+char *test_env_swap(const char *name, const char *value);
+void  test_env_restore(const char *name, char *saved);   /* frees saved */
+/* How many times `what` occurs in text (NULL text: 0); e.g. in a report. */
+int   test_count(const char *text, const char *what);
 
 /* ||got - want||_2 / max(||want||_2, tiny). */
 double test_rel_error_f32_f64(const float *got, const double *want, int64_t n);

@@ -167,24 +167,6 @@ static void result_free(result *r) {
     memset(r, 0, sizeof *r);
 }
 
-/* Sets environment variable `name` to `value` (NULL: unset); returns its
- * previous value (malloc'ed, NULL if unset) for env_restore. Other tests may
- * leave these set (test_model.c keeps RLX_CPU_EXACT_QUANT=1), so the runs
- * here set them both ways explicitly. */
-static char *env_swap(const char *name, const char *value) {
-    const char *old = getenv(name);
-    char *saved = old ? strdup(old) : NULL;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-    return saved;
-}
-
-static void env_restore(const char *name, char *saved) {
-    if (saved) setenv(name, saved, 1);
-    else unsetenv(name);
-    free(saved);
-}
-
 /* Compiles g for the CPU (fuse on or off) and runs it once; the whole of it
  * under RLX_CPU_EXACT_QUANT=exact. */
 static bool run_cpu(const rlx_graph *g, pattern p, twist t, const weights *w, const run_data *d, bool fuse, bool exact,
@@ -193,7 +175,7 @@ static bool run_cpu(const rlx_graph *g, pattern p, twist t, const weights *w, co
     rlx_compile_options o;
     rlx_compile_options_init(&o);
     o.backend = RLX_BACKEND_CPU;
-    char *no_fuse = env_swap("RLX_NO_FUSE", fuse ? "0" : "1"), *exact_q = env_swap("RLX_CPU_EXACT_QUANT", exact ? "1" : "0");
+    char *no_fuse = test_env_swap("RLX_NO_FUSE", fuse ? "0" : "1"), *exact_q = test_env_swap("RLX_CPU_EXACT_QUANT", exact ? "1" : "0");
     rlx_exec *e = NULL;
     int64_t K = w->K;
     bool ok = rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_set_param_f32(e, "gamma", d->gamma, (size_t)K) == RLX_OK &&
@@ -218,8 +200,8 @@ static bool run_cpu(const rlx_graph *g, pattern p, twist t, const weights *w, co
     if (ok) res->report = rlx_exec_report(e);
     if (!ok) printf("    %s %s M %lld fuse %d exact %d: %s\n", pattern_name[p], rlx_dtype_name(w->dt), (long long)d->M, fuse,
                     exact, rlx_last_error());
-    env_restore("RLX_NO_FUSE", no_fuse);
-    env_restore("RLX_CPU_EXACT_QUANT", exact_q);
+    test_env_restore("RLX_NO_FUSE", no_fuse);
+    test_env_restore("RLX_CPU_EXACT_QUANT", exact_q);
     rlx_exec_free(e);
     return ok && res->report;
 }
@@ -406,10 +388,10 @@ static bool vk_case(pattern p, const weights *w, int64_t M, bool require_gpu) {
     double tol = w->dt == RLX_F32 ? 2e-5 : 2e-2;
     bool ok = vkp_compare(g, &in, 1, tol, require_gpu);
     if (ok && w->dt != RLX_F32 && M == 1) {   /* both exact: the normalization checked tightly */
-        char *cq = env_swap("RLX_CPU_EXACT_QUANT", "1"), *vq = env_swap("RLX_VK_EXACT_QUANT", "1");
+        char *cq = test_env_swap("RLX_CPU_EXACT_QUANT", "1"), *vq = test_env_swap("RLX_VK_EXACT_QUANT", "1");
         ok = vkp_compare(g, &in, 1, 2e-5, require_gpu);
-        env_restore("RLX_CPU_EXACT_QUANT", cq);
-        env_restore("RLX_VK_EXACT_QUANT", vq);
+        test_env_restore("RLX_CPU_EXACT_QUANT", cq);
+        test_env_restore("RLX_VK_EXACT_QUANT", vq);
         if (!ok) printf("    (both backends exact)\n");
     }
     /* Vulkan folds the norm per specialization where its i8 matvec takes it in
@@ -450,7 +432,7 @@ TEST(norm_fusion_vk_parity) {
     bool require_gpu = true, ok = true;   /* the fused ops run on the GPU: no host steps */
     static const rlx_dtype vdt[] = {RLX_F32, RLX_Q4_K, RLX_Q8_0};
     static const int64_t Ms[] = {1, 20};
-    char *no_fuse = env_swap("RLX_NO_FUSE", "0");
+    char *no_fuse = test_env_swap("RLX_NO_FUSE", "0");
     for (size_t t = 0; t < sizeof vdt / sizeof vdt[0] && ok; t++) {
         weights w;
         weights_make(&w, vdt[t]);
@@ -458,7 +440,7 @@ TEST(norm_fusion_vk_parity) {
             for (size_t m = 0; m < sizeof Ms / sizeof Ms[0] && ok; m++) ok = vk_case((pattern)p, &w, Ms[m], require_gpu);
         weights_free(&w);
     }
-    env_restore("RLX_NO_FUSE", no_fuse);
+    test_env_restore("RLX_NO_FUSE", no_fuse);
     CHECK(ok);
 }
 
@@ -535,7 +517,7 @@ TEST(norm_fusion_vk_folded_host_step) {
     data_make(&d, 1, w.K);
     rlx_graph *g = build(P_ALL, T_NONE, 1, &w, true);
     rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, w.K}, .data = d.x, .bytes = sizeof(float) * (size_t)w.K};
-    char *host = env_swap("RLX_VK_FORCE_HOST", "rms_dequant_matmul,rms_dequant_swiglu");
+    char *host = test_env_swap("RLX_VK_FORCE_HOST", "rms_dequant_matmul,rms_dequant_swiglu");
     bool ok = vkp_compare(g, &in, 1, 2e-2, false);
     rlx_compile_options o;
     vkp_options(&o);
@@ -545,7 +527,7 @@ TEST(norm_fusion_vk_folded_host_step) {
     ok = ok && rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_run(e, &in, 1) == RLX_OK && rlx_exec_get_stats(e, &st) == RLX_OK &&
          (rep = rlx_exec_report(e)) != NULL && st.host_steps == want_fused(P_ALL) && strstr(rep, "rms_dequant");
     if (!ok) printf("    host steps %d, want %d:\n%s\n", st.host_steps, want_fused(P_ALL), rep ? rep : rlx_last_error());
-    env_restore("RLX_VK_FORCE_HOST", host);
+    test_env_restore("RLX_VK_FORCE_HOST", host);
     free(rep);
     rlx_exec_free(e);
     rlx_graph_free(g);

@@ -48,34 +48,17 @@ static rlx_graph *build(const fcase *c, const void *w) {
     return g;
 }
 
-static int count(const char *rep, const char *what) {
-    int n = 0;
-    for (const char *s = rep; s && (s = strstr(s, what)) != NULL; s++) n++;
-    return n;
-}
-
-static rlx_exec *compile_for(const rlx_graph *g, bool vulkan) {
-    rlx_compile_options o;
-    if (vulkan) vkp_options(&o);
-    else {
-        rlx_compile_options_init(&o);
-        o.backend = RLX_BACKEND_CPU;
-    }
-    rlx_exec *e = NULL;
-    return rlx_compile(g, &o, &e) == RLX_OK ? e : NULL;
-}
-
 static bool run_case(const fcase *c) {
     double *wd;
     size_t wbytes;
     void *w = ops_quantized_weights(c->dt, CN, CK, &wd, &wbytes);
     rlx_graph *g = build(c, w);
     if (c->uncapped) setenv("RLX_VK_ATT_FOLD_CAP", "0", 1);
-    rlx_exec *cpu = compile_for(g, false), *vk = compile_for(g, true);
+    rlx_exec *cpu = vkp_compile(g, false), *vk = vkp_compile(g, true);
     /* the same math in two dispatches; plain Q8_0 on the i8 kernel too, as with the fold */
     setenv("RLX_VK_NO_COMBINE_FOLD", "1", 1);
     setenv("RLX_VK_DQ_I8", "q8_0,q4_K,q5_K,q6_K", 1);
-    rlx_exec *vk2 = compile_for(g, true);
+    rlx_exec *vk2 = vkp_compile(g, true);
     unsetenv("RLX_VK_NO_COMBINE_FOLD");
     unsetenv("RLX_VK_DQ_I8");
     bool ok = cpu && vk && vk2;
@@ -118,9 +101,9 @@ static bool run_case(const fcase *c) {
         char *rep = rlx_exec_report(vk), *rep2 = rlx_exec_report(vk2);
         /* Q4_0 has no i8 matvec: the fold declines and attention lowers again */
         int want = c->extra_use || c->uncapped || c->dt == RLX_Q4_0 ? 0 : 1;
-        if (count(rep, "combine in the next matvec") != want || count(rep, "+ attention combine") != want || count(rep2, "combine in the next matvec")) {
-            printf("    fold reported %d / %d times, want %d (off: %d)\n%s", count(rep, "combine in the next matvec"),
-                   count(rep, "+ attention combine"), want, count(rep2, "combine in the next matvec"), rep ? rep : "");
+        if (test_count(rep, "combine in the next matvec") != want || test_count(rep, "+ attention combine") != want || test_count(rep2, "combine in the next matvec")) {
+            printf("    fold reported %d / %d times, want %d (off: %d)\n%s", test_count(rep, "combine in the next matvec"),
+                   test_count(rep, "+ attention combine"), want, test_count(rep2, "combine in the next matvec"), rep ? rep : "");
             ok = false;
         }
         if (ok && !strstr(rep, "splitkv")) {

@@ -54,18 +54,6 @@ static rlx_graph *build(xweights *b) {
     return g;
 }
 
-static rlx_exec *compile_on(const rlx_graph *g, bool vulkan) {
-    rlx_compile_options o;
-    if (vulkan) vkp_options(&o);
-    else {
-        rlx_compile_options_init(&o);
-        o.backend = RLX_BACKEND_CPU;
-    }
-    rlx_exec *e = NULL;
-    if (rlx_compile(g, &o, &e) != RLX_OK) printf("    compile (%s): %s\n", vulkan ? "vulkan" : "cpu", rlx_last_error());
-    return e;
-}
-
 /* Runs e on (x, r) and copies output k into out[k] (n floats each). */
 static bool run_copy(rlx_exec *e, float *x, float *r, float *out[N_OUT]) {
     rlx_tensor in[2] = {
@@ -98,19 +86,6 @@ static double rel_diff(const float *a, const float *b, int64_t n) {
     return sqrt(num) / (den > 0 ? sqrt(den) : 1);
 }
 
-static int count_notes(rlx_exec *e, const char *what) {
-    char *rep = rlx_exec_report(e);
-    int n = 0;
-    for (const char *s = rep; s && (s = strstr(s, what)) != NULL; s++) n++;
-    free(rep);
-    return n;
-}
-
-static void set_env(const char *name, const char *v) {
-    if (v) setenv(name, v, 1);
-    else unsetenv(name);
-}
-
 TEST(vk_x_image_chain) {
     VKP_REQUIRE();
     if (vkp_devices_int_dot() != 1) {
@@ -124,13 +99,11 @@ TEST(vk_x_image_chain) {
     test_fill_uniform_f32(b.g2, XD, 0.5f, 1.5f);
     rlx_graph *g = build(&b);
 
-    char *old = getenv("RLX_VK_XIMAGE") ? strdup(getenv("RLX_VK_XIMAGE")) : NULL;
-    setenv("RLX_VK_XIMAGE", "1", 1);   /* images: off by default */
-    rlx_exec *ev = compile_on(g, true), *ec = compile_on(g, false);
+    char *old = test_env_swap("RLX_VK_XIMAGE", "1");   /* images: off by default */
+    rlx_exec *ev = vkp_compile(g, true), *ec = vkp_compile(g, false);
     setenv("RLX_VK_XIMAGE", "0", 1);
-    rlx_exec *en = compile_on(g, true);
-    set_env("RLX_VK_XIMAGE", old);
-    free(old);
+    rlx_exec *en = vkp_compile(g, true);
+    test_env_restore("RLX_VK_XIMAGE", old);
     CHECK(ev && ec && en);
 
     float x[XK0], r[XD], *o[3][N_OUT];
@@ -153,8 +126,10 @@ TEST(vk_x_image_chain) {
     }
     /* SwiGLU reads h's image, down reads SwiGLU's, the Q5_K projection
      * reads down's; the Q6_K projection (another layout) rounds its own x */
-    if (ev) CHECK(count_notes(ev, "x from an image") == 3);
-    if (en) CHECK(count_notes(en, "x from an image") == 0);
+    char *rv = ev ? rlx_exec_report(ev) : NULL, *rn = en ? rlx_exec_report(en) : NULL;
+    CHECK(test_count(rv, "x from an image") == 3 && rn && test_count(rn, "x from an image") == 0);
+    free(rv);
+    free(rn);
     for (int s = 0; s < 3; s++)
         for (int k = 0; k < N_OUT; k++) free(o[s][k]);
     rlx_exec_free(ev);
@@ -168,30 +143,26 @@ TEST(vk_x_image_chain) {
 }
 
 static rlx_model *load_on(const char *path, int backend, const char *ximage) {
-    char *old = getenv("RLX_VK_XIMAGE") ? strdup(getenv("RLX_VK_XIMAGE")) : NULL;
-    set_env("RLX_VK_XIMAGE", ximage);
+    char *old = test_env_swap("RLX_VK_XIMAGE", ximage);
     rlx_model *m = tiny_model_load(path, backend);
-    set_env("RLX_VK_XIMAGE", old);
-    free(old);
+    test_env_restore("RLX_VK_XIMAGE", old);
     return m;
 }
 
 /* One decode step of m (its program is specialized, and RLX_VK_XIMAGE
  * read, at a shape's first run: hence the setting around the call). */
 static const float *step(rlx_model *m, int32_t id, const char *ximage) {
-    char *old = getenv("RLX_VK_XIMAGE") ? strdup(getenv("RLX_VK_XIMAGE")) : NULL;
-    set_env("RLX_VK_XIMAGE", ximage);
+    char *old = test_env_swap("RLX_VK_XIMAGE", ximage);
     const float *lg = NULL;
     if (rlx_model_eval(m, &id, 1, &lg) != RLX_OK) printf("    eval: %s\n", rlx_last_error());
-    set_env("RLX_VK_XIMAGE", old);
-    free(old);
+    test_env_restore("RLX_VK_XIMAGE", old);
     return lg;
 }
 
-static int model_notes(rlx_model *m, const char *what) {
+/* How many matvecs of m's last specialization read an image. */
+static int model_image_reads(rlx_model *m) {
     char *rep = rlx_model_report(m);
-    int n = 0;
-    for (const char *s = rep; s && (s = strstr(s, what)) != NULL; s++) n++;
+    int n = test_count(rep, "x from an image");
     free(rep);
     return n;
 }
@@ -231,9 +202,9 @@ TEST(vk_x_image_llama_decode) {
         CHECK_MSG(vs_cpu < 1e-3 && vs_plain < 1e-4, "step %d: vs cpu %.3g, vs no image %.3g", i, vs_cpu, vs_plain);
     }
     /* per layer q, k, v (all Q4_K here), SwiGLU and down read images, and the output head */
-    int used = model_notes(mv, "x from an image");
+    int used = model_image_reads(mv);
     CHECK_MSG(used >= 2 * spec.n_layer, "%d matvecs read an image", used);
-    CHECK(model_notes(mn, "x from an image") == 0);
+    CHECK(model_image_reads(mn) == 0);
     free(lc);
     free(lv);
     rlx_model_free(mc);

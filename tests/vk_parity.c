@@ -138,6 +138,18 @@ done:
     return ok;
 }
 
+rlx_exec *vkp_compile(const rlx_graph *g, bool vulkan) {
+    rlx_compile_options o;
+    if (vulkan) vkp_options(&o);
+    else {
+        rlx_compile_options_init(&o);
+        o.backend = RLX_BACKEND_CPU;
+    }
+    rlx_exec *e = NULL;
+    if (rlx_compile(g, &o, &e) != RLX_OK) printf("    compile (%s): %s\n", vulkan ? "vulkan" : "cpu", rlx_last_error());
+    return e;
+}
+
 int vkp_devices_int_dot(void) {
     int n = rlx_vulkan_device_count(), yes = 0;
     for (int i = 0; i < n; i++) {

@@ -21,6 +21,9 @@ bool vkp_compare(const rlx_graph *g, const rlx_tensor *in, int n_in, double tol,
 /* 1 when every Vulkan device here has usable integer dot products (then the
  * i8 matvec tiers must be chosen), 0 when none has, -1 when they differ. */
 int vkp_devices_int_dot(void);
+/* g compiled for Vulkan (vkp_options) or the CPU; NULL, with the error
+ * printed, if it does not compile. */
+rlx_exec *vkp_compile(const rlx_graph *g, bool vulkan);
 
 /* Typical use:
  *   TEST(vk_add) {
