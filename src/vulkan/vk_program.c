@@ -443,6 +443,11 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             return rlx_fail(st, "vulkan: lowering %s: %s", ir_node_label(p->g, i, lbl, sizeof lbl), rlx_last_error());
         }
     }
+    for (int32_t i = 0; i < p->g->n_nodes; i++)   /* producers learn of their takers last */
+        if (p->info[i].xim_used) {
+            char *note = p->info[i].note;
+            snprintf(note + strlen(note), sizeof p->info[i].note - strlen(note), ", x image made");
+        }
     return RLX_OK;
 }
 
