@@ -12,7 +12,9 @@
  * decode steps, where the residual stream, SwiGLU's output and the final
  * norm's input go through images (and the attention-combining o projection
  * makes one): Vulkan against the CPU's fast path and against Vulkan without
- * images.
+ * images. And a plain product with 16 blocks of output into a norm-folded
+ * Q6_K projection, with the producer's grid capped and not, and at M = 2
+ * (no image).
  */
 #include "harness.h"
 #include "ops_common.h"
@@ -127,7 +129,8 @@ TEST(vk_x_image_chain) {
     /* SwiGLU reads h's image, down reads SwiGLU's, the Q5_K projection
      * reads down's; the Q6_K projection (another layout) rounds its own x */
     char *rv = ev ? rlx_exec_report(ev) : NULL, *rn = en ? rlx_exec_report(en) : NULL;
-    CHECK(test_count(rv, "x from an image") == 3 && rn && test_count(rn, "x from an image") == 0);
+    CHECK(test_count(rv, "x from an image") == 3 && test_count(rv, "x image made") == 3 && rn &&
+          test_count(rn, "x from an image") == 0 && test_count(rn, "x image made") == 0);
     free(rv);
     free(rn);
     for (int s = 0; s < 3; s++)
@@ -159,10 +162,10 @@ static const float *step(rlx_model *m, int32_t id, const char *ximage) {
     return lg;
 }
 
-/* How many matvecs of m's last specialization read an image. */
-static int model_image_reads(rlx_model *m) {
+/* How many steps of m's last specialization the report marks with `what`. */
+static int model_notes(rlx_model *m, const char *what) {
     char *rep = rlx_model_report(m);
-    int n = test_count(rep, "x from an image");
+    int n = test_count(rep, what);
     free(rep);
     return n;
 }
@@ -201,13 +204,70 @@ TEST(vk_x_image_llama_decode) {
         double vs_cpu = rel_diff(lc, lv, info.n_vocab), vs_plain = rel_diff(p, lv, info.n_vocab);
         CHECK_MSG(vs_cpu < 1e-3 && vs_plain < 1e-4, "step %d: vs cpu %.3g, vs no image %.3g", i, vs_cpu, vs_plain);
     }
-    /* per layer q, k, v (all Q4_K here), SwiGLU and down read images, and the output head */
-    int used = model_image_reads(mv);
-    CHECK_MSG(used >= 2 * spec.n_layer, "%d matvecs read an image", used);
-    CHECK(model_image_reads(mn) == 0);
+    /* images are made by each layer's o (+ attention combine), SwiGLU and down
+     * projections; read by each layer's SwiGLU and down, by q, k and v (all
+     * Q4_K here, through their rope / KV epilogues) past the first layer
+     * (whose x is the embedding), and by the output head */
+    int made = model_notes(mv, "x image made"), read = model_notes(mv, "x from an image");
+    CHECK_MSG(made == 3 * spec.n_layer && read == 2 * spec.n_layer + 3 * (spec.n_layer - 1) + 1,
+              "%d images made, %d read", made, read);
+    CHECK(model_notes(mn, "x image made") == 0 && model_notes(mn, "x from an image") == 0);
     free(lc);
     free(lv);
     rlx_model_free(mc);
     rlx_model_free(mv);
     rlx_model_free(mn);
+}
+
+/* A plain product with 16 blocks of output (N = 4096) feeding a norm-folded
+ * Q6_K projection: with the producer's grid capped (a workgroup then takes
+ * several tiles, each counted) and not; and at M = 2, where no image may be
+ * made. Against the CPU, and the report's marks. */
+enum { WK = 256, WN = 4096, WO = 256 };
+
+static rlx_graph *build_wide(int64_t M, void *w1, void *w2, const float *gamma) {
+    rlx_graph *g = rlx_graph_new();
+    int64_t xd[2] = {M, WK}, d1[2] = {WN, WK}, d2[2] = {WO, WN}, gd[1] = {WN};
+    rlx_node x = rlx_input(g, "x", RLX_F32, 2, xd);
+    rlx_node y = rlx_dequant_matmul(g, x, rlx_constant(g, RLX_Q4_K, 2, d1, w1));
+    rlx_node n = rlx_rms_norm(g, y, rlx_constant(g, RLX_F32, 1, gd, gamma), RLX_NO_NODE, 1e-5f);
+    rlx_output(g, "y", y);
+    rlx_output(g, "out", rlx_dequant_matmul(g, n, rlx_constant(g, RLX_Q6_K, 2, d2, w2)));
+    return g;
+}
+
+TEST(vk_x_image_wide_plain_producer) {
+    VKP_REQUIRE();
+    if (vkp_devices_int_dot() != 1) return;
+    size_t bytes;
+    double *d1, *d2;
+    void *w1 = ops_quantized_weights(RLX_Q4_K, WN, WK, &d1, &bytes), *w2 = ops_quantized_weights(RLX_Q6_K, WO, WN, &d2, &bytes);
+    float *gamma = malloc(sizeof(float) * WN), x[2 * WK];
+    test_fill_uniform_f32(gamma, WN, 0.5f, 1.5f);
+    char *old_xim = test_env_swap("RLX_VK_XIMAGE", "1"), *old_grid = test_env_swap("RLX_VK_DQ_I8_GRID", NULL);
+    for (int64_t M = 1; M <= 2 && !harness_failed(); M++)
+        for (int capped = 0; capped < 2 && !harness_failed(); capped++) {
+            if (capped) setenv("RLX_VK_DQ_I8_GRID", "3", 1);
+            else unsetenv("RLX_VK_DQ_I8_GRID");
+            rlx_graph *g = build_wide(M, w1, w2, gamma);
+            test_fill_uniform_f32(x, M * WK, -2, 2);
+            rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, WK}, .data = x,
+                             .bytes = sizeof(float) * (size_t)(M * WK)};
+            CHECK_MSG(vkp_compare(g, &in, 1, 2e-4, true), "M %lld, grid capped %d", (long long)M, capped);
+            rlx_exec *e = vkp_compile(g, true);
+            char *rep = e && rlx_exec_run(e, &in, 1) == RLX_OK ? rlx_exec_report(e) : NULL;
+            int want = M == 1 ? 1 : 0;
+            CHECK_MSG(rep && test_count(rep, "x image made") == want && test_count(rep, "x from an image") == want,
+                      "M %lld, grid capped %d: report\n%s", (long long)M, capped, rep ? rep : rlx_last_error());
+            free(rep);
+            rlx_exec_free(e);
+            rlx_graph_free(g);
+        }
+    test_env_restore("RLX_VK_XIMAGE", old_xim);
+    test_env_restore("RLX_VK_DQ_I8_GRID", old_grid);
+    free(gamma);
+    free(w1);
+    free(w2);
+    free(d1);
+    free(d2);
 }

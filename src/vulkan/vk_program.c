@@ -185,6 +185,12 @@ static int32_t xim_gamma_of(const ir_node *n) {
     return -1;
 }
 
+/* Whether two gamma nodes (-1: none) are the same bytes (views of one param). */
+static bool same_gamma(const vk_program *p, int32_t a, int32_t b) {
+    if (a < 0 || b < 0) return a == b;
+    return p->loc[a].addr == p->loc[b].addr && node_bytes(&p->g->nodes[a]) == node_bytes(&p->g->nodes[b]);
+}
+
 /* Slot s's image: its address and byte range in p->xim. */
 static uint64_t xim_addr(const vk_program *p, int32_t slot) {
     return p->xim.buf ? p->xim.addr + (uint64_t)slot * p->xim_slot_bytes : 0;
@@ -258,7 +264,7 @@ static void plan_images(vk_program *p) {
                 family = fam;
                 gamma = xim_gamma_of(m);
             }
-            if (fam == family && xim_gamma_of(m) == gamma) p->info[j].xim_from = i;
+            if (fam == family && same_gamma(p, xim_gamma_of(m), gamma)) p->info[j].xim_from = i;
         }
         if (first >= 0) {
             p->info[i].xim_slot = n_producers++ & 1;

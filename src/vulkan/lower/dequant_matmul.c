@@ -281,13 +281,17 @@ static bool i8_takes(rlx_dtype dt, bool saves_dispatch) {
     return strcmp(only, "0") != 0 && strstr(only, rlx_dtype_name(dt)) != NULL;
 }
 
-/* Shared memory of dequant_matvec_i8.comp for M rows of K, summed from its
- * declarations (the arrays a type does not use still take one element), plus
- * slack for the compiler's alignment. */
 /* The image layout (x_image.glsl) a K-quant consumer reads: 1 for Q4_K and
  * Q5_K, 2 for Q6_K, 0 for other types. */
 uint32_t vk_x_image_family(rlx_dtype dt) { return dt == RLX_Q4_K || dt == RLX_Q5_K ? 1u : dt == RLX_Q6_K ? 2u : 0u; }
 
+/* Shared memory a producer of an x image adds (xo_* in x_image.glsl). */
+#define XOUT_SHARED_BYTES (32 * (4 + 4 + 8))
+
+/* Shared memory of dequant_matvec_i8.comp for M rows of K, summed from its
+ * declarations (the arrays a type does not use still take one element), plus
+ * slack for the compiler's alignment; a producer of an x image adds
+ * XOUT_SHARED_BYTES. */
 static int64_t i8_shared_bytes(rlx_dtype dt, int64_t M, int64_t K) {
     bool kq = dt != RLX_Q8_0;
     int64_t xb = kq ? 256 : 32, n = M * K;
@@ -298,8 +302,7 @@ static int64_t i8_shared_bytes(rlx_dtype dt, int64_t M, int64_t K) {
                   + 4 * M                     /* xbad */
                   + 4 * (kq ? n / xb : 1)     /* xa */
                   + 4 * M                     /* xinv */
-                  + 4 * 512                   /* red (dequant_matvec_common.glsl) */
-                  + 4 + 32 * (4 + 4 + 8);     /* xo_* (x_image.glsl) */
+                  + 4 * 512;                  /* red (dequant_matvec_common.glsl) */
     return bytes + 128;
 }
 
@@ -377,7 +380,8 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     bool xin = xi->want && M == 1 && !comb && K % 256 == 0 && xi->family == vk_x_image_family(dt);
     int64_t tile_rows = (int64_t)(256 / T) * (epi == 2 ? 1 : nr);
     bool xout = xo->want && M == 1 && !ep && (xo->family == 1 || xo->family == 2) && N % 256 == 0 &&
-                256 % tile_rows == 0 && (xo->gamma == 0 || xo->gamma % 16 == 0);
+                256 % tile_rows == 0 && (xo->gamma == 0 || xo->gamma % 16 == 0) &&
+                i8_shared_bytes(dt, M, K) + XOUT_SHARED_BYTES <= (int64_t)cp->max_shared_memory;
     if (xin || xout) {   /* the shader's build with the image code (Makefile) */
         d->shader = "dequant_matvec_i8_xim";
         d->spec[13] = xin;

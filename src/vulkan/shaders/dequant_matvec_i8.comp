@@ -57,9 +57,6 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
-#ifdef RLX_XIMAGE
-#extension GL_KHR_shader_subgroup_vote : require
-#endif
 
 layout(local_size_x = 256) in;   // before the includes (docs/gpu.md pitfalls)
 
@@ -413,6 +410,12 @@ uint slot_row(uint n0, uint s) {
 void store_row(uint m, uint r, float y) {
     if (xbad[m] != 0u) y = uintBitsToFloat(0x7fc00000u);
     if (!KVW) {
+#ifdef RLX_XIMAGE
+        if (XOUT != 0u) {   // another workgroup may round this row's block (x_image.glsl)
+            XimOutF(p.out_).v[m * p.N + r] = y;
+            return;
+        }
+#endif
         F32Buf(p.out_).v[m * p.N + r] = y;
         return;
     }

@@ -68,8 +68,12 @@ void chunk_slot(bool k45, uint c, out uint e, out uint half_, out uint s, out ui
 #ifdef RLX_XIMAGE   // the rest: only in the "dequant_matvec_i8_xim" build
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer XimStats { uvec4 v[]; };
-// the producer's output as other workgroups stored it: not from this SM's L1
+// The producer's output, stored (store_row) and read back by the workgroup
+// completing a block through coherent references: the GLSL memory model
+// makes only coherent stores visible to other invocations after the
+// fence, and a read must not come from a stale line of this SM's L1.
 layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer XimOut { vec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer XimOutF { float v[]; };
 
 // ------------------------------------------------------------ consumer (XIN)
 
@@ -96,11 +100,11 @@ void load_image() {
             ss += uintBitsToFloat(st.yz);
             bad = bad || st.x >= 0x7f800000u;
         }
+        bad = subgroupOr(bad ? 1u : 0u) != 0u;   // (arithmetic subgroups are required; vote is not)
         if (NORM != 0u) {
             float inv = inv_rms(subgroupAdd(ss), float(XK), uintBitsToFloat(p.pad0));
             for (uint b = gl_SubgroupInvocationID; b < nb; b += gl_SubgroupSize) xd[b] *= inv;
         }
-        bad = subgroupAny(bad);
         if (gl_SubgroupInvocationID == 0u) xbad[0] = bad ? 1u : 0u;
     }
     [[unroll]] for (uint k = 0u; k < LQ; k++)
