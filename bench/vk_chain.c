@@ -7,7 +7,12 @@
  *
  *   build/vk_chain [--device NAME] [--model 8b|1b|tiny] [--layers L] [--grids 132,264]
  *                  [--wg 512] [--u 4] [--hn 0|1] [--waitall 0|1] [--xl 0|1] [--xbatch 1-4]
- *                  [--abl BITS] [--runs N] [--check] [--shaders DIR]
+ *                  [--xim 0|1] [--abl BITS] [--runs N] [--check] [--shaders DIR]
+ *
+ * --xim 1: in the persistent modes, x is handed from stage to stage as a
+ * rounded image (decode_chain.comp, "x images"): the workgroup completing a
+ * 256-block of a stage's output rounds it, and the grid barrier waits for
+ * every block instead of every workgroup (not measured yet).
  *
  * A "layer" is the 8B (or 1B) decode projections as plain matvecs, each x the
  * previous output's first K values: q+k+v [6144 x 4096], o + res [4096 x 4096],
@@ -45,7 +50,7 @@
 
 typedef struct stage_desc { int64_t N, K; int epi; } stage_desc;
 typedef struct gpu_stage { uint64_t x, w, out, res; uint32_t N, K, row_bytes, epi; } gpu_stage;   /* std430, 48 B */
-typedef struct push_t { uint64_t stages, sync; uint32_t first, count, spin_limit, pad; } push_t;
+typedef struct push_t { uint64_t stages, sync, xim; uint32_t first, count, spin_limit, xim_slot, xim_xs, xim_xd; } push_t;
 
 static const stage_desc L8B[4] = {{6144, 4096, 0}, {4096, 4096, 1}, {28672, 4096, 0}, {4096, 14336, 1}};
 static const stage_desc L1B[4] = {{3072, 2048, 0}, {2048, 2048, 1}, {16384, 2048, 0}, {2048, 8192, 1}};
@@ -142,14 +147,15 @@ static void print_registers(const vk_ctx *c, VkPipeline p, uint32_t pf) {
 }
 
 /* A pipeline of the chain shader on the context's shared layout (one push
- * range, no descriptors); spec: decode_chain.comp's constant_id 0..8. */
-static VkPipeline make_pipe(vk_ctx *c, const uint32_t *code, size_t bytes, const uint32_t spec[9]) {
+ * range, no descriptors); spec: decode_chain.comp's constant_id 0..9. */
+#define N_SPEC 10
+static VkPipeline make_pipe(vk_ctx *c, const uint32_t *code, size_t bytes, const uint32_t spec[N_SPEC]) {
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = bytes, .pCode = code};
     VkShaderModule mod;
     CHECK_VK(c->f.vkCreateShaderModule(c->dev, &mi, NULL, &mod));
-    VkSpecializationMapEntry me[9];
-    for (uint32_t i = 0; i < 9; i++) me[i] = (VkSpecializationMapEntry){i, 4 * i, 4};
-    VkSpecializationInfo spi = {.mapEntryCount = 9, .pMapEntries = me, .dataSize = 9 * sizeof *spec, .pData = spec};
+    VkSpecializationMapEntry me[N_SPEC];
+    for (uint32_t i = 0; i < N_SPEC; i++) me[i] = (VkSpecializationMapEntry){i, 4 * i, 4};
+    VkSpecializationInfo spi = {.mapEntryCount = N_SPEC, .pMapEntries = me, .dataSize = N_SPEC * sizeof *spec, .pData = spec};
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
@@ -173,7 +179,7 @@ static void barrier_all(const vk_ctx *c, VkCommandBuffer cb, VkPipelineStageFlag
  * or one per stage with barriers (and a timestamp after each). Returns
  * device µs; *err the sync error word; stage_us (per-stage runs) each
  * stage's time. */
-typedef struct chain { vk_buf dev, sync, table; int n_stages; } chain;
+typedef struct chain { vk_buf dev, sync, table, xim; uint32_t xim_slot, xim_xs, xim_xd; int n_stages; } chain;
 
 static double run_once(bench_vk *v, VkPipeline pipe, chain *ch, uint32_t grid, bool persist, VkQueryPool qp,
                        uint32_t *err, double *stage_us) {
@@ -182,10 +188,13 @@ static double run_once(bench_vk *v, VkPipeline pipe, chain *ch, uint32_t grid, b
     uint32_t nq = persist ? 2 : (uint32_t)ch->n_stages + 1;
     c->f.vkCmdResetQueryPool(cb, qp, 0, nq);
     c->f.vkCmdFillBuffer(cb, ch->sync.buf, 0, 16, 0);
+    if (ch->xim.buf)   /* the block counters after the two image slots */
+        c->f.vkCmdFillBuffer(cb, ch->xim.buf, 2 * (VkDeviceSize)ch->xim_slot, VK_WHOLE_SIZE, 0);
     barrier_all(c, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
     c->f.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     c->f.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 0);
-    push_t pu = {.stages = ch->table.addr, .sync = ch->sync.addr, .spin_limit = 1u << 22};
+    push_t pu = {.stages = ch->table.addr, .sync = ch->sync.addr, .xim = ch->xim.buf ? ch->xim.addr : 0,
+                 .spin_limit = 1u << 22, .xim_slot = ch->xim_slot, .xim_xs = ch->xim_xs, .xim_xd = ch->xim_xd};
     for (int s = 0; s < (persist ? 1 : ch->n_stages); s++) {
         if (s) barrier_all(c, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
         pu.first = (uint32_t)s;
@@ -236,7 +245,7 @@ int main(int argc, char **argv) {
     int layers = 8, runs = 20;
     bool check = false;
     debug = getenv("VK_CHAIN_DEBUG") != NULL;
-    uint32_t grids[8] = {132}, n_grids = 1, wg = 512, u = 4, abl = 0, hn = 1, waitall = 0, xl = 1, xbatch = 1;
+    uint32_t grids[8] = {132}, n_grids = 1, wg = 512, u = 4, abl = 0, hn = 1, waitall = 0, xl = 1, xbatch = 1, xim = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *nx = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--device") && nx) device = argv[++i];
@@ -252,15 +261,18 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--waitall") && nx) waitall = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--xl") && nx) xl = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--xbatch") && nx) xbatch = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(a, "--xim") && nx) xim = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--check")) check = true;
         else {
             fprintf(stderr, "usage: vk_chain [--device NAME] [--model 8b|1b|tiny] [--layers L] [--grids a,b] [--wg N] "
-                            "[--u 1-4] [--hn 0|1] [--waitall 0|1] [--xl 0|1] [--xbatch 1-4] [--abl BITS] [--runs N] [--check]\n"
+                            "[--u 1-4] [--hn 0|1] [--waitall 0|1] [--xl 0|1] [--xbatch 1-4] [--xim 0|1] [--abl BITS] [--runs N]\n"
+                            "                [--check]\n"
                             "                [--shaders DIR]\n");
             return 2;
         }
     }
-    if (layers < 1 || layers > 64 || runs < 1 || !n_grids || u < 1 || u > 4 || xbatch < 1 || xbatch > 4 || wg < 32 || wg > 1024) {
+    if (layers < 1 || layers > 64 || runs < 1 || !n_grids || u < 1 || u > 4 || xbatch < 1 || xbatch > 4 || wg < 32 ||
+        wg > 1024 || xim > 1 || (xim && !xl)) {   /* the image is the XL 1 layout */
         fprintf(stderr, "vk_chain: bad arguments\n");
         return 2;
     }
@@ -373,6 +385,14 @@ int main(int argc, char **argv) {
     ch.table = buf_new(&v, sizeof *tab * (size_t)n_st, false);
     die_on(vk_upload(c, &ch.table, 0, tab, sizeof *tab * (size_t)n_st));
     ch.sync = buf_new(&v, 256, false);
+    if (xim) {   /* two slots of the largest output's image (quants, sums, scales), then its block counters */
+        int64_t maxn = 0;
+        for (int t = 0; t < 4; t++) maxn = lay[t].N > maxn ? lay[t].N : maxn;
+        ch.xim_xs = (uint32_t)maxn;                  /* quants: 1 byte per value */
+        ch.xim_xd = (uint32_t)(maxn + maxn / 4);     /* sums: two ints per 32 values */
+        ch.xim_slot = (uint32_t)((maxn + maxn / 4 + maxn / 64 + 255) / 256 * 256);
+        ch.xim = buf_new(&v, 2 * (size_t)ch.xim_slot + (size_t)maxn / 256 * 4, false);
+    }
 
     VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                 .queryCount = (uint32_t)n_st + 1};
@@ -382,7 +402,7 @@ int main(int argc, char **argv) {
     /* variants: per-stage dispatches, persistent without and with the prefetch */
     struct { const char *name; bool persist; uint32_t pf; } modes[3] = {
         {"per-stage dispatches", false, 0}, {"persistent", true, 0}, {"persistent + prefetch", true, 1}};
-    uint32_t spec0[9] = {wg, (uint32_t)maxk, u, 0, hn, abl, waitall, xl, xbatch}, spec1[9];
+    uint32_t spec0[N_SPEC] = {wg, (uint32_t)maxk, u, 0, hn, abl, waitall, xl, xbatch, xim}, spec1[N_SPEC];
     memcpy(spec1, spec0, sizeof spec1);
     spec1[3] = 1;   /* decode_chain.comp's PF */
     VkPipeline pipes[2] = {make_pipe(c, code, code_bytes, spec0), make_pipe(c, code, code_bytes, spec1)};
@@ -478,6 +498,7 @@ int main(int argc, char **argv) {
     c->f.vkDestroyQueryPool(c->dev, qp, NULL);
     for (int i = 0; i < 2; i++) c->f.vkDestroyPipeline(c->dev, pipes[i], NULL);
     vk_buf_destroy(c, &ch.table);
+    if (ch.xim.buf) vk_buf_destroy(c, &ch.xim);
     vk_buf_destroy(c, &ch.sync);
     vk_buf_destroy(c, &dev);
     vk_buf_destroy(c, &v.readback);

@@ -3,7 +3,8 @@
  * (bench/vk_chain.c, bench/shaders/decode_chain.comp) checks its kernel
  * itself: every stage of a 1B-shaped layer against float64 (with x rounded
  * as the shader rounds it, to 1e-5), and the persistent dispatch against the
- * per-stage one bit for bit. Run on one workgroup and small shapes: lavapipe
+ * per-stage one bit for bit, with x rounded by every workgroup and handed on
+ * as images (--xim 1). Run on one workgroup and small shapes: lavapipe
  * ends every loop of an invocation once all its loops together have run
  * 65535 iterations (docs/gpu.md, pitfalls), which a grid wait's polling or a
  * long tile loop reach; the H200 checks the full grid. `make test` passes
@@ -28,4 +29,7 @@ static void run_checked(const char *args, const char *mode_row) {
 TEST(vk_chain_bench_check) {
     VKP_REQUIRE();
     run_checked("--model tiny --layers 2 --grids 1 --wg 256", "| persistent + prefetch | 1 |");
+    /* x handed on as rounded images: the persistent result must still equal
+     * the per-stage one (which rounds x itself) bit for bit */
+    run_checked("--model tiny --layers 2 --grids 1 --wg 256 --xim 1", "| persistent + prefetch | 1 |");
 }

@@ -12,12 +12,16 @@ struct Stage { uint64_t x, w, out_, res; uint N, K, row_bytes, epi; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer StageBuf { Stage s[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer U4Buf { uvec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer CohV4 { vec4 v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) buffer SyncBuf { uint count; uint err; };
+// count: workgroups done with a stage; err: a wait gave up; done (XIM):
+// 256-blocks of stage outputs rounded into their images
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer SyncBuf { uint count; uint err; uint done; };
 
 layout(push_constant, std430) uniform Push {
     uint64_t stages, sync;
+    uint64_t xim;          // XIM: two image slots of p.xim_slot bytes, then the block counters
     uint first, count;     // stages [first, first + count)
-    uint spin_limit, pad;
+    uint spin_limit, xim_slot;
+    uint xim_xs, xim_xd;   // XIM: byte offsets of an image's sums and scales (after the largest output's quants)
 } p;
 
 shared uvec4 xq[XK / 16u];    // x quants, 16 per entry (XL 0: position order; 1: unit order, store_chunk)
@@ -101,10 +105,16 @@ void round_x(uint64_t x, uint K) {
 // the H200 slower). Then a workgroup barrier. On lavapipe a chain of two
 // workgroups went wrong now and then with either (bench/RESULTS.md, ninth
 // session), so the tests run it on one.
-void grid_wait(uint target) {
+uint sync_read(bool blocks) {
+    return blocks ? atomicAdd(SyncBuf(p.sync).done, 0u) : atomicAdd(SyncBuf(p.sync).count, 0u);
+}
+
+// Waits until the workgroup counter (blocks: the rounded-block counter)
+// reaches target.
+void grid_wait(uint target, bool blocks) {
     uint polls = 0u;
     if (WAITALL != 0u) {
-        while (atomicAdd(SyncBuf(p.sync).count, 0u) < target) {
+        while (sync_read(blocks) < target) {
             if (++polls > p.spin_limit) {
                 atomicOr(SyncBuf(p.sync).err, 1u);
                 break;
@@ -113,7 +123,7 @@ void grid_wait(uint target) {
     } else if (gl_SubgroupID == 0u) {
         for (;;) {
             uint seen = 0u;
-            if (subgroupElect()) seen = atomicAdd(SyncBuf(p.sync).count, 0u);
+            if (subgroupElect()) seen = sync_read(blocks);
             if (subgroupBroadcastFirst(seen) >= target) break;
             if (++polls > p.spin_limit) {
                 if (subgroupElect()) atomicOr(SyncBuf(p.sync).err, 1u);

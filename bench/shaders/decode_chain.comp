@@ -55,6 +55,7 @@ layout(constant_id = 6) const uint WAITALL = 0; // 1: every invocation polls the
 layout(constant_id = 7) const uint XL = 1;      // x layout: 0 position order, 1 unit order (the i8 matvec's: a block's
                                                 // 8 lanes read 8 adjacent entries, no shared-memory bank conflicts)
 layout(constant_id = 8) const uint XBATCH = 1;  // x chunks per invocation whose loads issue together while rounding, 1..4
+layout(constant_id = 9) const uint XIM = 0;     // 1 (XL 1): x handed on as a rounded image (image_rows_done below)
 
 #include "chain_common.glsl"   // Stage, push block, shared x, round_x, grid_wait
 
@@ -107,6 +108,96 @@ float step_dot(step_t st, uint r0, uint units) {
     return acc;
 }
 
+// ------------------------------------------------------------ x images (XIM)
+
+// The library's x image (src/vulkan/shaders/x_image.glsl) inside the
+// persistent kernel: the grid barrier becomes "every block of the previous
+// output rounded". After its rows of a stage, a workgroup adds its row count
+// to each 256-block it touched; the one completing a block rounds it into
+// the stage's image slot (xq, xs2, xd as they sit in shared memory, at 0,
+// p.xim_xs and p.xim_xd) and adds
+// 1 to p.sync's done. The next stage waits on done instead of the workgroup
+// count and copies the image instead of rounding x. Stage s writes slot s & 1.
+layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer CohU4 { uvec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer CohI2 { ivec2 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CohF { float v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CohU { uint v[]; };
+
+shared uint cx_flag, cx_ab;
+shared int cx_sum[32];
+
+uint64_t image_slot(uint s) { return p.xim + uint64_t((s & 1u) * p.xim_slot); }
+
+// Block b of stage st's output (rows 256 b..) rounded into slot `img`, by
+// the first 32 invocations (shared-memory reductions: any subgroup size).
+void round_block(Stage st, uint64_t img, uint b) {
+    const uint tid = gl_LocalInvocationIndex;
+    if (tid == 0u) cx_ab = 0u;
+    barrier();
+    vec4 a = vec4(0.0), c = vec4(0.0);
+    if (tid < 32u) {
+        uint e4 = (256u * b + 8u * tid) >> 2;
+        a = CohV4(st.out_).v[e4];
+        c = CohV4(st.out_).v[e4 + 1u];
+        atomicMax(cx_ab, absmax_bits(a, c));
+    }
+    barrier();
+    uint ab = cx_ab;
+    uvec2 q = uvec2(round4(a, inv_scale(ab)), round4(c, inv_scale(ab)));
+    if (tid < 32u) cx_sum[tid] = sdot4_acc(q.y, 0x01010101u, sdot4(q.x, 0x01010101u, 0), 0);
+    barrier();
+    if (tid < 32u) {   // chunk k = tid of block b: its place in store_chunk's XL 1 layout
+        uint k = tid, sb = k >> 2, u = 2u * (sb >> 1) + ((k >> 1) & 1u), part = sb & 1u, half_ = k & 1u;
+        uint e = 16u * b + 8u * part + u;
+        CohU(img).v[4u * e + 2u * half_] = q.x;
+        CohU(img).v[4u * e + 2u * half_ + 1u] = q.y;
+        if (half_ == 0u) CohU(img + uint64_t(p.xim_xs)).v[2u * (8u * b + u) + part] = uint(cx_sum[k] + cx_sum[k ^ 1u]);
+        if (tid == 0u) CohF(img + uint64_t(p.xim_xd)).v[b] = block_scale(ab);
+    }
+    barrier();
+}
+
+// After this workgroup's rows [a, e) of stage s are stored (uniform).
+void image_rows_done(uint s, Stage st, uint a, uint e) {
+    const uint64_t cnt = p.xim + uint64_t(2u * p.xim_slot);
+    memoryBarrierBuffer();
+    barrier();
+    if (e <= a) return;   // workgroup-uniform: no rows here
+    for (uint b = a / 256u; b * 256u < e; b++) {
+        uint lo = max(a, 256u * b), hi = min(e, 256u * b + 256u);
+        if (gl_LocalInvocationIndex == 0u) {
+            uint got = atomicAdd(CohU(cnt).v[b], hi - lo) + (hi - lo);
+            cx_flag = got == 256u ? 1u : 0u;
+            if (got == 256u) atomicExchange(CohU(cnt).v[b], 0u);
+        }
+        barrier();
+        uint last = cx_flag;
+        barrier();
+        if (last == 0u) continue;
+        memoryBarrierBuffer();
+        round_block(st, image_slot(s), b);
+        memoryBarrierBuffer();
+        barrier();
+        if (gl_LocalInvocationIndex == 0u) atomicAdd(SyncBuf(p.sync).done, 1u);
+    }
+}
+
+// x of a stage from the previous stage's image (K values).
+void load_image(uint64_t img, uint K) {
+    const uint tid = gl_LocalInvocationIndex, nt = gl_WorkGroupSize.x;
+    for (uint i = tid; i < K / 16u; i += nt) xq[i] = CohU4(img).v[i];
+    for (uint i = tid; i < K / 32u; i += nt) xs2[i] = CohI2(img + uint64_t(p.xim_xs)).v[i];
+    for (uint i = tid; i < K / 256u; i += nt) xd[i] = CohF(img + uint64_t(p.xim_xd)).v[i];
+    barrier();
+}
+
+// Blocks rounded by the end of stage s - 1 (stages p.first .. s - 1).
+uint blocks_before(uint s) {
+    uint n = 0u;
+    for (uint t = p.first; t < s; t++) n += StageBuf(p.stages).s[t].N / 256u;
+    return n;
+}
+
 // ------------------------------------------------------------ stages
 
 // A subgroup's work in one stage: items (row k, step i) in order, k < rows.
@@ -147,9 +238,12 @@ void main() {
     for (uint s = p.first; s < p.first + p.count; s++) {
         Stage st = StageBuf(p.stages).s[s];
         bool last_stage = s + 1u == p.first + p.count;
-        if (s > p.first && (ABL & 4u) == 0u) grid_wait((s - p.first) * gl_NumWorkGroups.x);
+        bool from_image = XIM != 0u && s > p.first;
+        if (s > p.first && (ABL & 4u) == 0u)
+            grid_wait(from_image ? blocks_before(s) : (s - p.first) * gl_NumWorkGroups.x, from_image);
         if (!have && c.items > 0u) cur = load_item(c, 0u);
-        if ((ABL & 2u) == 0u) round_x(st.x, st.K);
+        if (from_image) load_image(image_slot(s - 1u), st.K);
+        else if ((ABL & 2u) == 0u) round_x(st.x, st.K);
         else barrier();
 
         ctx_t nc = last_stage ? c : make_ctx(s + 1u);
@@ -166,14 +260,19 @@ void main() {
                 acc = subgroupAdd(acc);
                 if (lane == 0u) {
                     uint row = c.lo + k * NG;
-                    F32Buf(st.out_).v[row] = acc + (st.epi == 1u ? F32Buf(st.res).v[row] : 0.0);
+                    float y = acc + (st.epi == 1u ? F32Buf(st.res).v[row] : 0.0);
+                    if (XIM != 0u) CohF(st.out_).v[row] = y;   // another workgroup may round its block
+                    else F32Buf(st.out_).v[row] = y;
                 }
                 acc = 0.0;
             }
             cur = nxt;
         }
         have = pf_next && n > 0u;   // a subgroup with no rows here prefetched nothing
-        if (!last_stage) {   // signal: this workgroup's rows of stage s are stored
+        if (!last_stage && XIM != 0u) {   // signal: the blocks this workgroup completed are rounded
+            uint G = gl_NumWorkGroups.x, w = gl_WorkGroupID.x;
+            image_rows_done(s, st, uint((uint64_t(st.N) * w) / G), uint((uint64_t(st.N) * (w + 1u)) / G));
+        } else if (!last_stage) {   // signal: this workgroup's rows of stage s are stored
             memoryBarrierBuffer();
             barrier();
             if (gl_LocalInvocationIndex == 0u) atomicAdd(SyncBuf(p.sync).count, 1u);
