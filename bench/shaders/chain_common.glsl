@@ -31,24 +31,23 @@ shared float xd[XK / 256u];   // block scales
 shared uint xa[XK / 256u];    // block absmax bits (two-pass rounding, subgroups < 32)
 
 #include "int8_dot.glsl"   // sdot16, sudot16, absmax_bits, inv_scale, block_scale, round4
+#include "x_image.glsl"    // chunk_slot (the rest of it is the library's, under RLX_XIMAGE)
 
 // ------------------------------------------------------------ x rounding
 
 // Chunk c (8 values) rounded with 1 / scale id, and the sum of its 16-position
 // entry (chunks c and c ^ 1 sit in adjacent lanes). XL 0: half c & 1 of entry
-// c >> 1. XL 1: chunk k of block b is in sub-block sb = k >> 2, positions
-// 8 (k & 3).., so in unit u = 2 (sb >> 1) + ((k >> 1) & 1), part sb & 1 (a or b),
-// half k & 1: entry 16b + 8 part + u, sum xs2[8b + u][part].
+// c >> 1. XL 1: the library's Q4_K order (x_image.glsl, chunk_slot): xq entry
+// e, half half_, sum xs2[s][si].
 void store_chunk(uint c, vec4 a, vec4 b, float id) {
     uvec2 q = uvec2(round4(a, id), round4(b, id));
     int sum = sdot4_acc(q.y, 0x01010101u, sdot4(q.x, 0x01010101u, 0), 0);
     sum += subgroupShuffleXor(sum, 1u);
     uint e = c >> 1, half_ = c & 1u;
     if (XL != 0u) {
-        uint blk = c >> 5, k = c & 31u, sb = k >> 2;
-        uint u = 2u * (sb >> 1) + ((k >> 1) & 1u), part = sb & 1u;
-        e = 16u * blk + 8u * part + u;
-        if (half_ == 0u) xs2[8u * blk + u][part] = sum;
+        uint s, si;
+        chunk_slot(true, c, e, half_, s, si);
+        if (half_ == 0u) xs2[s][si] = sum;
     } else if (half_ == 0u) {
         xs[e] = sum;
     }

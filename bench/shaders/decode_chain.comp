@@ -146,12 +146,12 @@ void round_block(Stage st, uint64_t img, uint b) {
     uvec2 q = uvec2(round4(a, inv_scale(ab)), round4(c, inv_scale(ab)));
     if (tid < 32u) cx_sum[tid] = sdot4_acc(q.y, 0x01010101u, sdot4(q.x, 0x01010101u, 0), 0);
     barrier();
-    if (tid < 32u) {   // chunk k = tid of block b: its place in store_chunk's XL 1 layout
-        uint k = tid, sb = k >> 2, u = 2u * (sb >> 1) + ((k >> 1) & 1u), part = sb & 1u, half_ = k & 1u;
-        uint e = 16u * b + 8u * part + u;
+    if (tid < 32u) {   // chunk tid of block b, where store_chunk's XL 1 layout puts it
+        uint e, half_, s, si;
+        chunk_slot(true, 32u * b + tid, e, half_, s, si);
         CohU(img).v[4u * e + 2u * half_] = q.x;
         CohU(img).v[4u * e + 2u * half_ + 1u] = q.y;
-        if (half_ == 0u) CohU(img + uint64_t(p.xim_xs)).v[2u * (8u * b + u) + part] = uint(cx_sum[k] + cx_sum[k ^ 1u]);
+        if (half_ == 0u) CohU(img + uint64_t(p.xim_xs)).v[2u * s + si] = uint(cx_sum[tid] + cx_sum[tid ^ 1u]);
         if (tid == 0u) CohF(img + uint64_t(p.xim_xd)).v[b] = block_scale(ab);
     }
     barrier();

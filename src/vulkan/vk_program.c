@@ -55,19 +55,24 @@ bool vk_backend_folds_norm(const vk_device *d, rlx_dtype w, int64_t rows, int64_
     return vk_i8_folds_norm(&d->ctx->caps, w, rows, K);
 }
 
+/* Zeroes the first `bytes` of b, through host chunks of at most 32 MiB. */
+static rlx_status upload_zeros(vk_ctx *c, vk_buf *b, size_t bytes) {
+    if (bytes == 0) return RLX_OK;
+    size_t chunk = bytes < ((size_t)32 << 20) ? bytes : ((size_t)32 << 20);
+    void *zeros = calloc(1, chunk);
+    if (!zeros) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    rlx_status st = RLX_OK;
+    for (size_t off = 0; st == RLX_OK && off < bytes; off += chunk)
+        st = vk_upload(c, b, off, zeros, bytes - off < chunk ? bytes - off : chunk);
+    free(zeros);
+    return st;
+}
+
 rlx_status vk_param_alloc(vk_device *d, size_t bytes, void **handle) {
     vk_buf *b = calloc(1, sizeof *b);
     if (!b) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
     rlx_status st = vk_buf_create(d->ctx, bytes, false, "a param", b);
-    if (st == RLX_OK && bytes) {
-        /* params are zero until set */
-        void *zeros = calloc(1, bytes < ((size_t)32 << 20) ? bytes : ((size_t)32 << 20));
-        if (!zeros) st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
-        size_t chunk = bytes < ((size_t)32 << 20) ? bytes : ((size_t)32 << 20);
-        for (size_t off = 0; st == RLX_OK && off < bytes; off += chunk)
-            st = vk_upload(d->ctx, b, off, zeros, bytes - off < chunk ? bytes - off : chunk);
-        free(zeros);
-    }
+    if (st == RLX_OK) st = upload_zeros(d->ctx, b, bytes);   /* params are zero until set */
     if (st != RLX_OK) {
         vk_buf_destroy(d->ctx, b);
         free(b);
@@ -205,7 +210,7 @@ static vk_range xim_range(const vk_program *p, int32_t slot) {
  * recording, what planning kept. */
 static void offer_images(const vk_program *p, int32_t i, vk_lower_ctx *c) {
     const vk_node_info *in = &p->info[i];
-    if (in->xim_slot >= 0 && (p->recording ? in->xim_used : true)) {
+    if (in->xim_slot >= 0 && (!p->recording || in->xim_used)) {
         c->xim_out.want = true;
         c->xim_out.family = in->xim_family;
         c->xim_out.addr = xim_addr(p, in->xim_slot);
@@ -700,11 +705,7 @@ static rlx_status create_images(vk_program *p) {
     p->xim_slot_bytes = p->xim_image_bytes + ((counters + 255) & ~(VkDeviceSize)255);
     VkDeviceSize bytes = 2 * p->xim_slot_bytes;
     rlx_status st = vk_buf_create(p->ctx, bytes, false, "x images", &p->xim);
-    void *zeros = st == RLX_OK ? calloc(1, (size_t)bytes) : NULL;
-    if (st == RLX_OK && !zeros) st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
-    if (st == RLX_OK) st = vk_upload(p->ctx, &p->xim, 0, zeros, (size_t)bytes);
-    free(zeros);
-    return st;
+    return st == RLX_OK ? upload_zeros(p->ctx, &p->xim, (size_t)bytes) : st;
 }
 
 rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan, void *const *param_handles,

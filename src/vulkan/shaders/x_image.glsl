@@ -31,7 +31,9 @@
 // x (same formula, same inputs); only the norm's sum of squares is summed in
 // another order.
 //
-// The including shader declares before including this: common.glsl,
+// Without RLX_XIMAGE only chunk_slot is compiled (the vk_chain experiment,
+// bench/shaders/chain_common.glsl, includes it for that). With it, the
+// including shader declares before including this: common.glsl,
 // int8_dot.glsl, sumsq.glsl, the spec constants XK, NORM, XOUT, the push
 // block p (x, out_, N, pad0 = eps bits, pos = image out, ff = gamma, C =
 // counters' offset), the
