@@ -5,8 +5,8 @@
  * down product, whose output feeds two folded-norm projections of which only
  * the one with the producer's layout (Q5_K) reads the image. One compiled
  * program runs several times (the producers' block counters must come back
- * to zero), against the CPU and against Vulkan without images (images are
- * opt-in: RLX_VK_XIMAGE=1); Inf in the
+ * to zero), against the CPU and against Vulkan without images (RLX_VK_XIMAGE=2
+ * makes every image: the default rule skips products this small); Inf in the
  * residual must still make the consumers' rows NaN; and the report must
  * name exactly the consumers that read an image. Then a Q4_K llama model's
  * decode steps, where the residual stream, SwiGLU's output and the final
@@ -101,12 +101,19 @@ TEST(vk_x_image_chain) {
     test_fill_uniform_f32(b.g2, XD, 0.5f, 1.5f);
     rlx_graph *g = build(&b);
 
-    char *old = test_env_swap("RLX_VK_XIMAGE", "1");   /* images: off by default */
+    /* 2: every pair (the default rule, image_pays, skips products this small) */
+    char *old = test_env_swap("RLX_VK_XIMAGE", "2");
     rlx_exec *ev = vkp_compile(g, true), *ec = vkp_compile(g, false);
     setenv("RLX_VK_XIMAGE", "0", 1);
     rlx_exec *en = vkp_compile(g, true);
+    unsetenv("RLX_VK_XIMAGE");
+    rlx_exec *ed = vkp_compile(g, true);
     test_env_restore("RLX_VK_XIMAGE", old);
-    CHECK(ev && ec && en);
+    CHECK(ev && ec && en && ed);
+    char *rd = ed ? rlx_exec_report(ed) : NULL;
+    CHECK(rd && test_count(rd, "x image made") == 0);
+    free(rd);
+    rlx_exec_free(ed);
 
     float x[XK0], r[XD], *o[3][N_OUT];
     for (int s = 0; s < 3; s++)
@@ -181,7 +188,7 @@ TEST(vk_x_image_llama_decode) {
     char path[128];
     tiny_model_tmp_path(path, sizeof path, "xim");
     CHECK_MSG(tiny_model_write(&spec, path) == 0, "write %s", rlx_last_error());
-    rlx_model *mc = load_on(path, RLX_BACKEND_CPU, NULL), *mv = load_on(path, RLX_BACKEND_VULKAN, "1"),
+    rlx_model *mc = load_on(path, RLX_BACKEND_CPU, NULL), *mv = load_on(path, RLX_BACKEND_VULKAN, "2"),
               *mn = load_on(path, RLX_BACKEND_VULKAN, "0");
     unlink(path);
     CHECK(mc && mv && mn);
@@ -192,7 +199,7 @@ TEST(vk_x_image_llama_decode) {
     CHECK_OK(rlx_model_tokenize(mc, "the cat sat on the mat", 1, ids, 64, &n));
     float *lc = malloc(sizeof(float) * (size_t)info.n_vocab), *lv = malloc(sizeof(float) * (size_t)info.n_vocab);
     for (int i = 0; i < n && !harness_failed(); i++) {
-        const float *c = step(mc, ids[i], NULL), *v = step(mv, ids[i], "1");
+        const float *c = step(mc, ids[i], NULL), *v = step(mv, ids[i], "2");
         CHECK(c && v);
         memcpy(lc, c, sizeof(float) * (size_t)info.n_vocab);
         memcpy(lv, v, sizeof(float) * (size_t)info.n_vocab);
@@ -225,9 +232,10 @@ TEST(vk_x_image_llama_decode) {
  * made. Against the CPU, and the report's marks. */
 enum { WK = 256, WN = 4096, WO = 256 };
 
-static rlx_graph *build_wide(int64_t M, void *w1, void *w2, const float *gamma) {
+/* x[M, K] -> y = x w1 (Q4_K [N, K]) -> rms_norm(y) w2 (Q6_K [O, N]) */
+static rlx_graph *build_pair(int64_t M, int64_t K, int64_t N, int64_t O, void *w1, void *w2, const float *gamma) {
     rlx_graph *g = rlx_graph_new();
-    int64_t xd[2] = {M, WK}, d1[2] = {WN, WK}, d2[2] = {WO, WN}, gd[1] = {WN};
+    int64_t xd[2] = {M, K}, d1[2] = {N, K}, d2[2] = {O, N}, gd[1] = {N};
     rlx_node x = rlx_input(g, "x", RLX_F32, 2, xd);
     rlx_node y = rlx_dequant_matmul(g, x, rlx_constant(g, RLX_Q4_K, 2, d1, w1));
     rlx_node n = rlx_rms_norm(g, y, rlx_constant(g, RLX_F32, 1, gd, gamma), RLX_NO_NODE, 1e-5f);
@@ -244,12 +252,13 @@ TEST(vk_x_image_wide_plain_producer) {
     void *w1 = ops_quantized_weights(RLX_Q4_K, WN, WK, &d1, &bytes), *w2 = ops_quantized_weights(RLX_Q6_K, WO, WN, &d2, &bytes);
     float *gamma = malloc(sizeof(float) * WN), x[2 * WK];
     test_fill_uniform_f32(gamma, WN, 0.5f, 1.5f);
-    char *old_xim = test_env_swap("RLX_VK_XIMAGE", "1"), *old_grid = test_env_swap("RLX_VK_DQ_I8_GRID", NULL);
+    /* the default rule: a 4096-wide output pays for its image */
+    char *old_xim = test_env_swap("RLX_VK_XIMAGE", NULL), *old_grid = test_env_swap("RLX_VK_DQ_I8_GRID", NULL);
     for (int64_t M = 1; M <= 2 && !harness_failed(); M++)
         for (int capped = 0; capped < 2 && !harness_failed(); capped++) {
             if (capped) setenv("RLX_VK_DQ_I8_GRID", "3", 1);
             else unsetenv("RLX_VK_DQ_I8_GRID");
-            rlx_graph *g = build_wide(M, w1, w2, gamma);
+            rlx_graph *g = build_pair(M, WK, WN, WO, w1, w2, gamma);
             test_fill_uniform_f32(x, M * WK, -2, 2);
             rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, WK}, .data = x,
                              .bytes = sizeof(float) * (size_t)(M * WK)};
@@ -270,4 +279,40 @@ TEST(vk_x_image_wide_plain_producer) {
     free(w2);
     free(d1);
     free(d2);
+}
+
+/* The default rule (RLX_VK_XIMAGE unset, vk_program.c image_pays): a
+ * producer narrower than 4096 makes an image only for a vocabulary-sized
+ * consumer (>= 32768 rows). Against the CPU, and the report's marks. */
+TEST(vk_x_image_default_rule) {
+    VKP_REQUIRE();
+    if (vkp_devices_int_dot() != 1) return;
+    static const struct { int64_t N, O; int images; } cases[] = {{256, 32768, 1}, {256, 16384, 0}, {2048, 256, 0}};
+    char *old_xim = test_env_swap("RLX_VK_XIMAGE", NULL);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0] && !harness_failed(); c++) {
+        const int64_t K = 256, N = cases[c].N, O = cases[c].O;
+        size_t bytes;
+        double *d1, *d2;
+        void *w1 = ops_quantized_weights(RLX_Q4_K, N, K, &d1, &bytes), *w2 = ops_quantized_weights(RLX_Q6_K, O, N, &d2, &bytes);
+        float *gamma = malloc(sizeof(float) * (size_t)N), x[256];
+        test_fill_uniform_f32(gamma, N, 0.5f, 1.5f);
+        test_fill_uniform_f32(x, K, -2, 2);
+        rlx_graph *g = build_pair(1, K, N, O, w1, w2, gamma);
+        rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, K}, .data = x, .bytes = sizeof x};
+        CHECK_MSG(vkp_compare(g, &in, 1, 2e-4, true), "N %lld, O %lld", (long long)N, (long long)O);
+        rlx_exec *e = vkp_compile(g, true);
+        char *rep = e && rlx_exec_run(e, &in, 1) == RLX_OK ? rlx_exec_report(e) : NULL;
+        CHECK_MSG(rep && test_count(rep, "x image made") == cases[c].images &&
+                      test_count(rep, "x from an image") == cases[c].images,
+                  "N %lld, O %lld: report\n%s", (long long)N, (long long)O, rep ? rep : rlx_last_error());
+        free(rep);
+        rlx_exec_free(e);
+        rlx_graph_free(g);
+        free(gamma);
+        free(w1);
+        free(w2);
+        free(d1);
+        free(d2);
+    }
+    test_env_restore("RLX_VK_XIMAGE", old_xim);
 }

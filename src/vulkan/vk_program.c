@@ -225,6 +225,33 @@ static void offer_images(const vk_program *p, int32_t i, vk_lower_ctx *c) {
     }
 }
 
+/* The last dim of node n where it is static, else 0. */
+static int64_t static_last_dim(const ir_node *n) {
+    if (n->shape.rank < 1 || !ir_dim_is_static(n->shape.d[n->shape.rank - 1])) return 0;
+    return n->shape.d[n->shape.rank - 1].k;
+}
+
+/*
+ * Whether producer i's image is worth its cost, from per-step device times
+ * on the H200 (bench/RESULTS.md, eleventh session): the workgroups that
+ * complete a block add ~1.5-2 us to the producer, while each consumer
+ * workgroup saves rounding K = (i's N) values. At K = 4096 and more (8B
+ * layers) every pair gained (SwiGLU 43 -> 35 us, the lm head 184 -> 157);
+ * at K = 2048 (1B layers) a projection saved 0.4-0.7 us, less than its
+ * producer's cost (1B decode 2% slower), and only a vocabulary-sized
+ * consumer (its many workgroups each saving; the 1B lm head 81 -> 71 us)
+ * paid for one.
+ */
+#define XIM_MIN_K             4096
+#define XIM_MIN_CONSUMER_ROWS 32768
+static bool image_pays(const vk_program *p, int32_t i) {
+    const ir_graph *g = p->g;
+    if (static_last_dim(&g->nodes[i]) >= XIM_MIN_K) return true;
+    for (int32_t j = i + 1; j < g->n_nodes; j++)
+        if (p->info[j].xim_from == i && static_last_dim(&g->nodes[j]) >= XIM_MIN_CONSUMER_ROWS) return true;
+    return false;
+}
+
 /*
  * A decode matvec's x is usually the output of the matvec before it (the
  * residual stream into the next projections' norm, SwiGLU's output into the
@@ -236,9 +263,8 @@ static void offer_images(const vk_program *p, int32_t i, vk_lower_ctx *c) {
  * Producers alternate between two image slots, so a consumer must run
  * before the next producer of its slot (a matvec that is both reads one
  * slot and writes the other). The lowerings confirm each side
- * (plan_lowering). Off unless RLX_VK_XIMAGE=1 (read when a program is
- * built): its H200 gain is not yet measured on a correct build
- * (docs/gpu.md).
+ * (plan_lowering). RLX_VK_XIMAGE (read when a program is built): 0 none,
+ * 1 (the default) where image_pays, 2 every pair (tests at small shapes).
  */
 static void plan_images(vk_program *p) {
     const ir_graph *g = p->g;
@@ -248,7 +274,8 @@ static void plan_images(vk_program *p) {
         in->xim_family = 0;
         in->xim_ok = in->xim_used = in->xim_taken = false;
     }
-    if (!rlx_env_int("RLX_VK_XIMAGE", 0)) return;
+    const int mode = rlx_env_int("RLX_VK_XIMAGE", 1);
+    if (mode <= 0) return;
     int32_t n_producers = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
@@ -270,6 +297,11 @@ static void plan_images(vk_program *p) {
                 gamma = xim_gamma_of(m);
             }
             if (fam == family && same_gamma(p, xim_gamma_of(m), gamma)) p->info[j].xim_from = i;
+        }
+        if (first >= 0 && mode < 2 && !image_pays(p, i)) {
+            for (int32_t j = i + 1; j < g->n_nodes; j++)
+                if (p->info[j].xim_from == i) p->info[j].xim_from = -1;
+            first = -1;
         }
         if (first >= 0) {
             p->info[i].xim_slot = n_producers++ & 1;
