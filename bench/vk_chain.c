@@ -12,7 +12,7 @@
  * --xim 1: in the persistent modes, x is handed from stage to stage as a
  * rounded image (decode_chain.comp, "x images"): the workgroup completing a
  * 256-block of a stage's output rounds it, and the grid barrier waits for
- * every block instead of every workgroup (not measured yet).
+ * every block instead of every workgroup (on the H200 slower: 8B layer 59 -> 73 us).
  *
  * A "layer" is the 8B (or 1B) decode projections as plain matvecs, each x the
  * previous output's first K values: q+k+v [6144 x 4096], o + res [4096 x 4096],
