@@ -183,18 +183,18 @@ static uint32_t env_u32(const char *name, uint32_t lo, uint32_t hi, uint32_t dfl
 /* Groups of the run and i8 matvecs, for rows of `units` units of work: T
  * threads per group, about a quarter of the units (each thread takes ~4),
  * between the subgroup size and t_max (<= 256); NR rows per group (EPI 2:
- * 1), 4, 2 or 1, the most that keeps >= 256 workgroups (x loads serve NR
- * rows). RLX_VK_DQ_T / RLX_VK_DQ_NR override them. Returns the tiles
+ * 1), 4, 2 or 1, the most that keeps >= min_tiles workgroups (x loads serve
+ * NR rows). RLX_VK_DQ_T / RLX_VK_DQ_NR override them. Returns the tiles
  * (workgroups of 256 / T groups). */
-static int64_t group_shape(uint32_t sgs, uint32_t units, int64_t N, int epi, uint32_t t_max, uint32_t *T_out,
-                           uint32_t *nr_out) {
+static int64_t group_shape(uint32_t sgs, uint32_t units, int64_t N, int epi, uint32_t t_max, int64_t min_tiles,
+                           uint32_t *T_out, uint32_t *nr_out) {
     uint32_t T = t_max;
     while (T > sgs && T * 4 > units) T /= 2;
     T = env_u32("RLX_VK_DQ_T", 1, 256, T);
     if (T < sgs || 256 % T) T = sgs;
     uint32_t G = 256 / T;
     uint32_t nr = 4;
-    while (nr > 1 && cdiv(N, (int64_t)G * nr) < 256) nr /= 2;
+    while (nr > 1 && cdiv(N, (int64_t)G * nr) < min_tiles) nr /= 2;
     nr = epi == 2 ? 1 : env_u32("RLX_VK_DQ_NR", 1, 4, nr);
     if (nr == 3) nr = 2;
     *T_out = T;
@@ -240,7 +240,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
     bool a16 = w % 16 == 0 && row_bytes % 16 == 0 && (epi != 2 || w2 % 16 == 0);
     if (dt == RLX_Q4_K && !a4) return false;
     uint32_t T, nr;
-    int64_t tiles = group_shape(sgs, (uint32_t)(K / 8), N, epi, 256, &T, &nr);
+    int64_t tiles = group_shape(sgs, (uint32_t)(K / 8), N, epi, 256, 256, &T, &nr);
     dq_mv_push p = mv_push(x, w, w2, res, out, M, N, K, row_bytes, tiles);
     c->tier = NAMES[dt].run[epi];
     vk_dispatch *d = emit_run_like(c, "dequant_matvec_run", &p, dt, T, nr, x, epi, a4, a16);
@@ -347,7 +347,15 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     /* Q8_0 units are 8 weights, so K = 4096 would get 128 threads a row;
      * 64 measured faster on the H200 (SwiGLU 14336 x 4096: 42.5 vs 45.7 us,
      * lm head 139.5 vs 144.6; q 9.9 vs 9.7) */
-    int64_t tiles = group_shape(sgs, (uint32_t)(K / uw), N, epi, dt == RLX_Q8_0 ? 64 : 256, &T, &nr);
+    /* long rows (K >= 8192: the down projections) keep >= 512 workgroups:
+     * their x takes more shared memory, so fewer workgroups fit on an SM,
+     * and each lane's share of a tile is longer. Measured on the H200 with x
+     * images (bench/RESULTS.md, eleventh session): the 8B Q6_K down
+     * projection at 2 rows a group instead of 4, and the 1B one at 1 instead
+     * of 2, decode 1.4% / 1.3% faster; fewer rows elsewhere (q, k/v, the lm
+     * head) were no faster or slower */
+    int64_t min_tiles = K >= 8192 ? 512 : 256;
+    int64_t tiles = group_shape(sgs, (uint32_t)(K / uw), N, epi, dt == RLX_Q8_0 ? 64 : 256, min_tiles, &T, &nr);
     if (ep && ep->rope) {   /* a group's two slots are one pair of rows */
         nr = 2;
         tiles = cdiv(N / 2, 256 / T);
