@@ -352,8 +352,8 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * and each lane's share of a tile is longer. Measured on the H200 with x
      * images (bench/RESULTS.md, eleventh session): the 8B Q6_K down
      * projection at 2 rows a group instead of 4, and the 1B one at 1 instead
-     * of 2, decode 1.4% / 1.3% faster; fewer rows elsewhere (q, k/v, the lm
-     * head) were no faster or slower */
+     * of 2: decode device time -0.8% (8B Q4_K_M) and -1.6% (1B); fewer rows
+     * everywhere (NR 1) was 3.6% slower on the 8B */
     int64_t min_tiles = K >= 8192 ? 512 : 256;
     int64_t tiles = group_shape(sgs, (uint32_t)(K / uw), N, epi, dt == RLX_Q8_0 ? 64 : 256, min_tiles, &T, &nr);
     if (ep && ep->rope) {   /* a group's two slots are one pair of rows */
