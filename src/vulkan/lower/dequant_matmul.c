@@ -183,17 +183,17 @@ static uint32_t env_u32(const char *name, uint32_t lo, uint32_t hi, uint32_t dfl
 /* Groups of the run and i8 matvecs, for rows of `units` units of work: T
  * threads per group, about a quarter of the units (each thread takes ~4),
  * between the subgroup size and t_max (<= 256); NR rows per group (EPI 2:
- * 1), 4, 2 or 1, the most that keeps >= min_tiles workgroups (x loads serve
- * NR rows). RLX_VK_DQ_T / RLX_VK_DQ_NR override them. Returns the tiles
+ * 1), nr_max (4 or 2), 2 or 1, the most that keeps >= min_tiles workgroups
+ * (x loads serve NR rows). RLX_VK_DQ_T / RLX_VK_DQ_NR override them. Returns the tiles
  * (workgroups of 256 / T groups). */
 static int64_t group_shape(uint32_t sgs, uint32_t units, int64_t N, int epi, uint32_t t_max, int64_t min_tiles,
-                           uint32_t *T_out, uint32_t *nr_out) {
+                           uint32_t nr_max, uint32_t *T_out, uint32_t *nr_out) {
     uint32_t T = t_max;
     while (T > sgs && T * 4 > units) T /= 2;
     T = env_u32("RLX_VK_DQ_T", 1, 256, T);
     if (T < sgs || 256 % T) T = sgs;
     uint32_t G = 256 / T;
-    uint32_t nr = 4;
+    uint32_t nr = nr_max;
     while (nr > 1 && cdiv(N, (int64_t)G * nr) < min_tiles) nr /= 2;
     nr = epi == 2 ? 1 : env_u32("RLX_VK_DQ_NR", 1, 4, nr);
     if (nr == 3) nr = 2;
@@ -240,7 +240,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
     bool a16 = w % 16 == 0 && row_bytes % 16 == 0 && (epi != 2 || w2 % 16 == 0);
     if (dt == RLX_Q4_K && !a4) return false;
     uint32_t T, nr;
-    int64_t tiles = group_shape(sgs, (uint32_t)(K / 8), N, epi, 256, 256, &T, &nr);
+    int64_t tiles = group_shape(sgs, (uint32_t)(K / 8), N, epi, 256, 256, 4, &T, &nr);
     dq_mv_push p = mv_push(x, w, w2, res, out, M, N, K, row_bytes, tiles);
     c->tier = NAMES[dt].run[epi];
     vk_dispatch *d = emit_run_like(c, "dequant_matvec_run", &p, dt, T, nr, x, epi, a4, a16);
@@ -353,9 +353,12 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * images (bench/RESULTS.md, eleventh session): the 8B Q6_K down
      * projection at 2 rows a group instead of 4, and the 1B one at 1 instead
      * of 2: decode device time -0.8% (8B Q4_K_M) and -1.6% (1B); fewer rows
-     * everywhere (NR 1) was 3.6% slower on the 8B */
+     * everywhere (NR 1) was 3.6% slower on the 8B. Vocabulary-sized
+     * products (the lm head) take at most 2 rows a group: profiled, the 8B
+     * and 1B heads took 167 / 66 us at NR 2 against 165 / 71 at NR 4 */
     int64_t min_tiles = K >= 8192 ? 512 : 256;
-    int64_t tiles = group_shape(sgs, (uint32_t)(K / uw), N, epi, dt == RLX_Q8_0 ? 64 : 256, min_tiles, &T, &nr);
+    uint32_t nr_max = N >= 32768 ? 2 : 4;
+    int64_t tiles = group_shape(sgs, (uint32_t)(K / uw), N, epi, dt == RLX_Q8_0 ? 64 : 256, min_tiles, nr_max, &T, &nr);
     if (ep && ep->rope) {   /* a group's two slots are one pair of rows */
         nr = 2;
         tiles = cdiv(N / 2, 256 / T);
