@@ -354,10 +354,11 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * projection at 2 rows a group instead of 4, and the 1B one at 1 instead
      * of 2: decode device time -0.8% (8B Q4_K_M) and -1.6% (1B); fewer rows
      * everywhere (NR 1) was 3.6% slower on the 8B. Vocabulary-sized
-     * products (the lm head) take at most 2 rows a group: profiled, the 8B
-     * and 1B heads took 167 / 66 us at NR 2 against 165 / 71 at NR 4 */
+     * K-quant products (the lm head) take at most 2 rows a group: decode
+     * -0.4% (8B Q4_K_M) and -0.6% (1B); Q8_0 heads keep 4 (at 2 its decode
+     * was 0.7% / 2.1% slower) */
     int64_t min_tiles = K >= 8192 ? 512 : 256;
-    uint32_t nr_max = N >= 32768 ? 2 : 4;
+    uint32_t nr_max = N >= 32768 && dt != RLX_Q8_0 ? 2 : 4;
     int64_t tiles = group_shape(sgs, (uint32_t)(K / uw), N, epi, dt == RLX_Q8_0 ? 64 : 256, min_tiles, nr_max, &T, &nr);
     if (ep && ep->rope) {   /* a group's two slots are one pair of rows */
         nr = 2;
