@@ -8,6 +8,7 @@
 #   make sanitize   the suite under ASan + UBSan (build-san/)
 #   make bench      bench/gemm against OpenBLAS (installs libopenblas-dev)
 #   make bench-qdot build/bench_qdot: quantized matvec / prefill matmul (CPU; --m M)
+#   make bench-sampler build/bench_sampler: host time of sampling one token (--vocab N)
 
 CC      ?= cc
 BUILD   ?= build
@@ -65,7 +66,7 @@ $(BUILD)/src/cpu/kernels/qgemm_avx512.o: ISA_FLAGS = -mavx512f -mavx512bw -mavx5
 $(BUILD)/src/cpu/kernels/qgemm_packed_avx512.o: ISA_FLAGS = -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mfma -mf16c -mavx2
 endif
 
-.PHONY: all test demo sanitize bench bench-qdot gpu-bench setup clean
+.PHONY: all test demo sanitize bench bench-qdot bench-sampler gpu-bench setup clean
 
 all: $(LIB) $(RLX)
 
@@ -148,6 +149,13 @@ $(BENCH_QDOT): bench/qdot.c $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/qdot.c $(LINK_LIB) $(LDLIBS)
 
 bench-qdot: $(BENCH_QDOT)
+
+# Host time of sampling one token (src/models/sampler.c) against a full-sort sampler.
+BENCH_SAMPLER = $(BUILD)/bench_sampler
+$(BENCH_SAMPLER): bench/sampler.c $(LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ bench/sampler.c $(LINK_LIB) $(LDLIBS)
+
+bench-sampler: $(BENCH_SAMPLER)
 
 $(BUILD)/vk_matmul: bench/vk_matmul.c $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_matmul.c $(LINK_LIB) $(LDLIBS)

@@ -3,11 +3,13 @@
  * top-k=1 is greedy, a seed fixes the token sequence, top-k/top-p/min-p drop
  * exactly the tokens they should (counted over many fixed-seed draws), the
  * drawn frequencies follow softmax(logits / T), repetition penalties follow
- * llama.cpp's sign rule over a window, non-finite logits, and bad arguments.
+ * llama.cpp's sign rule over a window, non-finite logits, bad arguments, and
+ * ties at the top-k cut on both of its selection paths.
  */
 #include "harness.h"
 #include "models/sampler.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -411,4 +413,92 @@ TEST(sampler_large_vocab_top_k_off) {
     free(l);
     free(sorted);
     free(counts);
+}
+
+/* Ties at the top-k cut go to the lower ids, +0 and -0 tie, on both
+ * selection paths (a heap for k <= 1024, one radix sort above). Logits take
+ * six close levels, so the cut falls inside a tied group and every kept
+ * token is drawn often; a token drawn outside the reference set (rank by
+ * logit, then id) fails. */
+TEST(sampler_top_k_ties) {
+    enum { NV = 6000, N = 10000 };
+    static const float level[6] = {0.0f, -0.0f, -0.05f, -0.1f, -0.15f, -0.2f};
+    float *l = malloc(NV * sizeof *l);
+    int *counts = malloc(NV * sizeof *counts), *rank = malloc(NV * sizeof *rank);
+    CHECK(l && counts && rank);
+    for (int i = 0; i < NV && l; i++) l[i] = level[(7 * i + i / 13) % 6];
+    for (int i = 0; i < NV && rank; i++) {
+        rank[i] = 0;
+        for (int j = 0; j < NV; j++) rank[i] += l[j] > l[i] || (l[j] == l[i] && j < i);
+    }
+    /* inside the +-0 group (2000 tokens) on each path; 500 into the next level */
+    static const int ks[3] = {700, 1500, 2500};
+    for (int t = 0; t < 3 && l && counts && rank; t++) {
+        sampler_params p = plain(1.0f, 30 + (uint64_t)t);
+        p.top_k = ks[t];
+        CHECK(draw(&p, l, NV, N, counts));
+        int outside = 0, kept_drawn = 0, cut_level_drawn = 0;
+        for (int i = 0; i < NV; i++) {
+            if (!counts[i]) continue;
+            if (rank[i] >= ks[t]) outside++;
+            else kept_drawn++;
+            cut_level_drawn += rank[i] < ks[t] && l[i] == (ks[t] > 2000 ? level[2] : 0.0f);
+        }
+        CHECK_MSG(outside == 0 && kept_drawn > ks[t] * 9 / 10 && cut_level_drawn > 0,
+                  "top-k %d: %d drawn outside, %d of the kept drawn, %d at the cut's level", ks[t], outside, kept_drawn,
+                  cut_level_drawn);
+    }
+    free(l);
+    free(counts);
+    free(rank);
+}
+
+/* Non-finite logits on the paths that read the caller's row in place (greedy,
+ * the top-k heap over 16-logit blocks): NaN is never taken, +inf ties with
+ * FLT_MAX (the lower id first), also with a penalty (which copies the row). */
+TEST(sampler_nonfinite_in_place) {
+    enum { NV = 100 };
+    float l[NV];
+    for (int i = 0; i < NV; i++) l[i] = i % 3 == 0 ? NAN : (float)(i % 7) - 3.0f;
+    l[10] = FLT_MAX;
+    l[40] = INFINITY;
+    l[77] = INFINITY;
+    l[5] = -INFINITY;
+    int counts[NV];
+    for (int pen = 0; pen < 2; pen++) {
+        sampler_params p = plain(0.0f, 40);
+        if (pen) p.repeat_penalty = 1.5f;   /* on id 3 only: the max stays where it is */
+        sampler *s;
+        CHECK_OK(rlx_sampler_new(&p, &s));
+        rlx_sampler_accept(s, 3);
+        int32_t tok = -1;
+        CHECK_OK(rlx_sampler_sample(s, l, NV, &tok));
+        CHECK_MSG(tok == 10, "greedy (penalty %d) took %d", pen, tok);
+        rlx_sampler_free(s);
+        /* top-k 2: FLT_MAX at 10 and +inf at 40 (77 ties with them, later id) share the mass */
+        p.temperature = 1.0f;
+        p.top_k = 2;
+        CHECK_OK(rlx_sampler_new(&p, &s));
+        rlx_sampler_accept(s, 3);
+        memset(counts, 0, sizeof counts);
+        for (int i = 0; i < 2000; i++) {
+            CHECK_OK(rlx_sampler_sample(s, l, NV, &tok));
+            if (tok >= 0 && tok < NV) counts[tok]++;
+        }
+        rlx_sampler_free(s);
+        CHECK_MSG(counts[10] > 800 && counts[40] > 800 && counts[10] + counts[40] == 2000,
+                  "top-k 2 (penalty %d): %d / %d of 2000", pen, counts[10], counts[40]);
+    }
+    float bad[40];
+    for (int i = 0; i < 40; i++) bad[i] = i % 2 ? NAN : -INFINITY;
+    for (int greedy = 0; greedy < 2; greedy++) {
+        sampler_params p = plain(greedy ? 0.0f : 1.0f, 41);
+        p.top_k = 5;
+        sampler *s;
+        CHECK_OK(rlx_sampler_new(&p, &s));
+        int32_t tok;
+        CHECK_STATUS(rlx_sampler_sample(s, bad, 40, &tok), RLX_STATUS_INVALID_ARGUMENT);
+        CHECK(tok == -1);
+        rlx_sampler_free(s);
+    }
 }

@@ -5,10 +5,16 @@
  * the sampler, so no global state and no dependence on the C library's rand().
  * Candidates are (logit, id) pairs, in id order or sorted by logit
  * descending, id ascending, which makes every step deterministic despite
- * qsort's instability. top-k uses a k-element min-heap (O(n log k)) so the
- * common k=40 case never sorts the whole vocabulary; without top-k, top-p
- * selects growing prefixes the same way, and min-p and the draw need no
- * order, so no setting sorts 150k logits per token.
+ * qsort's instability. A step reads the vocabulary a few times at most
+ * (a 128k-token row is 0.5 MB, and a GPU decode step of a 1B model is
+ * ~0.75 ms, so a sampler pass matters):
+ * - greedy is a max and a search for its first position;
+ * - top-k (k <= SELECT_HEAP_MAX) keeps a k-element min-heap fed straight from
+ *   the logits, skipping 16-logit blocks that cannot beat the heap's worst;
+ * - top-p without top-k takes the best 256 the same way and, if their mass
+ *   falls short, sorts all candidates once with a radix sort (stable, so ties
+ *   keep id order), as does a large top-k;
+ * min-p and the draw need no order.
  */
 #include "models/sampler.h"
 
@@ -25,7 +31,9 @@ struct sampler {
     int32_t  *hist;          /* ring buffer of the last repeat_last_n accepted ids */
     int32_t   hist_n, hist_pos;
     cand     *c;             /* scratch, grown to n_vocab */
+    cand     *tmp;           /* the radix sort's second buffer */
     float    *pen;           /* penalized logits */
+    const float *row;        /* this step's logits: the caller's row, or pen where penalties changed it */
     uint32_t *stamp;         /* per-id marks for counting distinct history ids */
     int32_t  *count;
     double   *prob;
@@ -106,6 +114,7 @@ void rlx_sampler_free(sampler *s) {
     if (!s) return;
     free(s->hist);
     free(s->c);
+    free(s->tmp);
     free(s->pen);
     free(s->stamp);
     free(s->count);
@@ -130,6 +139,8 @@ static bool grow(sampler *s, int32_t n) {
     if (n <= s->cap) return true;
     cand *c = realloc(s->c, (size_t)n * sizeof *c);
     if (c) s->c = c;
+    cand *tmp = realloc(s->tmp, (size_t)n * sizeof *tmp);
+    if (tmp) s->tmp = tmp;
     float *pen = realloc(s->pen, (size_t)n * sizeof *pen);
     if (pen) s->pen = pen;
     int32_t *count = realloc(s->count, (size_t)n * sizeof *count);
@@ -141,7 +152,7 @@ static bool grow(sampler *s, int32_t n) {
     }
     double *prob = realloc(s->prob, (size_t)n * sizeof *prob);
     if (prob) s->prob = prob;
-    if (!c || !pen || !count || !stamp || !prob) return false;
+    if (!c || !tmp || !pen || !count || !stamp || !prob) return false;
     s->cap = n;
     return true;
 }
@@ -151,14 +162,20 @@ static bool grow(sampler *s, int32_t n) {
 /* NaN never wins; +inf is clamped so that softmax stays finite and all +inf
  * tokens tie for the whole mass. */
 static float sanitize(float x) {
-    if (isnan(x)) return -INFINITY;
-    if (x == INFINITY) return FLT_MAX;
-    return x;
+    x = x == x ? x : -INFINITY;
+    return x > FLT_MAX ? FLT_MAX : x;
 }
 
+static bool penalties_on(const sampler *s) {
+    const sampler_params *p = &s->p;
+    return s->hist_n > 0 && (p->repeat_penalty != 1.0f || p->frequency_penalty != 0 || p->presence_penalty != 0);
+}
+
+/* Penalizes the history's ids in pen (a copy of the row: every reader
+ * sanitizes what it takes, so only these entries are sanitized here, before
+ * the arithmetic, as a sanitized row would have them). */
 static void apply_penalties(sampler *s, int32_t n_vocab) {
     const sampler_params *p = &s->p;
-    if (s->hist_n == 0 || (p->repeat_penalty == 1.0f && p->frequency_penalty == 0 && p->presence_penalty == 0)) return;
     if (++s->stamp_now == 0) {   /* wrapped: clear the marks once every 2^32 calls */
         memset(s->stamp, 0, (size_t)s->cap * sizeof *s->stamp);
         s->stamp_now = 1;
@@ -173,6 +190,7 @@ static void apply_penalties(sampler *s, int32_t n_vocab) {
         int32_t id = s->hist[k];
         if (id < 0 || id >= n_vocab || s->count[id] == 0) continue;
         float *x = &s->pen[id];
+        *x = sanitize(*x);
         if (*x > 0) *x /= p->repeat_penalty;
         else        *x *= p->repeat_penalty;
         *x -= (float)s->count[id] * p->frequency_penalty + p->presence_penalty;
@@ -191,57 +209,131 @@ static int cand_cmp(const void *a, const void *b) {
     return cand_before(x, y) ? -1 : cand_before(y, x) ? 1 : 0;
 }
 
-/* Keeps the k best of c[0..n) in c[0..k), sorted. A min-heap whose root is
- * the worst kept candidate. */
-static int32_t top_k(cand *c, int32_t n, int32_t k) {
-    if (k >= n) { qsort(c, (size_t)n, sizeof *c, cand_cmp); return n; }
-    for (int32_t i = 0; i < n; i++) {
-        cand x = c[i];
-        int32_t m = i < k ? i : k;   /* heap size before x */
-        if (i >= k) {
-            if (!cand_before(&x, &c[0])) continue;
-            /* replace the root and sift down */
-            int32_t j = 0;
-            for (;;) {
-                int32_t ch = 2 * j + 1;
-                if (ch >= k) break;
-                if (ch + 1 < k && cand_before(&c[ch], &c[ch + 1])) ch++;
-                if (!cand_before(&x, &c[ch])) break;
-                c[j] = c[ch];
-                j = ch;
-            }
-            c[j] = x;
-        } else {   /* sift up: parent must be "worse" (after) than child */
-            int32_t j = m;
-            while (j > 0 && cand_before(&c[(j - 1) / 2], &x)) { c[j] = c[(j - 1) / 2]; j = (j - 1) / 2; }
-            c[j] = x;
-        }
+/* Heap of the k best candidates seen so far, its root the worst of them
+ * (the one every other candidate is sorted before). */
+static void heap_push(cand *c, int32_t m, cand x) {   /* m: size before x */
+    int32_t j = m;
+    while (j > 0 && cand_before(&c[(j - 1) / 2], &x)) { c[j] = c[(j - 1) / 2]; j = (j - 1) / 2; }
+    c[j] = x;
+}
+static void heap_replace_root(cand *c, int32_t k, cand x) {
+    int32_t j = 0;
+    for (;;) {
+        int32_t ch = 2 * j + 1;
+        if (ch >= k) break;
+        if (ch + 1 < k && cand_before(&c[ch], &c[ch + 1])) ch++;
+        if (!cand_before(&x, &c[ch])) break;
+        c[j] = c[ch];
+        j = ch;
     }
-    qsort(c, (size_t)k, sizeof *c, cand_cmp);
-    return k;
+    c[j] = x;
 }
 
-/* The sampleable candidates (penalized logit > -inf) into c, in id order. */
+/* The sampleable candidates (logit > -inf; NaN fails the test) of the
+ * step's row into c, sanitized, in id order. */
 static int32_t collect(sampler *s, int32_t n_vocab) {
+    const float *row = s->row;
     int32_t n = 0;
     for (int32_t i = 0; i < n_vocab; i++)
-        if (s->pen[i] > -INFINITY) s->c[n++] = (cand){ s->pen[i], i };
+        if (row[i] > -INFINITY) s->c[n++] = (cand){ sanitize(row[i]), i };
     return n;
+}
+
+/* Descending-order radix key: unsigned ascending order of the key is the
+ * logit's descending order (-0 as +0, as cand_before compares them). */
+static uint32_t desc_key(float x) {
+    if (x == 0) x = 0.0f;
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    return ~u;
+}
+
+/* Sorts c[0..n) into cand_before order: an LSD radix sort over the key's 4
+ * bytes, stable, so candidates collected in id order keep it on ties. */
+static void radix_sort(sampler *s, cand *c, int32_t n) {
+    cand *src = c, *dst = s->tmp;
+    for (int shift = 0; shift < 32; shift += 8) {   /* 4 passes: the result ends in c */
+        int32_t start[257] = {0};
+        for (int32_t i = 0; i < n; i++) start[((desc_key(src[i].logit) >> shift) & 0xffu) + 1]++;
+        for (int b = 0; b < 256; b++) start[b + 1] += start[b];
+        for (int32_t i = 0; i < n; i++) dst[start[(desc_key(src[i].logit) >> shift) & 0xffu]++] = src[i];
+        cand *t = src;
+        src = dst;
+        dst = t;
+    }
+}
+
+/* Up to this k a heap selects; above it one radix sort of all candidates is
+ * cheaper than a large heap and its qsort. */
+enum { SELECT_HEAP_MAX = 1024 };
+
+/* Logit x of id i into a full heap of k if it beats the worst kept: a later
+ * id never wins a tie, so only a larger sanitized logit does (+inf ties with
+ * FLT_MAX; NaN fails). */
+static void offer(cand *c, int32_t k, float x, int32_t i) {
+    x = sanitize(x);
+    if (x > c[0].logit) heap_replace_root(c, k, (cand){ x, i });
+}
+
+/* The k best sampleable candidates of the step's row into c[0..k), sorted;
+ * returns how many it kept (min(k, sampleable)), and the count of sampleable
+ * candidates in *total. The block test reads the raw row (a +inf passing it
+ * only costs the block's offers). */
+static int32_t select_best(sampler *s, int32_t n_vocab, int32_t k, int32_t *total) {
+    cand *c = s->c;
+    if (k > SELECT_HEAP_MAX) {
+        *total = collect(s, n_vocab);
+        radix_sort(s, c, *total);
+        return RLX_MIN(k, *total);
+    }
+    /* fill the heap with the first k candidates, then only a logit above the
+     * root's can enter (a later id never wins a tie); 16-logit blocks with
+     * none above it are skipped after one vectorizable test */
+    const float *row = s->row;
+    int32_t m = 0, i = 0, n = 0;
+    for (; i < n_vocab && m < k; i++)
+        if (row[i] > -INFINITY) heap_push(c, m++, (cand){ sanitize(row[i]), i });
+    n = m;
+    enum { BLOCK = 16 };
+    for (; i < n_vocab && (i % BLOCK || i + BLOCK > n_vocab); i++) {
+        n += row[i] > -INFINITY;
+        if (m == k) offer(c, k, row[i], i);
+    }
+    for (; i + BLOCK <= n_vocab; i += BLOCK) {
+        float worst = c[0].logit;
+        int any = 0, live = 0;
+        for (int j = 0; j < BLOCK; j++) {
+            any |= row[i + j] > worst;
+            live += row[i + j] > -INFINITY;
+        }
+        n += live;
+        if (!any) continue;
+        for (int j = 0; j < BLOCK; j++) offer(c, k, row[i + j], i + j);
+    }
+    for (; i < n_vocab; i++) {
+        n += row[i] > -INFINITY;
+        offer(c, k, row[i], i);
+    }
+    *total = n;
+    qsort(c, (size_t)m, sizeof *c, cand_cmp);
+    return m;
 }
 
 /* top-p over the n candidates in c: the length of the smallest best-first
  * prefix whose softmax mass (temperature 1, over all n) reaches top_p, left
  * sorted in c. Unsorted candidates (no top-k) are the whole vocabulary, while
- * the prefix is usually a few hundred tokens: select the best 256, 2048, ...
- * (O(n log m) each) until the mass is reached, instead of sorting 150k
- * logits per token. Later rounds re-collect c, since top_k() overwrites it. */
+ * the prefix is usually a few hundred tokens: the best 256 first, and only
+ * if their mass falls short one sort of all n. */
 static int32_t top_p_keep(sampler *s, int32_t n_vocab, int32_t n, bool sorted, double top_p) {
     cand *c = s->c;
     double mx = -INFINITY, sum = 0;
     for (int32_t i = 0; i < n; i++) if (c[i].logit > mx) mx = c[i].logit;
     for (int32_t i = 0; i < n; i++) sum += exp((double)c[i].logit - mx);
-    for (int32_t m = sorted ? n : RLX_MIN(n, 256), round = 0;; m = m > n / 8 ? n : m * 8, round++) {
-        if (!sorted) top_k(c, round ? collect(s, n_vocab) : n, m);   /* round 0: c holds all n already */
+    for (int32_t m = sorted ? n : RLX_MIN(n, 256);; m = n) {
+        int32_t total;
+        if (!sorted) select_best(s, n_vocab, m, &total);
+        sorted = m == n;
         double cum = 0;
         for (int32_t i = 0; i < m; i++) {
             cum += exp((double)c[i].logit - mx) / sum;
@@ -249,6 +341,23 @@ static int32_t top_p_keep(sampler *s, int32_t n_vocab, int32_t n, bool sorted, d
         }
         if (m == n) return n;
     }
+}
+
+/* The first position of the largest of pen[0..n) as sanitize sees it (NaN
+ * never wins, +inf ties with FLT_MAX), or -1 when it is -inf. Eight running
+ * maxima, so the loop is not one long chain. */
+static int32_t first_argmax(const float *pen, int32_t n) {
+    float m[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    int32_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) m[j] = pen[i + j] > m[j] ? pen[i + j] : m[j];
+    float best = -INFINITY;
+    for (; i < n; i++) best = pen[i] > best ? pen[i] : best;
+    for (int j = 0; j < 8; j++) best = m[j] > best ? m[j] : best;
+    if (best == -INFINITY) return -1;
+    if (best > FLT_MAX) best = FLT_MAX;
+    for (i = 0; !(pen[i] >= best); i++) {}
+    return i;
 }
 
 rlx_status rlx_sampler_sample(sampler *s, const float *logits, int32_t n_vocab, int32_t *token) {
@@ -260,23 +369,32 @@ rlx_status rlx_sampler_sample(sampler *s, const float *logits, int32_t n_vocab, 
     if (!grow(s, n_vocab)) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_sampler_sample: out of memory for %d logits", n_vocab);
     const sampler_params *p = &s->p;
 
-    for (int32_t i = 0; i < n_vocab; i++) s->pen[i] = sanitize(logits[i]);
-    apply_penalties(s, n_vocab);
-
-    int32_t n = collect(s, n_vocab);
-    if (n == 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_sampler_sample: all %d logits are NaN or -inf", n_vocab);
-
-    if (!(p->temperature > 0)) {   /* greedy: first maximum */
-        int32_t best = 0;
-        for (int32_t i = 1; i < n; i++) if (s->c[i].logit > s->c[best].logit) best = i;
-        *token = s->c[best].id;
-        return RLX_OK;
+    s->row = logits;   /* without penalties every pass reads the caller's row */
+    if (penalties_on(s)) {
+        memcpy(s->pen, logits, sizeof(float) * (size_t)n_vocab);
+        apply_penalties(s, n_vocab);
+        s->row = s->pen;
     }
 
-    /* top-k keeps the k best, sorted. Without it the candidates stay in id
-     * order (min-p and the draw need no order; top-p sorts only its prefix). */
+    if (!(p->temperature > 0)) {   /* greedy: first maximum */
+        *token = first_argmax(s->row, n_vocab);
+        if (*token < 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_sampler_sample: all %d logits are NaN or -inf", n_vocab);
+        return RLX_OK;
+    }
+    /* top-k keeps the k best, sorted. Without it (or with k >= the
+     * candidates) they stay in id order (min-p and the draw need no order;
+     * top-p sorts only its prefix). */
     bool sorted = false;
-    if (p->top_k > 0 && p->top_k < n) { n = top_k(s->c, n, p->top_k); sorted = true; }
+    int32_t n = 0;
+    if (p->top_k > 0) {
+        int32_t kept = select_best(s, n_vocab, p->top_k, &n);
+        if (n > p->top_k) {
+            n = kept;
+            sorted = true;
+        }
+    }
+    if (!sorted) n = collect(s, n_vocab);
+    if (n == 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_sampler_sample: all %d logits are NaN or -inf", n_vocab);
     if (p->top_p < 1.0f && n > 1) { n = top_p_keep(s, n_vocab, n, sorted, p->top_p); sorted = true; }
     double mx = s->c[0].logit;
     if (!sorted) for (int32_t i = 1; i < n; i++) if (s->c[i].logit > mx) mx = s->c[i].logit;
