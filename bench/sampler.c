@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
     static const setting settings[] = {
         {"greedy", 0.0f, 0, 1.0f, 0.0f, 1.0f},
         {"default: T 0.8, top-k 40, top-p 0.95, min-p 0.05", 0.8f, 40, 0.95f, 0.05f, 1.0f},
-        {"default + repeat penalty 1.1 (64 tokens of history)", 0.8f, 40, 0.95f, 0.05f, 1.1f},
+        {"default + repeat penalty 1.1 (64 tokens of history; the full sort applies none)", 0.8f, 40, 0.95f, 0.05f, 1.1f},
         {"T 0.8, top-p 0.95 (top-k off)", 0.8f, 0, 0.95f, 0.0f, 1.0f},
         {"T 0.8 only", 0.8f, 0, 1.0f, 0.0f, 1.0f},
     };

@@ -296,11 +296,13 @@ static int32_t select_best(sampler *s, int32_t n_vocab, int32_t k, int32_t *tota
         if (row[i] > -INFINITY) heap_push(c, m++, (cand){ sanitize(row[i]), i });
     n = m;
     enum { BLOCK = 16 };
-    for (; i < n_vocab && (i % BLOCK || i + BLOCK > n_vocab); i++) {
+    /* the loops below run only with the heap full: the fill loop ends with
+     * m == k or at the row's end */
+    for (; i < n_vocab && (i % BLOCK || i > n_vocab - BLOCK); i++) {
         n += row[i] > -INFINITY;
-        if (m == k) offer(c, k, row[i], i);
+        offer(c, k, row[i], i);
     }
-    for (; i + BLOCK <= n_vocab; i += BLOCK) {
+    for (; i <= n_vocab - BLOCK; i += BLOCK) {
         float worst = c[0].logit;
         int any = 0, live = 0;
         for (int j = 0; j < BLOCK; j++) {
@@ -356,8 +358,8 @@ static int32_t first_argmax(const float *pen, int32_t n) {
     for (int j = 0; j < 8; j++) best = m[j] > best ? m[j] : best;
     if (best == -INFINITY) return -1;
     if (best > FLT_MAX) best = FLT_MAX;
-    for (i = 0; !(pen[i] >= best); i++) {}
-    return i;
+    for (i = 0; i < n && !(pen[i] >= best); i++) {}
+    return i < n ? i : -1;   /* -1 only if the row changed under the call */
 }
 
 rlx_status rlx_sampler_sample(sampler *s, const float *logits, int32_t n_vocab, int32_t *token) {
@@ -386,7 +388,7 @@ rlx_status rlx_sampler_sample(sampler *s, const float *logits, int32_t n_vocab, 
      * top-p sorts only its prefix). */
     bool sorted = false;
     int32_t n = 0;
-    if (p->top_k > 0) {
+    if (p->top_k > 0 && p->top_k < n_vocab) {   /* k >= n_vocab keeps every candidate: top-k off */
         int32_t kept = select_best(s, n_vocab, p->top_k, &n);
         if (n > p->top_k) {
             n = kept;

@@ -52,7 +52,8 @@ typedef struct sampler sampler;
 rlx_status rlx_sampler_new(const sampler_params *p, sampler **out);
 void       rlx_sampler_free(sampler *s);
 
-/* Picks a token from logits[0..n_vocab) (not modified). Does not record it:
+/* Picks a token from logits[0..n_vocab) (not modified; read several times, so
+ * it must not change during the call). Does not record it:
  * call rlx_sampler_accept() with every prompt token and every token kept. */
 rlx_status rlx_sampler_sample(sampler *s, const float *logits, int32_t n_vocab, int32_t *token);
 
