@@ -18,15 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { ROWS = 48 };   /* 48 x 0.5 MB: more than the caches */
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -107,9 +100,9 @@ int main(int argc, char **argv) {
         {"T 0.8 only", 0.8f, 0, 1.0f, 0.0f, 1.0f},
     };
     for (int r = 0; r < runs; r++) {
-        double t0 = now_s();
+        double t0 = rlx_now_seconds();
         memcpy(copy, rows[0][r % ROWS], sizeof(float) * (size_t)nv);
-        t[r] = now_s() - t0;
+        t[r] = rlx_now_seconds() - t0;
     }
     qsort(t, (size_t)runs, sizeof *t, cmp_double);
     printf("# bench_sampler: vocabulary %d, median of %d tokens; copying one row of logits: %.1f us\n", nv, runs,
@@ -133,13 +126,13 @@ int main(int argc, char **argv) {
                 for (int r = 0; r < runs; r++) {
                     const float *l = rows[kind][r % ROWS];
                     int32_t tok = -1;
-                    double t0 = now_s();
+                    double t0 = rlx_now_seconds();
                     if (impl == 0) {
                         if (rlx_sampler_sample(s, l, nv, &tok) != RLX_OK) { fprintf(stderr, "%s\n", rlx_last_error()); return 1; }
                     } else {
                         tok = full_sort_sample(&p, l, nv, fc, fprob);
                     }
-                    t[r] = now_s() - t0;
+                    t[r] = rlx_now_seconds() - t0;
                     if (tok < 0 || tok >= nv) { fprintf(stderr, "bad token %d\n", tok); return 1; }
                 }
                 qsort(t, (size_t)runs, sizeof *t, cmp_double);

@@ -33,7 +33,6 @@ struct sampler {
     cand     *c;             /* scratch, grown to n_vocab */
     cand     *tmp;           /* the radix sort's second buffer */
     float    *pen;           /* penalized logits */
-    const float *row;        /* this step's logits: the caller's row, or pen where penalties changed it */
     uint32_t *stamp;         /* per-id marks for counting distinct history ids */
     int32_t  *count;
     double   *prob;
@@ -229,10 +228,9 @@ static void heap_replace_root(cand *c, int32_t k, cand x) {
     c[j] = x;
 }
 
-/* The sampleable candidates (logit > -inf; NaN fails the test) of the
- * step's row into c, sanitized, in id order. */
-static int32_t collect(sampler *s, int32_t n_vocab) {
-    const float *row = s->row;
+/* The sampleable candidates (logit > -inf; NaN fails the test) of row
+ * into c, sanitized, in id order. */
+static int32_t collect(sampler *s, const float *row, int32_t n_vocab) {
     int32_t n = 0;
     for (int32_t i = 0; i < n_vocab; i++)
         if (row[i] > -INFINITY) s->c[n++] = (cand){ sanitize(row[i]), i };
@@ -276,32 +274,27 @@ static void offer(cand *c, int32_t k, float x, int32_t i) {
     if (x > c[0].logit) heap_replace_root(c, k, (cand){ x, i });
 }
 
-/* The k best sampleable candidates of the step's row into c[0..k), sorted;
- * returns how many it kept (min(k, sampleable)), and the count of sampleable
+/* The k best sampleable candidates of row into c[0..k), sorted; returns
+ * how many it kept (min(k, sampleable)), and the count of sampleable
  * candidates in *total. The block test reads the raw row (a +inf passing it
  * only costs the block's offers). */
-static int32_t select_best(sampler *s, int32_t n_vocab, int32_t k, int32_t *total) {
+static int32_t select_best(sampler *s, const float *row, int32_t n_vocab, int32_t k, int32_t *total) {
     cand *c = s->c;
     if (k > SELECT_HEAP_MAX) {
-        *total = collect(s, n_vocab);
+        *total = collect(s, row, n_vocab);
         radix_sort(s, c, *total);
         return RLX_MIN(k, *total);
     }
     /* fill the heap with the first k candidates, then only a logit above the
      * root's can enter (a later id never wins a tie); 16-logit blocks with
      * none above it are skipped after one vectorizable test */
-    const float *row = s->row;
-    int32_t m = 0, i = 0, n = 0;
+    int32_t m = 0, i = 0;
     for (; i < n_vocab && m < k; i++)
         if (row[i] > -INFINITY) heap_push(c, m++, (cand){ sanitize(row[i]), i });
-    n = m;
-    enum { BLOCK = 16 };
+    int32_t n = m;
     /* the loops below run only with the heap full: the fill loop ends with
      * m == k or at the row's end */
-    for (; i < n_vocab && (i % BLOCK || i > n_vocab - BLOCK); i++) {
-        n += row[i] > -INFINITY;
-        offer(c, k, row[i], i);
-    }
+    enum { BLOCK = 16 };
     for (; i <= n_vocab - BLOCK; i += BLOCK) {
         float worst = c[0].logit;
         int any = 0, live = 0;
@@ -322,27 +315,35 @@ static int32_t select_best(sampler *s, int32_t n_vocab, int32_t k, int32_t *tota
     return m;
 }
 
+/* The length of the shortest prefix of the sorted c[0..m) whose mass
+ * (exp(logit - mx) / sum) reaches top_p, or 0 if all m fall short. */
+static int32_t mass_prefix(const cand *c, int32_t m, double mx, double sum, double top_p) {
+    double cum = 0;
+    for (int32_t i = 0; i < m; i++) {
+        cum += exp((double)c[i].logit - mx) / sum;
+        if (cum >= top_p) return i + 1;
+    }
+    return 0;
+}
+
 /* top-p over the n candidates in c: the length of the smallest best-first
  * prefix whose softmax mass (temperature 1, over all n) reaches top_p, left
  * sorted in c. Unsorted candidates (no top-k) are the whole vocabulary, while
  * the prefix is usually a few hundred tokens: the best 256 first, and only
  * if their mass falls short one sort of all n. */
-static int32_t top_p_keep(sampler *s, int32_t n_vocab, int32_t n, bool sorted, double top_p) {
+static int32_t top_p_keep(sampler *s, const float *row, int32_t n_vocab, int32_t n, bool sorted, double top_p) {
     cand *c = s->c;
     double mx = -INFINITY, sum = 0;
     for (int32_t i = 0; i < n; i++) if (c[i].logit > mx) mx = c[i].logit;
     for (int32_t i = 0; i < n; i++) sum += exp((double)c[i].logit - mx);
-    for (int32_t m = sorted ? n : RLX_MIN(n, 256);; m = n) {
-        int32_t total;
-        if (!sorted) select_best(s, n_vocab, m, &total);
-        sorted = m == n;
-        double cum = 0;
-        for (int32_t i = 0; i < m; i++) {
-            cum += exp((double)c[i].logit - mx) / sum;
-            if (cum >= top_p) return i + 1;
-        }
-        if (m == n) return n;
+    if (!sorted) {
+        int32_t total, m = select_best(s, row, n_vocab, RLX_MIN(n, 256), &total);
+        int32_t cut = mass_prefix(c, m, mx, sum, top_p);
+        if (cut || m == n) return cut ? cut : n;
+        select_best(s, row, n_vocab, n, &total);
     }
+    int32_t cut = mass_prefix(c, n, mx, sum, top_p);
+    return cut ? cut : n;
 }
 
 /* The first position of the largest of pen[0..n) as sanitize sees it (NaN
@@ -371,15 +372,15 @@ rlx_status rlx_sampler_sample(sampler *s, const float *logits, int32_t n_vocab, 
     if (!grow(s, n_vocab)) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_sampler_sample: out of memory for %d logits", n_vocab);
     const sampler_params *p = &s->p;
 
-    s->row = logits;   /* without penalties every pass reads the caller's row */
+    const float *row = logits;   /* without penalties every pass reads the caller's row */
     if (penalties_on(s)) {
         memcpy(s->pen, logits, sizeof(float) * (size_t)n_vocab);
         apply_penalties(s, n_vocab);
-        s->row = s->pen;
+        row = s->pen;
     }
 
     if (!(p->temperature > 0)) {   /* greedy: first maximum */
-        *token = first_argmax(s->row, n_vocab);
+        *token = first_argmax(row, n_vocab);
         if (*token < 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_sampler_sample: all %d logits are NaN or -inf", n_vocab);
         return RLX_OK;
     }
@@ -389,15 +390,15 @@ rlx_status rlx_sampler_sample(sampler *s, const float *logits, int32_t n_vocab, 
     bool sorted = false;
     int32_t n = 0;
     if (p->top_k > 0 && p->top_k < n_vocab) {   /* k >= n_vocab keeps every candidate: top-k off */
-        int32_t kept = select_best(s, n_vocab, p->top_k, &n);
+        int32_t kept = select_best(s, row, n_vocab, p->top_k, &n);
         if (n > p->top_k) {
             n = kept;
             sorted = true;
         }
     }
-    if (!sorted) n = collect(s, n_vocab);
+    if (!sorted) n = collect(s, row, n_vocab);
     if (n == 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_sampler_sample: all %d logits are NaN or -inf", n_vocab);
-    if (p->top_p < 1.0f && n > 1) { n = top_p_keep(s, n_vocab, n, sorted, p->top_p); sorted = true; }
+    if (p->top_p < 1.0f && n > 1) { n = top_p_keep(s, row, n_vocab, n, sorted, p->top_p); sorted = true; }
     double mx = s->c[0].logit;
     if (!sorted) for (int32_t i = 1; i < n; i++) if (s->c[i].logit > mx) mx = s->c[i].logit;
     if (p->min_p > 0.0f && n > 1) {

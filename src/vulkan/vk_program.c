@@ -192,8 +192,7 @@ static int32_t xim_gamma_of(const ir_node *n) {
 
 /* Whether two gamma nodes (-1: none) are the same bytes (views of one param). */
 static bool same_gamma(const vk_program *p, int32_t a, int32_t b) {
-    if (a < 0 || b < 0) return a == b;
-    return p->loc[a].addr == p->loc[b].addr && node_bytes(&p->g->nodes[a]) == node_bytes(&p->g->nodes[b]);
+    return a < 0 || b < 0 ? a == b : same_bytes(p, a, b);
 }
 
 /* Slot s's image: its address and byte range in p->xim. */
@@ -232,24 +231,18 @@ static int64_t static_last_dim(const ir_node *n) {
 }
 
 /*
- * Whether producer i's image is worth its cost, from per-step device times
+ * Whether a producer's image is worth its cost, from per-step device times
  * on the H200 (bench/RESULTS.md, eleventh session): the workgroups that
  * complete a block add ~1.5-2 us to the producer, while each consumer
- * workgroup saves rounding K = (i's N) values. At K = 4096 and more (8B
+ * workgroup saves rounding K = (the producer's N) values. At K = 4096 and more (8B
  * layers) every pair gained (SwiGLU 43 -> 35 us, the lm head 184 -> 157);
  * at K = 2048 (1B layers) a projection saved 0.4-0.7 us, less than its
  * producer's cost (1B decode 2% slower), and only a vocabulary-sized
  * consumer (its many workgroups each saving; the 1B lm head 81 -> 71 us)
  * paid for one.
  */
-#define XIM_MIN_K             4096
-#define XIM_MIN_CONSUMER_ROWS 32768
-static bool image_pays(const vk_program *p, int32_t i) {
-    const ir_graph *g = p->g;
-    if (static_last_dim(&g->nodes[i]) >= XIM_MIN_K) return true;
-    for (int32_t j = i + 1; j < g->n_nodes; j++)
-        if (p->info[j].xim_from == i && static_last_dim(&g->nodes[j]) >= XIM_MIN_CONSUMER_ROWS) return true;
-    return false;
+static bool image_pays(int64_t producer_n, int64_t widest_consumer) {
+    return producer_n >= 4096 || widest_consumer >= 32768;
 }
 
 /*
@@ -282,6 +275,7 @@ static void plan_images(vk_program *p) {
         if (!is_step(g, p->plan, i) || !xim_op(n->op) || forced_to_host(n->op) || p->info[i].epilogue >= 0) continue;
         int32_t first = -1, gamma = -1;
         uint32_t family = 0;
+        int64_t widest = 0;   /* the consumers' largest output (rows) */
         for (int32_t j = i + 1; j < g->n_nodes; j++) {
             const ir_node *m = &g->nodes[j];
             if (!is_step(g, p->plan, j) || !xim_op(m->op) || forced_to_host(m->op) || p->info[j].comb_from >= 0 ||
@@ -296,9 +290,12 @@ static void plan_images(vk_program *p) {
                 family = fam;
                 gamma = xim_gamma_of(m);
             }
-            if (fam == family && same_gamma(p, xim_gamma_of(m), gamma)) p->info[j].xim_from = i;
+            if (fam == family && same_gamma(p, xim_gamma_of(m), gamma)) {
+                p->info[j].xim_from = i;
+                widest = RLX_MAX(widest, static_last_dim(m));
+            }
         }
-        if (first >= 0 && mode < 2 && !image_pays(p, i)) {
+        if (first >= 0 && mode < 2 && !image_pays(static_last_dim(n), widest)) {
             for (int32_t j = i + 1; j < g->n_nodes; j++)
                 if (p->info[j].xim_from == i) p->info[j].xim_from = -1;
             first = -1;
