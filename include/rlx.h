@@ -348,6 +348,12 @@ typedef struct rlx_tensor {
 /* Runs with every graph input given once by name. */
 rlx_status rlx_exec_run(rlx_exec *e, const rlx_tensor *inputs, int n_inputs);
 
+/* Compiles the specialization for these inputs' shapes now, without running
+ * (data may be NULL), so that the first run with those shapes does not pay
+ * for it. Inputs are checked as rlx_exec_run checks them. Outputs of the last
+ * run stay readable unless the cache of specializations had to drop theirs. */
+rlx_status rlx_exec_prepare(rlx_exec *e, const rlx_tensor *inputs, int n_inputs);
+
 /* Output of the last run, by name; out->data points into the exec. */
 rlx_status rlx_exec_output(rlx_exec *e, const char *name, rlx_tensor *out);
 /* Copies an output of the last run into dst (bytes must be large enough). */
@@ -427,8 +433,9 @@ rlx_status rlx_model_reset(rlx_model *m);
  * shape of its most recent eval; NULL before the first. malloc'ed; free(). */
 char *rlx_model_report(const rlx_model *m);
 /* Appends n tokens at the current position and returns the logits of the
- * last one ([n_vocab], valid until the next call). Exceeding n_ctx is
- * INVALID_ARGUMENT ("context limit"). */
+ * last one ([n_vocab], pointing into the model's program: valid until the
+ * next eval, generate or free). Exceeding n_ctx is INVALID_ARGUMENT
+ * ("context limit"). */
 rlx_status rlx_model_eval(rlx_model *m, const int32_t *ids, int n, const float **logits);
 
 typedef struct rlx_sampling {

@@ -3,7 +3,8 @@
  * at several bindings with results checked against the float64 reference;
  * the specialization cache (rlx_exec_get_stats) grows once per new binding;
  * inputs that violate a symbol at bind time (two inputs sharing "seq" with
- * different sizes) fail with RLX_STATUS_SHAPE and leave the exec usable.
+ * different sizes) fail with RLX_STATUS_SHAPE and leave the exec usable;
+ * rlx_exec_prepare compiles a binding ahead of its first run.
  */
 #include "ops_common.h"
 #include <math.h>
@@ -105,6 +106,57 @@ TEST(symbolic_shared_symbol_mismatch) {
     CHECK_OK(st2);
     for (int i = 0; i < 20; i++) CHECK(y[i] == 3.0f * (float)i);
     CHECK_MSG(spec == 1, "specializations %d, want 1 (a failed bind must not be cached)", spec);
+    ops_free_all();
+}
+
+/* rlx_exec_prepare compiles a binding without running: the cache grows by
+ * one, a later run of that shape adds nothing, the last run's outputs stay
+ * readable, and a bad input is refused with the same checks as a run. */
+TEST(symbolic_prepare) {
+    rlx_graph *g = ops_graph();
+    int64_t seq = rlx_symbol(g, "seq");
+    int64_t dx[2] = {seq, 4};
+    rlx_node x = rlx_input(g, "x", RLX_F32, 2, dx);
+    CHECK_OK(rlx_output(g, "y", rlx_add(g, x, x)));
+    for (int cfg = 0; cfg < OPS_NCONFIG; cfg++) {
+        rlx_compile_options o;
+        ops_config_options(cfg, &o);
+        rlx_exec *e = NULL;
+        CHECK_OK(rlx_compile(g, &o, &e));
+        float a[3 * 4], b[5 * 4];
+        for (int i = 0; i < 20; i++) { b[i] = (float)i; if (i < 12) a[i] = (float)(i - 6); }
+        int64_t s3[2] = {3, 4}, s5[2] = {5, 4}, s5r1[1] = {20};
+        rlx_tensor in3 = ops_tensor("x", RLX_F32, ref_shape_make(2, s3), a);
+        rlx_status st = rlx_exec_run(e, &in3, 1);
+        int after_run = specializations(e);
+        rlx_tensor p5 = ops_tensor("x", RLX_F32, ref_shape_make(2, s5), NULL);   /* no data needed */
+        rlx_status stp = st == RLX_OK ? rlx_exec_prepare(e, &p5, 1) : st;
+        int after_prepare = specializations(e);
+        rlx_tensor t;   /* the run of 3 rows is still what outputs show */
+        rlx_status sto = rlx_exec_output(e, "y", &t);
+        int out_ok = sto == RLX_OK && t.dims[0] == 3 && ((const float *)t.data)[0] == -12.0f;
+        rlx_tensor in5 = ops_tensor("x", RLX_F32, ref_shape_make(2, s5), b);
+        rlx_status st5 = rlx_exec_run(e, &in5, 1);
+        int after_run5 = specializations(e);
+        float y[20];
+        if (st5 == RLX_OK) st5 = rlx_exec_read_output(e, "y", y, sizeof y);
+        rlx_tensor bad = ops_tensor("x", RLX_F32, ref_shape_make(1, s5r1), NULL);
+        rlx_status stb = rlx_exec_prepare(e, &bad, 1);
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", rlx_last_error());
+        rlx_status stn = rlx_exec_prepare(e, NULL, 1);
+        rlx_exec_free(e);
+        CHECK_OK(st);
+        CHECK_OK(stp);
+        CHECK_MSG(after_run == 1 && after_prepare == 2 && after_run5 == 2, "specializations %d / %d / %d (config %s)",
+                  after_run, after_prepare, after_run5, ops_config_name(cfg));
+        CHECK_MSG(out_ok, "the last run's output after a prepare (config %s)", ops_config_name(cfg));
+        CHECK_OK(st5);
+        for (int i = 0; i < 20; i++) CHECK(y[i] == 2.0f * (float)i);
+        CHECK_MSG(stb == RLX_STATUS_SHAPE && strstr(msg, "rlx_exec_prepare") && strstr(msg, "rank"),
+                  "bad rank: %s '%s'", rlx_status_name(stb), msg);
+        CHECK(stn == RLX_STATUS_INVALID_ARGUMENT);
+    }
     ops_free_all();
 }
 

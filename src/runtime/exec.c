@@ -281,78 +281,102 @@ rlx_status rlx_exec_set_param_f32(rlx_exec *e, const char *name, const float *da
 /* ------------------------------------------------------------------- run */
 
 /* Checks one given input against its node and binds symbols from its dims. */
-static rlx_status bind_input(const rlx_exec *e, const ir_node *node, const rlx_tensor *t, int64_t *syms, bool *bound) {
+static rlx_status bind_input(const rlx_exec *e, const ir_node *node, const rlx_tensor *t, bool need_data,
+                             const char *where, int64_t *syms, bool *bound) {
     const char *name = node->name;
     if (t->dtype != node->dtype)
-        return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_run: input '%s' is %s, the graph expects %s", name,
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: input '%s' is %s, the graph expects %s", where, name,
                         rlx_dtype_name(t->dtype), rlx_dtype_name(node->dtype));
     if (t->rank != node->shape.rank)
-        return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_run: input '%s' has rank %d, the graph expects %d", name, t->rank,
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: input '%s' has rank %d, the graph expects %d", where, name, t->rank,
                         node->shape.rank);
     uint64_t numel = 1;
     for (int d = 0; d < t->rank; d++) {
         ir_dim want = node->shape.d[d];
         int64_t got = t->dims[d];
-        if (got < 0) return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_run: input '%s' dim %d is negative", name, d);
+        if (got < 0) return rlx_fail(RLX_STATUS_SHAPE, "%s: input '%s' dim %d is negative", where, name, d);
         if (!rlx_mul_overflow_u64(numel, (uint64_t)got, &numel))
-            return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_run: input '%s' is too large", name);
+            return rlx_fail(RLX_STATUS_SHAPE, "%s: input '%s' is too large", where, name);
         if (ir_dim_is_static(want)) {
             if (want.k != got)
-                return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_run: input '%s' dim %d is %lld, the graph expects %lld", name,
+                return rlx_fail(RLX_STATUS_SHAPE, "%s: input '%s' dim %d is %lld, the graph expects %lld", where, name,
                                 d, (long long)got, (long long)want.k);
             continue;
         }
         int s = 0;   /* inputs are declared with plain symbols: find which */
         while (s < IR_MAX_SYMS && !want.coef[s]) s++;
         if (bound[s] && syms[s] != got)
-            return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_run: input '%s' dim %d is %lld, but '%s' is already %lld", name, d,
+            return rlx_fail(RLX_STATUS_SHAPE, "%s: input '%s' dim %d is %lld, but '%s' is already %lld", where, name, d,
                             (long long)got, e->graph.sym_names[s], (long long)syms[s]);
         syms[s] = got;
         bound[s] = true;
     }
     uint64_t bytes;
     if (!rlx_mul_overflow_u64(numel, rlx_dtype_size(t->dtype), &bytes) || bytes != t->bytes)
-        return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_run: input '%s' has bytes = %zu, its shape needs %llu", name,
+        return rlx_fail(RLX_STATUS_SHAPE, "%s: input '%s' has bytes = %zu, its shape needs %llu", where, name,
                         t->bytes, (unsigned long long)bytes);
-    if (!t->data && bytes) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: input '%s' data is NULL", name);
+    if (need_data && !t->data && bytes)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: input '%s' data is NULL", where, name);
     return RLX_OK;
 }
 
-rlx_status rlx_exec_run(rlx_exec *e, const rlx_tensor *inputs, int n_inputs) {
-    if (!e) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: exec is NULL");
+/* Checks the inputs (each graph input given once, by name) and returns the
+ * specialization for their shapes, compiling it on first use. by_input gets
+ * the given tensor of each graph input, in input order. */
+static rlx_status bind_inputs(rlx_exec *e, const rlx_tensor *inputs, int n_inputs, bool need_data, const char *where,
+                              const rlx_tensor **by_input, rt_spec **spec) {
     if (n_inputs < 0 || (n_inputs > 0 && !inputs))
-        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: inputs is NULL or n_inputs < 0");
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: inputs is NULL or n_inputs < 0", where);
     int64_t syms[IR_MAX_SYMS] = {0};
     bool bound[IR_MAX_SYMS] = {0};
-    const rlx_tensor *given[RLX_MAX_RANK * 64];
-    const rlx_tensor **by_input = e->n_inputs <= (int)RLX_ARRAY_LEN(given) ? given
-                                : calloc((size_t)e->n_inputs, sizeof *by_input);
-    if (!by_input) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_exec_run: out of memory");
     memset(by_input, 0, (size_t)e->n_inputs * sizeof *by_input);
     rlx_status st = RLX_OK;
     for (int i = 0; i < n_inputs && st == RLX_OK; i++) {
         const rlx_tensor *t = &inputs[i];
-        if (!t->name) { st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: inputs[%d].name is NULL", i); break; }
+        if (!t->name) { st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: inputs[%d].name is NULL", where, i); break; }
         int k = 0;
         while (k < e->n_inputs && strcmp(e->graph.nodes[e->input_nodes[k]].name, t->name) != 0) k++;
-        if (k == e->n_inputs) { st = rlx_fail(RLX_STATUS_NOT_FOUND, "rlx_exec_run: the graph has no input named '%s'", t->name); break; }
-        if (by_input[k]) { st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: input '%s' is given twice", t->name); break; }
+        if (k == e->n_inputs) { st = rlx_fail(RLX_STATUS_NOT_FOUND, "%s: the graph has no input named '%s'", where, t->name); break; }
+        if (by_input[k]) { st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: input '%s' is given twice", where, t->name); break; }
         by_input[k] = t;
-        st = bind_input(e, &e->graph.nodes[e->input_nodes[k]], t, syms, bound);
+        st = bind_input(e, &e->graph.nodes[e->input_nodes[k]], t, need_data, where, syms, bound);
     }
     for (int k = 0; k < e->n_inputs && st == RLX_OK; k++)
         if (!by_input[k])
-            st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: input '%s' is not given",
+            st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: input '%s' is not given", where,
                           e->graph.nodes[e->input_nodes[k]].name);
+    if (st == RLX_OK) st = get_spec(e, syms, spec);
+    return st;
+}
+
+/* by_input storage: on the stack for the usual few inputs */
+#define RT_STACK_INPUTS (RLX_MAX_RANK * 64)
+
+rlx_status rlx_exec_run(rlx_exec *e, const rlx_tensor *inputs, int n_inputs) {
+    if (!e) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: exec is NULL");
+    const rlx_tensor *given[RT_STACK_INPUTS];
+    const rlx_tensor **by_input = e->n_inputs <= RT_STACK_INPUTS ? given : calloc((size_t)e->n_inputs, sizeof *by_input);
+    if (!by_input) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_exec_run: out of memory");
     rt_spec *spec = NULL;
     e->has_run = false;
-    if (st == RLX_OK) st = get_spec(e, syms, &spec);
+    rlx_status st = bind_inputs(e, inputs, n_inputs, true, "rlx_exec_run", by_input, &spec);
     if (st == RLX_OK) {
         e->current = spec;
         for (int k = 0; k < e->n_inputs; k++) spec->inputs[e->input_nodes[k]] = by_input[k]->data;
         st = e->be->program_run(spec->prog, (const void *const *)spec->inputs);
         e->has_run = st == RLX_OK;
     }
+    if (by_input != given) free(by_input);
+    return st;
+}
+
+rlx_status rlx_exec_prepare(rlx_exec *e, const rlx_tensor *inputs, int n_inputs) {
+    if (!e) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_prepare: exec is NULL");
+    const rlx_tensor *given[RT_STACK_INPUTS];
+    const rlx_tensor **by_input = e->n_inputs <= RT_STACK_INPUTS ? given : calloc((size_t)e->n_inputs, sizeof *by_input);
+    if (!by_input) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_exec_prepare: out of memory");
+    rt_spec *spec = NULL;   /* the last run's outputs stay readable: e->current is not changed */
+    rlx_status st = bind_inputs(e, inputs, n_inputs, false, "rlx_exec_prepare", by_input, &spec);
     if (by_input != given) free(by_input);
     return st;
 }
