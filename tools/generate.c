@@ -12,7 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+static double monotonic_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static int usage(void) {
     fprintf(stderr,
@@ -138,14 +145,17 @@ int cmd_generate(int argc, char **argv) {
     if (have_seed) s.seed = seed;
     rlx_model *m;
     if (isatty(2)) fprintf(stderr, "loading %s ...\r", model);
+    double t_load = monotonic_seconds();
     if (rlx_model_load(model, &o, &m) != RLX_OK) {
         fprintf(stderr, "rlx generate: %s\n", rlx_last_error());
         return 1;
     }
     rlx_model_info info;
     rlx_model_get_info(m, &info);
-    fprintf(stderr, "model %s (%s, %d layers, vocab %d, ctx %d) on %s (%s)\n", info.name[0] ? info.name : model, info.arch,
-            info.n_layer, info.n_vocab, info.n_ctx, info.backend, info.device);
+    t_load = monotonic_seconds() - t_load;
+    fprintf(stderr, "model %s (%s, %d layers, vocab %d, ctx %d) on %s (%s), loaded in %.2f s\n",
+            info.name[0] ? info.name : model, info.arch, info.n_layer, info.n_vocab, info.n_ctx, info.backend, info.device,
+            t_load);
     rlx_generate_stats st;
     rlx_status r = rlx_model_generate(m, prompt, (int)n_predict, &s, on_token, NULL, &st);
     printf("\n");

@@ -39,9 +39,12 @@ typedef struct vk_ctx {
     VkPipelineLayout    layout;        /* one 128-byte push-constant range, no descriptors */
     vk_pipeline_entry  *pipes;
     int                 n_pipes, cap_pipes;
-    VkCommandPool       upload_pool;   /* under lock */
-    VkCommandBuffer     upload_cb;
-    VkFence             upload_fence;
+    VkCommandPool       upload_pool;   /* under lock, as everything upload_ */
+    /* two staging buffers in turn: one is filled while the other's copy runs
+     * (created on first use, grown up to VK_UPLOAD_CHUNK, kept for the ctx) */
+    VkCommandBuffer     upload_cb[2];
+    VkFence             upload_fence[2];
+    struct vk_buf      *upload_staging;   /* [2] */
     /* RLX_VK_PIPELINE_STATS=1 where the driver has them (else NULL) */
     PFN_vkGetPipelineExecutablePropertiesKHR get_exec_props;
     PFN_vkGetPipelineExecutableStatisticsKHR get_exec_stats;
@@ -66,8 +69,13 @@ typedef struct vk_buf {
 
 rlx_status vk_buf_create(vk_ctx *ctx, VkDeviceSize size, bool host_visible, const char *what, vk_buf *out);
 void       vk_buf_destroy(vk_ctx *ctx, vk_buf *b);
-/* Copies host bytes into a device buffer through a staging buffer, in chunks. */
+/* Copies host bytes into a device buffer through the ctx's staging buffers,
+ * in chunks, the copy of one chunk overlapping the memcpy of the next. */
 rlx_status vk_upload(vk_ctx *ctx, const vk_buf *dst, VkDeviceSize offset, const void *data, size_t bytes);
+/* Zeros a whole buffer on the device (no host transfer). */
+rlx_status vk_fill_zero(vk_ctx *ctx, const vk_buf *dst);
+/* Frees the staging buffers (at ctx release). */
+void       vk_upload_release(vk_ctx *ctx);
 
 /* The pipeline for shader + spec constants (created and cached on first use). */
 rlx_status vk_pipeline_get(vk_ctx *ctx, const char *shader, const uint32_t *spec, int n_spec, VkPipeline *out);

@@ -353,14 +353,15 @@ static rlx_status open_device(const vk_probe *p, int index, vk_ctx **out) {
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     if ((st = vk_check(c->f.vkCreatePipelineLayout(c->dev, &lci, NULL, &c->layout), "vkCreatePipelineLayout")) != RLX_OK ||
         (st = vk_check(c->f.vkCreateCommandPool(c->dev, &pci, NULL, &c->upload_pool), "vkCreateCommandPool")) != RLX_OK ||
-        (st = vk_check(c->f.vkCreateFence(c->dev, &fci, NULL, &c->upload_fence), "vkCreateFence")) != RLX_OK) {
+        (st = vk_check(c->f.vkCreateFence(c->dev, &fci, NULL, &c->upload_fence[0]), "vkCreateFence")) != RLX_OK ||
+        (st = vk_check(c->f.vkCreateFence(c->dev, &fci, NULL, &c->upload_fence[1]), "vkCreateFence")) != RLX_OK) {
         c->refcount = 1;
         vk_ctx_release(c);
         return st;
     }
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, .commandPool = c->upload_pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
-    if ((st = vk_check(c->f.vkAllocateCommandBuffers(c->dev, &ai, &c->upload_cb), "vkAllocateCommandBuffers")) != RLX_OK) {
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 2};
+    if ((st = vk_check(c->f.vkAllocateCommandBuffers(c->dev, &ai, c->upload_cb), "vkAllocateCommandBuffers")) != RLX_OK) {
         c->refcount = 1;
         vk_ctx_release(c);
         return st;
@@ -395,7 +396,9 @@ void vk_ctx_release(vk_ctx *c) {
     if (!last) return;
     if (c->dev) {
         for (int i = 0; i < c->n_pipes; i++) c->f.vkDestroyPipeline(c->dev, c->pipes[i].pipeline, NULL);
-        if (c->upload_fence) c->f.vkDestroyFence(c->dev, c->upload_fence, NULL);
+        vk_upload_release(c);
+        for (int i = 0; i < 2; i++)
+            if (c->upload_fence[i]) c->f.vkDestroyFence(c->dev, c->upload_fence[i], NULL);
         if (c->upload_pool) c->f.vkDestroyCommandPool(c->dev, c->upload_pool, NULL);
         if (c->layout) c->f.vkDestroyPipelineLayout(c->dev, c->layout, NULL);
         VkInstance inst;

@@ -1,9 +1,11 @@
 /*
- * vk_memory.c — buffers with device addresses, and uploads through a
- * host-visible staging buffer in bounded chunks (so a multi-GiB weight never
- * needs a staging buffer of its own size).
+ * vk_memory.c — buffers with device addresses, and uploads through two
+ * host-visible staging buffers in bounded chunks (so a multi-GiB weight never
+ * needs a staging buffer of its own size), filling one while the other's copy
+ * runs; zero fills on the device.
  */
 #include "vulkan/vk_ctx.h"
+#include <stdlib.h>
 #include <string.h>
 
 #define VK_UPLOAD_CHUNK ((VkDeviceSize)32 << 20)
@@ -86,29 +88,86 @@ void vk_buf_destroy(vk_ctx *c, vk_buf *b) {
     memset(b, 0, sizeof *b);
 }
 
+/* The two staging buffers, at least `need` bytes each (at most the chunk). */
+static rlx_status staging_reserve(vk_ctx *c, VkDeviceSize need) {
+    if (!c->upload_staging && !(c->upload_staging = calloc(2, sizeof *c->upload_staging)))
+        return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    for (int i = 0; i < 2; i++) {
+        if (c->upload_staging[i].buf && c->upload_staging[i].size >= need) continue;
+        vk_buf_destroy(c, &c->upload_staging[i]);
+        rlx_status st = vk_buf_create(c, need, true, "upload staging", &c->upload_staging[i]);
+        if (st != RLX_OK) return st;
+    }
+    return RLX_OK;
+}
+
+void vk_upload_release(vk_ctx *c) {
+    if (!c->upload_staging) return;
+    for (int i = 0; i < 2; i++) vk_buf_destroy(c, &c->upload_staging[i]);
+    free(c->upload_staging);
+    c->upload_staging = NULL;
+}
+
+/* Records into command buffer `slot` a copy of n bytes from the slot's
+ * staging to dst at dst_off (or, zero: a fill of all of dst) and submits it
+ * with the slot's fence, not waiting for it. */
+static rlx_status submit_slot(vk_ctx *c, int slot, const vk_buf *dst, VkDeviceSize dst_off, VkDeviceSize n, bool zero) {
+    VkCommandBuffer cb = c->upload_cb[slot];
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    rlx_status st = vk_check(c->f.vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+    if (st != RLX_OK) return st;
+    if (zero) {
+        c->f.vkCmdFillBuffer(cb, dst->buf, 0, VK_WHOLE_SIZE, 0);
+    } else {
+        VkBufferCopy region = {.srcOffset = 0, .dstOffset = dst_off, .size = n};
+        c->f.vkCmdCopyBuffer(cb, c->upload_staging[slot].buf, dst->buf, 1, &region);
+    }
+    st = vk_check(c->f.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+    if (st == RLX_OK) st = vk_check(c->f.vkQueueSubmit(c->queue, 1, &si, c->upload_fence[slot]), "vkQueueSubmit (upload)");
+    return st;
+}
+
+static rlx_status wait_slot(vk_ctx *c, int slot) {
+    rlx_status st = vk_check(c->f.vkWaitForFences(c->dev, 1, &c->upload_fence[slot], VK_TRUE, UINT64_MAX),
+                             "vkWaitForFences (upload)");
+    c->f.vkResetFences(c->dev, 1, &c->upload_fence[slot]);
+    return st;
+}
+
+/* The staging buffers are kept and used in turn: a model's ~290 params would
+ * otherwise each allocate pinned memory, and the host's memcpy and the copy
+ * engine would take turns instead of overlapping. */
 rlx_status vk_upload(vk_ctx *c, const vk_buf *dst, VkDeviceSize offset, const void *data, size_t bytes) {
     if (bytes == 0) return RLX_OK;
-    vk_buf staging;
     VkDeviceSize chunk = bytes < VK_UPLOAD_CHUNK ? bytes : VK_UPLOAD_CHUNK;
-    rlx_status st = vk_buf_create(c, chunk, true, "upload staging", &staging);
-    if (st != RLX_OK) return st;
     pthread_mutex_lock(&c->lock);
-    for (size_t done = 0; done < bytes && st == RLX_OK; done += chunk) {
+    rlx_status st = staging_reserve(c, chunk);
+    bool busy[2] = {false, false};
+    int slot = 0;
+    for (size_t done = 0; done < bytes && st == RLX_OK; done += chunk, slot ^= 1) {
         VkDeviceSize n = bytes - done < chunk ? bytes - done : chunk;
-        memcpy(staging.map, (const char *)data + done, n);
-        VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-        VkBufferCopy region = {.srcOffset = 0, .dstOffset = offset + done, .size = n};
-        st = vk_check(c->f.vkBeginCommandBuffer(c->upload_cb, &bi), "vkBeginCommandBuffer");
-        if (st != RLX_OK) break;
-        c->f.vkCmdCopyBuffer(c->upload_cb, staging.buf, dst->buf, 1, &region);
-        st = vk_check(c->f.vkEndCommandBuffer(c->upload_cb), "vkEndCommandBuffer");
-        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &c->upload_cb};
-        if (st == RLX_OK) st = vk_check(c->f.vkQueueSubmit(c->queue, 1, &si, c->upload_fence), "vkQueueSubmit (upload)");
-        if (st == RLX_OK) st = vk_check(c->f.vkWaitForFences(c->dev, 1, &c->upload_fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-        c->f.vkResetFences(c->dev, 1, &c->upload_fence);
+        if (busy[slot]) {
+            busy[slot] = false;
+            if ((st = wait_slot(c, slot)) != RLX_OK) break;
+        }
+        memcpy(c->upload_staging[slot].map, (const char *)data + done, n);
+        st = submit_slot(c, slot, dst, offset + done, n, false);
+        busy[slot] = st == RLX_OK;
+    }
+    for (int i = 0; i < 2; i++) {   /* both drained, even after an error: the staging is reused */
+        rlx_status sw = busy[i] ? wait_slot(c, i) : RLX_OK;
+        if (st == RLX_OK) st = sw;
     }
     pthread_mutex_unlock(&c->lock);
-    vk_buf_destroy(c, &staging);
+    return st;
+}
+
+rlx_status vk_fill_zero(vk_ctx *c, const vk_buf *dst) {
+    pthread_mutex_lock(&c->lock);
+    rlx_status st = submit_slot(c, 0, dst, 0, 0, true);
+    if (st == RLX_OK) st = wait_slot(c, 0);
+    pthread_mutex_unlock(&c->lock);
     return st;
 }

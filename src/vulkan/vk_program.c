@@ -55,24 +55,11 @@ bool vk_backend_folds_norm(const vk_device *d, rlx_dtype w, int64_t rows, int64_
     return vk_i8_folds_norm(&d->ctx->caps, w, rows, K);
 }
 
-/* Zeroes the first `bytes` of b, through host chunks of at most 32 MiB. */
-static rlx_status upload_zeros(vk_ctx *c, vk_buf *b, size_t bytes) {
-    if (bytes == 0) return RLX_OK;
-    size_t chunk = bytes < ((size_t)32 << 20) ? bytes : ((size_t)32 << 20);
-    void *zeros = calloc(1, chunk);
-    if (!zeros) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
-    rlx_status st = RLX_OK;
-    for (size_t off = 0; st == RLX_OK && off < bytes; off += chunk)
-        st = vk_upload(c, b, off, zeros, bytes - off < chunk ? bytes - off : chunk);
-    free(zeros);
-    return st;
-}
-
 rlx_status vk_param_alloc(vk_device *d, size_t bytes, void **handle) {
     vk_buf *b = calloc(1, sizeof *b);
     if (!b) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
     rlx_status st = vk_buf_create(d->ctx, bytes, false, "a param", b);
-    if (st == RLX_OK) st = upload_zeros(d->ctx, b, bytes);   /* params are zero until set */
+    if (st == RLX_OK) st = vk_fill_zero(d->ctx, b);   /* params are zero until set */
     if (st != RLX_OK) {
         vk_buf_destroy(d->ctx, b);
         free(b);
@@ -734,7 +721,7 @@ static rlx_status create_images(vk_program *p) {
     p->xim_slot_bytes = p->xim_image_bytes + ((counters + 255) & ~(VkDeviceSize)255);
     VkDeviceSize bytes = 2 * p->xim_slot_bytes;
     rlx_status st = vk_buf_create(p->ctx, bytes, false, "x images", &p->xim);
-    return st == RLX_OK ? upload_zeros(p->ctx, &p->xim, (size_t)bytes) : st;
+    return st == RLX_OK ? vk_fill_zero(p->ctx, &p->xim) : st;
 }
 
 rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
