@@ -333,6 +333,16 @@ rlx_status rlx_exec_set_param_f32(rlx_exec *e, const char *name, const float *da
 rlx_status rlx_exec_set_param    (rlx_exec *e, const char *name, rlx_dtype dtype,
                                   const void *data, size_t bytes);
 
+/* Like rlx_exec_set_param, but where the backend reads params from host
+ * memory (the CPU) the exec reads this one from `data` itself, with no copy:
+ * data must be 16-byte aligned and stay valid and unchanged until the exec is
+ * freed or the param is set again. Other backends copy it to the device, as
+ * rlx_exec_set_param does. A param the graph writes in place (a KV cache) is
+ * refused. Compiled specializations are dropped when a param's memory
+ * changes (each compiles again on its next run), so set params before
+ * running. */
+rlx_status rlx_exec_use_param_memory(rlx_exec *e, const char *name, rlx_dtype dtype, const void *data, size_t bytes);
+
 /* A tensor passed in or out of an exec. For inputs, data is read during
  * rlx_exec_run only. For outputs, data points into the exec and stays valid
  * until the next run or free. */

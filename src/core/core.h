@@ -28,6 +28,12 @@ void rlx_log_msg(rlx_log_level level, const char *fmt, ...) RLX_PRINTF(2, 3);
  * rlx_aligned_alloc rounds the size up and aligns to 64 bytes. */
 void *rlx_aligned_alloc(size_t bytes);
 void  rlx_aligned_free(void *p);
+/* Zero-filled, 64-byte-aligned memory whose pages are not touched until used:
+ * large blocks come straight from the OS (anonymous mappings are zero), so a
+ * param that is then replaced, or a KV cache that is filled gradually, does
+ * not pay a pass over all of it. Free only with rlx_zeroed_free. */
+void *rlx_zeroed_alloc(size_t bytes);
+void  rlx_zeroed_free(void *p);
 char *rlx_strdup(const char *s);
 
 /* 64-bit FNV-1a of n bytes / of a NUL-terminated string: hash tables keyed

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 void *rlx_aligned_alloc(size_t bytes) {
@@ -18,6 +19,38 @@ void *rlx_aligned_alloc(size_t bytes) {
 }
 
 void rlx_aligned_free(void *p) { free(p); }
+
+/* Blocks from 1 MiB are mappings of their own; smaller ones come from the
+ * heap and are cleared. The 64 bytes before the pointer say which, and the
+ * mapping's length. */
+#define ZEROED_MAP_MIN ((size_t)1 << 20)
+#define ZEROED_HEADER 64
+
+void *rlx_zeroed_alloc(size_t bytes) {
+    size_t total = bytes + ZEROED_HEADER;
+    if (total < bytes) return NULL;
+    uint8_t *base;
+    if (total >= ZEROED_MAP_MIN) {
+        void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) return NULL;
+        base = m;
+    } else {
+        if (posix_memalign((void **)&base, 64, total) != 0) return NULL;
+        memset(base, 0, total);
+    }
+    size_t mapped = total >= ZEROED_MAP_MIN ? total : 0;
+    memcpy(base, &mapped, sizeof mapped);
+    return base + ZEROED_HEADER;
+}
+
+void rlx_zeroed_free(void *p) {
+    if (!p) return;
+    uint8_t *base = (uint8_t *)p - ZEROED_HEADER;
+    size_t mapped;
+    memcpy(&mapped, base, sizeof mapped);
+    if (mapped) munmap(base, mapped);
+    else free(base);
+}
 
 char *rlx_strdup(const char *s) {
     if (!s) return NULL;

@@ -65,9 +65,10 @@ int cpu_device_threads(const cpu_device *dev) { return dev->threads; }
 
 rlx_status cpu_param_alloc(cpu_device *dev, size_t bytes, void **handle) {
     (void)dev;   /* host memory needs no device; the signature matches other backends */
-    void *p = rlx_aligned_alloc(bytes ? bytes : 1);
+    /* zero without a pass over it: most params are written next, or replaced
+     * by the caller's memory, and a KV cache is filled a row at a time */
+    void *p = rlx_zeroed_alloc(bytes ? bytes : 1);
     if (!p) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes for a param", bytes);
-    memset(p, 0, bytes);
     *handle = p;
     return RLX_OK;
 }
@@ -80,7 +81,7 @@ rlx_status cpu_param_write(cpu_device *dev, void *handle, const void *data, size
 
 void cpu_param_free(cpu_device *dev, void *handle) {
     (void)dev;
-    rlx_aligned_free(handle);
+    rlx_zeroed_free(handle);
 }
 
 static void fill_tensor(cpu_tensor *t, void *data, const ir_node *n) {

@@ -28,6 +28,7 @@ struct rlx_model {
     bool          keep_storage;   /* false: every weight decoded to f32 (RLX_MODEL_F32=1) */
     rlx_exec     *exec;
     tokenizer    *tok;
+    gguf_file    *weights;        /* kept open where the exec reads weights from its mapping (the CPU) */
 };
 
 void rlx_model_options_init(rlx_model_options *o) {
@@ -225,6 +226,10 @@ static rlx_status load_param(rlx_exec *e, const gguf_file *f, const rlx_tensor *
         if (t->size != info->bytes)
             return rlx_fail(RLX_STATUS_FORMAT, "model: tensor '%s' has %llu bytes, its shape needs %zu", info->name,
                             (unsigned long long)t->size, info->bytes);
+        /* read in place from the file's mapping where the backend can (the
+         * CPU: no copy, and no second copy of the weights in memory), copied
+         * to the device otherwise */
+        if ((uintptr_t)t->data % 16 == 0) return rlx_exec_use_param_memory(e, info->name, info->dtype, t->data, info->bytes);
         return rlx_exec_set_param(e, info->name, info->dtype, t->data, info->bytes);
     }
     if (info->dtype != RLX_F32)
@@ -409,7 +414,9 @@ rlx_status rlx_model_load(const char *path, const rlx_model_options *o, rlx_mode
     if (st != RLX_OK) goto fail;
     if ((st = prepare_decode(m)) != RLX_OK) goto fail;
     rlx_graph_free(g);
-    gguf_close(f);
+    rlx_exec_stats es;
+    if (rlx_exec_get_stats(m->exec, &es) == RLX_OK && strcmp(es.backend, "cpu") == 0) m->weights = f;   /* params point into it */
+    else gguf_close(f);
     *out = m;
     return RLX_OK;
 fail:
@@ -422,6 +429,7 @@ fail:
 void rlx_model_free(rlx_model *m) {
     if (!m) return;
     rlx_exec_free(m->exec);
+    gguf_close(m->weights);   /* after the exec, which reads from it */
     rlx_tokenizer_free(m->tok);
     free(m);
 }

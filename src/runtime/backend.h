@@ -16,6 +16,10 @@ typedef struct rt_backend {
     rlx_status (*param_alloc)(void *dev, size_t bytes, void **handle);
     rlx_status (*param_write)(void *dev, void *handle, const void *data, size_t bytes);
     void       (*param_free)(void *dev, void *handle);
+    /* A param's handle is the host address of its bytes, which programs read
+     * (the CPU): such a backend can read a param straight from the caller's
+     * memory (rlx_exec_use_param_memory) instead of a copy. */
+    bool       params_in_host_memory;
     rlx_status (*program_new)(void *dev, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
                               void **prog);
     void       (*program_free)(void *prog);

@@ -43,6 +43,7 @@ static const rt_backend cpu_backend = {
     .param_alloc = cpu_p_alloc,
     .param_write = cpu_p_write,
     .param_free = cpu_p_free,
+    .params_in_host_memory = true,
     .program_new = cpu_prog_new,
     .program_free = cpu_prog_free,
     .program_run = cpu_prog_run,

@@ -35,6 +35,7 @@ struct rlx_exec {
     int32_t            *param_nodes;
     int                 n_params;
     void              **param_by_node; /* handle per node id (NULL when not a param) */
+    bool               *borrowed;      /* per node id: the param reads the caller's memory (not freed here) */
     rt_spec            *specs[RT_MAX_SPECS];
     int                 n_specs;
     rt_spec            *current;
@@ -90,13 +91,14 @@ void rlx_exec_free(rlx_exec *e) {
     if (e->param_by_node)
         for (int i = 0; i < e->n_params; i++) {
             void *h = e->param_by_node[e->param_nodes[i]];
-            if (h) e->be->param_free(e->dev, h);
+            if (h && !e->borrowed[e->param_nodes[i]]) e->be->param_free(e->dev, h);
         }
     if (e->dev) e->be->device_free(e->dev);
     ir_graph_clear(&e->graph);
     free(e->input_nodes);
     free(e->param_nodes);
     free(e->param_by_node);
+    free(e->borrowed);
     free(e);
 }
 
@@ -224,7 +226,8 @@ rlx_status rlx_compile(const rlx_graph *graph, const rlx_compile_options *opts, 
     e->input_nodes = malloc((size_t)RLX_MAX(n, 1) * sizeof *e->input_nodes);
     e->param_nodes = malloc((size_t)RLX_MAX(n, 1) * sizeof *e->param_nodes);
     e->param_by_node = calloc((size_t)RLX_MAX(n, 1), sizeof *e->param_by_node);
-    if (!e->input_nodes || !e->param_nodes || !e->param_by_node) {
+    e->borrowed = calloc((size_t)RLX_MAX(n, 1), sizeof *e->borrowed);
+    if (!e->input_nodes || !e->param_nodes || !e->param_by_node || !e->borrowed) {
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_compile: out of memory");
         goto fail;
     }
@@ -256,20 +259,81 @@ static int32_t find_param(const rlx_exec *e, const char *name) {
     return -1;
 }
 
-rlx_status rlx_exec_set_param(rlx_exec *e, const char *name, rlx_dtype dtype, const void *data, size_t bytes) {
-    if (!e) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_set_param: exec is NULL");
-    if (!name) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_set_param: name is NULL");
+/* The param `name` as a node id, after checking dtype, size and data as
+ * both ways of setting a param need (where: the API function's name). */
+static rlx_status find_param_checked(const rlx_exec *e, const char *where, const char *name, rlx_dtype dtype,
+                                     const void *data, size_t bytes, int32_t *id_out) {
+    if (!e) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: exec is NULL", where);
+    if (!name) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: name is NULL", where);
     int32_t id = find_param(e, name);
-    if (id < 0) return rlx_fail(RLX_STATUS_NOT_FOUND, "rlx_exec_set_param: no param named '%s'", name);
+    if (id < 0) return rlx_fail(RLX_STATUS_NOT_FOUND, "%s: no param named '%s'", where, name);
     const ir_node *p = &e->graph.nodes[id];
     size_t want = (size_t)ir_node_bytes(p);
     if (dtype != p->dtype)
-        return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_set_param '%s': dtype %s given, the param is %s", name,
-                        rlx_dtype_name(dtype), rlx_dtype_name(p->dtype));
+        return rlx_fail(RLX_STATUS_SHAPE, "%s '%s': dtype %s given, the param is %s", where, name, rlx_dtype_name(dtype),
+                        rlx_dtype_name(p->dtype));
     if (bytes != want)
-        return rlx_fail(RLX_STATUS_SHAPE, "rlx_exec_set_param '%s': %zu bytes given, the param has %zu", name, bytes, want);
-    if (!data && bytes) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_set_param '%s': data is NULL", name);
+        return rlx_fail(RLX_STATUS_SHAPE, "%s '%s': %zu bytes given, the param has %zu", where, name, bytes, want);
+    if (!data && bytes) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s '%s': data is NULL", where, name);
+    *id_out = id;
+    return RLX_OK;
+}
+
+/* Compiled programs hold params' addresses: when one changes, they go (each
+ * is compiled again on its next run). */
+static void drop_specs(rlx_exec *e) {
+    for (int i = 0; i < e->n_specs; i++) spec_free(e, e->specs[i]);
+    e->n_specs = 0;
+    e->current = NULL;
+    e->has_run = false;
+}
+
+/* Whether the graph writes param `id` in place (a KV cache). Views between
+ * the param and the write count, whatever their layout. */
+static bool param_written(const rlx_exec *e, int32_t id) {
+    const ir_graph *g = &e->graph;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].op != IR_OP_KV_WRITE && g->nodes[i].op != IR_OP_ROPE_KV_WRITE) continue;
+        int32_t t = g->nodes[i].in[0];
+        while (g->nodes[t].op == IR_OP_RESHAPE || g->nodes[t].op == IR_OP_SLICE || g->nodes[t].op == IR_OP_TRANSPOSE)
+            t = g->nodes[t].in[0];
+        if (t == id) return true;
+    }
+    return false;
+}
+
+rlx_status rlx_exec_set_param(rlx_exec *e, const char *name, rlx_dtype dtype, const void *data, size_t bytes) {
+    int32_t id;
+    rlx_status st = find_param_checked(e, "rlx_exec_set_param", name, dtype, data, bytes, &id);
+    if (st != RLX_OK) return st;
+    if (e->borrowed[id]) {   /* back to memory of its own: the caller's is not ours to write */
+        void *own;
+        if ((st = e->be->param_alloc(e->dev, bytes, &own)) != RLX_OK) return st;
+        e->param_by_node[id] = own;
+        e->borrowed[id] = false;
+        drop_specs(e);
+    }
     return e->be->param_write(e->dev, e->param_by_node[id], data, bytes);
+}
+
+rlx_status rlx_exec_use_param_memory(rlx_exec *e, const char *name, rlx_dtype dtype, const void *data, size_t bytes) {
+    int32_t id;
+    rlx_status st = find_param_checked(e, "rlx_exec_use_param_memory", name, dtype, data, bytes, &id);
+    if (st != RLX_OK) return st;
+    if (!e->be->params_in_host_memory) return rlx_exec_set_param(e, name, dtype, data, bytes);   /* a copy on the device */
+    if (param_written(e, id))
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT,
+                        "rlx_exec_use_param_memory '%s': the graph writes this param in place (a KV cache), so it "
+                        "needs memory of its own; use rlx_exec_set_param", name);
+    if ((uintptr_t)data % 16 != 0)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_use_param_memory '%s': data must be 16-byte aligned",
+                        name);
+    if (e->param_by_node[id] == data) return RLX_OK;
+    if (!e->borrowed[id]) e->be->param_free(e->dev, e->param_by_node[id]);
+    e->param_by_node[id] = (void *)data;   /* never written: only kv caches are, refused above */
+    e->borrowed[id] = true;
+    drop_specs(e);
+    return RLX_OK;
 }
 
 rlx_status rlx_exec_set_param_f32(rlx_exec *e, const char *name, const float *data, size_t count) {
