@@ -5,7 +5,9 @@
  * makes of a decoder's residual adds and SwiGLU: dequant_matmul_add and
  * dequant_swiglu, against float64 references over the decoded weights, on
  * the CPU and on Vulkan, decode-shaped (the matvec epilogue) and
- * prefill-shaped (GEMM, then epilogue.comp).
+ * prefill-shaped (GEMM, then epilogue.comp). Also decode attention over a KV
+ * cache filled part way (short caches, and long ones whose splits hold
+ * several tiles), against float64.
  */
 #include "vk_parity.h"
 #include "ops_common.h"
@@ -283,14 +285,11 @@ TEST(vk_attention_kv_split_by_fill) {
     }
 }
 
-/* Decode attention never lets cache rows past the fill into the result, not
- * even when they hold NaN and Inf (stale rows of an earlier sequence can),
- * with the keys split at run time. Against a float64 reference over the
- * filled rows only. */
-TEST(vk_attention_kv_rows_past_fill_ignored) {
-    VKP_REQUIRE();
-    enum { H = 4, HKV = 2, D = 64, CAP = 200 };
-    static const int32_t fills[] = {1, 30, 33, 130};
+/* Decode attention (one query row per head, a cache of CAP rows filled to
+ * each of fills) on the device against a float64 reference over the filled
+ * rows only; the rows past the fill hold NaN and Inf, which must never reach
+ * the result (stale rows of an earlier sequence can). */
+static bool check_kv_fills(int H, int HKV, int D, int CAP, const int32_t *fills, int n_fills) {
     rlx_graph *g = rlx_graph_new();
     int64_t qd[4] = {1, H, 1, D}, cd[4] = {1, HKV, CAP, D}, one[1] = {1};
     rlx_node q = rlx_input(g, "q", RLX_F32, 4, qd), len = rlx_input(g, "kv_len", RLX_I32, 1, one);
@@ -299,14 +298,17 @@ TEST(vk_attention_kv_rows_past_fill_ignored) {
     rlx_compile_options o;
     vkp_options(&o);
     rlx_exec *e = NULL;
-    CHECK_OK(rlx_compile(g, &o, &e));
-    static float qv[H * D], kv[HKV * CAP * D], vv[HKV * CAP * D], out[H * D];
-    test_fill_uniform_f32(qv, H * D, -1, 1);
-    bool ok = true;
-    for (size_t i = 0; i < sizeof fills / sizeof fills[0] && ok; i++) {
+    bool ok = rlx_compile(g, &o, &e) == RLX_OK;
+    size_t nq = (size_t)H * D, nc = (size_t)HKV * CAP * D;
+    float *qv = malloc(nq * sizeof *qv), *kv = malloc(nc * sizeof *kv), *vv = malloc(nc * sizeof *vv);
+    float *out = malloc(nq * sizeof *out);
+    double *s = malloc((size_t)CAP * sizeof *s);
+    ok = ok && qv && kv && vv && out && s;
+    if (ok) test_fill_uniform_f32(qv, (int64_t)nq, -1, 1);
+    for (int i = 0; i < n_fills && ok; i++) {
         int32_t fill = fills[i];
-        test_fill_uniform_f32(kv, HKV * CAP * D, -1, 1);
-        test_fill_uniform_f32(vv, HKV * CAP * D, -1, 1);
+        test_fill_uniform_f32(kv, (int64_t)nc, -1, 1);
+        test_fill_uniform_f32(vv, (int64_t)nc, -1, 1);
         for (int h = 0; h < HKV; h++)
             for (int r = fill; r < CAP; r++)
                 for (int d = 0; d < D; d++) {
@@ -314,16 +316,16 @@ TEST(vk_attention_kv_rows_past_fill_ignored) {
                     vv[((size_t)h * CAP + r) * D + d] = (r + d) % 2 ? INFINITY : NAN;
                 }
         rlx_tensor in[2] = {
-            {.name = "q", .dtype = RLX_F32, .rank = 4, .dims = {1, H, 1, D}, .data = qv, .bytes = sizeof qv},
+            {.name = "q", .dtype = RLX_F32, .rank = 4, .dims = {1, H, 1, D}, .data = qv, .bytes = nq * sizeof *qv},
             {.name = "kv_len", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &fill, .bytes = 4},
         };
-        ok = rlx_exec_set_param(e, "k", RLX_F32, kv, sizeof kv) == RLX_OK &&
-             rlx_exec_set_param(e, "v", RLX_F32, vv, sizeof vv) == RLX_OK && rlx_exec_run(e, in, 2) == RLX_OK &&
-             rlx_exec_read_output(e, "o", out, sizeof out) == RLX_OK && report_has(e, "flash-f32-splitkv");
-        if (!ok) printf("    fill %d: %s\n", fill, rlx_last_error());
+        ok = rlx_exec_set_param(e, "k", RLX_F32, kv, nc * sizeof *kv) == RLX_OK &&
+             rlx_exec_set_param(e, "v", RLX_F32, vv, nc * sizeof *vv) == RLX_OK && rlx_exec_run(e, in, 2) == RLX_OK &&
+             rlx_exec_read_output(e, "o", out, nq * sizeof *out) == RLX_OK && report_has(e, "flash-f32-splitkv");
+        if (!ok) printf("    H %d HKV %d CAP %d fill %d: %s\n", H, HKV, CAP, fill, rlx_last_error());
         for (int h = 0; h < H && ok; h++) {   /* query head h reads kv head h / (H / HKV) */
             const float *kh = kv + (size_t)(h / (H / HKV)) * CAP * D, *vh = vv + (size_t)(h / (H / HKV)) * CAP * D;
-            double s[CAP], mx = -INFINITY, sum = 0;
+            double mx = -INFINITY, sum = 0;
             for (int j = 0; j < fill; j++) {
                 s[j] = 0;
                 for (int d = 0; d < D; d++) s[j] += (double)qv[h * D + d] * kh[(size_t)j * D + d];
@@ -335,13 +337,35 @@ TEST(vk_attention_kv_rows_past_fill_ignored) {
                 double ref = 0;
                 for (int j = 0; j < fill; j++) ref += exp(s[j] - mx) / sum * vh[(size_t)j * D + d];
                 ok = isfinite(out[h * D + d]) && fabs(out[h * D + d] - ref) <= 1e-4 * (1 + fabs(ref));
-                if (!ok) printf("    fill %d head %d dim %d: %g, want %g\n", fill, h, d, out[h * D + d], ref);
+                if (!ok) printf("    H %d CAP %d fill %d head %d dim %d: %g, want %g\n", H, CAP, fill, h, d,
+                                out[h * D + d], ref);
             }
         }
     }
+    free(qv);
+    free(kv);
+    free(vv);
+    free(out);
+    free(s);
     rlx_exec_free(e);
     rlx_graph_free(g);
-    CHECK(ok);
+    return ok;
+}
+
+/* One tile per split (a short cache): the keys in use split at run time. */
+TEST(vk_attention_kv_rows_past_fill_ignored) {
+    VKP_REQUIRE();
+    static const int32_t fills[] = {1, 30, 33, 130};
+    CHECK(check_kv_fills(4, 2, 64, 200, fills, 4));
+}
+
+/* Several tiles per split (32 kv heads, 8 splits of a 1024-row cache): the
+ * next K/V tile is loaded while one is computed (attention.comp's PIPE),
+ * with fills that end inside a tile, on a split boundary and at the end. */
+TEST(vk_attention_kv_long_cache_tiles_in_flight) {
+    VKP_REQUIRE();
+    static const int32_t fills[] = {1, 31, 129, 500, 1024};
+    CHECK(check_kv_fills(32, 32, 64, 1024, fills, 5));
 }
 
 /* rms_norm / layer_norm at decode shapes (few rows) with d on both sides of

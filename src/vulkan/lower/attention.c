@@ -4,7 +4,8 @@
  *
  * Tile sizes are chosen here from D, the number of rows per kv head and the
  * device's shared memory: BQ rows (8/16/32) per workgroup, BK keys (32/16)
- * per tile, and whether K and V get separate tiles. When the launch has few
+ * per tile, whether K and V get separate tiles, and (decode at a long cache)
+ * whether the next tile loads while one is computed. When the launch has few
  * workgroups (decode), the keys are split over workgroups and a second
  * dispatch (attention_combine.comp) merges the partials kept in scratch.
  * f32 only, D <= 256; other cases are left to a host step.
@@ -185,7 +186,15 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     d->spec[4] = sg16;
     d->spec[5] = vec;
     d->spec[6] = (uint32_t)ns;
-    d->n_spec = 7;
+    /* decode with a KV cache whose splits may hold several tiles (a long
+     * cache): the next tile loads while this one is computed. Measured on
+     * the H200 (bench/RESULTS.md, twelfth session): at 3000 cached keys 8B
+     * decode -5.3%, 1B -8.3% device time, at 1000 -2 / -3%; at a cache of
+     * one tile per split nothing to overlap, so it stays off there (+0.3 to
+     * +0.5% when it was on). Prefill is not measured with it: off. */
+    const uint64_t tiles_per_split = ((ns > 1 ? chunk : (uint64_t)Skv) + bk - 1) / bk;
+    d->spec[7] = split && pc.kvlen && Sq == 1 && tiles_per_split > 1;
+    d->n_spec = 8;
     d->groups[0] = (uint32_t)nblk;
     d->groups[1] = (uint32_t)Hkv;
     d->groups[2] = (uint32_t)(B * (int64_t)ns);

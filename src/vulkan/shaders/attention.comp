@@ -40,6 +40,7 @@ layout(constant_id = 3) const uint SPLIT = 1;    // 1: separate K and V tiles; 0
 layout(constant_id = 4) const uint SG16  = 0;    // 1: subgroup size >= 16, reduce with shuffles
 layout(constant_id = 5) const uint VEC   = 0;    // 1: D % 4 == 0 and 16-byte aligned tensors
 layout(constant_id = 6) const uint NSPLIT = 1;   // > 1: keys split over workgroups (partials to scratch)
+layout(constant_id = 7) const uint PIPE  = 0;    // 1 (SPLIT): the next K/V tile is loaded while this one is computed
 
 const uint D4  = (D + 3) / 4;      // vec4s per row
 const uint KST = D4 + 1;           // row stride of the K/V tiles (vec4), padded against bank conflicts
@@ -214,11 +215,31 @@ void main() {
         for (uint c = 0; c < DQ; c++) acc[r][c] = vec4(0.0);
     }
 
+    // PIPE: the next tile's K and V are loaded into registers while this
+    // tile is computed, so a workgroup with many tiles (decode at a long
+    // cache: 375 keys per split at 3000) no longer waits a whole memory
+    // latency per tile on top of its math
+    vec4 knext[TILE_LOADS], vnext[TILE_LOADS];   // unused (removed by the compiler) without PIPE
+    if (PIPE != 0 && ks < kv_end) {
+        load_rows(p.k, kvrow0 + ks, min(BK, kv_end - ks), knext);
+        load_rows(p.v, kvrow0 + ks, min(BK, kv_end - ks), vnext);
+    }
     for (uint j0 = ks; j0 < kv_end; j0 += BK) {
         const uint nk = min(BK, kv_end - j0);
         barrier();   // the previous tile's K/V/P are no longer read
-        if (SPLIT != 0) load_tiles_k_v(kvrow0 + j0, nk);
-        else load_tile_kv(p.k, kvrow0 + j0, nk, 0);
+        if (PIPE != 0) {
+            store_rows(knext, 0);
+            store_rows(vnext, VOFF);
+            const uint jn = j0 + BK;
+            if (jn < kv_end) {
+                load_rows(p.k, kvrow0 + jn, min(BK, kv_end - jn), knext);
+                load_rows(p.v, kvrow0 + jn, min(BK, kv_end - jn), vnext);
+            }
+        } else if (SPLIT != 0) {
+            load_tiles_k_v(kvrow0 + j0, nk);
+        } else {
+            load_tile_kv(p.k, kvrow0 + j0, nk, 0);
+        }
         barrier();
 
         // scores for rows ty + 8r, keys tx + 16c
