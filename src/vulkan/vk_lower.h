@@ -101,6 +101,11 @@ typedef struct vk_lower_ctx {
     const vk_caps  *caps;
     vk_precision    precision;
     uint64_t        scratch_addr;       /* 0 while measuring */
+    /* 32-bit words of device memory that keep their values between runs,
+     * zero at first, for a node whose workgroups count what they finished
+     * (the last one leaves them zero again): the lowering asks for
+     * counter_words, and gets them at counters_addr (0 while measuring) */
+    uint64_t        counters_addr;
     /* A 32-bit device word for input errors a shader finds (an id out of
      * range): the shader stores status_code there, and the run then fails
      * with RLX_STATUS_INVALID_ARGUMENT naming this node. 0 while measuring. */
@@ -122,6 +127,7 @@ typedef struct vk_lower_ctx {
     vk_dispatch     d[VK_MAX_DISPATCHES];
     int             n_d;
     uint64_t        scratch_bytes;      /* scratch this node needs (dispatches run in order) */
+    uint32_t        counter_words;      /* counters this node needs (counters_addr) */
     const char     *tier;               /* for the report: "tiled-f32", "coopmat-f16", "matvec", ... */
 } vk_lower_ctx;
 

@@ -103,6 +103,7 @@ static void lower_ctx_init(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t s
     c->caps = &p->ctx->caps;
     c->precision = p->dev->opts.precision ? VK_PRECISION_FAST : VK_PRECISION_F32;
     c->scratch_addr = scratch_addr;
+    c->counters_addr = emitting && p->counters.buf ? p->counters.addr + 4ull * p->info[i].counter_off : 0;
     c->status_addr = emitting ? p->io.addr + p->status_off : 0;
     c->status_code = (uint32_t)i + 1;
 }
@@ -434,6 +435,7 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             rlx_status sa = lower_node(p, a, &ca, 0);
             if (sa != RLX_OK) return rlx_fail(sa, "vulkan: lowering attention again: %s", rlx_last_error());
             p->info[a].n_dispatch = ca.n_d;
+            p->info[a].counter_words = ca.counter_words;
             if (ca.scratch_bytes > *scratch_need) *scratch_need = ca.scratch_bytes;
             rlx_clear_error();
             if (st != RLX_OK) rlx_fail(st, "%s", why);
@@ -444,6 +446,7 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
         if (st == RLX_OK && c.n_d > 0) {
             info->gpu = true;
             info->n_dispatch = c.n_d;
+            info->counter_words = c.counter_words;
             info->xim_ok = c.xim_out_done;
             if (c.xim_in_done) {
                 info->xim_taken = true;
@@ -603,7 +606,8 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
     vk_lower_ctx c;
     rlx_status st = lower_node(p, i, &c, p->scratch.addr);
     if (st != RLX_OK) return st;
-    if (c.n_d != p->info[i].n_dispatch) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: lowering is not deterministic");
+    if (c.n_d != p->info[i].n_dispatch || c.counter_words != p->info[i].counter_words)
+        return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: lowering is not deterministic");
     /* the combine fold as planned: else the matvec would read x never written */
     if ((p->info[i].comb_from >= 0) != c.comb_taken || (p->info[i].comb_into >= 0 && c.comb.nsplit <= 1))
         return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: attention's combine fold changed between planning and recording");
@@ -703,6 +707,21 @@ static rlx_status resolve_locations(vk_program *p, void *const *param_handles) {
     return RLX_OK;
 }
 
+/* Every node's counters in one buffer, zeroed once (each dispatch that
+ * counts leaves its counters zero again); none when no node asked. */
+static rlx_status create_counters(vk_program *p) {
+    uint64_t words = 0;
+    for (int32_t i = 0; i < p->g->n_nodes; i++) {
+        if (!p->info[i].gpu) continue;
+        p->info[i].counter_off = (uint32_t)words;
+        words += p->info[i].counter_words;
+    }
+    if (words == 0) return RLX_OK;
+    if (words > UINT32_MAX / 4) return rlx_fail(RLX_STATUS_UNSUPPORTED, "vulkan: %llu counters", (unsigned long long)words);
+    rlx_status st = vk_buf_create(p->ctx, 4 * words, false, "counters", &p->counters);
+    return st == RLX_OK ? vk_fill_zero(p->ctx, &p->counters) : st;
+}
+
 /* The two x-image slots the used producers need, zeroed (the counters start
  * at zero and every dispatch leaves them so); none when no consumer took one.
  * A slot: the largest image, then a counter per 256-block of the largest
@@ -792,6 +811,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     if ((st = vk_buf_create(c, scratch_need, false, "scratch", &p->scratch)) != RLX_OK) goto fail;
     if ((st = vk_buf_create(c, hostio_need, true, "host-step staging", &p->hostio)) != RLX_OK) goto fail;
     if ((st = create_images(p)) != RLX_OK) goto fail;
+    if ((st = create_counters(p)) != RLX_OK) goto fail;
     p->recording = true;
 
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = c->queue_family};
@@ -845,6 +865,7 @@ void vk_program_free(vk_program *p) {
         vk_buf_destroy(c, &p->io);
         vk_buf_destroy(c, &p->hostio);
         vk_buf_destroy(c, &p->xim);
+        vk_buf_destroy(c, &p->counters);
     }
     free(p->const_off);
     free(p->io_off);

@@ -43,6 +43,7 @@ typedef struct vk_node_info {
     uint32_t     xim_family;
     bool         xim_ok, xim_used, xim_taken;
     VkDeviceSize host_in_off[IR_MAX_INPUTS], host_out_off;  /* in the host-step buffer */
+    uint32_t     counter_words, counter_off;   /* the node's counters in p->counters (its lowering asks) */
 } vk_node_info;
 
 typedef struct vk_segment {
@@ -58,6 +59,7 @@ struct vk_program {
     const mem_plan  *plan;
     vk_buf           arena, consts, scratch, io, hostio;
     vk_buf           xim;              /* two x-image slots of xim_slot_bytes (plan_images), or none */
+    vk_buf           counters;         /* the nodes' 32-bit counters (counter_off), zeroed once, or none */
     VkDeviceSize     xim_slot_bytes;   /* an image region of xim_image_bytes, then the block counters */
     VkDeviceSize     xim_image_bytes;
     bool             recording;        /* lowerings now emit for real (addresses known) */
