@@ -335,12 +335,14 @@ rlx_status rlx_exec_set_param    (rlx_exec *e, const char *name, rlx_dtype dtype
 
 /* Like rlx_exec_set_param, but where the backend reads params from host
  * memory (the CPU) the exec reads this one from `data` itself, with no copy:
- * data must be 16-byte aligned and stay valid and unchanged until the exec is
- * freed or the param is set again. Other backends copy it to the device, as
- * rlx_exec_set_param does. A param the graph writes in place (a KV cache) is
- * refused. Compiled specializations are dropped when a param's memory
- * changes (each compiles again on its next run), so set params before
- * running. */
+ * there data must be 16-byte aligned and stay valid and unchanged until the
+ * exec is freed or the param is set again (so not an output of this exec,
+ * which lasts only until its next run), and a param the graph writes in
+ * place (a KV cache) is refused. Other backends copy it to the device, as
+ * rlx_exec_set_param does, with neither condition. Compiled specializations
+ * are dropped when a param's memory changes (each compiles again, and
+ * reports any compile error, on its next run; the last run's outputs stay
+ * readable until then), so set params before running. */
 rlx_status rlx_exec_use_param_memory(rlx_exec *e, const char *name, rlx_dtype dtype, const void *data, size_t bytes);
 
 /* A tensor passed in or out of an exec. For inputs, data is read during
@@ -418,6 +420,9 @@ typedef struct rlx_model_options {
 } rlx_model_options;
 
 void       rlx_model_options_init(rlx_model_options *o);
+/* On the CPU the weights are read in place from the file's read-only
+ * mapping, kept until rlx_model_free: the file must not be truncated or
+ * rewritten in place meanwhile (replacing it by rename is safe). */
 rlx_status rlx_model_load(const char *path, const rlx_model_options *o, rlx_model **out);
 void       rlx_model_free(rlx_model *m);
 

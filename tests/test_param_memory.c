@@ -2,9 +2,10 @@
  * test_param_memory.c — rlx_exec_use_param_memory: on the CPU the exec reads
  * the caller's bytes in place (a later change to them shows in the next run),
  * other backends copy them; programs compiled before the switch are dropped
- * and compiled again; rlx_exec_set_param afterwards gives the param memory of
- * its own again without writing the caller's; KV caches, misaligned data and
- * wrong sizes are refused. The results are checked against a float64 product.
+ * and compiled again, the last run's outputs staying readable until the next
+ * run; rlx_exec_set_param afterwards gives the param memory of
+ * its own again without writing the caller's; KV caches, misaligned data,
+ * the exec's own outputs and wrong sizes are refused. The results are checked against a float64 product.
  */
 #include "ops_common.h"
 #include "ref64.h"
@@ -66,7 +67,12 @@ TEST(param_memory_in_place_or_copied) {
         rlx_status st = rlx_exec_set_param_f32(e, "W", w1, N * K);
         if (st == RLX_OK) st = run_product(e, x, y);
         int ok_before = st == RLX_OK && matches(x, w1, y);
+        rlx_tensor kept;   /* the run's output: readable until the next run, switch or not */
+        if (st == RLX_OK) st = rlx_exec_output(e, "y", &kept);
         if (st == RLX_OK) st = rlx_exec_use_param_memory(e, "W", RLX_F32, mine, sizeof(float) * N * K);
+        rlx_tensor again;
+        int ok_kept = st == RLX_OK && rlx_exec_output(e, "y", &again) == RLX_OK && again.data == kept.data &&
+                      memcmp(kept.data, y, sizeof y) == 0;
         if (st == RLX_OK) st = run_product(e, x, y);
         int ok_borrowed = st == RLX_OK && matches(x, w0, y);
         /* the caller changes its bytes: read in place on the CPU, a copy elsewhere */
@@ -87,6 +93,7 @@ TEST(param_memory_in_place_or_copied) {
         free(mine);
         CHECK_OK(st);
         CHECK_MSG(ok_before && ok_borrowed, "results around the switch (config %s)", cfg_name);
+        CHECK_MSG(ok_kept, "the last run's output after the switch (config %s)", cfg_name);
         CHECK_MSG(ok_changed, "after the caller's bytes changed (config %s, %s)", cfg_name,
                   on_host ? "read in place" : "copied");
         CHECK_MSG(untouched, "set_param wrote the caller's memory (config %s)", cfg_name);
@@ -122,15 +129,31 @@ TEST(param_memory_refusals) {
         rlx_status name = rlx_exec_use_param_memory(e, "nope", RLX_F32, buf, sizeof(float) * 8);
         rlx_status null = rlx_exec_use_param_memory(e, "scale", RLX_F32, NULL, sizeof(float) * 8);
         rlx_status good = rlx_exec_use_param_memory(e, "scale", RLX_F32, buf, sizeof(float) * 8);
+        /* an output of the exec as a param's memory: it lasts only until the next run */
+        float rows_in[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+        int32_t pos = 1;
+        rlx_tensor in[2] = {
+            {.name = "rows", .dtype = RLX_F32, .rank = 4, .dims = {1, 1, 1, 8}, .data = rows_in, .bytes = sizeof rows_in},
+            {.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &pos, .bytes = 4},
+        };
+        rlx_tensor out;
+        rlx_status ran = rlx_exec_run(e, in, 2);
+        if (ran == RLX_OK) ran = rlx_exec_output(e, "y", &out);
+        rlx_status own = ran == RLX_OK ? rlx_exec_use_param_memory(e, "scale", RLX_F32, out.data, sizeof(float) * 8) : ran;
+        char own_msg[256];
+        snprintf(own_msg, sizeof own_msg, "%s", rlx_last_error());
         rlx_exec_free(e);
         free(buf);
         if (!vk) {
             CHECK_MSG(kv == RLX_STATUS_INVALID_ARGUMENT && strstr(kv_msg, "in place"), "kv cache: %s '%s'",
                       rlx_status_name(kv), kv_msg);
             CHECK(odd == RLX_STATUS_INVALID_ARGUMENT);
+            CHECK_MSG(own == RLX_STATUS_INVALID_ARGUMENT && strstr(own_msg, "own memory"), "own output: %s '%s'",
+                      rlx_status_name(own), own_msg);
         } else {   /* copied to the device: nothing to refuse */
             CHECK_OK(kv);
             CHECK_OK(odd);
+            CHECK_OK(own);
         }
         CHECK(size == RLX_STATUS_SHAPE && type == RLX_STATUS_SHAPE);
         CHECK(name == RLX_STATUS_NOT_FOUND && null == RLX_STATUS_INVALID_ARGUMENT);

@@ -84,6 +84,11 @@ void cpu_param_free(cpu_device *dev, void *handle) {
     rlx_zeroed_free(handle);
 }
 
+bool cpu_program_holds(const cpu_program *p, const void *ptr, size_t bytes) {
+    uintptr_t a = (uintptr_t)p->arena, n = (uintptr_t)p->plan->arena_bytes, q = (uintptr_t)ptr;
+    return q < a + n && a < q + (bytes ? bytes : 1);
+}
+
 static void fill_tensor(cpu_tensor *t, void *data, const ir_node *n) {
     t->data = data;
     t->dtype = n->dtype;

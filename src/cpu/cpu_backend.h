@@ -36,6 +36,8 @@ void       cpu_program_free(cpu_program *p);
 rlx_status cpu_program_run(cpu_program *p, const void *const *inputs);
 /* Host pointer to node's result after a run. */
 void      *cpu_program_result(cpu_program *p, int32_t node);
+/* Whether [ptr, ptr + bytes) overlaps the program's arena (its results). */
+bool       cpu_program_holds(const cpu_program *p, const void *ptr, size_t bytes);
 int        cpu_program_steps(const cpu_program *p);
 /* One line per node: op, name, path ("kernel", "view", "source"), shapes. malloc'ed. */
 char      *cpu_program_report(const cpu_program *p);

@@ -414,8 +414,8 @@ rlx_status rlx_model_load(const char *path, const rlx_model_options *o, rlx_mode
     if (st != RLX_OK) goto fail;
     if ((st = prepare_decode(m)) != RLX_OK) goto fail;
     rlx_graph_free(g);
-    rlx_exec_stats es;
-    if (rlx_exec_get_stats(m->exec, &es) == RLX_OK && strcmp(es.backend, "cpu") == 0) m->weights = f;   /* params point into it */
+    rlx_exec_stats es;   /* on the CPU params point into the mapping; when unsure, it stays */
+    if (rlx_exec_get_stats(m->exec, &es) != RLX_OK || !es.backend || strcmp(es.backend, "cpu") == 0) m->weights = f;
     else gguf_close(f);
     *out = m;
     return RLX_OK;

@@ -18,8 +18,10 @@ typedef struct rt_backend {
     void       (*param_free)(void *dev, void *handle);
     /* A param's handle is the host address of its bytes, which programs read
      * (the CPU): such a backend can read a param straight from the caller's
-     * memory (rlx_exec_use_param_memory) instead of a copy. */
+     * memory (rlx_exec_use_param_memory) instead of a copy; program_holds
+     * then says whether memory is a program's own (its results). */
     bool       params_in_host_memory;
+    bool       (*program_holds)(void *prog, const void *ptr, size_t bytes);
     rlx_status (*program_new)(void *dev, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
                               void **prog);
     void       (*program_free)(void *prog);

@@ -29,6 +29,7 @@ static rlx_status cpu_prog_result(void *prog, int32_t node, void **host) {
     return RLX_OK;
 }
 static int cpu_prog_steps(void *prog) { return cpu_program_steps(prog); }
+static bool cpu_prog_holds(void *prog, const void *p, size_t bytes) { return cpu_program_holds(prog, p, bytes); }
 static int cpu_prog_host_steps(void *prog) { (void)prog; return 0; }
 static double cpu_prog_device_seconds(void *prog) { (void)prog; return -1; }
 static char *cpu_prog_report(void *prog) { return cpu_program_report(prog); }
@@ -44,6 +45,7 @@ static const rt_backend cpu_backend = {
     .param_write = cpu_p_write,
     .param_free = cpu_p_free,
     .params_in_host_memory = true,
+    .program_holds = cpu_prog_holds,
     .program_new = cpu_prog_new,
     .program_free = cpu_prog_free,
     .program_run = cpu_prog_run,

@@ -39,6 +39,12 @@ struct rlx_exec {
     rt_spec            *specs[RT_MAX_SPECS];
     int                 n_specs;
     rt_spec            *current;
+    /* After a param's memory changed: the program of the last run, out of the
+     * cache but kept (with param memory it may alias) so that its outputs
+     * stay readable until the next run or free, as rlx.h promises */
+    rt_spec            *retired;
+    void              **retired_params;
+    int                 n_retired_params, cap_retired_params;
     uint64_t            clock;
     int                 fused_nodes;
     bool                has_run;       /* a run succeeded since the last failure */
@@ -85,8 +91,21 @@ static void spec_free(rlx_exec *e, rt_spec *s) {
     free(s);
 }
 
+/* Frees what drop_specs kept for the last run's outputs (at the next run). */
+static void release_retired(rlx_exec *e) {
+    if (e->retired) {
+        if (e->current == e->retired) e->current = NULL;
+        spec_free(e, e->retired);
+        e->retired = NULL;
+    }
+    for (int i = 0; i < e->n_retired_params; i++) e->be->param_free(e->dev, e->retired_params[i]);
+    e->n_retired_params = 0;
+}
+
 void rlx_exec_free(rlx_exec *e) {
     if (!e) return;
+    release_retired(e);
+    free(e->retired_params);
     for (int i = 0; i < e->n_specs; i++) spec_free(e, e->specs[i]);
     if (e->param_by_node)
         for (int i = 0; i < e->n_params; i++) {
@@ -280,25 +299,43 @@ static rlx_status find_param_checked(const rlx_exec *e, const char *where, const
 }
 
 /* Compiled programs hold params' addresses: when one changes, they go (each
- * is compiled again on its next run). */
+ * is compiled again on its next run), except the last run's, which is kept
+ * out of the cache until the next run so that its outputs stay readable. */
 static void drop_specs(rlx_exec *e) {
-    for (int i = 0; i < e->n_specs; i++) spec_free(e, e->specs[i]);
+    for (int i = 0; i < e->n_specs; i++)
+        if (e->specs[i] != e->current) spec_free(e, e->specs[i]);
     e->n_specs = 0;
-    e->current = NULL;
-    e->has_run = false;
+    if (e->current && e->current != e->retired) {
+        if (e->retired) spec_free(e, e->retired);
+        e->retired = e->current;
+    }
 }
 
-/* Whether the graph writes param `id` in place (a KV cache). Views between
- * the param and the write count, whatever their layout. */
+/* A param's own memory, replaced: freed now, or with the retired program
+ * when there is one (an output may be that param). */
+static rlx_status retire_param_memory(rlx_exec *e, void *handle) {
+    if (!e->current) {
+        e->be->param_free(e->dev, handle);
+        return RLX_OK;
+    }
+    if (e->n_retired_params == e->cap_retired_params) {
+        int cap = e->cap_retired_params ? 2 * e->cap_retired_params : 8;
+        void **grown = realloc(e->retired_params, (size_t)cap * sizeof *grown);
+        if (!grown) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_exec: out of memory");
+        e->retired_params = grown;
+        e->cap_retired_params = cap;
+    }
+    e->retired_params[e->n_retired_params++] = handle;
+    return RLX_OK;
+}
+
+/* Whether the graph writes param `id` in place (a KV cache: the cache input
+ * of a kv write is the param itself, shape_kv_write requires it). */
 static bool param_written(const rlx_exec *e, int32_t id) {
     const ir_graph *g = &e->graph;
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        if (g->nodes[i].op != IR_OP_KV_WRITE && g->nodes[i].op != IR_OP_ROPE_KV_WRITE) continue;
-        int32_t t = g->nodes[i].in[0];
-        while (g->nodes[t].op == IR_OP_RESHAPE || g->nodes[t].op == IR_OP_SLICE || g->nodes[t].op == IR_OP_TRANSPOSE)
-            t = g->nodes[t].in[0];
-        if (t == id) return true;
-    }
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if ((g->nodes[i].op == IR_OP_KV_WRITE || g->nodes[i].op == IR_OP_ROPE_KV_WRITE) && g->nodes[i].in[0] == id)
+            return true;
     return false;
 }
 
@@ -328,8 +365,16 @@ rlx_status rlx_exec_use_param_memory(rlx_exec *e, const char *name, rlx_dtype dt
     if ((uintptr_t)data % 16 != 0)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_use_param_memory '%s': data must be 16-byte aligned",
                         name);
+    /* an output of this exec lives until its next run, not as long as a param */
+    bool own = e->retired && e->be->program_holds && e->be->program_holds(e->retired->prog, data, bytes);
+    for (int i = 0; i < e->n_specs && !own; i++)
+        own = e->be->program_holds && e->be->program_holds(e->specs[i]->prog, data, bytes);
+    if (own)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT,
+                        "rlx_exec_use_param_memory '%s': data is this exec's own memory (an output, valid only until the "
+                        "next run); copy it, or use rlx_exec_set_param", name);
     if (e->param_by_node[id] == data) return RLX_OK;
-    if (!e->borrowed[id]) e->be->param_free(e->dev, e->param_by_node[id]);
+    if (!e->borrowed[id] && (st = retire_param_memory(e, e->param_by_node[id])) != RLX_OK) return st;
     e->param_by_node[id] = (void *)data;   /* never written: only kv caches are, refused above */
     e->borrowed[id] = true;
     drop_specs(e);
@@ -423,6 +468,7 @@ rlx_status rlx_exec_run(rlx_exec *e, const rlx_tensor *inputs, int n_inputs) {
     if (!by_input) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_exec_run: out of memory");
     rt_spec *spec = NULL;
     e->has_run = false;
+    release_retired(e);   /* the outputs it kept readable are the last run's: this is the next run */
     rlx_status st = bind_inputs(e, inputs, n_inputs, true, "rlx_exec_run", by_input, &spec);
     if (st == RLX_OK) {
         e->current = spec;

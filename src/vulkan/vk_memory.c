@@ -88,14 +88,19 @@ void vk_buf_destroy(vk_ctx *c, vk_buf *b) {
     memset(b, 0, sizeof *b);
 }
 
-/* The two staging buffers, at least `need` bytes each (at most the chunk). */
+/* The two staging buffers, at least `need` bytes each (at most the chunk).
+ * They grow by doubling (up to the chunk), so a model's uploads of growing
+ * sizes make a few of them, not one per upload. */
 static rlx_status staging_reserve(vk_ctx *c, VkDeviceSize need) {
     if (!c->upload_staging && !(c->upload_staging = calloc(2, sizeof *c->upload_staging)))
         return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
     for (int i = 0; i < 2; i++) {
         if (c->upload_staging[i].buf && c->upload_staging[i].size >= need) continue;
+        VkDeviceSize size = c->upload_staging[i].buf ? 2 * c->upload_staging[i].size : need;
+        if (size < need) size = need;
+        if (size > VK_UPLOAD_CHUNK) size = VK_UPLOAD_CHUNK;
         vk_buf_destroy(c, &c->upload_staging[i]);
-        rlx_status st = vk_buf_create(c, need, true, "upload staging", &c->upload_staging[i]);
+        rlx_status st = vk_buf_create(c, size, true, "upload staging", &c->upload_staging[i]);
         if (st != RLX_OK) return st;
     }
     return RLX_OK;

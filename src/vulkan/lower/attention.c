@@ -198,7 +198,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     if (nblk > (mx[0] ? mx[0] : 65535) || (uint64_t)Hkv > (mx[1] ? mx[1] : 65535) ||
         (uint64_t)B * ns * members > (mx[2] ? mx[2] : 65535))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: grid %llu x %lld x %lld exceeds the device limit",
-                        (unsigned long long)nblk, (long long)Hkv, (long long)B);
+                        (unsigned long long)nblk, (long long)Hkv, (long long)((uint64_t)B * ns * members));
     const bool vec = D % 4 == 0 && q->addr % 16 == 0 && k->addr % 16 == 0 && v->addr % 16 == 0 &&
                      c->out.addr % 16 == 0;
 

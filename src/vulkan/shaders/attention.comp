@@ -82,7 +82,6 @@ layout(push_constant, std430) uniform Push {
 // GSPL > 1: the members' results are read by the member that finishes last
 // (another workgroup), so they are written and read through coherent references.
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer AttPhysF { float v[]; };
-shared uint att_last;
 
 shared vec4 Qs[BQ * D4];
 shared vec4 KV[BK * KST * (SPLIT != 0 ? 2 : 1)];
@@ -191,13 +190,13 @@ void merge_members(float m[RQ], float l[RQ], vec4 acc[RQ][DQ], uint b, uint spli
     memoryBarrierBuffer();   // this invocation's stores, before the count
     barrier();
     const uint ci = ((b * NSPLIT + split) * p.Hkv + hk) * gl_NumWorkGroups.x + blk;
-    if (tid == 0u) {
+    if (tid == 0u) {   // the flag lives in Ps, unused from here on (no shared memory beyond att_smem's count)
         uint done = atomicAdd(U32Buf(p.counters).v[ci], 1u) + 1u;
-        att_last = done == geff ? 1u : 0u;
+        Ps[0].x = done == geff ? 1.0 : 0.0;
         if (done == geff) atomicExchange(U32Buf(p.counters).v[ci], 0u);   // zero for the next run
     }
     barrier();
-    if (att_last == 0u) return;   // workgroup-uniform
+    if (Ps[0].x == 0.0) return;   // workgroup-uniform
     memoryBarrierBuffer();
     for (uint r = 0; r < RQ; r++) {
         uint row = r0 + ty + 8 * r;
