@@ -157,6 +157,7 @@ TEST(param_memory_refusals) {
         }
         CHECK(size == RLX_STATUS_SHAPE && type == RLX_STATUS_SHAPE);
         CHECK(name == RLX_STATUS_NOT_FOUND && null == RLX_STATUS_INVALID_ARGUMENT);
+        CHECK(rlx_exec_use_param_memory(NULL, "scale", RLX_F32, NULL, 0) == RLX_STATUS_INVALID_ARGUMENT);
         CHECK_OK(good);
     }
     ops_free_all();

@@ -157,6 +157,7 @@ TEST(symbolic_prepare) {
                   "bad rank: %s '%s'", rlx_status_name(stb), msg);
         CHECK(stn == RLX_STATUS_INVALID_ARGUMENT);
     }
+    CHECK(rlx_exec_prepare(NULL, NULL, 0) == RLX_STATUS_INVALID_ARGUMENT && strstr(rlx_last_error(), "rlx_exec_prepare"));
     ops_free_all();
 }
 

@@ -364,16 +364,21 @@ done:
     return st;
 }
 
+/* The graph's inputs for n tokens (llama_build_graph): the ids, the position
+ * of the first and the cache's fill after them (NULL data: shapes only). */
+static void graph_inputs(rlx_tensor in[3], const int32_t *ids, int n, const int32_t *pos, const int32_t *len) {
+    in[0] = (rlx_tensor){.name = "tokens", .dtype = RLX_I32, .rank = 1, .dims = {n}, .data = (void *)ids, .bytes = 4 * (size_t)n};
+    in[1] = (rlx_tensor){.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = (void *)pos, .bytes = 4};
+    in[2] = (rlx_tensor){.name = "kv_len", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = (void *)len, .bytes = 4};
+}
+
 /* Compiles the one-token (decode) program at load, so that a generation's
  * first token does not pay for it (it did: ~10-30 ms on an H200, inside the
  * generation time). The prompt's program depends on its length and is
  * compiled by its first eval. */
 static rlx_status prepare_decode(rlx_model *m) {
-    rlx_tensor in[3] = {
-        {.name = "tokens", .dtype = RLX_I32, .rank = 1, .dims = {1}, .bytes = 4},
-        {.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .bytes = 4},
-        {.name = "kv_len", .dtype = RLX_I32, .rank = 1, .dims = {1}, .bytes = 4},
-    };
+    rlx_tensor in[3];
+    graph_inputs(in, NULL, 1, NULL, NULL);
     return rlx_exec_prepare(m->exec, in, 3);
 }
 
@@ -490,11 +495,8 @@ rlx_status rlx_model_eval(rlx_model *m, const int32_t *ids, int n, const float *
             return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_eval: token %d at %d is outside the vocabulary of %d",
                             ids[i], i, m->hp.n_vocab);
     int32_t pos = m->pos, len = m->pos + n;
-    rlx_tensor in[3] = {
-        {.name = "tokens", .dtype = RLX_I32, .rank = 1, .dims = {n}, .data = (void *)ids, .bytes = 4 * (size_t)n},
-        {.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &pos, .bytes = 4},
-        {.name = "kv_len", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &len, .bytes = 4},
-    };
+    rlx_tensor in[3];
+    graph_inputs(in, ids, n, &pos, &len);
     rlx_status st = rlx_exec_run(m->exec, in, 3);
     rlx_tensor out;
     if (st == RLX_OK) st = rlx_exec_output(m->exec, "logits", &out);

@@ -461,16 +461,22 @@ static rlx_status bind_inputs(rlx_exec *e, const rlx_tensor *inputs, int n_input
 /* by_input storage: on the stack for the usual few inputs */
 #define RT_STACK_INPUTS (RLX_MAX_RANK * 64)
 
-rlx_status rlx_exec_run(rlx_exec *e, const rlx_tensor *inputs, int n_inputs) {
-    if (!e) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_run: exec is NULL");
+/* rlx_exec_run (run) and rlx_exec_prepare (!run): the inputs checked, the
+ * specialization for their shapes found or compiled, and with run, run.
+ * Prepare leaves e->current alone, so the last run's outputs stay readable. */
+static rlx_status bind_and_run(rlx_exec *e, const rlx_tensor *inputs, int n_inputs, bool run) {
+    const char *where = run ? "rlx_exec_run" : "rlx_exec_prepare";
+    if (!e) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: exec is NULL", where);
     const rlx_tensor *given[RT_STACK_INPUTS];
     const rlx_tensor **by_input = e->n_inputs <= RT_STACK_INPUTS ? given : calloc((size_t)e->n_inputs, sizeof *by_input);
-    if (!by_input) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_exec_run: out of memory");
+    if (!by_input) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: out of memory", where);
+    if (run) {
+        e->has_run = false;
+        release_retired(e);   /* the outputs it kept readable are the last run's: this is the next run */
+    }
     rt_spec *spec = NULL;
-    e->has_run = false;
-    release_retired(e);   /* the outputs it kept readable are the last run's: this is the next run */
-    rlx_status st = bind_inputs(e, inputs, n_inputs, true, "rlx_exec_run", by_input, &spec);
-    if (st == RLX_OK) {
+    rlx_status st = bind_inputs(e, inputs, n_inputs, run, where, by_input, &spec);
+    if (st == RLX_OK && run) {
         e->current = spec;
         for (int k = 0; k < e->n_inputs; k++) spec->inputs[e->input_nodes[k]] = by_input[k]->data;
         st = e->be->program_run(spec->prog, (const void *const *)spec->inputs);
@@ -480,15 +486,12 @@ rlx_status rlx_exec_run(rlx_exec *e, const rlx_tensor *inputs, int n_inputs) {
     return st;
 }
 
+rlx_status rlx_exec_run(rlx_exec *e, const rlx_tensor *inputs, int n_inputs) {
+    return bind_and_run(e, inputs, n_inputs, true);
+}
+
 rlx_status rlx_exec_prepare(rlx_exec *e, const rlx_tensor *inputs, int n_inputs) {
-    if (!e) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_prepare: exec is NULL");
-    const rlx_tensor *given[RT_STACK_INPUTS];
-    const rlx_tensor **by_input = e->n_inputs <= RT_STACK_INPUTS ? given : calloc((size_t)e->n_inputs, sizeof *by_input);
-    if (!by_input) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_exec_prepare: out of memory");
-    rt_spec *spec = NULL;   /* the last run's outputs stay readable: e->current is not changed */
-    rlx_status st = bind_inputs(e, inputs, n_inputs, false, "rlx_exec_prepare", by_input, &spec);
-    if (by_input != given) free(by_input);
-    return st;
+    return bind_and_run(e, inputs, n_inputs, false);
 }
 
 /* --------------------------------------------------------------- outputs */

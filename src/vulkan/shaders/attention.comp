@@ -201,17 +201,17 @@ void merge_members(float m[RQ], float l[RQ], vec4 acc[RQ][DQ], uint b, uint spli
     for (uint r = 0; r < RQ; r++) {
         uint row = r0 + ty + 8 * r;
         if (row >= p.rows) continue;
+        uint pp[GSPL];   // member g's place
         float mg[GSPL], w[GSPL];
         float M = NEG_INF, lsum = 0.0;
         for (uint g = 0; g < geff; g++) {
-            uint pp = (((b * NSA) + g * NSPLIT + split) * p.Hkv + hk) * p.rows + row;
-            mg[g] = AttPhysF(p.scratch).v[p.phys_ml_off + 2 * pp];
+            pp[g] = (((b * NSA) + g * NSPLIT + split) * p.Hkv + hk) * p.rows + row;
+            mg[g] = AttPhysF(p.scratch).v[p.phys_ml_off + 2 * pp[g]];
             M = max(M, mg[g]);
         }
         for (uint g = 0; g < geff; g++) {
-            uint pp = (((b * NSA) + g * NSPLIT + split) * p.Hkv + hk) * p.rows + row;
             w[g] = M == NEG_INF ? 0.0 : exp2(mg[g] - M);   // a member with no keys: m = -inf, weight 0
-            lsum += w[g] * AttPhysF(p.scratch).v[p.phys_ml_off + 2 * pp + 1];
+            lsum += w[g] * AttPhysF(p.scratch).v[p.phys_ml_off + 2 * pp[g] + 1];
         }
         uint part = ((b * NSPLIT + split) * p.Hkv + hk) * p.rows + row;
         if (tx == 0) {
@@ -225,10 +225,7 @@ void merge_members(float m[RQ], float l[RQ], vec4 acc[RQ][DQ], uint b, uint spli
                 uint col = col4 * 4 + e;
                 if (col >= D) continue;
                 float a = 0.0;
-                for (uint g = 0; g < geff; g++) {
-                    uint pp = (((b * NSA) + g * NSPLIT + split) * p.Hkv + hk) * p.rows + row;
-                    a += w[g] * AttPhysF(p.scratch).v[p.phys_off + pp * D + col];
-                }
+                for (uint g = 0; g < geff; g++) a += w[g] * AttPhysF(p.scratch).v[p.phys_off + pp[g] * D + col];
                 F32Buf(p.scratch).v[part * D + col] = a;
             }
         }
