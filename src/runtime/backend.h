@@ -14,7 +14,9 @@ typedef struct rt_backend {
     rlx_status (*device_new)(const rlx_compile_options *opts, void **dev);
     void       (*device_free)(void *dev);
     rlx_status (*param_alloc)(void *dev, size_t bytes, void **handle);
-    rlx_status (*param_write)(void *dev, void *handle, const void *data, size_t bytes);
+    /* bytes of a whole param of `dtype` with rows of row_elems elements (its
+     * last dim): a backend may keep a dtype in a layout of its own. */
+    rlx_status (*param_write)(void *dev, void *handle, rlx_dtype dtype, int64_t row_elems, const void *data, size_t bytes);
     void       (*param_free)(void *dev, void *handle);
     /* A param's handle is the host address of its bytes, which programs read
      * (the CPU): such a backend can read a param straight from the caller's

@@ -16,7 +16,10 @@ static rlx_status cpu_dev_new(const rlx_compile_options *opts, void **dev) {
 }
 static void cpu_dev_free(void *dev) { cpu_device_free(dev); }
 static rlx_status cpu_p_alloc(void *dev, size_t bytes, void **h) { return cpu_param_alloc(dev, bytes, h); }
-static rlx_status cpu_p_write(void *dev, void *h, const void *d, size_t b) { return cpu_param_write(dev, h, d, b); }
+static rlx_status cpu_p_write(void *dev, void *h, rlx_dtype dt, int64_t row, const void *d, size_t b) {
+    (void)dt, (void)row;   /* the CPU reads every dtype as stored */
+    return cpu_param_write(dev, h, d, b);
+}
 static void cpu_p_free(void *dev, void *h) { cpu_param_free(dev, h); }
 static rlx_status cpu_prog_new(void *dev, const ir_graph *g, const mem_plan *plan, void *const *params, void **prog) {
     bool poison = rlx_env_int("RLX_POISON", 0) != 0;
@@ -75,7 +78,9 @@ static rlx_status vk_dev_new(const rlx_compile_options *o, void **dev) {
 }
 static void vk_dev_free(void *dev) { vk_backend_device_free(dev); }
 static rlx_status vk_p_alloc(void *dev, size_t bytes, void **h) { return vk_param_alloc(dev, bytes, h); }
-static rlx_status vk_p_write(void *dev, void *h, const void *d, size_t b) { return vk_param_write(dev, h, d, b); }
+static rlx_status vk_p_write(void *dev, void *h, rlx_dtype dt, int64_t row, const void *d, size_t b) {
+    return vk_param_write(dev, h, dt, row, d, b);
+}
 static void vk_p_free(void *dev, void *h) { vk_param_free(dev, h); }
 static rlx_status vk_prog_new(void *dev, const ir_graph *g, const mem_plan *plan, void *const *params, void **prog) {
     return vk_program_new(dev, g, plan, params, (vk_program **)prog);

@@ -40,7 +40,7 @@ const char *vk_backend_device_name(const vk_device *d);
 bool        vk_backend_folds_norm(const vk_device *d, rlx_dtype w, int64_t rows, int64_t K);
 
 rlx_status vk_param_alloc(vk_device *d, size_t bytes, void **handle);
-rlx_status vk_param_write(vk_device *d, void *handle, const void *data, size_t bytes);
+rlx_status vk_param_write(vk_device *d, void *handle, rlx_dtype dtype, int64_t row_elems, const void *data, size_t bytes);
 void       vk_param_free(vk_device *d, void *handle);
 
 rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan, void *const *param_handles,

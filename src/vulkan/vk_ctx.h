@@ -72,6 +72,10 @@ void       vk_buf_destroy(vk_ctx *ctx, vk_buf *b);
 /* Copies host bytes into a device buffer through the ctx's staging buffers,
  * in chunks, the copy of one chunk overlapping the memcpy of the next. */
 rlx_status vk_upload(vk_ctx *ctx, const vk_buf *dst, VkDeviceSize offset, const void *data, size_t bytes);
+/* The same for a tensor of `dtype` with rows of row_elems elements, in the
+ * device's layout of that dtype (vk_weight_layout.h: Q8_0 / Q6_K rows planar). */
+rlx_status vk_upload_as(vk_ctx *ctx, const vk_buf *dst, VkDeviceSize offset, const void *data, size_t bytes,
+                        rlx_dtype dtype, int64_t row_elems);
 /* Zeros a whole buffer on the device (no host transfer). */
 rlx_status vk_fill_zero(vk_ctx *ctx, const vk_buf *dst);
 /* Frees the staging buffers (at ctx release). */

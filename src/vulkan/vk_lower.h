@@ -151,6 +151,10 @@ void vk_grid_1d(const vk_caps *caps, uint64_t n, uint32_t local, uint32_t groups
  * or -1 if it cannot fit in max_rank. */
 int vk_collapse_broadcast(const vk_tensor *out, const vk_tensor *const *ins, int n_ins, int max_rank,
                           int64_t *dims, int64_t strides[][IR_MAX_RANK]);
+/* Whether the block decoders (quant_blocks.glsl, its a4) may read the
+ * block-quantized rows of row_bytes at addr as aligned 32-bit words: the
+ * blocks are (planar rows, vk_weight_layout.h: the rows are) 4-byte aligned. */
+bool vk_blocks_a4(rlx_dtype dt, uint64_t row_bytes, uint64_t addr);
 /* The device's workgroup-count limit on an axis (65535, the Vulkan minimum, if unknown). */
 uint32_t vk_max_groups(const vk_caps *caps, int axis);
 /* v as a float pair hi + lo (hi = (float)v), for double-float math in shaders. */

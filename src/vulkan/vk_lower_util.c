@@ -4,6 +4,7 @@
  * strides fit in push constants.
  */
 #include "vulkan/vk_lower.h"
+#include "vulkan/vk_weight_layout.h"
 #include <string.h>
 
 vk_dispatch *vk_emit(vk_lower_ctx *c, const char *shader, const void *push, uint32_t push_bytes) {
@@ -85,6 +86,13 @@ int vk_collapse_broadcast(const vk_tensor *out, const vk_tensor *const *ins, int
 }
 
 uint32_t vk_dtype_code(rlx_dtype dt) { return (uint32_t)dt; }
+
+bool vk_blocks_a4(rlx_dtype dt, uint64_t row_bytes, uint64_t addr) {
+    if (!rlx_dtype_is_quantized(dt) || addr % 4) return false;
+    if (vk_layout_is_planar(dt)) return row_bytes % 4 == 0;
+    int64_t be = dt >= RLX_Q2_K ? 256 : 32;
+    return rlx_tensor_bytes(dt, 1, &be) % 4 == 0;
+}
 
 uint32_t vk_max_groups(const vk_caps *caps, int axis) {
     uint32_t m = caps->max_workgroup_count[axis];

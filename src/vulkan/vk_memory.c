@@ -5,6 +5,7 @@
  * runs; zero fills on the device.
  */
 #include "vulkan/vk_ctx.h"
+#include "vulkan/vk_weight_layout.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,7 +99,7 @@ static rlx_status staging_reserve(vk_ctx *c, VkDeviceSize need) {
         if (c->upload_staging[i].buf && c->upload_staging[i].size >= need) continue;
         VkDeviceSize size = c->upload_staging[i].buf ? 2 * c->upload_staging[i].size : need;
         if (size < need) size = need;
-        if (size > VK_UPLOAD_CHUNK) size = VK_UPLOAD_CHUNK;
+        if (size > VK_UPLOAD_CHUNK && need <= VK_UPLOAD_CHUNK) size = VK_UPLOAD_CHUNK;
         vk_buf_destroy(c, &c->upload_staging[i]);
         rlx_status st = vk_buf_create(c, size, true, "upload staging", &c->upload_staging[i]);
         if (st != RLX_OK) return st;
@@ -143,10 +144,19 @@ static rlx_status wait_slot(vk_ctx *c, int slot) {
 
 /* The staging buffers are kept and used in turn: a model's ~290 params would
  * otherwise each allocate pinned memory, and the host's memcpy and the copy
- * engine would take turns instead of overlapping. */
-rlx_status vk_upload(vk_ctx *c, const vk_buf *dst, VkDeviceSize offset, const void *data, size_t bytes) {
+ * engine would take turns instead of overlapping. A planar dtype's rows are
+ * converted on the way into the staging (vk_weight_layout.c), so chunks are
+ * whole rows. */
+rlx_status vk_upload_as(vk_ctx *c, const vk_buf *dst, VkDeviceSize offset, const void *data, size_t bytes, rlx_dtype dtype,
+                        int64_t row_elems) {
     if (bytes == 0) return RLX_OK;
+    size_t row = vk_layout_is_planar(dtype) ? vk_layout_row_bytes(dtype, row_elems) : 1;
+    if (row == 0 || bytes % row != 0)
+        return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: upload of %zu bytes of %s is not whole rows of %lld", bytes,
+                        rlx_dtype_name(dtype), (long long)row_elems);
     VkDeviceSize chunk = bytes < VK_UPLOAD_CHUNK ? bytes : VK_UPLOAD_CHUNK;
+    if (chunk < row) chunk = row;   /* one row always fits (staging grows to it) */
+    chunk -= chunk % row;
     pthread_mutex_lock(&c->lock);
     rlx_status st = staging_reserve(c, chunk);
     bool busy[2] = {false, false};
@@ -157,7 +167,8 @@ rlx_status vk_upload(vk_ctx *c, const vk_buf *dst, VkDeviceSize offset, const vo
             busy[slot] = false;
             if ((st = wait_slot(c, slot)) != RLX_OK) break;
         }
-        memcpy(c->upload_staging[slot].map, (const char *)data + done, n);
+        if (row > 1) vk_layout_to_planar(dtype, row_elems, (const char *)data + done, c->upload_staging[slot].map, n);
+        else memcpy(c->upload_staging[slot].map, (const char *)data + done, n);
         st = submit_slot(c, slot, dst, offset + done, n, false);
         busy[slot] = st == RLX_OK;
     }
@@ -167,6 +178,10 @@ rlx_status vk_upload(vk_ctx *c, const vk_buf *dst, VkDeviceSize offset, const vo
     }
     pthread_mutex_unlock(&c->lock);
     return st;
+}
+
+rlx_status vk_upload(vk_ctx *c, const vk_buf *dst, VkDeviceSize offset, const void *data, size_t bytes) {
+    return vk_upload_as(c, dst, offset, data, bytes, RLX_F32, 1);
 }
 
 rlx_status vk_fill_zero(vk_ctx *c, const vk_buf *dst) {

@@ -69,8 +69,8 @@ rlx_status vk_param_alloc(vk_device *d, size_t bytes, void **handle) {
     return RLX_OK;
 }
 
-rlx_status vk_param_write(vk_device *d, void *handle, const void *data, size_t bytes) {
-    return vk_upload(d->ctx, handle, 0, data, bytes);
+rlx_status vk_param_write(vk_device *d, void *handle, rlx_dtype dtype, int64_t row_elems, const void *data, size_t bytes) {
+    return vk_upload_as(d->ctx, handle, 0, data, bytes, dtype, row_elems);
 }
 
 void vk_param_free(vk_device *d, void *handle) {
@@ -801,7 +801,8 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     if ((st = vk_buf_create(c, io_bytes, true, "input/output staging", &p->io)) != RLX_OK) goto fail;
     for (int32_t i = 0; i < g->n_nodes && st == RLX_OK; i++)
         if (g->nodes[i].op == IR_OP_CONST)
-            st = vk_upload(c, &p->consts, p->const_off[i], g->nodes[i].data, g->nodes[i].data_bytes);
+            st = vk_upload_as(c, &p->consts, p->const_off[i], g->nodes[i].data, g->nodes[i].data_bytes, g->nodes[i].dtype,
+                              g->nodes[i].shape.rank > 0 ? g->nodes[i].shape.d[g->nodes[i].shape.rank - 1].k : 1);
     if (st != RLX_OK) goto fail;
     if ((st = resolve_locations(p, param_handles)) != RLX_OK) goto fail;
 

@@ -7,6 +7,7 @@
  */
 #include "vulkan/vk_program_priv.h"
 #include "core/profile.h"
+#include "vulkan/vk_weight_layout.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +38,22 @@ static rlx_status submit_and_wait(vk_program *p, vk_segment *seg) {
     return st;
 }
 
+/* A copy of node `node`'s bytes at host, from the device's layout of its
+ * dtype (vk_weight_layout.h) back to the one the rest of rlx reads. */
+static rlx_status from_device_layout(const vk_program *p, int32_t node, void *host) {
+    const ir_node *n = &p->g->nodes[node];
+    if (!vk_layout_is_planar(n->dtype) || n->shape.rank < 1) return RLX_OK;
+    return vk_layout_from_planar_in_place(n->dtype, n->shape.d[n->shape.rank - 1].k, host, (size_t)node_bytes(n));
+}
+
 static rlx_status run_host_step(vk_program *p, int32_t i) {
     const ir_node *n = &p->g->nodes[i];
     void *in[IR_MAX_INPUTS];
-    for (int j = 0; j < n->n_in; j++) in[j] = (char *)p->hostio.map + p->info[i].host_in_off[j];
+    for (int j = 0; j < n->n_in; j++) {
+        in[j] = (char *)p->hostio.map + p->info[i].host_in_off[j];
+        rlx_status st = from_device_layout(p, n->in[j], in[j]);   /* the host kernel reads GGUF blocks */
+        if (st != RLX_OK) return st;
+    }
     void *outp = (char *)p->hostio.map + p->info[i].host_out_off;
     if (!p->dev->opts.host_kernel) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: no host kernel runner");
     return p->dev->opts.host_kernel(p->dev->opts.host_user, p->g, i, in, outp);
@@ -100,6 +113,11 @@ rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
                                         VK_QUERY_RESULT_64_BIT) == VK_SUCCESS && ts[1] >= ts[0])
         p->last_gpu_seconds = (double)(ts[1] - ts[0]) * p->ctx->timestamp_period_ns * 1e-9;
     if (p->profile) accumulate_profile(p);
+    for (int32_t k = 0; k < p->g->n_outputs; k++) {   /* a block-quantized param as an output */
+        int32_t i = p->g->outputs[k].node;
+        rlx_status st = from_device_layout(p, i, (char *)p->io.map + p->io_off[i]);
+        if (st != RLX_OK) return st;
+    }
     return RLX_OK;
 }
 

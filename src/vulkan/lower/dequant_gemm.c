@@ -175,11 +175,6 @@ static rlx_status emit_gemm(vk_lower_ctx *c, const gemm_plan *g, const vk_tensor
     rlx_dtype dt = w->dtype;
     bool block = rlx_dtype_is_quantized(dt);
     uint64_t es = block ? 0 : rlx_dtype_size(dt);
-    uint32_t bb = 0;
-    if (block) {
-        int64_t be = dt >= RLX_Q2_K ? 256 : 32;
-        bb = (uint32_t)rlx_tensor_bytes(dt, 1, &be);
-    }
     if (K == 0 || g->tiled_f32) {   /* tiled_f32 never splits */
         c->tier = K == 0 ? "dequant-empty-k" : "dequant-tiled-f32";
         return vk_emit_matmul_f32_nt(c, x->addr, w->addr, out, M, N, K, uses_scratch);
@@ -200,7 +195,7 @@ static rlx_status emit_gemm(vk_lower_ctx *c, const gemm_plan *g, const vk_tensor
     uint32_t vec = 0;
     if (K % 4 == 0 && x->addr % 16 == 0) vec |= 1;
     if (!block && K % 4 == 0 && w->addr % (4 * es) == 0) vec |= 2;
-    uint32_t a4 = block && bb % 4 == 0 && w->addr % 4 == 0;
+    uint32_t a4 = vk_blocks_a4(dt, row_bytes, w->addr);
     vk_dispatch *d;
 
     if (g->coop) {

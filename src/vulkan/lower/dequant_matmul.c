@@ -127,7 +127,6 @@ static rlx_status emit_rows(vk_lower_ctx *c, const vk_tensor *table, const vk_te
                             uint64_t n_rows, int64_t K, uint64_t row_bytes) {
     char lb[160];
     rlx_dtype dt = table->dtype;
-    uint32_t bb = block_bytes(dt);
     uint64_t n = n_rows * (uint64_t)(K / 32);
     if (n >= ((uint64_t)1 << 32) || n_rows * (uint64_t)K >= ((uint64_t)1 << 32) || row_bytes >= ((uint64_t)1 << 32) ||
         (uint64_t)table->dims[0] >= ((uint64_t)1 << 32))
@@ -147,7 +146,7 @@ static rlx_status emit_rows(vk_lower_ctx *c, const vk_tensor *table, const vk_te
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = (uint32_t)dt;
     d->spec[1] = ids->dtype == RLX_I64 ? 2 : 1;
-    d->spec[2] = bb % 4 == 0 && table->addr % 4 == 0;
+    d->spec[2] = vk_blocks_a4(dt, row_bytes, table->addr);
     d->spec[3] = dst % 16 == 0;
     d->n_spec = 4;
     vk_grid_1d(c->caps, n, 256, d->groups);
@@ -473,7 +472,7 @@ static rlx_status emit_matvec(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_
     d->spec[0] = (uint32_t)dt;
     d->spec[1] = (uint32_t)M;
     d->spec[2] = nr;
-    d->spec[3] = bb && bb % 4 == 0 && w % 4 == 0 && (epi != 2 || w2 % 4 == 0);
+    d->spec[3] = vk_blocks_a4(dt, row_bytes, w) && (epi != 2 || w2 % 4 == 0);
     d->spec[4] = vec;
     d->spec[5] = (uint32_t)epi;
     d->n_spec = 6;

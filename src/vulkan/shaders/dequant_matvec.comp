@@ -107,16 +107,15 @@ void main() {
             [[unroll]] for (uint m = 0u; m < NM; m++) acc[r][m] = 0.0;
 
         if (qb_is_block(QT)) {
-            const uint ppb = qb_parts_per_block(QT), be = qb_block_elems(QT), bb = qb_block_bytes(QT);
+            const uint ppb = qb_parts_per_block(QT), be = qb_block_elems(QT);
             uint parts = p.K / 32u;
             for (uint pi = lane; pi < parts; pi += sgs) {
                 uint blk = pi / ppb, part = pi - blk * ppb;
-                uint64_t boff = uint64_t(blk) * uint64_t(bb);
                 float v[NR][32];
                 uint off[4];
                 [[unroll]] for (uint r = 0u; r < NR; r++) {
                     float vr[32];
-                    qb_decode(QT, a4, rows[r] + boff, part, vr, off);
+                    qb_decode(QT, a4, rows[r], blk, p.K, part, vr, off);
                     v[r] = vr;
                 }
                 uint e0 = blk * be;

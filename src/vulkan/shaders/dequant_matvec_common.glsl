@@ -7,6 +7,8 @@
 // <= 8) and NS (weight rows per group), and enables the subgroup basic and
 // arithmetic extensions. Groups are whole subgroups of >= 4 lanes.
 
+#include "planar.glsl"   // pl_field: Q8_0 and Q6_K rows are planar
+
 // Little-endian 32-bit word at an even byte offset of a row.
 uint wword(uint64_t row, uint off) {
     if ((A4 & 1u) != 0u && (off & 3u) == 0u) return U32Buf(row).v[off >> 2];
@@ -24,6 +26,14 @@ uvec2 wbytes8(uint64_t row, uint off) {
     if ((off & 2u) == 0u) return uvec2(w0, w1);
     uint w2 = U32Buf(row).v[i + 2u];
     return uvec2((w0 >> 16) | (w1 << 16), (w1 >> 16) | (w2 << 16));
+}
+// 8 bytes at an offset that is a multiple of 8 (planar fields): one load
+// when rows are 16-byte aligned (A4 bit 1), two with 4-byte-aligned rows.
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer WU2 { uvec2 v[]; };
+uvec2 wbytes8a(uint64_t row, uint off) {
+    if ((A4 & 2u) != 0u) return WU2(row).v[off >> 3];
+    if ((A4 & 1u) != 0u) return uvec2(U32Buf(row).v[off >> 2], U32Buf(row).v[(off >> 2) + 1u]);
+    return uvec2(wword(row, off), wword(row, off + 4u));
 }
 uint wbyte(uint64_t row, uint off) { return uint(U8Buf(row).v[off]); }
 float wf16(uint64_t row, uint off) { return unpackHalf2x16(uint(U16Buf(row).v[off >> 1])).x; }

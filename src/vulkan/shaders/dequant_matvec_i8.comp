@@ -19,14 +19,15 @@
 // tile += NumWorkGroups). The weight side keeps
 // the run kernel's pattern: lane t of a group of T takes units t, t + T, ...
 // of its rows, adjacent lanes reading adjacent weight bytes; a unit is
-//   Q8_0  8 weights: 8 quant bytes of a 34-byte block (4 lanes per block);
+//   Q8_0  8 weights: 8 quant bytes of a block (4 lanes per block; rows planar,
+//        planar.glsl, so one aligned load);
 //   Q4_K 32 weights: 16 bytes of qs, low nibbles one sub-block, high nibbles
 //        the next (8 lanes per 144-byte block; one 16-byte load when aligned);
 //   Q5_K as Q4_K (176-byte blocks, qs at 48), plus the 16 bytes of qh at the
 //        same positions, whose bits 2j and 2j + 1 are the two sub-blocks' 5th
 //        bits (quants 0..31: still one packed signed dot per 4);
 //   Q6_K 32 weights: 8 bytes of ql, of ql + 32 and of qh: 8 positions of the
-//        four 32-groups of one 128-half (8 lanes per 210-byte block).
+//        four 32-groups of one 128-half (8 lanes per block; planar rows).
 //
 // Attention's combine (XCOMB): in decode, x is the output of split-key
 // attention, whose second pass (attention_combine.comp) would merge the
@@ -343,10 +344,9 @@ xu_t load_x(uint m, uint r) {
 // acc[m] += (unit r of the row at `row`) · (x row m's unit), for every m;
 // nothing is added when !live (a select: inf or NaN in a clamped unit stays out).
 void unit_dot(uint64_t row, uint r, xu_t x[NM], bool live, inout float acc[NM]) {
-    if (QT == 13u) {   // Q8_0: 34-byte blocks [d f16][32 x int8]
-        uint base = (r >> 2) * 34u;
-        float dw = wf16(row, base);
-        uvec2 q = wbytes8(row, base + 2u + 8u * (r & 3u));
+    if (QT == 13u) {   // Q8_0 (planar): quants 8r.., the block's scale after the row's quants
+        float dw = wf16(row, pl_field(QT, p.K, 1u, r >> 2));
+        uvec2 q = wbytes8a(row, 8u * r);
         [[unroll]] for (uint m = 0u; m < NM; m++) {
             float v = dw * x[m].d * float(sdot8(q, x[m].a.xy));
             acc[m] += live ? v : 0.0;
@@ -375,13 +375,14 @@ void unit_dot(uint64_t row, uint r, xu_t x[NM], bool live, inout float acc[NM]) 
             float v = x[m].d * (dm.x * float(isum) - dm.y * float(msum));
             acc[m] += live ? v : 0.0;
         }
-    } else {   // Q6_K: 210-byte blocks [ql 128][qh 64][scales 16 x int8][d f16]; weight = d*sc*(q - 32)
-        uint base = (r >> 3) * 210u, hh = (r >> 2) & 1u, l = 8u * (r & 3u);
-        uvec2 la = wbytes8(row, base + 64u * hh + l);          // groups 0 (low nibbles) and 2 (high)
-        uvec2 lb = wbytes8(row, base + 64u * hh + 32u + l);    // groups 1 and 3
-        uvec2 qh = wbytes8(row, base + 128u + 32u * hh + l);   // bits 2g, 2g + 1: group g's q bits 4, 5
-        uvec2 sw = wbytes8(row, base + 192u + 8u * hh);        // scales 8hh .. 8hh + 7; group g's: (l >> 4) + 2g
-        float d = wf16(row, base + 208u);
+    } else {   // Q6_K (planar): per block ql 128, qh 64, scales 16 x int8, d f16; weight = d*sc*(q - 32)
+        uint b = r >> 3, hh = (r >> 2) & 1u, l = 8u * (r & 3u);
+        uint ql = pl_field(QT, p.K, 0u, b) + 64u * hh + l;
+        uvec2 la = wbytes8a(row, ql);                                      // groups 0 (low nibbles) and 2 (high)
+        uvec2 lb = wbytes8a(row, ql + 32u);                                // groups 1 and 3
+        uvec2 qh = wbytes8a(row, pl_field(QT, p.K, 1u, b) + 32u * hh + l); // bits 2g, 2g + 1: group g's q bits 4, 5
+        uvec2 sw = wbytes8a(row, pl_field(QT, p.K, 2u, b) + 8u * hh);      // scales 8hh .. 8hh + 7; group g's: (l >> 4) + 2g
+        float d = wf16(row, pl_field(QT, p.K, 3u, b));
         const uvec2 M4 = uvec2(0x0f0f0f0fu), M30 = uvec2(0x30303030u);
         uvec2 q0 = (la & M4) | ((qh << 4) & M30), q1 = (lb & M4) | ((qh << 2) & M30);
         uvec2 q2 = ((la >> 4) & M4) | (qh & M30), q3 = ((lb >> 4) & M4) | ((qh >> 2) & M30);

@@ -67,10 +67,9 @@ struct run_t { vec4 q0, q1; float ds, dmn; };
 run_t decode_run(uint64_t row, uint r) {
     run_t o;
     o.dmn = 0.0;
-    if (QT == 13u) {   // Q8_0: 34-byte blocks [d f16][32 x int8]; run = 8 quants
-        uint base = (r >> 2) * 34u, g = r & 3u;
-        o.ds = wf16(row, base);
-        uvec2 q = wbytes8(row, base + 2u + 8u * g);
+    if (QT == 13u) {   // Q8_0 (planar): run = 8 quants
+        o.ds = wf16(row, pl_field(QT, p.K, 1u, r >> 2));
+        uvec2 q = wbytes8a(row, 8u * r);
         o.q0 = s8x4(q.x);
         o.q1 = s8x4(q.y);
     } else if (QT == 16u) {   // Q4_K: 144-byte blocks [d, dmin f16][scales 12][qs 128]
@@ -99,17 +98,17 @@ run_t decode_run(uint64_t row, uint r) {
         o.q1 = vec4((uvec4(w1) >> sh8) & 15u);
         o.ds = dm.x * float(sc);
         o.dmn = dm.y * float(mn);
-    } else {   // Q6_K: 210-byte blocks [ql 128][qh 64][scales 16 x int8][d f16]
-        uint base = (r >> 5) * 210u, rr = r & 31u;
+    } else {   // Q6_K (planar): per block ql 128, qh 64, scales 16 x int8, d f16
+        uint b = r >> 5, rr = r & 31u;
         uint hh = rr >> 4, g = (rr >> 2) & 3u, l = 8u * (rr & 3u);
-        float sc = float(bitfieldExtract(int(wbyte(row, base + 192u + 8u * hh + (l >> 4) + 2u * g)), 0, 8));
-        uint lo = base + 64u * hh + 32u * (g & 1u) + l, hi = base + 128u + 32u * hh + l;
-        uvec2 lw = wbytes8(row, lo) >> (4u * (g >> 1)), hw = wbytes8(row, hi) >> (2u * g);
+        float sc = float(bitfieldExtract(int(wbyte(row, pl_field(QT, p.K, 2u, b) + 8u * hh + (l >> 4) + 2u * g)), 0, 8));
+        uint lo = pl_field(QT, p.K, 0u, b) + 64u * hh + 32u * (g & 1u) + l, hi = pl_field(QT, p.K, 1u, b) + 32u * hh + l;
+        uvec2 lw = wbytes8a(row, lo) >> (4u * (g >> 1)), hw = wbytes8a(row, hi) >> (2u * g);
         uint l0 = lw.x, l1 = lw.y, h0 = hw.x, h1 = hw.y;
         uvec4 sh8 = uvec4(0u, 8u, 16u, 24u);
         o.q0 = vec4(ivec4(((uvec4(l0) >> sh8) & 15u) | (((uvec4(h0) >> sh8) & 3u) << 4)) - 32);
         o.q1 = vec4(ivec4(((uvec4(l1) >> sh8) & 15u) | (((uvec4(h1) >> sh8) & 3u) << 4)) - 32);
-        o.ds = wf16(row, base + 208u) * sc;
+        o.ds = wf16(row, pl_field(QT, p.K, 3u, b)) * sc;
     }
     return o;
 }

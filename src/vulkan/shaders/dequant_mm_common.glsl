@@ -99,7 +99,7 @@ void dqmm_decode(uint n, uint q, bool wvec, out float v[32]) {
     const uint ppb = qb_parts_per_block(QT);
     uint blk = q / ppb, part = q - blk * ppb;
     uint off[4];
-    qb_decode(QT, A4 != 0u, row + uint64_t(blk) * uint64_t(qb_block_bytes(QT)), part, v, off);
+    qb_decode(QT, A4 != 0u, row, blk, p.K, part, v, off);
 }
 
 // 4 elements of x at element index i (row limit lim: zeros at or past it);

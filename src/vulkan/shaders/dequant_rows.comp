@@ -56,8 +56,7 @@ void main() {
     float v[32];
     uint off[4];
     if (ok) {
-        uint64_t b = p.src + uint64_t(id) * uint64_t(p.row_bytes) + uint64_t(blk) * uint64_t(qb_block_bytes(QT));
-        qb_decode(QT, A4 != 0u, b, part, v, off);
+        qb_decode(QT, A4 != 0u, p.src + uint64_t(id) * uint64_t(p.row_bytes), blk, p.K, part, v, off);
     } else {
         if (p.status != 0ul) U32Buf(p.status).v[0] = p.code;   // the run then fails, naming this node
         [[unroll]] for (uint j = 0u; j < 32u; j++) v[j] = 0.0;

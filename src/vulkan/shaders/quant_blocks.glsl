@@ -15,7 +15,12 @@
 // Arithmetic follows the C expressions term by term, so the decoded f32
 // values equal the CPU's (e.g. Q2_K: (d * sc) * q - dmin * m).
 //
+// Q8_0 and Q6_K rows are planar in device memory (planar.glsl), so their
+// fields are addressed from the row, not from a block.
+//
 // Include after common.glsl. Type codes are rlx_dtype values (include/rlx.h).
+
+#include "planar.glsl"
 
 #define QB_Q4_0  9u
 #define QB_Q4_1 10u
@@ -85,14 +90,18 @@ int qb_q3_scale(uint64_t blk, uint s, uint g) {
     return int(lo | (hi << 4)) - 32;
 }
 
-// Decodes part `part` (< qb_parts_per_block(qt)) of the block at blk.
-void qb_decode(uint qt, bool a4, uint64_t blk, uint part, out float v[32], out uint off[4]) {
+// Decodes part `part` (< qb_parts_per_block(qt)) of block bi of the row of
+// K elements at row. a4: the row (and, for the GGUF layout, its blocks) is
+// 4-byte aligned.
+void qb_decode(uint qt, bool a4, uint64_t row, uint bi, uint K, uint part, out float v[32], out uint off[4]) {
+    uint64_t blk = row + uint64_t(bi) * uint64_t(qb_block_bytes(qt));   // GGUF layouts
     if (!qb_is_k(qt)) {   // legacy: the whole 32-element block, elements in order
         off[0] = 0u; off[1] = 8u; off[2] = 16u; off[3] = 24u;
         if (qt == QB_Q8_0) {
-            float d = qb_f16(blk, 0u);
+            float d = qb_f16(row, pl_field(qt, K, 1u, bi));
+            uint qs = pl_field(qt, K, 0u, bi);
             uint w[8];
-            [[unroll]] for (uint i = 0u; i < 8u; i++) w[i] = qb_word(blk, 2u + 4u * i, a4);
+            [[unroll]] for (uint i = 0u; i < 8u; i++) w[i] = qb_word(row, qs + 4u * i, a4);
             [[unroll]] for (uint j = 0u; j < 32u; j++)
                 v[j] = d * float(bitfieldExtract(int(w[j >> 2]), int(8u * (j & 3u)), 8));
             return;
@@ -200,16 +209,17 @@ void qb_decode(uint qt, bool a4, uint64_t blk, uint part, out float v[32], out u
                 v[8u * g + e] = ds * float(q);
             }
         }
-    } else {   // Q6_K
+    } else {   // Q6_K (planar)
         uint l0[2], l1[2], qh[2];
+        uint fl = pl_field(qt, K, 0u, bi), fh = pl_field(qt, K, 1u, bi), fs = pl_field(qt, K, 2u, bi);
         [[unroll]] for (uint i = 0u; i < 2u; i++) {
-            l0[i] = qb_word(blk, hh * 64u + lq + 4u * i, a4);
-            l1[i] = qb_word(blk, hh * 64u + 32u + lq + 4u * i, a4);
-            qh[i] = qb_word(blk, 128u + hh * 32u + lq + 4u * i, a4);
+            l0[i] = qb_word(row, fl + hh * 64u + lq + 4u * i, a4);
+            l1[i] = qb_word(row, fl + hh * 64u + 32u + lq + 4u * i, a4);
+            qh[i] = qb_word(row, fh + hh * 32u + lq + 4u * i, a4);
         }
-        float d = qb_f16(blk, 208u);
+        float d = qb_f16(row, pl_field(qt, K, 3u, bi));
         [[unroll]] for (uint g = 0u; g < 4u; g++) {
-            float ds = d * float(bitfieldExtract(int(qb_u8(blk, 192u + sub + 2u * g)), 0, 8));
+            float ds = d * float(bitfieldExtract(int(qb_u8(row, fs + sub + 2u * g)), 0, 8));
             [[unroll]] for (uint e = 0u; e < 8u; e++) {
                 uint lb = (g & 1u) != 0u ? QB_BYTE(l1, e) : QB_BYTE(l0, e);
                 uint lo = (lb >> (4u * (g >> 1))) & 15u;
