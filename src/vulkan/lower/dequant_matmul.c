@@ -258,7 +258,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
  * dequant_matvec_i8.comp (see its header) for Q8_0, Q4_K, Q5_K and Q6_K on a device
  * with integer dot products: each workgroup rounds x to 8-bit blocks in
  * shared memory (the CPU fast path's rounding), then groups of T lanes walk
- * units of 8 (Q8_0) or 32 (K-quants) weights of NR rows with packed 4x8-bit
+ * units of 16 (Q8_0) or 32 (K-quants) weights of NR rows with packed 4x8-bit
  * dot products; T and NR from group_shape. Returns false (nothing emitted)
  * when it does not apply: a type i8_takes refuses, no int_dot, RLX_VK_EXACT_QUANT=1,
  * misaligned Q4_K rows, or x that does not fit in shared memory. Knobs:
@@ -308,7 +308,7 @@ static int64_t i8_shared_bytes(rlx_dtype dt, int64_t M, int64_t K) {
 /* Whether the i8 matvec can take M rows of K (shape, device, shared memory). */
 static bool i8_fits(const vk_caps *cp, rlx_dtype dt, int64_t M, int64_t K) {
     uint32_t sgs = cp->subgroup_size;
-    int64_t uw = dt != RLX_Q8_0 ? 32 : 8;
+    int64_t uw = dt != RLX_Q8_0 ? 32 : 16;
     return cp->int_dot && sgs >= 4 && sgs <= 256 && 256 % sgs == 0 && M >= 1 && M <= DQ_MATVEC_MAX_M && K > 0 &&
            K % uw == 0 && i8_shared_bytes(dt, M, K) <= (int64_t)cp->max_shared_memory;
 }
@@ -341,7 +341,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     if ((dt == RLX_Q4_K || dt == RLX_Q5_K) && !a4) return false;
     if (norm.gamma && (epi == 1 || norm.gamma % 16 || K % 8)) return false;   /* gamma rides in res, read as vec4 */
     if (ep && (M != 1 || epi != 0 || (ep->rope && (N % 2 || ep->D % 2)))) return false;
-    int64_t uw = dt != RLX_Q8_0 ? 32 : 8;
+    int64_t uw = dt != RLX_Q8_0 ? 32 : 16;
     uint32_t T, nr;
     /* Q8_0 units are 8 weights, so K = 4096 would get 128 threads a row;
      * 64 measured faster on the H200 (SwiGLU 14336 x 4096: 42.5 vs 45.7 us,
@@ -358,7 +358,9 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * was 0.7% / 2.1% slower) */
     int64_t min_tiles = K >= 8192 ? 512 : 256;
     uint32_t nr_max = N >= 32768 && dt != RLX_Q8_0 ? 2 : 4;
-    int64_t tiles = group_shape(sgs, (uint32_t)(K / uw), N, epi, dt == RLX_Q8_0 ? 64 : 256, min_tiles, nr_max, &T, &nr);
+    /* Q8_0's group size was tuned when its units were 8 weights: chosen from that count */
+    int64_t tiles = group_shape(sgs, (uint32_t)(K / (dt == RLX_Q8_0 ? 8 : uw)), N, epi, dt == RLX_Q8_0 ? 64 : 256, min_tiles,
+                                nr_max, &T, &nr);
     if (ep && ep->rope) {   /* a group's two slots are one pair of rows */
         nr = 2;
         tiles = cdiv(N / 2, 256 / T);
@@ -374,10 +376,12 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
         *st = RLX_STATUS_INTERNAL;
         return true;
     }
-    /* Q8_0 units (8 weights, one aligned 8-byte load in planar rows) two a
-     * step: decode device time -2.3% (8B Q8_0) and -1.3% (1B) on the H200;
-     * the K-quants' 32-weight units lost at 2 (eleventh session) */
-    d->spec[7] = env_u32("RLX_VK_DQ_U", 1, 4, dt == RLX_Q8_0 ? 2 : 1);
+    /* one unit a step: Q8_0's units are 16 weights (one aligned 16-byte load
+     * in planar rows), the K-quants' 32. On the H200 (bench/RESULTS.md,
+     * thirteenth session) 8B Q8_0 decode took 3310 us a token this way, 3347
+     * with 8-weight units two a step, 3592 / 3727 at two / three 16-weight
+     * units a step; the K-quants lost at 2 (eleventh session) */
+    d->spec[7] = env_u32("RLX_VK_DQ_U", 1, 4, 1);
     d->spec[8] = (uint32_t)K;
     d->spec[9] = norm.gamma != 0;
     d->spec[10] = 0;

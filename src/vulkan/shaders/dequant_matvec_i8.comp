@@ -19,8 +19,8 @@
 // tile += NumWorkGroups). The weight side keeps
 // the run kernel's pattern: lane t of a group of T takes units t, t + T, ...
 // of its rows, adjacent lanes reading adjacent weight bytes; a unit is
-//   Q8_0  8 weights: 8 quant bytes of a block (4 lanes per block; rows planar,
-//        planar.glsl, so one aligned load);
+//   Q8_0 16 weights: 16 quant bytes of a block (2 lanes per block; rows planar,
+//        planar.glsl, so one aligned 16-byte load);
 //   Q4_K 32 weights: 16 bytes of qs, low nibbles one sub-block, high nibbles
 //        the next (8 lanes per 144-byte block; one 16-byte load when aligned);
 //   Q5_K as Q4_K (176-byte blocks, qs at 48), plus the 16 bytes of qh at the
@@ -92,7 +92,7 @@ layout(constant_id = 14) const uint XOUT = 0;   // M = 1, EPI 0-2, no RKV: also 
 
 const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the CPU's Q8_32 / Q8_256 formats)
 const bool K45 = QT == 16u || QT == 17u;       // Q4_K / Q5_K: the same units, so the same x layout
-const uint UW = QT == 13u ? 8u : 32u;          // weights per unit
+const uint UW = QT == 13u ? 16u : 32u;         // weights per unit
 const uint G = 256u / T;                       // groups per workgroup
 const uint NS = EPI == 2u ? 2u : NR;           // weight rows (slots) per group
 const uint ROPE = RKV & 3u;
@@ -141,6 +141,13 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8U4 { uvec
 #include "rope_angle.glsl"                // rope_cos_sin
 #include "sumsq.glsl"                      // sumsq8, inv_rms
 #include "x_image.glsl"                    // chunk_slot; with RLX_XIMAGE load_image, image_tile_done
+
+// 16 bytes at a 16-byte-aligned offset of a row (planar fields): one load
+// when rows are 16-byte aligned, else two wbytes8a.
+uvec4 wbytes16a(uint64_t row, uint off) {
+    if ((A4 & 2u) != 0u) return I8U4(row).v[off >> 4];
+    return uvec4(wbytes8a(row, off), wbytes8a(row, off + 8u));
+}
 
 // 16 bytes at a 4-byte-aligned offset (one load when rows are 16-byte aligned).
 uvec4 wbytes16(uint64_t row, uint off) {
@@ -329,8 +336,9 @@ xu_t load_x(uint m, uint r) {
     o.b = uvec4(0u);
     o.s = ivec4(0);
     if (QT == 13u) {
-        o.a.xy = xq2[m * (XK / 8u) + r];
-        o.d = xd[m * (XK / 32u) + (r >> 2)];
+        uint c = m * (XK / 8u) + 2u * r;
+        o.a = uvec4(xq2[c], xq2[c + 1u]);
+        o.d = xd[m * (XK / 32u) + (r >> 1)];
     } else {   // the layout above
         uint b = m * (XK / 256u) + (r >> 3), u = r & 7u;
         o.a = xq4[16u * b + u];
@@ -344,11 +352,11 @@ xu_t load_x(uint m, uint r) {
 // acc[m] += (unit r of the row at `row`) · (x row m's unit), for every m;
 // nothing is added when !live (a select: inf or NaN in a clamped unit stays out).
 void unit_dot(uint64_t row, uint r, xu_t x[NM], bool live, inout float acc[NM]) {
-    if (QT == 13u) {   // Q8_0 (planar): quants 8r.., the block's scale after the row's quants
-        float dw = wf16(row, pl_field(QT, p.K, 1u, r >> 2));
-        uvec2 q = wbytes8a(row, 8u * r);
+    if (QT == 13u) {   // Q8_0 (planar): quants 16r.., the block's scale after the row's quants
+        float dw = wf16(row, pl_field(QT, p.K, 1u, r >> 1));
+        uvec4 q = wbytes16a(row, 16u * r);
         [[unroll]] for (uint m = 0u; m < NM; m++) {
-            float v = dw * x[m].d * float(sdot8(q, x[m].a.xy));
+            float v = dw * x[m].d * float(sdot16(q, x[m].a));
             acc[m] += live ? v : 0.0;
         }
     } else if (K45) {   // Q4_K: 144-byte blocks [d, dmin f16][scales 12][qs 128]; weight = d*sc*q - dmin*m
