@@ -127,6 +127,11 @@ static gemm_plan plan_gemm(const vk_lower_ctx *c, rlx_dtype dt, int64_t N) {
  * prefilled 1.5-1.9x faster; 512-token prompts, whose grids are 4x larger,
  * -2% to +7%. Splitting grids of 132-263 tiles too (2 splits) was no faster:
  * 1B and 8B Q4_K_M prompts of 128 and 256 tokens ran 0-5% faster without.
+ * Q8_0 weights split below DQ_SPLIT_BELOW_Q8_0 instead: with planar rows
+ * (vk_weight_layout.c) the 8B Q8_0 SwiGLU GEMMs (224 tiles at 128 tokens)
+ * ran slower unsplit than before while split GEMMs ran faster; 2 splits
+ * there: 8B Q8_0 prefill 2648 -> 2716 tok/s (bench/RESULTS.md, thirteenth
+ * session; the same threshold cost Q4_K_M 2%).
  * RLX_VK_DQ_SPLIT_TILES=<n> moves the threshold (tuning): grids of fewer
  * than n tiles split.
  * Software devices (lavapipe: a few cores) gain nothing and do not split.
@@ -136,6 +141,7 @@ static gemm_plan plan_gemm(const vk_lower_ctx *c, rlx_dtype dt, int64_t N) {
  * (a value that is not an integer is also logged and ignored).
  */
 #define DQ_SPLIT_BELOW     132   /* grids of fewer tiles split: about one per SM of a 132-SM GPU */
+#define DQ_SPLIT_BELOW_Q8_0 300
 #define DQ_SPLIT_TARGET    264   /* workgroups a split grid aims at: two per SM */
 #define DQ_SPLIT_MIN_STEPS 4
 #define DQ_SPLIT_MAX       16
@@ -149,7 +155,7 @@ static uint32_t split_count(const vk_lower_ctx *c, const gemm_plan *g, int64_t M
     uint32_t steps = (uint32_t)cdiv(cdiv(K, 32), g->pps);
     int64_t want = rlx_env_int("RLX_VK_DQ_SPLITK", 0);
     if (want < 1) {
-        int below = rlx_env_int("RLX_VK_DQ_SPLIT_TILES", DQ_SPLIT_BELOW);
+        int below = rlx_env_int("RLX_VK_DQ_SPLIT_TILES", c->in[1].dtype == RLX_Q8_0 ? DQ_SPLIT_BELOW_Q8_0 : DQ_SPLIT_BELOW);
         if (c->caps->is_software || tiles >= below) return 1;
         want = RLX_MIN(cdiv(DQ_SPLIT_TARGET, tiles), (int64_t)(steps / DQ_SPLIT_MIN_STEPS));
     }
