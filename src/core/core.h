@@ -51,6 +51,16 @@ double rlx_now_seconds(void);
 /* Environment helpers: value of env var as int, or fallback when unset/invalid. */
 int rlx_env_int(const char *name, int fallback);
 
+/* Fault injection, for the tests of error paths that real devices and hosts
+ * rarely take (an allocation or a submit failing): true when RLX_FAULT, a
+ * comma-separated list, names `site` ("site": every call fails; "site@n":
+ * only the n-th call since RLX_FAULT took its present value). Called only
+ * where the failure is then handled as a real one, never on a per-run hot
+ * path. Sites: "vk_buf" (a Vulkan buffer cannot be created),
+ * "vk_upload_submit" (an upload's submit fails), "cpu_param_alloc" (a CPU
+ * param cannot be allocated). */
+bool rlx_fault(const char *site);
+
 /* f16 / bf16 <-> f32 conversion (round to nearest even). */
 float    rlx_f16_to_f32(uint16_t h);
 uint16_t rlx_f32_to_f16(float f);

@@ -4,6 +4,8 @@
  */
 #include "core/core.h"
 #include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -77,6 +79,33 @@ double rlx_now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+bool rlx_fault(const char *site) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char setting[256];
+    static long hits[8];   /* calls per listed site since RLX_FAULT became `setting` */
+    const char *v = getenv("RLX_FAULT");
+    if (!v || !*v) return false;
+    size_t n = strlen(site);
+    bool fail = false;
+    pthread_mutex_lock(&lock);
+    if (strncmp(setting, v, sizeof setting) != 0) {
+        snprintf(setting, sizeof setting, "%s", v);
+        memset(hits, 0, sizeof hits);
+    }
+    int k = 0;
+    for (const char *p = v; *p && !fail; k++) {   /* k: index of the entry at p */
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len >= n && strncmp(p, site, n) == 0 && (len == n || p[n] == '@')) {
+            if (len == n) fail = true;
+            else if (k < 8) fail = ++hits[k] == strtol(p + n + 1, NULL, 10);
+        }
+        p += len + (end ? 1 : 0);
+    }
+    pthread_mutex_unlock(&lock);
+    return fail;
 }
 
 int rlx_env_int(const char *name, int fallback) {

@@ -67,7 +67,7 @@ rlx_status cpu_param_alloc(cpu_device *dev, size_t bytes, void **handle) {
     (void)dev;   /* host memory needs no device; the signature matches other backends */
     /* zero without a pass over it: most params are written next, or replaced
      * by the caller's memory, and a KV cache is filled a row at a time */
-    void *p = rlx_zeroed_alloc(bytes ? bytes : 1);
+    void *p = rlx_fault("cpu_param_alloc") ? NULL : rlx_zeroed_alloc(bytes ? bytes : 1);
     if (!p) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "cpu: cannot allocate %zu bytes for a param", bytes);
     *handle = p;
     return RLX_OK;

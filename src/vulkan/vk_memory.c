@@ -34,7 +34,7 @@ rlx_status vk_buf_create(vk_ctx *c, VkDeviceSize size, bool host_visible, const 
                               .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT |
                                        VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                               .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
-    VkResult r = c->f.vkCreateBuffer(c->dev, &bci, NULL, &out->buf);
+    VkResult r = rlx_fault("vk_buf") ? VK_ERROR_OUT_OF_DEVICE_MEMORY : c->f.vkCreateBuffer(c->dev, &bci, NULL, &out->buf);
     if (r != VK_SUCCESS) {
         out->buf = VK_NULL_HANDLE;
         return r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY
@@ -131,7 +131,10 @@ static rlx_status submit_slot(vk_ctx *c, int slot, const vk_buf *dst, VkDeviceSi
     }
     st = vk_check(c->f.vkEndCommandBuffer(cb), "vkEndCommandBuffer");
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
-    if (st == RLX_OK) st = vk_check(c->f.vkQueueSubmit(c->queue, 1, &si, c->upload_fence[slot]), "vkQueueSubmit (upload)");
+    if (st == RLX_OK)
+        st = vk_check(rlx_fault("vk_upload_submit") ? VK_ERROR_DEVICE_LOST
+                                                   : c->f.vkQueueSubmit(c->queue, 1, &si, c->upload_fence[slot]),
+                      "vkQueueSubmit (upload)");
     return st;
 }
 
