@@ -51,20 +51,20 @@ static void convert_row(const planar_type *t, size_t nb, uint8_t *bl, uint8_t *p
     }
 }
 
-void vk_layout_to_planar(rlx_dtype dt, int64_t row_elems, const void *blocks, void *planar, size_t bytes) {
+/* The whole rows of `bytes` either way. */
+static void convert_rows(rlx_dtype dt, int64_t row_elems, uint8_t *blocks, uint8_t *planar, size_t bytes, bool to_planar) {
     const planar_type *t = planar_of(dt);
     size_t rb = vk_layout_row_bytes(dt, row_elems);
     if (!t || rb == 0) return;
-    for (size_t r = 0; r + rb <= bytes; r += rb)
-        convert_row(t, rb / t->block_bytes, (uint8_t *)blocks + r, (uint8_t *)planar + r, true);
+    for (size_t r = 0; r + rb <= bytes; r += rb) convert_row(t, rb / t->block_bytes, blocks + r, planar + r, to_planar);
+}
+
+void vk_layout_to_planar(rlx_dtype dt, int64_t row_elems, const void *blocks, void *planar, size_t bytes) {
+    convert_rows(dt, row_elems, (uint8_t *)blocks, planar, bytes, true);   /* blocks are only read */
 }
 
 void vk_layout_from_planar(rlx_dtype dt, int64_t row_elems, const void *planar, void *blocks, size_t bytes) {
-    const planar_type *t = planar_of(dt);
-    size_t rb = vk_layout_row_bytes(dt, row_elems);
-    if (!t || rb == 0) return;
-    for (size_t r = 0; r + rb <= bytes; r += rb)
-        convert_row(t, rb / t->block_bytes, (uint8_t *)blocks + r, (uint8_t *)planar + r, false);
+    convert_rows(dt, row_elems, blocks, (uint8_t *)planar, bytes, false);   /* planar is only read */
 }
 
 rlx_status vk_layout_from_planar_in_place(rlx_dtype dt, int64_t row_elems, void *data, size_t bytes) {
