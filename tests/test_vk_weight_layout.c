@@ -71,9 +71,9 @@ TEST(vk_weight_layout_conversion) {
     CHECK(vk_layout_from_planar_in_place(RLX_F32, 4, a, sizeof a) == RLX_OK && a[0] == 1);
 }
 
-/* y = x · wᵀ and e = gather_rows(w, ids), with w a param (also an output) or
- * a constant, on the CPU and on Vulkan; with force_host the two ops run as
- * host steps of the Vulkan program. */
+/* y = x · wᵀ and e = gather_rows(w, ids), with w a param or a constant (also
+ * an output, under two names), on the CPU and on Vulkan; with force_host the
+ * two ops run as host steps of the Vulkan program. */
 static bool layout_case(rlx_dtype dt, int64_t N, int64_t K, bool as_const, bool force_host) {
     size_t bytes;
     void *w = quantized(dt, N, K, &bytes);
@@ -86,7 +86,8 @@ static bool layout_case(rlx_dtype dt, int64_t N, int64_t K, bool as_const, bool 
     rlx_node xn = rlx_input(g, "x", RLX_F32, 2, xd), in = rlx_input(g, "ids", RLX_I32, 1, idd);
     rlx_output(g, "y", rlx_dequant_matmul(g, xn, wn));
     rlx_output(g, "e", rlx_gather_rows(g, wn, in));
-    if (!as_const) rlx_output(g, "w_out", wn);
+    rlx_output(g, "w_out", wn);
+    rlx_output(g, "w_again", wn);   /* one node, two outputs: converted back once */
     rlx_tensor inputs[2] = {
         {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {2, K}, .data = x, .bytes = sizeof(float) * (size_t)(2 * K)},
         {.name = "ids", .dtype = RLX_I32, .rank = 1, .dims = {3}, .data = ids, .bytes = sizeof ids}};
@@ -100,12 +101,12 @@ static bool layout_case(rlx_dtype dt, int64_t N, int64_t K, bool as_const, bool 
     }
     rlx_exec_stats st = {0};
     if (ok && force_host) ok = rlx_exec_get_stats(ev, &st) == RLX_OK && st.host_steps == 2;
-    const char *outs[3] = {"y", "e", "w_out"};
-    for (int o = 0; ok && o < (as_const ? 2 : 3); o++) {
+    const char *outs[4] = {"y", "e", "w_out", "w_again"};
+    for (int o = 0; ok && o < 4; o++) {
         rlx_tensor a, b;
         ok = rlx_exec_output(ec, outs[o], &a) == RLX_OK && rlx_exec_output(ev, outs[o], &b) == RLX_OK && a.bytes == b.bytes;
         if (!ok) break;
-        if (o == 2) {   /* the param itself: the bytes the caller gave */
+        if (o >= 2) {   /* the param or constant itself: the bytes given */
             ok = b.bytes == bytes && memcmp(b.data, w, bytes) == 0;
         } else {
             const float *fa = a.data, *fb = b.data;

@@ -114,7 +114,10 @@ rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
         p->last_gpu_seconds = (double)(ts[1] - ts[0]) * p->ctx->timestamp_period_ns * 1e-9;
     if (p->profile) accumulate_profile(p);
     for (int32_t k = 0; k < p->g->n_outputs; k++) {   /* a block-quantized param as an output */
-        int32_t i = p->g->outputs[k].node;
+        int32_t i = p->g->outputs[k].node, j = 0;
+        if (!vk_layout_is_planar(p->g->nodes[i].dtype)) continue;
+        while (j < k && p->g->outputs[j].node != i) j++;
+        if (j < k) continue;   /* one node under several names: its bytes are converted once */
         rlx_status st = from_device_layout(p, i, (char *)p->io.map + p->io_off[i]);
         if (st != RLX_OK) return st;
     }
