@@ -37,6 +37,20 @@ size_t vk_layout_row_bytes(rlx_dtype dt, int64_t row_elems) {
     return t ? (size_t)(row_elems / t->block_elems) * t->block_bytes : 0;
 }
 
+/* n bytes, n one of the field sizes: a constant size per case, so the copy
+ * is a few moves instead of a memcpy call per field of every block (Q8_0
+ * rows: ~5 GB/s with calls, ~10 this way, the upload's plain memcpy ~16; this VM). */
+static inline void copy_field(uint8_t *dst, const uint8_t *src, size_t n) {
+    switch (n) {
+    case 2: memcpy(dst, src, 2); break;
+    case 16: memcpy(dst, src, 16); break;
+    case 32: memcpy(dst, src, 32); break;
+    case 64: memcpy(dst, src, 64); break;
+    case 128: memcpy(dst, src, 128); break;
+    default: memcpy(dst, src, n); break;
+    }
+}
+
 /* One row either way: planar field bytes at pl, blocks at bl. */
 static void convert_row(const planar_type *t, size_t nb, uint8_t *bl, uint8_t *pl, bool to_planar) {
     size_t at = 0;
@@ -44,8 +58,8 @@ static void convert_row(const planar_type *t, size_t nb, uint8_t *bl, uint8_t *p
         const field f = t->f[i];
         for (size_t b = 0; b < nb; b++) {
             uint8_t *blk = bl + b * t->block_bytes + f.off, *pln = pl + at + b * f.size;
-            if (to_planar) memcpy(pln, blk, f.size);
-            else memcpy(blk, pln, f.size);
+            if (to_planar) copy_field(pln, blk, f.size);
+            else copy_field(blk, pln, f.size);
         }
         at += nb * f.size;
     }
