@@ -54,7 +54,8 @@ int rlx_env_int(const char *name, int fallback);
 /* Fault injection, for the tests of error paths that real devices and hosts
  * rarely take (an allocation or a submit failing): true when RLX_FAULT, a
  * comma-separated list, names `site` ("site": every call fails; "site@n":
- * only the n-th call since RLX_FAULT took its present value). Called only
+ * only the n-th call since RLX_FAULT took its present value; counted for
+ * the list's first 8 entries). Called only
  * where the failure is then handled as a real one, never on a per-run hot
  * path. Sites: "vk_buf" (a Vulkan buffer cannot be created),
  * "vk_upload_submit" (an upload's submit fails), "cpu_param_alloc" (a CPU

@@ -78,6 +78,8 @@ bool ir_shape_is_static(const ir_shape *s) {
     return true;
 }
 
+int64_t ir_shape_row_elems(const ir_shape *s) { return s->rank > 0 ? s->d[s->rank - 1].k : 1; }
+
 int64_t ir_shape_numel(const ir_shape *s) {
     int64_t n = 1;
     for (int i = 0; i < s->rank; i++) n *= s->d[i].k;

@@ -124,6 +124,9 @@ bool    ir_shape_size_ok(const ir_shape *s);
 void    ir_shape_format(const ir_shape *s, const ir_graph *g, char *buf, size_t n);
 /* Static dims of a static shape. */
 void    ir_shape_dims(const ir_shape *s, int64_t *dims);
+/* Elements of a row of a static shape: its last dim (1 for a scalar); the
+ * unit block-quantized data comes in (whole blocks per row). */
+int64_t ir_shape_row_elems(const ir_shape *s);
 
 /* graph storage */
 void       ir_graph_init(ir_graph *g);

@@ -350,9 +350,8 @@ rlx_status rlx_exec_set_param(rlx_exec *e, const char *name, rlx_dtype dtype, co
         e->borrowed[id] = false;
         drop_specs(e);
     }
-    const ir_node *n = &e->graph.nodes[id];
-    int64_t row_elems = n->shape.rank > 0 && ir_dim_is_static(n->shape.d[n->shape.rank - 1]) ? n->shape.d[n->shape.rank - 1].k : 1;
-    return e->be->param_write(e->dev, e->param_by_node[id], dtype, row_elems, data, bytes);
+    return e->be->param_write(e->dev, e->param_by_node[id], dtype, ir_shape_row_elems(&e->graph.nodes[id].shape), data,
+                              bytes);   /* params have static shapes */
 }
 
 rlx_status rlx_exec_use_param_memory(rlx_exec *e, const char *name, rlx_dtype dtype, const void *data, size_t bytes) {

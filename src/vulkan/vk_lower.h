@@ -151,6 +151,8 @@ void vk_grid_1d(const vk_caps *caps, uint64_t n, uint32_t local, uint32_t groups
  * or -1 if it cannot fit in max_rank. */
 int vk_collapse_broadcast(const vk_tensor *out, const vk_tensor *const *ins, int n_ins, int max_rank,
                           int64_t *dims, int64_t strides[][IR_MAX_RANK]);
+/* Bytes per block of a block dtype (rows are whole blocks), 0 for other dtypes. */
+uint32_t vk_block_bytes(rlx_dtype dt);
 /* Whether the block decoders (quant_blocks.glsl, its a4) may read the
  * block-quantized rows of row_bytes at addr as aligned 32-bit words: the
  * blocks are (planar rows, vk_weight_layout.h: the rows are) 4-byte aligned. */

@@ -87,11 +87,15 @@ int vk_collapse_broadcast(const vk_tensor *out, const vk_tensor *const *ins, int
 
 uint32_t vk_dtype_code(rlx_dtype dt) { return (uint32_t)dt; }
 
+uint32_t vk_block_bytes(rlx_dtype dt) {
+    if (!rlx_dtype_is_quantized(dt)) return 0;
+    int64_t be = dt >= RLX_Q2_K ? 256 : 32;
+    return (uint32_t)rlx_tensor_bytes(dt, 1, &be);
+}
+
 bool vk_blocks_a4(rlx_dtype dt, uint64_t row_bytes, uint64_t addr) {
     if (!rlx_dtype_is_quantized(dt) || addr % 4) return false;
-    if (vk_layout_is_planar(dt)) return row_bytes % 4 == 0;
-    int64_t be = dt >= RLX_Q2_K ? 256 : 32;
-    return rlx_tensor_bytes(dt, 1, &be) % 4 == 0;
+    return vk_layout_is_planar(dt) ? row_bytes % 4 == 0 : vk_block_bytes(dt) % 4 == 0;
 }
 
 uint32_t vk_max_groups(const vk_caps *caps, int axis) {

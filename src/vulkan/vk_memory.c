@@ -153,7 +153,8 @@ static rlx_status wait_slot(vk_ctx *c, int slot) {
 rlx_status vk_upload_as(vk_ctx *c, const vk_buf *dst, VkDeviceSize offset, const void *data, size_t bytes, rlx_dtype dtype,
                         int64_t row_elems) {
     if (bytes == 0) return RLX_OK;
-    size_t row = vk_layout_is_planar(dtype) ? vk_layout_row_bytes(dtype, row_elems) : 1;
+    bool planar = vk_layout_is_planar(dtype);
+    size_t row = planar ? vk_layout_row_bytes(dtype, row_elems) : 1;
     if (row == 0 || bytes % row != 0)
         return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: upload of %zu bytes of %s is not whole rows of %lld", bytes,
                         rlx_dtype_name(dtype), (long long)row_elems);
@@ -170,7 +171,7 @@ rlx_status vk_upload_as(vk_ctx *c, const vk_buf *dst, VkDeviceSize offset, const
             busy[slot] = false;
             if ((st = wait_slot(c, slot)) != RLX_OK) break;
         }
-        if (row > 1) vk_layout_to_planar(dtype, row_elems, (const char *)data + done, c->upload_staging[slot].map, n);
+        if (planar) vk_layout_to_planar(dtype, row_elems, (const char *)data + done, c->upload_staging[slot].map, n);
         else memcpy(c->upload_staging[slot].map, (const char *)data + done, n);
         st = submit_slot(c, slot, dst, offset + done, n, false);
         busy[slot] = st == RLX_OK;

@@ -26,6 +26,7 @@
  */
 #include "vulkan/vk_program_priv.h"
 #include "core/profile.h"
+#include "vulkan/vk_weight_layout.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -760,9 +761,11 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     p->segs = calloc(n + 1, sizeof *p->segs);
     p->input_nodes = calloc(n, sizeof *p->input_nodes);
     p->kv_checks = calloc(n, sizeof *p->kv_checks);
+    p->planar_outputs = calloc(n, sizeof *p->planar_outputs);
     recorder r = {.p = p};
     rlx_status st = RLX_OK;
-    if (!p->const_off || !p->io_off || !p->loc || !p->info || !p->segs || !p->input_nodes || !p->kv_checks) {
+    if (!p->const_off || !p->io_off || !p->loc || !p->info || !p->segs || !p->input_nodes || !p->kv_checks ||
+        !p->planar_outputs) {
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
         goto fail;
     }
@@ -793,6 +796,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
         if (g->nodes[i].op == IR_OP_INPUT) continue;   /* an input returned as output reads back its own slot */
         p->io_off[i] = io_bytes;
         io_bytes += align64((VkDeviceSize)node_bytes(&g->nodes[i]));
+        if (vk_layout_is_planar(g->nodes[i].dtype)) p->planar_outputs[p->n_planar_outputs++] = i;   /* once a node */
     }
     p->status_off = io_bytes;
     io_bytes += 64;
@@ -802,7 +806,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     for (int32_t i = 0; i < g->n_nodes && st == RLX_OK; i++)
         if (g->nodes[i].op == IR_OP_CONST)
             st = vk_upload_as(c, &p->consts, p->const_off[i], g->nodes[i].data, g->nodes[i].data_bytes, g->nodes[i].dtype,
-                              g->nodes[i].shape.rank > 0 ? g->nodes[i].shape.d[g->nodes[i].shape.rank - 1].k : 1);
+                              ir_shape_row_elems(&g->nodes[i].shape));
     if (st != RLX_OK) goto fail;
     if ((st = resolve_locations(p, param_handles)) != RLX_OK) goto fail;
 
@@ -874,6 +878,7 @@ void vk_program_free(vk_program *p) {
     free(p->info);
     free(p->segs);
     free(p->input_nodes);
+    free(p->planar_outputs);
     free(p->kv_checks);
     free(p->prof_us);
     free(p);

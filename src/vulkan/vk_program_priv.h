@@ -77,6 +77,8 @@ struct vk_program {
     int              n_input_nodes;
     int32_t         *kv_checks;        /* kv_write nodes whose pos is a graph input */
     int              n_kv_checks;
+    int32_t         *planar_outputs;   /* outputs in a device layout of their own (Q8_0 / Q6_K params), each once */
+    int              n_planar_outputs;
     VkDeviceSize     status_off;       /* in io: the word shaders set on bad input */
     double           last_gpu_seconds;
     double           spin_cap_s;       /* longest fence poll (spin_cap_seconds, read at build) */

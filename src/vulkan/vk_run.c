@@ -42,8 +42,8 @@ static rlx_status submit_and_wait(vk_program *p, vk_segment *seg) {
  * dtype (vk_weight_layout.h) back to the one the rest of rlx reads. */
 static rlx_status from_device_layout(const vk_program *p, int32_t node, void *host) {
     const ir_node *n = &p->g->nodes[node];
-    if (!vk_layout_is_planar(n->dtype) || n->shape.rank < 1) return RLX_OK;
-    return vk_layout_from_planar_in_place(n->dtype, n->shape.d[n->shape.rank - 1].k, host, (size_t)node_bytes(n));
+    if (!vk_layout_is_planar(n->dtype)) return RLX_OK;
+    return vk_layout_from_planar_in_place(n->dtype, ir_shape_row_elems(&n->shape), host, (size_t)node_bytes(n));
 }
 
 static rlx_status run_host_step(vk_program *p, int32_t i) {
@@ -113,11 +113,8 @@ rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
                                         VK_QUERY_RESULT_64_BIT) == VK_SUCCESS && ts[1] >= ts[0])
         p->last_gpu_seconds = (double)(ts[1] - ts[0]) * p->ctx->timestamp_period_ns * 1e-9;
     if (p->profile) accumulate_profile(p);
-    for (int32_t k = 0; k < p->g->n_outputs; k++) {   /* a block-quantized param as an output */
-        int32_t i = p->g->outputs[k].node, j = 0;
-        if (!vk_layout_is_planar(p->g->nodes[i].dtype)) continue;
-        while (j < k && p->g->outputs[j].node != i) j++;
-        if (j < k) continue;   /* one node under several names: its bytes are converted once */
+    for (int k = 0; k < p->n_planar_outputs; k++) {   /* block-quantized params as outputs */
+        int32_t i = p->planar_outputs[k];
         rlx_status st = from_device_layout(p, i, (char *)p->io.map + p->io_off[i]);
         if (st != RLX_OK) return st;
     }

@@ -11,7 +11,7 @@
  * The row's size and stride are unchanged (row views and the gather of rows
  * address rows as before), and every field of a block sits at a multiple of
  * its own size from the row's start. The shaders compute the same offsets
- * (quant_blocks.glsl qb_field); this file converts on the way in (params and
+ * (shaders/planar.glsl pl_field); this file converts on the way in (params and
  * constants) and out (host steps, outputs).
  */
 #include "vulkan/vk_weight_layout.h"
@@ -20,11 +20,11 @@
 #include <string.h>
 
 typedef struct field { uint16_t off, size; } field;
-typedef struct planar_type { int n; field f[4]; uint32_t block_bytes, block_elems; } planar_type;
+typedef struct planar_type { int n; field f[4]; } planar_type;   /* a block's bytes: the fields' sizes summed */
 
 /* Fields in their planar order. */
-static const planar_type Q8_0_PLANAR = {2, {{2, 32}, {0, 2}}, 34, 32};
-static const planar_type Q6_K_PLANAR = {4, {{0, 128}, {128, 64}, {192, 16}, {208, 2}}, 210, 256};
+static const planar_type Q8_0_PLANAR = {2, {{2, 32}, {0, 2}}};
+static const planar_type Q6_K_PLANAR = {4, {{0, 128}, {128, 64}, {192, 16}, {208, 2}}};
 
 static const planar_type *planar_of(rlx_dtype dt) {
     return dt == RLX_Q8_0 ? &Q8_0_PLANAR : dt == RLX_Q6_K ? &Q6_K_PLANAR : NULL;
@@ -33,8 +33,7 @@ static const planar_type *planar_of(rlx_dtype dt) {
 bool vk_layout_is_planar(rlx_dtype dt) { return planar_of(dt) != NULL; }
 
 size_t vk_layout_row_bytes(rlx_dtype dt, int64_t row_elems) {
-    const planar_type *t = planar_of(dt);
-    return t ? (size_t)(row_elems / t->block_elems) * t->block_bytes : 0;
+    return planar_of(dt) ? rlx_tensor_bytes(dt, 1, &row_elems) : 0;
 }
 
 /* n bytes, n one of the field sizes: a constant size per case, so the copy
@@ -51,13 +50,19 @@ static inline void copy_field(uint8_t *dst, const uint8_t *src, size_t n) {
     }
 }
 
-/* One row either way: planar field bytes at pl, blocks at bl. */
-static void convert_row(const planar_type *t, size_t nb, uint8_t *bl, uint8_t *pl, bool to_planar) {
-    size_t at = 0;
+static size_t block_bytes(const planar_type *t) {
+    size_t n = 0;
+    for (int i = 0; i < t->n; i++) n += t->f[i].size;
+    return n;
+}
+
+/* One row of rb bytes either way: planar field bytes at pl, blocks at bl. */
+static void convert_row(const planar_type *t, size_t rb, uint8_t *bl, uint8_t *pl, bool to_planar) {
+    size_t bb = block_bytes(t), nb = rb / bb, at = 0;
     for (int i = 0; i < t->n; i++) {
         const field f = t->f[i];
         for (size_t b = 0; b < nb; b++) {
-            uint8_t *blk = bl + b * t->block_bytes + f.off, *pln = pl + at + b * f.size;
+            uint8_t *blk = bl + b * bb + f.off, *pln = pl + at + b * f.size;
             if (to_planar) copy_field(pln, blk, f.size);
             else copy_field(blk, pln, f.size);
         }
@@ -65,20 +70,12 @@ static void convert_row(const planar_type *t, size_t nb, uint8_t *bl, uint8_t *p
     }
 }
 
-/* The whole rows of `bytes` either way. */
-static void convert_rows(rlx_dtype dt, int64_t row_elems, uint8_t *blocks, uint8_t *planar, size_t bytes, bool to_planar) {
+void vk_layout_to_planar(rlx_dtype dt, int64_t row_elems, const void *blocks, void *planar, size_t bytes) {
     const planar_type *t = planar_of(dt);
     size_t rb = vk_layout_row_bytes(dt, row_elems);
     if (!t || rb == 0) return;
-    for (size_t r = 0; r + rb <= bytes; r += rb) convert_row(t, rb / t->block_bytes, blocks + r, planar + r, to_planar);
-}
-
-void vk_layout_to_planar(rlx_dtype dt, int64_t row_elems, const void *blocks, void *planar, size_t bytes) {
-    convert_rows(dt, row_elems, (uint8_t *)blocks, planar, bytes, true);   /* blocks are only read */
-}
-
-void vk_layout_from_planar(rlx_dtype dt, int64_t row_elems, const void *planar, void *blocks, size_t bytes) {
-    convert_rows(dt, row_elems, blocks, (uint8_t *)planar, bytes, false);   /* planar is only read */
+    for (size_t r = 0; r + rb <= bytes; r += rb)
+        convert_row(t, rb, (uint8_t *)blocks + r, (uint8_t *)planar + r, true);   /* blocks are only read */
 }
 
 rlx_status vk_layout_from_planar_in_place(rlx_dtype dt, int64_t row_elems, void *data, size_t bytes) {
@@ -89,7 +86,7 @@ rlx_status vk_layout_from_planar_in_place(rlx_dtype dt, int64_t row_elems, void 
     if (!tmp) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory converting %s rows", rlx_dtype_name(dt));
     for (size_t r = 0; r + rb <= bytes; r += rb) {
         memcpy(tmp, (uint8_t *)data + r, rb);
-        convert_row(t, rb / t->block_bytes, (uint8_t *)data + r, tmp, false);
+        convert_row(t, rb, (uint8_t *)data + r, tmp, false);
     }
     free(tmp);
     return RLX_OK;

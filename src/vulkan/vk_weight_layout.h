@@ -16,11 +16,11 @@ bool   vk_layout_is_planar(rlx_dtype dt);
 /* Bytes of one row of row_elems elements of a planar dtype (0 otherwise). */
 size_t vk_layout_row_bytes(rlx_dtype dt, int64_t row_elems);
 /* Converts the whole rows in `bytes` (a multiple of the row size; a partial
- * row at the end is left alone) between GGUF blocks and the planar layout.
- * The two buffers must not overlap. No-ops for other dtypes. */
+ * row at the end is left alone) from GGUF blocks to the planar layout, into
+ * a buffer that does not overlap. A no-op for other dtypes. */
 void   vk_layout_to_planar(rlx_dtype dt, int64_t row_elems, const void *blocks, void *planar, size_t bytes);
-void   vk_layout_from_planar(rlx_dtype dt, int64_t row_elems, const void *planar, void *blocks, size_t bytes);
-/* from_planar over one buffer (a row-sized temporary: OUT_OF_MEMORY if none). */
+/* Back from planar to GGUF blocks, over one buffer (a row-sized temporary:
+ * OUT_OF_MEMORY if none). */
 rlx_status vk_layout_from_planar_in_place(rlx_dtype dt, int64_t row_elems, void *data, size_t bytes);
 
 #endif

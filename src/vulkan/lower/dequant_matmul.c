@@ -97,12 +97,6 @@ static const dq_names NAMES[RLX_DTYPE_COUNT] = {
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* Bytes per block of a block dtype (rows are whole blocks), 0 for other dtypes. */
-static uint32_t block_bytes(rlx_dtype dt) {
-    if (!rlx_dtype_is_quantized(dt)) return 0;
-    int64_t be = dt >= RLX_Q2_K ? 256 : 32;
-    return (uint32_t)rlx_tensor_bytes(dt, 1, &be);
-}
 
 /* Whether the shaders can read w: a dtype with a decoder, its loads aligned. */
 static rlx_status check_weights(const vk_lower_ctx *c, const vk_tensor *w, const char *what) {
@@ -468,7 +462,7 @@ static rlx_status emit_matvec(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_
     if (epi == 2) nr = 2;   /* the gate row and the up row */
     int64_t tiles = cdiv(N, (int64_t)nsg * (epi == 2 ? 1 : nr));
     dq_mv_push p = mv_push(x, w, w2, res, out, M, N, K, row_bytes, tiles);
-    uint32_t bb = block_bytes(dt), vec = 0;
+    uint32_t bb = vk_block_bytes(dt), vec = 0;
     uint64_t es = rlx_dtype_size(dt);
     bool w_aligned = !bb && es && w % (4 * es) == 0 && (epi != 2 || w2 % (4 * es) == 0);   /* float weights */
     if (K % 4 == 0 && x % 16 == 0) vec |= 1;

@@ -6,8 +6,7 @@
 // so a field of block b is at a multiple of its size from the row's start.
 // Included by quant_blocks.glsl and dequant_matvec_common.glsl.
 
-#define PL_Q8_0 13u
-#define PL_Q6_K 18u
+#define PL_Q8_0 13u   // rlx_dtype; any other qt here is Q6_K
 
 // Byte offset in a planar row of K elements of field f (in the order above)
 // of block b.
