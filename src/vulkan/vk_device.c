@@ -22,6 +22,7 @@ typedef struct vk_probe {
     bool     int_dot_feature;        /* shaderIntegerDotProduct (through VK_KHR_shader_integer_dot_product) */
     bool     int_dot_accel;          /* 4x8-bit packed signed dots reported as accelerated */
     bool     subgroup_shuffle;
+    uint32_t sm_count, lanes_per_sm;  /* VK_NV_shader_sm_builtins; 0 when the device does not say */
     bool     usable;
     char     unusable_reason[160];
 } vk_probe;
@@ -61,12 +62,16 @@ static void probe(const vk_instance_fns *fi, VkPhysicalDevice phys, vk_probe *p)
      * (vk_loader.c), so 1.3 core features are not ours to enable. */
     p->ext_int_dot = has_ext(ext, n_ext, "VK_KHR_shader_integer_dot_product");
     p->ext_exec_props = has_ext(ext, n_ext, "VK_KHR_pipeline_executable_properties");
+    /* only its properties are read (no feature to enable for that) */
+    bool ext_sm_builtins = has_ext(ext, n_ext, "VK_NV_shader_sm_builtins");
     free(ext);
 
     VkPhysicalDeviceShaderIntegerDotProductPropertiesKHR idp = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES_KHR};
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV smp = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV, .pNext = p->ext_int_dot ? &idp : NULL};
     VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
-                                            .pNext = p->ext_int_dot ? &idp : NULL};
+                                            .pNext = ext_sm_builtins ? (void *)&smp : p->ext_int_dot ? (void *)&idp : NULL};
     VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, .pNext = &drv};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
     fi->vkGetPhysicalDeviceProperties2(phys, &p2);
@@ -75,6 +80,10 @@ static void probe(const vk_instance_fns *fi, VkPhysicalDevice phys, vk_probe *p)
     p->subgroup_shuffle = (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT) &&
                           (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
     p->int_dot_accel = p->ext_int_dot && idp.integerDotProduct4x8BitPackedSignedAccelerated;
+    if (ext_sm_builtins && smp.shaderSMCount && smp.shaderWarpsPerSM && smp.shaderWarpsPerSM <= 4096) {
+        p->sm_count = smp.shaderSMCount;
+        p->lanes_per_sm = smp.shaderWarpsPerSM * 32u;   /* NVIDIA warps are 32 lanes */
+    }
 
     VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR idf = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
@@ -165,6 +174,8 @@ char *vk_device_describe(int i) {
     size_t cap = 2048;
     char *s = malloc(cap);
     if (!s) return NULL;
+    char units[64] = "not reported";
+    if (d->sm_count) snprintf(units, sizeof units, "%u SMs, %u lanes each", d->sm_count, d->lanes_per_sm);
     int w = snprintf(s, cap,
                      "vulkan %d  %s\n"
                      "  type             %s\n"
@@ -173,6 +184,7 @@ char *vk_device_describe(int i) {
                      "  fp16 arithmetic  %s; 16-bit storage %s; bf16 %s\n"
                      "  coop. matrix     NV %s%s; KHR %s; NV2 %s\n"
                      "  integer dot      %s%s%s\n"
+                     "  compute units    %s\n"
                      "  buffer address   %s\n"
                      "  usable by rlx    %s%s\n"
                      "  memory heaps    ",
@@ -184,7 +196,7 @@ char *vk_device_describe(int i) {
                      d->ext_coopmat_khr ? "yes" : "no", d->ext_coopmat2_nv ? "yes" : "no",
                      d->int_dot_feature ? "yes" : "no", !d->int_dot_feature ? "" : d->int_dot_accel ? ", 4x8-bit accelerated" : "",
                      int_dot_usable(d) ? "" : d->int_dot_feature ? " (not used: RLX_VK_NO_INT_DOT or no subgroup shuffles)" : "",
-                     d->bda ? "yes" : "no",
+                     units, d->bda ? "yes" : "no",
                      d->usable ? "yes" : "no, ", d->usable ? "" : d->unusable_reason);
     size_t len = w > 0 ? (size_t)w : 0;
     for (uint32_t h = 0; h < d->mem.memoryHeapCount && len < cap; h++) {
@@ -341,6 +353,8 @@ static rlx_status open_device(const vk_probe *p, int index, vk_ctx **out) {
     k->coopmat_nv = p->coopmat_nv_feature && p->float16;
     k->coopmat_khr = p->ext_coopmat_khr;
     k->is_software = p->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    k->compute_units = p->sm_count;
+    k->lanes_per_unit = p->lanes_per_sm;
     if (rlx_env_int("RLX_VK_NO_COOPMAT", 0)) k->coopmat_nv = false;
     k->int_dot = int_dot;
 

@@ -41,6 +41,8 @@ typedef struct vk_caps {
     bool     coopmat_khr;          /* VK_KHR_cooperative_matrix present (reported; no shaders yet) */
     bool     int_dot;              /* packed 4x8-bit integer dot products (OpSDot) and subgroup shuffles */
     bool     is_software;          /* lavapipe and other CPU devices */
+    uint32_t compute_units;        /* SMs (VK_NV_shader_sm_builtins); 0: unknown */
+    uint32_t lanes_per_unit;       /* lanes resident on one SM at full occupancy; 0: unknown */
 } vk_caps;
 
 /* A tensor as a lowering sees it: address + dense row-major shape. */

@@ -313,6 +313,20 @@ bool vk_i8_folds_norm(const vk_caps *cp, rlx_dtype dt, int64_t M, int64_t K) {
 
 typedef struct dq_norm { uint64_t gamma; float eps; } dq_norm;   /* an RMS norm folded into x (gamma 0: none) */
 
+/* The i8 matvec's default grid cap. Each workgroup rounds all of x before
+ * its tiles, so a grid of exactly one wave at full occupancy (every SM's
+ * resident workgroups, when the device reports its SMs) rounds x the fewest
+ * times without a second, partial wave. Measured on the H200 (bench/RESULTS.md,
+ * fourteenth session): Q8_0 decode 8B -4.4% and 1B -5.4% device time at 1056
+ * workgroups (132 SMs x 8); 528 and 792 gained less, 1320 and 1584 (a partial
+ * second wave) lost. The K-quants lost at every cap tried (8B q4_k_m +0.1% at
+ * 2112 to +8.5% at 528: their x mostly arrives as an image, a copy, so there
+ * is little rounding to save), so they keep one workgroup per tile. */
+static uint32_t i8_default_grid(const vk_caps *cp, rlx_dtype dt) {
+    if (dt != RLX_Q8_0 || !cp->compute_units || cp->lanes_per_unit < 256) return UINT32_MAX;
+    return cp->compute_units * (cp->lanes_per_unit / 256);   /* 256-lane workgroups */
+}
+
 static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w, uint64_t w2, uint64_t res,
                            uint64_t out, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int epi,
                            dq_norm norm, const dq_epi *ep, rlx_status *st) {
@@ -360,7 +374,8 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
         tiles = cdiv(N / 2, 256 / T);
     }
     /* a capped grid still gives every workgroup the same number of tiles (+-1) */
-    int64_t cap = RLX_MIN((int64_t)env_u32("RLX_VK_DQ_I8_GRID", 1, UINT32_MAX, UINT32_MAX), (int64_t)vk_max_groups(cp, 0));
+    int64_t cap = RLX_MIN((int64_t)env_u32("RLX_VK_DQ_I8_GRID", 1, UINT32_MAX, i8_default_grid(cp, dt)),
+                          (int64_t)vk_max_groups(cp, 0));
     int64_t groups = cdiv(tiles, cdiv(tiles, cap));
     dq_mv_push p = mv_push(x, w, w2, norm.gamma ? norm.gamma : res, out, M, N, K, row_bytes, tiles);
     if (norm.gamma) memcpy(&p.pad0, &norm.eps, sizeof p.pad0);
