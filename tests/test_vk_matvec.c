@@ -253,6 +253,26 @@ TEST(vk_matvec_run_knobs_and_fallback) {
     CHECK(ok);
 }
 
+/* Q8_0 runs of 16 weights (the default on rows of K % 256 == 0, which are
+ * 16-byte aligned): one and two x rows, run counts of several powers of
+ * two (lanes per group from them) and a lane count given by RLX_VK_DQ_T,
+ * with + res and SwiGLU; three x rows take the 8-weight runs, as does
+ * RLX_VK_DQ_RUN16=0. */
+TEST(vk_matvec_run_q8_0_wide) {
+    VKP_REQUIRE();
+    bool ok = true;
+    for (int mode = 0; mode < 3 && ok; mode++) {
+        if (mode == 1) setenv("RLX_VK_DQ_T", "64", 1);
+        if (mode == 2) setenv("RLX_VK_DQ_RUN16", "0", 1);
+        ok = matvec_case(RLX_Q8_0, 1, 37, 256 * 9) && matvec_case(RLX_Q8_0, 2, 11, 256 * 3) &&
+             matvec_case(RLX_Q8_0, 1, 7, 256 * 32) && matvec_case(RLX_Q8_0, 3, 5, 256 * 2) &&
+             fused_case(RLX_Q8_0, false, 1, 19, 512) && fused_case(RLX_Q8_0, true, 2, 13, 768);
+        unsetenv("RLX_VK_DQ_T");
+    }
+    unsetenv("RLX_VK_DQ_RUN16");
+    CHECK(ok);
+}
+
 /* ------------------------------------------------ decode attention, norms */
 
 /* Decode attention over a large cache at several fills: the keys in use are

@@ -233,7 +233,19 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
     bool a16 = w % 16 == 0 && row_bytes % 16 == 0 && (epi != 2 || w2 % 16 == 0);
     if (dt == RLX_Q4_K && !a4) return false;
     uint32_t T, nr;
-    int64_t tiles = group_shape(sgs, (uint32_t)(K / 8), N, epi, 256, 256, 4, &T, &nr);
+    /* Q8_0 on 16-byte-aligned rows (planar quants: K % 256 == 0) and x, at
+     * most 2 x rows (x takes 16 registers a row): runs of 16 weights, one
+     * 16-byte load, and groups of the largest power of two of lanes (<= 256)
+     * that divides the run count, so every lane takes the same number.
+     * Measured on the H200 (bench/RESULTS.md, fourteenth session): decode 8B
+     * Q8_0 -0.9% (down projection K = 14336: 896 runs, 128 lanes), 1B -0.7%
+     * (K = 8192: 512 runs, 256 lanes); lanes from K / 8 instead (256 at K =
+     * 14336, 3.5 runs each) was 4.3% slower on the 8B. RLX_VK_DQ_RUN16=0: off. */
+    bool wide = dt == RLX_Q8_0 && a16 && x % 16 == 0 && K % 16 == 0 && M <= 2 && rlx_env_int("RLX_VK_DQ_RUN16", 1);
+    uint32_t t_max = 256;
+    if (wide)
+        while (t_max > sgs && (K / 16) % t_max) t_max /= 2;
+    int64_t tiles = group_shape(sgs, (uint32_t)(K / (wide ? 16 : 8)), N, epi, t_max, 256, 4, &T, &nr);
     dq_mv_push p = mv_push(x, w, w2, res, out, M, N, K, row_bytes, tiles);
     c->tier = NAMES[dt].run[epi];
     vk_dispatch *d = emit_run_like(c, "dequant_matvec_run", &p, dt, T, nr, x, epi, a4, a16);
@@ -241,6 +253,8 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
         *st = RLX_STATUS_INTERNAL;
         return true;
     }
+    d->spec[7] = wide;
+    d->n_spec = 8;
     d->groups[0] = (uint32_t)RLX_MIN(tiles, (int64_t)vk_max_groups(cp, 0));
     d->groups[1] = 1;
     d->groups[2] = 1;

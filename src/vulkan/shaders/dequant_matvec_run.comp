@@ -34,8 +34,12 @@ layout(constant_id = 4) const uint VEC = 0;    // x rows 16-byte aligned (K % 8 
 layout(constant_id = 5) const uint EPI = 0;    // 0 store, 1 + res, 2 SwiGLU
 layout(constant_id = 6) const uint A4 = 0;     // bit 0: w (and w2) and row_bytes 4-byte aligned (Q4_K needs it);
                                                // bit 1: 16-byte aligned (Q4_K: one 16-byte header load)
+layout(constant_id = 7) const uint RUN16 = 0;  // Q8_0 runs of 16 weights, one 16-byte load (the host sets it
+                                               // only with w, w2, row_bytes and x 16-byte aligned)
 
 const uint G = 256u / T;                       // groups per workgroup
+const bool WIDE = RUN16 != 0u;
+const uint RW = WIDE ? 16u : 8u;               // weights per run
 const uint NS = EPI == 2u ? 2u : NR;           // weight rows (slots) per group
 
 layout(push_constant, std430) uniform Push {
@@ -120,7 +124,7 @@ void main() {
     const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize;
     const uint spg = T / sgs;   // subgroups per group (T % sgs == 0)
     const uint grp = sg / spg, t = (sg - grp * spg) * sgs + lane;
-    const uint runs = p.K / 8u;
+    const uint runs = p.K / RW;
     const uint rows_per_group = EPI == 2u ? 1u : NR;
 
     for (uint tile = gl_WorkGroupID.x; tile < p.tiles; tile += gl_NumWorkGroups.x) {   // workgroup-uniform
@@ -134,7 +138,20 @@ void main() {
         [[unroll]] for (uint s = 0u; s < NS; s++)
             [[unroll]] for (uint m = 0u; m < NM; m++) acc[s][m] = 0.0;
 
-        if (n0 < p.N) {   // group-uniform; rows past N skip the loads (no barriers inside)
+        if (n0 < p.N && WIDE) {   // Q8_0, 16-weight runs: planar quants 16r.., the block's scale
+            for (uint r = t; r < runs; r += T) {
+                vec4 xv[NM][4];
+                [[unroll]] for (uint m = 0u; m < NM; m++)
+                    [[unroll]] for (uint j = 0u; j < 4u; j++) xv[m][j] = RunV4(p.x).v[(m * p.K + 16u * r) / 4u + j];
+                [[unroll]] for (uint s = 0u; s < NS; s++) {
+                    float ds = wf16(rows[s], pl_field(QT, p.K, 1u, r >> 1));
+                    uvec4 q = RunU4(rows[s]).v[r];
+                    [[unroll]] for (uint m = 0u; m < NM; m++)
+                        acc[s][m] += ds * (dot(s8x4(q.x), xv[m][0]) + dot(s8x4(q.y), xv[m][1]) +
+                                           dot(s8x4(q.z), xv[m][2]) + dot(s8x4(q.w), xv[m][3]));
+                }
+            }
+        } else if (n0 < p.N) {   // group-uniform; rows past N skip the loads (no barriers inside)
             for (uint r = t; r < runs; r += T) {
                 vec4 x0[NM], x1[NM];
                 [[unroll]] for (uint m = 0u; m < NM; m++) {
