@@ -245,7 +245,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
     uint32_t t_max = 256;
     if (wide)
         while (t_max > sgs && (K / 16) % t_max) t_max /= 2;
-    int64_t tiles = group_shape(sgs, (uint32_t)(K / (wide ? 16 : 8)), N, epi, t_max, 256, 4, &T, &nr);
+    int64_t tiles = group_shape(sgs, (uint32_t)(K / 8), N, epi, t_max, 256, 4, &T, &nr);
     dq_mv_push p = mv_push(x, w, w2, res, out, M, N, K, row_bytes, tiles);
     c->tier = NAMES[dt].run[epi];
     vk_dispatch *d = emit_run_like(c, "dequant_matvec_run", &p, dt, T, nr, x, epi, a4, a16);
