@@ -266,6 +266,20 @@ TEST(vk_matvec_i8_knobs) {
     CHECK(ok);
 }
 
+/* SwiGLU groups of two gate and two up rows (RLX_VK_DQ_SWIGLU_NR=2): odd N
+ * (the last group's second row clamped and not stored), one and three x rows. */
+TEST(vk_matvec_i8_swiglu_two_rows) {
+    VKP_REQUIRE();
+    setenv("RLX_VK_DQ_SWIGLU_NR", "2", 1);
+    bool ok = true;
+    for (size_t t = 0; t < N_TYPES && ok; t++) {
+        int64_t K = is_kq(types[t]) ? 256 * 3 : 32 * 40;
+        ok = i8_case(types[t], 2, 1, 45, K, -1, 0) && i8_case(types[t], 2, 3, 17, K, -1, 0);
+    }
+    unsetenv("RLX_VK_DQ_SWIGLU_NR");
+    CHECK(ok);
+}
+
 /* RLX_VK_EXACT_QUANT=1 and RLX_VK_NO_INT_DOT=1 take the exact run kernel
  * (i8_case then holds the result to the exact tolerance); so does an x too
  * large for shared memory. */

@@ -383,6 +383,10 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     /* Q8_0's group size was tuned when its units were 8 weights: chosen from that count */
     int64_t tiles = group_shape(sgs, (uint32_t)(K / (dt == RLX_Q8_0 ? 8 : uw)), N, epi, dt == RLX_Q8_0 ? 64 : 256, min_tiles,
                                 nr_max, &T, &nr);
+    if (epi == 2) {   /* SwiGLU: NR gate rows and NR up rows a group (x read once for 2 NR rows) */
+        nr = env_u32("RLX_VK_DQ_SWIGLU_NR", 1, 2, 1);
+        tiles = cdiv(N, (int64_t)(256 / T) * nr);
+    }
     if (ep && ep->rope) {   /* a group's two slots are one pair of rows */
         nr = 2;
         tiles = cdiv(N / 2, 256 / T);
@@ -419,7 +423,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * rows must lie in one 256-block of the output (rope pairs do not). */
     const vk_x_image *xi = &c->xim_in, *xo = &c->xim_out;
     bool xin = xi->want && M == 1 && !comb && K % 256 == 0 && xi->family == vk_x_image_family(dt);
-    int64_t tile_rows = (int64_t)(256 / T) * (epi == 2 ? 1 : nr);
+    int64_t tile_rows = (int64_t)(256 / T) * nr;
     bool xout = xo->want && M == 1 && !ep && (xo->family == 1 || xo->family == 2) && N % 256 == 0 &&
                 256 % tile_rows == 0 && (xo->gamma == 0 || xo->gamma % 16 == 0) &&
                 i8_shared_bytes(dt, M, K) + XOUT_SHARED_BYTES <= (int64_t)cp->max_shared_memory;

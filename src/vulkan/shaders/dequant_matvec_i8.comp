@@ -66,7 +66,7 @@ layout(local_size_x = 256) in;   // before the includes (docs/gpu.md pitfalls)
 layout(constant_id = 0) const uint QT = 13;    // rlx dtype of w: Q8_0 (13), Q4_K (16), Q5_K (17) or Q6_K (18)
 layout(constant_id = 1) const uint NM = 1;     // rows of x (= M), 1..8
 layout(constant_id = 2) const uint T = 64;     // threads per group: divides 256, a multiple of the subgroup size
-layout(constant_id = 3) const uint NR = 1;     // output rows per group, 1..4 (EPI 2: 1)
+layout(constant_id = 3) const uint NR = 1;     // output rows per group, 1..4 (EPI 2: 1 or 2)
 layout(constant_id = 4) const uint VEC = 0;    // x 16-byte aligned
 layout(constant_id = 5) const uint EPI = 0;    // 0 store, 1 + res, 2 SwiGLU
 layout(constant_id = 6) const uint A4 = 0;     // bit 0: w (and w2) and row_bytes 4-byte aligned (Q4_K needs it);
@@ -94,7 +94,7 @@ const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the C
 const bool K45 = QT == 16u || QT == 17u;       // Q4_K / Q5_K: the same units, so the same x layout
 const uint UW = QT == 13u ? 16u : 32u;         // weights per unit
 const uint G = 256u / T;                       // groups per workgroup
-const uint NS = EPI == 2u ? 2u : NR;           // weight rows (slots) per group
+const uint NS = EPI == 2u ? 2u * NR : NR;      // weight rows (slots) per group (EPI 2: NR gate rows, then NR up rows)
 const uint ROPE = RKV & 3u;
 const bool KVW = (RKV & 4u) != 0u;
 
@@ -120,7 +120,7 @@ layout(push_constant, std430) uniform Push {
     uint64_t x, w, w2, res, out_;
     uint M, N, K;
     uint row_bytes;
-    uint tiles;      // groups of G * (EPI 2 ? 1 : NR) output rows (ROPE: G pairs)
+    uint tiles;      // groups of G * NR output rows (ROPE: G pairs)
     uint pad0, pad1, pad2;
     // RKV only (pushed by vk_lower_dequant_epilogue)
     uint64_t pos;    // KVW: i32 cache row
@@ -445,14 +445,14 @@ void main() {
     const uint spg = T / sgs;   // subgroups per group (T % sgs == 0)
     const uint grp = sg / spg, t = (sg - grp * spg) * sgs + lane;
     const uint units = XK / UW;
-    const uint rows_per_group = EPI == 2u || ROPE != 0u ? 1u : NR;   // ROPE: pairs
+    const uint rows_per_group = ROPE != 0u ? 1u : NR;   // ROPE: pairs
     const uint n_items = ROPE != 0u ? p.N / 2u : p.N;                // rows, or pairs
 
     for (uint tile = gl_WorkGroupID.x; tile < p.tiles; tile += gl_NumWorkGroups.x) {   // workgroup-uniform
         uint n0 = (tile * G + grp) * rows_per_group;
         uint64_t rows[NS];
         [[unroll]] for (uint s = 0u; s < NS; s++) {
-            if (EPI == 2u) rows[s] = (s == 0u ? p.w : p.w2) + uint64_t(min(n0, p.N - 1u)) * uint64_t(p.row_bytes);
+            if (EPI == 2u) rows[s] = (s < NR ? p.w : p.w2) + uint64_t(min(n0 + s % NR, p.N - 1u)) * uint64_t(p.row_bytes);
             else rows[s] = p.w + uint64_t(min(slot_row(min(n0, n_items - 1u), s), p.N - 1u)) * uint64_t(p.row_bytes);
         }
         float acc[NS][NM];
@@ -494,7 +494,7 @@ void main() {
                     uint oi = m * p.N + n0 + s;
                     float y = acc[s][m];
                     if (EPI == 1u) y += F32Buf(p.res).v[oi];
-                    if (EPI == 2u) y = y / (1.0 + exp(-y)) * acc[NS - 1u][m];
+                    if (EPI == 2u) y = y / (1.0 + exp(-y)) * acc[NR + s][m];
                     store_row(m, n0 + s, y);
                 }
             }
