@@ -147,3 +147,35 @@ TEST(fault_cpu_param_alloc_taking_back) {
     rlx_exec_free(e);
     free(w0);
 }
+
+/* A quantized param that is also an output leaves the device in its planar
+ * layout (vk_weight_layout.h) and is converted back in host memory; when
+ * that conversion's row buffer cannot be allocated, the run returns
+ * OUT_OF_MEMORY naming the type, and the next run gives the bytes set. */
+TEST(fault_vulkan_planar_output_conversion) {
+    VKP_REQUIRE();
+    rlx_graph *g = ops_graph();
+    int64_t xd[2] = {M, K}, wd[2] = {N, K};
+    rlx_node x = rlx_input(g, "x", RLX_F32, 2, xd), w = rlx_param(g, "W", RLX_Q8_0, 2, wd);
+    rlx_output(g, "y", rlx_dequant_matmul(g, x, w));
+    rlx_output(g, "W_out", w);
+    rlx_compile_options o;
+    vkp_options(&o);
+    rlx_exec *e = NULL;
+    CHECK_OK(rlx_compile(g, &o, &e));
+    size_t wbytes;
+    double *wd64 = NULL;
+    void *wq = ops_quantized_weights(RLX_Q8_0, N, K, &wd64, &wbytes);
+    CHECK_OK(rlx_exec_set_param(e, "W", RLX_Q8_0, wq, wbytes));
+    float *xv = ops_rand_f32(M * K, -1, 1), y[M * N];
+    char *saved = test_env_swap("RLX_FAULT", "vk_layout_tmp");
+    rlx_status st = run_product(e, xv, y, K);
+    test_env_restore("RLX_FAULT", saved);
+    CHECK(st == RLX_STATUS_OUT_OF_MEMORY && error_mentions("converting q8_0 rows"));
+    CHECK_OK(run_product(e, xv, y, K));
+    rlx_tensor out;
+    CHECK_OK(rlx_exec_output(e, "W_out", &out));
+    CHECK(out.bytes == wbytes && memcmp(out.data, wq, wbytes) == 0);
+    rlx_exec_free(e);
+    free(wq), free(wd64);
+}

@@ -82,7 +82,7 @@ rlx_status vk_layout_from_planar_in_place(rlx_dtype dt, int64_t row_elems, void 
     const planar_type *t = planar_of(dt);
     size_t rb = vk_layout_row_bytes(dt, row_elems);
     if (!t || rb == 0 || bytes < rb) return RLX_OK;
-    uint8_t *tmp = malloc(rb);
+    uint8_t *tmp = rlx_fault("vk_layout_tmp") ? NULL : malloc(rb);
     if (!tmp) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory converting %s rows", rlx_dtype_name(dt));
     for (size_t r = 0; r + rb <= bytes; r += rb) {
         memcpy(tmp, (uint8_t *)data + r, rb);
