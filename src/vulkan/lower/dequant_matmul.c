@@ -26,7 +26,8 @@
  *    pass sums them ("-splitk" tiers; RLX_VK_DQ_SPLITK).
  *
  * Tuning knobs (see emit_matvec_i8 / emit_matvec_run / emit_matvec):
- * RLX_VK_DQ_RUN, RLX_VK_DQ_T, RLX_VK_DQ_NR, RLX_VK_DQ_U, RLX_VK_DQ_I8_GRID, RLX_VK_DQ_XROT.
+ * RLX_VK_DQ_RUN, RLX_VK_DQ_RUN16, RLX_VK_DQ_T, RLX_VK_DQ_NR, RLX_VK_DQ_SWIGLU_NR, RLX_VK_DQ_U,
+ * RLX_VK_DQ_I8_GRID, RLX_VK_DQ_XROT.
  */
 #include "vulkan/vk_lower.h"
 #include <stdlib.h>
@@ -267,7 +268,8 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
  * with integer dot products: each workgroup rounds x to 8-bit blocks in
  * shared memory (the CPU fast path's rounding), then groups of T lanes walk
  * units of 16 (Q8_0) or 32 (K-quants) weights of NR rows with packed 4x8-bit
- * dot products; T and NR from group_shape. Returns false (nothing emitted)
+ * dot products; T and NR from group_shape (SwiGLU: NR from
+ * RLX_VK_DQ_SWIGLU_NR, default 1). Returns false (nothing emitted)
  * when it does not apply: a type i8_takes refuses, no int_dot, RLX_VK_EXACT_QUANT=1,
  * misaligned Q4_K rows, or x that does not fit in shared memory. Knobs:
  * RLX_VK_DQ_U (units per lane per step), RLX_VK_DQ_I8_GRID (most workgroups;

@@ -11,7 +11,8 @@
 // x (and nearby weight bytes), and one warp-wide load serves 32 lanes from a
 // few cache lines. Each run is decoded with its block scale factored out of
 // the dot product (d * Σ q·x instead of Σ (d·q)·x): the result differs from
-// the CPU reference by float rounding only.
+// the CPU reference by float rounding only. Q8_0 on 16-byte-aligned planar
+// rows (RUN16) takes runs of 16 weights instead: one 16-byte quant load.
 //
 // Groups of T threads (T a multiple of the subgroup size) own NR rows each
 // (EPI 2: one output row, two weight rows); partial sums meet through
