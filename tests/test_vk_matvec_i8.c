@@ -266,15 +266,18 @@ TEST(vk_matvec_i8_knobs) {
     CHECK(ok);
 }
 
-/* SwiGLU groups of two gate and two up rows (RLX_VK_DQ_SWIGLU_NR=2): odd N
- * (the last group's second row clamped and not stored), one and three x rows. */
-TEST(vk_matvec_i8_swiglu_two_rows) {
+/* SwiGLU groups of one or two gate and as many up rows (RLX_VK_DQ_SWIGLU_NR;
+ * by default two for the K-quants at K <= 2048): odd N (the last group's
+ * second row clamped and not stored), one and three x rows. */
+TEST(vk_matvec_i8_swiglu_rows_per_group) {
     VKP_REQUIRE();
-    setenv("RLX_VK_DQ_SWIGLU_NR", "2", 1);
     bool ok = true;
-    for (size_t t = 0; t < N_TYPES && ok; t++) {
-        int64_t K = is_kq(types[t]) ? 256 * 3 : 32 * 40;
-        ok = i8_case(types[t], 2, 1, 45, K, -1, 0) && i8_case(types[t], 2, 3, 17, K, -1, 0);
+    for (int nr = 1; nr <= 2 && ok; nr++) {
+        setenv("RLX_VK_DQ_SWIGLU_NR", nr == 1 ? "1" : "2", 1);
+        for (size_t t = 0; t < N_TYPES && ok; t++) {
+            int64_t K = is_kq(types[t]) ? 256 * 3 : 32 * 40;
+            ok = i8_case(types[t], 2, 1, 45, K, -1, 0) && i8_case(types[t], 2, 3, 17, K, -1, 0);
+        }
     }
     unsetenv("RLX_VK_DQ_SWIGLU_NR");
     CHECK(ok);

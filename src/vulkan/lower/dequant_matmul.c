@@ -385,8 +385,14 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     /* Q8_0's group size was tuned when its units were 8 weights: chosen from that count */
     int64_t tiles = group_shape(sgs, (uint32_t)(K / (dt == RLX_Q8_0 ? 8 : uw)), N, epi, dt == RLX_Q8_0 ? 64 : 256, min_tiles,
                                 nr_max, &T, &nr);
-    if (epi == 2) {   /* SwiGLU: NR gate rows and NR up rows a group (x read once for 2 NR rows) */
-        nr = env_u32("RLX_VK_DQ_SWIGLU_NR", 1, 2, 1);
+    /* SwiGLU: NR gate rows and NR up rows a group, so a workgroup's x (its
+     * rounding or image copy) serves 2 NR rows. On the H200 (bench/RESULTS.md,
+     * fourteenth session) 2 rows took the 1B Q4_K_M decode (K = 2048) from
+     * 745.6 to 708.2 us a token (-5.0%), but cost the 8B (K = 4096, twice the
+     * row work per copy of x) +0.9%, and Q8_0, whose grid is capped so x is
+     * rounded once a workgroup anyway, +1.9% (8B) and +2.3% (1B) */
+    if (epi == 2) {
+        nr = env_u32("RLX_VK_DQ_SWIGLU_NR", 1, 2, dt != RLX_Q8_0 && K <= 2048 ? 2 : 1);
         tiles = cdiv(N, (int64_t)(256 / T) * nr);
     }
     if (ep && ep->rope) {   /* a group's two slots are one pair of rows */
