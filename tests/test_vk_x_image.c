@@ -316,3 +316,71 @@ TEST(vk_x_image_default_rule) {
     }
     test_env_restore("RLX_VK_XIMAGE", old_xim);
 }
+
+/* Q8_0 images (family 3, opt-in with RLX_VK_XIMAGE_Q8_0=1): a Q8_0 llama
+ * model's decode steps, where the o (+ attention combine), SwiGLU and down
+ * projections make images of 32-blocks and the down projections (plain
+ * Q8_0 products, otherwise on the exact run kernel), q, k, v, SwiGLU and the
+ * head read them. Against Vulkan without images with every Q8_0 product on
+ * the i8 kernel (x rounded per workgroup from the same values: only the
+ * norms' sums of squares are added in another order), and loosely against
+ * the CPU's fast path: its rounding sees x from other kernels (~1e-7 apart),
+ * and now and then a value near a rounding boundary lands on the other
+ * quant, which this small random model amplifies to ~1-2% of the logits
+ * (measured: steps 7-11 of 17 here, with every product on the CPU too).
+ * Without the setting no Q8_0 image is made. */
+TEST(vk_x_image_q8_0_llama_decode) {
+    VKP_REQUIRE();
+    if (vkp_devices_int_dot() != 1) return;
+    tiny_model_spec spec;
+    tiny_model_spec_init(&spec);
+    spec.weight_type = QTYPE_Q8_0;
+    spec.n_embd = 256;
+    spec.n_ff = 512;
+    char path[128];
+    tiny_model_tmp_path(path, sizeof path, "xim8");
+    CHECK_MSG(tiny_model_write(&spec, path) == 0, "write %s", rlx_last_error());
+    char *old_q8 = test_env_swap("RLX_VK_XIMAGE_Q8_0", "1");
+    rlx_model *mc = load_on(path, RLX_BACKEND_CPU, NULL), *mv = load_on(path, RLX_BACKEND_VULKAN, "2");
+    unsetenv("RLX_VK_XIMAGE_Q8_0");
+    char *old_i8 = test_env_swap("RLX_VK_DQ_I8", "q8_0,q4_K,q5_K,q6_K");
+    rlx_model *mn = load_on(path, RLX_BACKEND_VULKAN, "0");
+    test_env_restore("RLX_VK_DQ_I8", old_i8);
+    rlx_model *md = load_on(path, RLX_BACKEND_VULKAN, "2");   /* every pair, but Q8_0 images off */
+    unlink(path);
+    CHECK(mc && mv && mn && md);
+    rlx_model_info info;
+    CHECK_OK(rlx_model_get_info(mc, &info));
+    int32_t ids[64];
+    int n = 0;
+    CHECK_OK(rlx_model_tokenize(mc, "the cat sat on the mat", 1, ids, 64, &n));
+    float *lc = malloc(sizeof(float) * (size_t)info.n_vocab), *lv = malloc(sizeof(float) * (size_t)info.n_vocab);
+    for (int i = 0; i < n && !harness_failed(); i++) {
+        /* the settings are read when a shape's program is built: at the first step */
+        setenv("RLX_VK_XIMAGE_Q8_0", "1", 1);
+        const float *c = step(mc, ids[i], NULL), *v = step(mv, ids[i], "2");
+        CHECK(c && v);
+        memcpy(lc, c, sizeof(float) * (size_t)info.n_vocab);
+        memcpy(lv, v, sizeof(float) * (size_t)info.n_vocab);
+        unsetenv("RLX_VK_XIMAGE_Q8_0");
+        old_i8 = test_env_swap("RLX_VK_DQ_I8", "q8_0,q4_K,q5_K,q6_K");
+        const float *p = step(mn, ids[i], "0");
+        test_env_restore("RLX_VK_DQ_I8", old_i8);
+        CHECK(p);
+        double vs_cpu = rel_diff(lc, lv, info.n_vocab), vs_plain = rel_diff(p, lv, info.n_vocab);
+        CHECK_MSG(vs_cpu < 5e-2 && vs_plain < 1e-5, "step %d: vs cpu %.3g, vs no image %.3g", i, vs_cpu, vs_plain);
+        CHECK(step(md, ids[i], "2"));
+    }
+    test_env_restore("RLX_VK_XIMAGE_Q8_0", old_q8);
+    int made = model_notes(mv, "x image made"), read = model_notes(mv, "x from an image");
+    CHECK_MSG(made == 3 * spec.n_layer && read == 2 * spec.n_layer + 3 * (spec.n_layer - 1) + 1,
+              "%d images made, %d read", made, read);
+    CHECK(model_notes(mn, "x image made") == 0 && model_notes(md, "x image made") == 0 &&
+          model_notes(md, "x from an image") == 0);
+    free(lc);
+    free(lv);
+    rlx_model_free(mc);
+    rlx_model_free(mv);
+    rlx_model_free(mn);
+    rlx_model_free(md);
+}

@@ -292,7 +292,10 @@ static bool i8_takes(rlx_dtype dt, bool saves_dispatch) {
 
 /* The image layout (x_image.glsl) a K-quant consumer reads: 1 for Q4_K and
  * Q5_K, 2 for Q6_K, 0 for other types. */
-uint32_t vk_x_image_family(rlx_dtype dt) { return dt == RLX_Q4_K || dt == RLX_Q5_K ? 1u : dt == RLX_Q6_K ? 2u : 0u; }
+uint32_t vk_x_image_family(rlx_dtype dt) {
+    if (dt == RLX_Q8_0) return rlx_env_int("RLX_VK_XIMAGE_Q8_0", 0) ? 3u : 0u;   /* opt-in: not yet measured */
+    return dt == RLX_Q4_K || dt == RLX_Q5_K ? 1u : dt == RLX_Q6_K ? 2u : 0u;
+}
 
 /* Shared memory a producer of an x image adds (xo_* in x_image.glsl). */
 #define XOUT_SHARED_BYTES (32 * (4 + 4 + 8))
@@ -357,7 +360,11 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     const vk_att_partials *cb = &c->comb_in;
     bool comb = cb->nsplit > 1 && cb->nsplit <= VK_COMB_MAX_SPLITS && M == 1 && !ep && !norm.gamma &&
                 cb->D % 8 == 0 && (int64_t)cb->H * cb->D == K && cb->acc % 16 == 0 && cb->ml % 8 == 0;
-    if (!i8_takes(dt, norm.gamma != 0 || comb) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) ||
+    /* x offered as an image for this type: the i8 kernel copies it, so it
+     * also takes a plain Q8_0 product (whose x it would otherwise round) */
+    const vk_x_image *xi = &c->xim_in, *xo = &c->xim_out;
+    bool xin = xi->want && M == 1 && !comb && K % 256 == 0 && xi->family == vk_x_image_family(dt);
+    if (!i8_takes(dt, norm.gamma != 0 || comb || xin) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) ||
         !i8_fits(cp, dt, M, K))
         return false;
     bool a4 = w % 4 == 0 && row_bytes % 4 == 0 && (epi != 2 || w2 % 4 == 0);
@@ -429,10 +436,8 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     /* the rounded-x image (x_image.glsl): x read from the previous matvec's
      * image, and this output rounded into one for the next matvec. A tile's
      * rows must lie in one 256-block of the output (rope pairs do not). */
-    const vk_x_image *xi = &c->xim_in, *xo = &c->xim_out;
-    bool xin = xi->want && M == 1 && !comb && K % 256 == 0 && xi->family == vk_x_image_family(dt);
     int64_t tile_rows = (int64_t)(256 / T) * nr;
-    bool xout = xo->want && M == 1 && !ep && (xo->family == 1 || xo->family == 2) && N % 256 == 0 &&
+    bool xout = xo->want && M == 1 && !ep && xo->family >= 1 && xo->family <= 3 && N % 256 == 0 &&
                 256 % tile_rows == 0 && (xo->gamma == 0 || xo->gamma % 16 == 0) &&
                 i8_shared_bytes(dt, M, K) + XOUT_SHARED_BYTES <= (int64_t)cp->max_shared_memory;
     if (xin || xout) {   /* the shader's build with the image code (Makefile) */

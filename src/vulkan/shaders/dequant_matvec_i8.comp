@@ -40,7 +40,7 @@
 //
 // The rounded-x image (x_image.glsl; only in the build "dequant_matvec_i8_xim",
 // -DRLX_XIMAGE): with XIN, x arrives already rounded by the matvec before
-// (M = 1, K-quants) and is copied into shared memory instead of round_x;
+// (M = 1) and is copied into shared memory instead of round_x;
 // with XOUT, this matvec also rounds its own output, one 256-block at a time
 // as the workgroup completing the block sees it done, for the next one.
 //
@@ -85,9 +85,10 @@ layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/
                                                // vk_program.c plan_absorptions)
 layout(constant_id = 12) const uint XROT = 0;   // > 0: workgroup w starts rounding x at chunk w * XROT (a multiple of 32; round_x)
 #ifdef RLX_XIMAGE   // the build "dequant_matvec_i8_xim" (Makefile)
-layout(constant_id = 13) const uint XIN = 0;    // 1 (K-quants, M = 1): p.x is the rounded image of x (x_image.glsl)
+layout(constant_id = 13) const uint XIN = 0;    // 1 (M = 1): p.x is the rounded image of x (x_image.glsl)
 layout(constant_id = 14) const uint XOUT = 0;   // M = 1, EPI 0-2, no RKV: also round the output into an image at p.pos
-                                                // for a K45 (1) or Q6_K (2) consumer, times gamma at p.ff (x_image.glsl)
+                                                // for a K45 (1), Q6_K (2) or Q8_0 (3) consumer, times gamma at p.ff
+                                                // (x_image.glsl)
 #endif
 
 const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the CPU's Q8_32 / Q8_256 formats)

@@ -17,8 +17,11 @@
 //
 // The image of x[K] (one row, K % 256 == 0), in bytes:
 //   [0, K)                  xq4 as the consumer lays it out in shared memory
-//                           (K / 16 uvec4; K45 or Q6_K order, store_chunk_k)
-//   [K, K + K/2)            xs4 likewise (K / 32 ivec4)
+//                           (K / 16 uvec4; K45 or Q6_K order, store_chunk_k);
+//                           for a Q8_0 consumer (family 3) xq2 (chunk c of 8
+//                           quants at 8c)
+//   [K, K + K/2)            xs4 likewise (K / 32 ivec4); Q8_0: the absmax bits
+//                           of each 32-block (K / 32 uints), the rest unused
 //   [K + K/2, K + K/2 + K/16) per 256-block: absmax bits of the block (of
 //                           x * gamma when the consumer folds a norm), and
 //                           the sum of squares of x (before gamma) as the two
@@ -79,6 +82,50 @@ layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer Xim
 
 // ------------------------------------------------------------ consumer (XIN)
 
+// The 256-blocks' statistics at sa into xd (scales times 1 / rms with
+// NORM; Q8_0: the 32-block scales already in xd) and xbad; one subgroup.
+void image_stats(uint64_t sa, uint nb, bool q8) {
+    vec2 ss = vec2(0.0);
+    bool bad = false;
+    for (uint b = gl_SubgroupInvocationID; b < nb; b += gl_SubgroupSize) {
+        uvec4 st = XimStats(sa).v[b];
+        if (!q8) xd[b] = block_scale(st.x);
+        ss += uintBitsToFloat(st.yz);
+        bad = bad || st.x >= 0x7f800000u;
+    }
+    bad = subgroupOr(bad ? 1u : 0u) != 0u;   // (arithmetic subgroups are required; vote is not)
+    if (NORM != 0u) {
+        float inv = inv_rms(subgroupAdd(ss), float(XK), uintBitsToFloat(p.pad0));
+        const uint nxd = q8 ? 8u * nb : nb;
+        for (uint b = gl_SubgroupInvocationID; b < nxd; b += gl_SubgroupSize) xd[b] *= inv;
+    }
+    if (gl_SubgroupInvocationID == 0u) xbad[0] = bad ? 1u : 0u;
+}
+
+// load_image for a Q8_0 consumer: K / 16 uvec4 of quants (two chunks each)
+// into xq2, the K / 32 block scales into xd, then the statistics.
+void load_image_q8_0() {
+    const uint tid = gl_LocalInvocationIndex;
+    const uint nq = XK / 16u, ns = XK / 32u, nb = XK / 256u;
+    const uint LQ = (nq + 255u) / 256u, LS = (ns + 255u) / 256u;
+    uvec4 vq[LQ];
+    uint va[LS];
+    [[unroll]] for (uint k = 0u; k < LQ; k++)
+        if (tid + 256u * k < nq) vq[k] = I8U4(p.x).v[tid + 256u * k];
+    [[unroll]] for (uint k = 0u; k < LS; k++)
+        if (tid + 256u * k < ns) va[k] = U32Buf(p.x).v[4u * nq + tid + 256u * k];
+    [[unroll]] for (uint k = 0u; k < LQ; k++)
+        if (tid + 256u * k < nq) {
+            xq2[2u * (tid + 256u * k)] = vq[k].xy;
+            xq2[2u * (tid + 256u * k) + 1u] = vq[k].zw;
+        }
+    [[unroll]] for (uint k = 0u; k < LS; k++)
+        if (tid + 256u * k < ns) xd[tid + 256u * k] = block_scale(va[k]);
+    barrier();   // the scales, before the statistics scale them
+    if (gl_SubgroupID == 0u) image_stats(p.x + uint64_t(16u * nq + 16u * ns), nb, true);
+    barrier();
+}
+
 // Copies the image at p.x into shared memory in place of round_x (M = 1):
 // every lane's loads are issued before any is stored. The block scales come
 // from the absmax bits, times 1 / rms with NORM; a non-finite block flags
@@ -86,29 +133,17 @@ layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer Xim
 void load_image() {
     const uint tid = gl_LocalInvocationIndex;
     const uint nq = XK / 16u, ns = XK / 32u, nb = XK / 256u;
+    if (QT == 13u) {   // Q8_0: quants in chunk order, then each 32-block's absmax bits
+        load_image_q8_0();
+        return;
+    }
     const uint LQ = (nq + 255u) / 256u, LS = (ns + 255u) / 256u;
     uvec4 vq[LQ], vs[LS];
     [[unroll]] for (uint k = 0u; k < LQ; k++)
         if (tid + 256u * k < nq) vq[k] = I8U4(p.x).v[tid + 256u * k];
     [[unroll]] for (uint k = 0u; k < LS; k++)
         if (tid + 256u * k < ns) vs[k] = I8U4(p.x).v[nq + tid + 256u * k];
-    if (gl_SubgroupID == 0u) {   // the block statistics: one subgroup
-        const uint64_t sa = p.x + uint64_t(16u * (nq + ns));
-        vec2 ss = vec2(0.0);
-        bool bad = false;
-        for (uint b = gl_SubgroupInvocationID; b < nb; b += gl_SubgroupSize) {
-            uvec4 st = XimStats(sa).v[b];
-            xd[b] = block_scale(st.x);
-            ss += uintBitsToFloat(st.yz);
-            bad = bad || st.x >= 0x7f800000u;
-        }
-        bad = subgroupOr(bad ? 1u : 0u) != 0u;   // (arithmetic subgroups are required; vote is not)
-        if (NORM != 0u) {
-            float inv = inv_rms(subgroupAdd(ss), float(XK), uintBitsToFloat(p.pad0));
-            for (uint b = gl_SubgroupInvocationID; b < nb; b += gl_SubgroupSize) xd[b] *= inv;
-        }
-        if (gl_SubgroupInvocationID == 0u) xbad[0] = bad ? 1u : 0u;
-    }
+    if (gl_SubgroupID == 0u) image_stats(p.x + uint64_t(16u * (nq + ns)), nb, false);   // one subgroup
     [[unroll]] for (uint k = 0u; k < LQ; k++)
         if (tid + 256u * k < nq) xq4[tid + 256u * k] = vq[k];
     [[unroll]] for (uint k = 0u; k < LS; k++)
@@ -127,8 +162,9 @@ shared vec2 xo_ss[XO_N];    // per chunk: sum of squares (sumsq.glsl buckets)
 
 // After workgroup-uniform tile `tile` (rows_per_tile consecutive output rows,
 // dividing 256) is stored: the workgroup that completes a 256-row block
-// rounds it into the image at p.pos, in the layout of a K45 (XOUT 1) or
-// Q6_K (XOUT 2) consumer, times the gamma at p.ff (0: none). Lanes 0..31
+// rounds it into the image at p.pos, in the layout of a K45 (XOUT 1), Q6_K
+// (XOUT 2) or Q8_0 (XOUT 3: 32-blocks, each scaled by its own absmax)
+// consumer, times the gamma at p.ff (0: none). Lanes 0..31
 // take a chunk of 8 each; the reductions go through shared memory, so any
 // subgroup size works. M = 1.
 void image_tile_done(uint tile, uint rows_per_tile) {
@@ -164,12 +200,27 @@ void image_tile_done(uint tile, uint rows_per_tile) {
     uvec2 q = uvec2(0u);
     if (tid < 32u) {
         for (uint k = 0u; k < 32u; k++) ab = max(ab, xo_ab[k]);
-        float id = inv_scale(ab);
-        q = uvec2(round4(a, id), round4(b, id));
-        xo_sum[tid] = sdot8(q, uvec2(0x01010101u));
+        if (XOUT == 3u) {   // the chunk's 32-block: chunks 4 (tid >> 2) ..
+            uint a32 = max(max(xo_ab[tid & ~3u], xo_ab[(tid & ~3u) + 1u]), max(xo_ab[(tid & ~3u) + 2u], xo_ab[(tid & ~3u) + 3u]));
+            float id = inv_scale(a32);
+            q = uvec2(round4(a, id), round4(b, id));
+            U32Buf(p.pos).v[2u * (32u * blk + tid)] = q.x;
+            U32Buf(p.pos).v[2u * (32u * blk + tid) + 1u] = q.y;
+            if ((tid & 3u) == 0u) U32Buf(p.pos).v[p.N / 4u + 8u * blk + (tid >> 2)] = a32;
+        } else {
+            float id = inv_scale(ab);
+            q = uvec2(round4(a, id), round4(b, id));
+            xo_sum[tid] = sdot8(q, uvec2(0x01010101u));
+        }
     }
     barrier();
-    if (tid < 32u) {
+    if (tid < 32u && XOUT == 3u) {
+        if (tid == 0u) {
+            vec2 ss = vec2(0.0);
+            for (uint k = 0u; k < 32u; k++) ss += xo_ss[k];
+            XimStats(p.pos + uint64_t(ib)).v[blk] = uvec4(ab, floatBitsToUint(ss), 0u);
+        }
+    } else if (tid < 32u) {
         uint e, half_, s, si;
         chunk_slot(XOUT == 1u, 32u * blk + tid, e, half_, s, si);
         U32Buf(p.pos).v[4u * e + 2u * half_] = q.x;
