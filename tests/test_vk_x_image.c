@@ -177,6 +177,17 @@ static int model_notes(rlx_model *m, const char *what) {
     return n;
 }
 
+/* m's vocabulary size into info, and the decode tests' prompt as tokens
+ * (at most 64; BOS first): their count (0 if m is NULL or fails). */
+static int prompt_tokens(rlx_model *m, rlx_model_info *info, int32_t ids[64]) {
+    int n = 0;
+    memset(info, 0, sizeof *info);
+    if (!m || rlx_model_get_info(m, info) != RLX_OK ||
+        rlx_model_tokenize(m, "the cat sat on the mat", 1, ids, 64, &n) != RLX_OK)
+        return 0;
+    return n;
+}
+
 TEST(vk_x_image_llama_decode) {
     VKP_REQUIRE();
     if (vkp_devices_int_dot() != 1) return;
@@ -193,10 +204,8 @@ TEST(vk_x_image_llama_decode) {
     unlink(path);
     CHECK(mc && mv && mn);
     rlx_model_info info;
-    CHECK_OK(rlx_model_get_info(mc, &info));
     int32_t ids[64];
-    int n = 0;
-    CHECK_OK(rlx_model_tokenize(mc, "the cat sat on the mat", 1, ids, 64, &n));
+    int n = prompt_tokens(mc, &info, ids);
     float *lc = malloc(sizeof(float) * (size_t)info.n_vocab), *lv = malloc(sizeof(float) * (size_t)info.n_vocab);
     for (int i = 0; i < n && !harness_failed(); i++) {
         const float *c = step(mc, ids[i], NULL), *v = step(mv, ids[i], "2");
@@ -350,10 +359,8 @@ TEST(vk_x_image_q8_0_llama_decode) {
     unlink(path);
     CHECK(mc && mv && mn && md);
     rlx_model_info info;
-    CHECK_OK(rlx_model_get_info(mc, &info));
     int32_t ids[64];
-    int n = 0;
-    CHECK_OK(rlx_model_tokenize(mc, "the cat sat on the mat", 1, ids, 64, &n));
+    int n = prompt_tokens(mc, &info, ids);
     float *lc = malloc(sizeof(float) * (size_t)info.n_vocab), *lv = malloc(sizeof(float) * (size_t)info.n_vocab);
     for (int i = 0; i < n && !harness_failed(); i++) {
         /* the settings are read when a shape's program is built: at the first step */
