@@ -27,7 +27,7 @@
  *
  * Tuning knobs (see emit_matvec_i8 / emit_matvec_run / emit_matvec):
  * RLX_VK_DQ_RUN, RLX_VK_DQ_RUN16, RLX_VK_DQ_T, RLX_VK_DQ_NR, RLX_VK_DQ_SWIGLU_NR, RLX_VK_DQ_U,
- * RLX_VK_DQ_I8_GRID, RLX_VK_DQ_XROT.
+ * RLX_VK_DQ_PAIR, RLX_VK_DQ_I8_GRID, RLX_VK_DQ_XROT.
  */
 #include "vulkan/vk_lower.h"
 #include <stdlib.h>
@@ -447,6 +447,14 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
         d->n_spec = 15;
     } else {
         d->n_spec = 13;
+    }
+    /* Q4_K / Q5_K: a lane takes two adjacent units (one header decode for 64
+     * weights). Opt-in (RLX_VK_DQ_PAIR=1) until measured on a GPU; ids 13-14
+     * are ignored by the build without images */
+    if ((dt == RLX_Q4_K || dt == RLX_Q5_K) && rlx_env_int("RLX_VK_DQ_PAIR", 0)) {
+        if (d->n_spec == 13) d->spec[13] = d->spec[14] = 0;
+        d->spec[15] = 1;
+        d->n_spec = 16;
     }
     d->uses_scratch = comb;   /* the partials are in scratch */
     /* the whole block always (the shader's block names the epilogue fields) */

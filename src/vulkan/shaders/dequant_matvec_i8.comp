@@ -84,6 +84,8 @@ layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/
                                                // attention with XCOMB splits, combined as they are read (header;
                                                // vk_program.c plan_absorptions)
 layout(constant_id = 12) const uint XROT = 0;   // > 0: workgroup w starts rounding x at chunk w * XROT (a multiple of 32; round_x)
+layout(constant_id = 15) const uint PAIR = 0;  // Q4_K / Q5_K: a lane takes units 2p and 2p + 1 together (the same
+                                               // two sub-blocks: one header decode for 64 weights; opt-in, unmeasured)
 #ifdef RLX_XIMAGE   // the build "dequant_matvec_i8_xim" (Makefile)
 layout(constant_id = 13) const uint XIN = 0;    // 1 (M = 1): p.x is the rounded image of x (x_image.glsl)
 layout(constant_id = 14) const uint XOUT = 0;   // M = 1, EPI 0-2, no RKV: also round the output into an image at p.pos
@@ -407,6 +409,37 @@ void unit_dot(uint64_t row, uint r, xu_t x[NM], bool live, inout float acc[NM]) 
     }
 }
 
+// PAIR (K45): acc[m] += units r and r + 1 (r even: positions 0.. and 16.. of
+// sub-blocks 2j and 2j + 1) of the row at `row` · x row m's units; the block
+// header is loaded and its two scales and mins extracted once for both.
+void unit_pair_dot(uint64_t row, uint r, bool live, inout float acc[NM]) {
+    uint base = (r >> 3) * (QT == 17u ? 176u : 144u), j = (r >> 1) & 3u;
+    uvec4 h = wbytes16(row, base);
+    uint qoff = base + (QT == 17u ? 48u : 16u) + 16u * (r & 7u);
+    uvec4 qa = wbytes16(row, qoff), qb = wbytes16(row, qoff + 16u);
+    vec2 dm = unpackHalf2x16(h.x);
+    uint sh = 16u * (j & 1u);
+    uint lo = (h.y >> sh) & 0xffffu, mid = (h.z >> sh) & 0xffffu, hi = (h.w >> sh) & 0xffffu;
+    uint scp = j < 2u ? lo & 0x3f3fu : (hi & 0x0f0fu) | ((lo >> 2) & 0x3030u);
+    uint mnp = j < 2u ? mid & 0x3f3fu : ((hi >> 4) & 0x0f0fu) | ((mid >> 2) & 0x3030u);
+    int sc0 = int(scp & 0xffu), sc1 = int(scp >> 8), mn0 = int(mnp & 0xffu), mn1 = int(mnp >> 8);
+    uvec4 a0 = qa & 0x0f0f0f0fu, a1 = (qa >> 4) & 0x0f0f0f0fu, b0 = qb & 0x0f0f0f0fu, b1 = (qb >> 4) & 0x0f0f0f0fu;
+    if (QT == 17u) {   // the 5th bits: positions 0.. and 16.. of qh, bits 2j and 2j + 1
+        uvec4 ha = wbytes16(row, base + 16u), hb = wbytes16(row, base + 32u);
+        a0 |= ((ha >> (2u * j)) & 0x01010101u) << 4;
+        a1 |= ((ha >> (2u * j + 1u)) & 0x01010101u) << 4;
+        b0 |= ((hb >> (2u * j)) & 0x01010101u) << 4;
+        b1 |= ((hb >> (2u * j + 1u)) & 0x01010101u) << 4;
+    }
+    [[unroll]] for (uint m = 0u; m < NM; m++) {
+        xu_t xa = load_x(m, r), xb = load_x(m, r + 1u);
+        int isum = sc0 * (sdot16(a0, xa.a) + sdot16(b0, xb.a)) + sc1 * (sdot16(a1, xa.b) + sdot16(b1, xb.b));
+        int msum = mn0 * (xa.s.x + xb.s.x) + mn1 * (xa.s.y + xb.s.y);
+        float v = xa.d * (dm.x * float(isum) - dm.y * float(msum));
+        acc[m] += live ? v : 0.0;
+    }
+}
+
 // Output row of slot s of a group whose first row (or, ROPE, pair) is n0.
 uint slot_row(uint n0, uint s) {
     if (ROPE == 0u) return n0 + s;
@@ -460,7 +493,16 @@ void main() {
         [[unroll]] for (uint s = 0u; s < NS; s++)
             [[unroll]] for (uint m = 0u; m < NM; m++) acc[s][m] = 0.0;
 
-        if (n0 < n_items) {   // group-uniform; rows past N skip the loads (no barriers inside)
+        if (n0 < n_items && K45 && PAIR != 0u) {   // pairs of units (units % 8 == 0: whole pairs)
+            for (uint r0 = t; r0 < units / 2u; r0 += T * U) {
+                [[unroll]] for (uint u = 0u; u < U; u++) {
+                    uint pr = r0 + u * T;
+                    bool live = pr < units / 2u;
+                    pr = min(pr, units / 2u - 1u);
+                    [[unroll]] for (uint s = 0u; s < NS; s++) unit_pair_dot(rows[s], 2u * pr, live, acc[s]);
+                }
+            }
+        } else if (n0 < n_items) {   // group-uniform; rows past N skip the loads (no barriers inside)
             for (uint r0 = t; r0 < units; r0 += T * U) {
                 [[unroll]] for (uint u = 0u; u < U; u++) {   // U units T apart, loads issued together
                     uint r = r0 + u * T;
