@@ -84,8 +84,9 @@ layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/
                                                // attention with XCOMB splits, combined as they are read (header;
                                                // vk_program.c plan_absorptions)
 layout(constant_id = 12) const uint XROT = 0;   // > 0: workgroup w starts rounding x at chunk w * XROT (a multiple of 32; round_x)
-layout(constant_id = 15) const uint PAIR = 0;  // Q4_K / Q5_K: a lane takes units 2p and 2p + 1 together (the same
-                                               // two sub-blocks: one header decode for 64 weights; opt-in, unmeasured)
+layout(constant_id = 15) const uint PAIR = 0;  // K-quants: a lane takes units 2p and 2p + 1 together (Q4_K / Q5_K:
+                                               // one header decode for 64 weights; Q6_K: shared scales, 16-byte
+                                               // quant loads; opt-in, unmeasured)
 #ifdef RLX_XIMAGE   // the build "dequant_matvec_i8_xim" (Makefile)
 layout(constant_id = 13) const uint XIN = 0;    // 1 (M = 1): p.x is the rounded image of x (x_image.glsl)
 layout(constant_id = 14) const uint XOUT = 0;   // M = 1, EPI 0-2, no RKV: also round the output into an image at p.pos
@@ -409,10 +410,41 @@ void unit_dot(uint64_t row, uint r, xu_t x[NM], bool live, inout float acc[NM]) 
     }
 }
 
+// PAIR, Q6_K (planar): units r and r + 1 (r even: positions l.. and l + 8..
+// of the four 32-groups of half hh, l = 0 or 16) share their group scales
+// and d; their ql, ql + 32 and qh bytes are 16 contiguous bytes each.
+void unit_pair_dot_q6k(uint64_t row, uint r, bool live, inout float acc[NM]) {
+    uint b = r >> 3, hh = (r >> 2) & 1u, l = 8u * (r & 3u);
+    uint ql = pl_field(QT, p.K, 0u, b) + 64u * hh + l;
+    uvec4 la = wbytes16a(row, ql), lb = wbytes16a(row, ql + 32u);
+    uvec4 qh = wbytes16a(row, pl_field(QT, p.K, 1u, b) + 32u * hh + l);
+    uvec2 sw = wbytes8a(row, pl_field(QT, p.K, 2u, b) + 8u * hh);
+    float d = wf16(row, pl_field(QT, p.K, 3u, b));
+    int o = int(8u * (l >> 4));
+    int sc0 = bitfieldExtract(int(sw.x), o, 8), sc1 = bitfieldExtract(int(sw.x), o + 16, 8);
+    int sc2 = bitfieldExtract(int(sw.y), o, 8), sc3 = bitfieldExtract(int(sw.y), o + 16, 8);
+    const uvec4 M4 = uvec4(0x0f0f0f0fu), M30 = uvec4(0x30303030u);
+    uvec4 q0 = (la & M4) | ((qh << 4) & M30), q1 = (lb & M4) | ((qh << 2) & M30);
+    uvec4 q2 = ((la >> 4) & M4) | (qh & M30), q3 = ((lb >> 4) & M4) | ((qh >> 2) & M30);
+    [[unroll]] for (uint m = 0u; m < NM; m++) {
+        xu_t xa = load_x(m, r), xb = load_x(m, r + 1u);
+        int isum = sc0 * (sdot8(q0.xy, xa.a.xy) + sdot8(q0.zw, xb.a.xy) - 32 * (xa.s.x + xb.s.x)) +
+                   sc1 * (sdot8(q1.xy, xa.a.zw) + sdot8(q1.zw, xb.a.zw) - 32 * (xa.s.y + xb.s.y)) +
+                   sc2 * (sdot8(q2.xy, xa.b.xy) + sdot8(q2.zw, xb.b.xy) - 32 * (xa.s.z + xb.s.z)) +
+                   sc3 * (sdot8(q3.xy, xa.b.zw) + sdot8(q3.zw, xb.b.zw) - 32 * (xa.s.w + xb.s.w));
+        float v = xa.d * d * float(isum);
+        acc[m] += live ? v : 0.0;
+    }
+}
+
 // PAIR (K45): acc[m] += units r and r + 1 (r even: positions 0.. and 16.. of
 // sub-blocks 2j and 2j + 1) of the row at `row` · x row m's units; the block
 // header is loaded and its two scales and mins extracted once for both.
 void unit_pair_dot(uint64_t row, uint r, bool live, inout float acc[NM]) {
+    if (QT == 18u) {
+        unit_pair_dot_q6k(row, r, live, acc);
+        return;
+    }
     uint base = (r >> 3) * (QT == 17u ? 176u : 144u), j = (r >> 1) & 3u;
     uvec4 h = wbytes16(row, base);
     uint qoff = base + (QT == 17u ? 48u : 16u) + 16u * (r & 7u);
@@ -493,7 +525,7 @@ void main() {
         [[unroll]] for (uint s = 0u; s < NS; s++)
             [[unroll]] for (uint m = 0u; m < NM; m++) acc[s][m] = 0.0;
 
-        if (n0 < n_items && K45 && PAIR != 0u) {   // pairs of units (units % 8 == 0: whole pairs)
+        if (n0 < n_items && QT != 13u && PAIR != 0u) {   // K-quant units in pairs (units % 8 == 0: whole pairs)
             for (uint r0 = t; r0 < units / 2u; r0 += T * U) {
                 [[unroll]] for (uint u = 0u; u < U; u++) {
                     uint pr = r0 + u * T;
