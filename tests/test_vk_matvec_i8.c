@@ -283,18 +283,20 @@ TEST(vk_matvec_i8_swiglu_rows_per_group) {
     CHECK(ok);
 }
 
-/* K-quant units taken in pairs (RLX_VK_DQ_PAIR=1: one header decode, or
- * Q6_K's shared scales, for 64 weights): one and three x rows, + res and
- * SwiGLU, rows of 1 to 14 blocks (fewer pairs than lanes; Q6_K rows of 210
- * bytes only 2-byte aligned, of 3 * 210 too), two pairs a step (RLX_VK_DQ_U=2). */
+/* Units taken in pairs (RLX_VK_DQ_PAIR=1: one header decode, Q6_K's shared
+ * scales, or a whole Q8_0 block a lane): one and three x rows, + res and
+ * SwiGLU, rows of 1 to 14 K-quant blocks (fewer pairs than lanes; Q6_K rows
+ * of 210 bytes only 2-byte aligned), two pairs a step (RLX_VK_DQ_U=2). Q8_0
+ * products here fold no norm, so the test's i8 run takes them as it does
+ * with RLX_VK_DQ_I8 (i8_case). */
 TEST(vk_matvec_i8_unit_pairs) {
     VKP_REQUIRE();
     setenv("RLX_VK_DQ_PAIR", "1", 1);
-    static const rlx_dtype kq[3] = {RLX_Q4_K, RLX_Q5_K, RLX_Q6_K};
+    static const rlx_dtype kq[4] = {RLX_Q4_K, RLX_Q5_K, RLX_Q6_K, RLX_Q8_0};
     bool ok = true;
     for (int u = 1; u <= 2 && ok; u++) {
         setenv("RLX_VK_DQ_U", u == 1 ? "1" : "2", 1);
-        for (int t = 0; t < 3 && ok; t++)
+        for (int t = 0; t < 4 && ok; t++)
             ok = i8_case(kq[t], 0, 1, 37, 256, -1, 0) && i8_case(kq[t], 0, 3, 130, 256 * 14, -1, 0) &&
                  i8_case(kq[t], 1, 2, 41, 256 * 5, -1, 0) && i8_case(kq[t], 2, 1, 23, 256 * 3, -1, 0);
     }

@@ -448,11 +448,13 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     } else {
         d->n_spec = 13;
     }
-    /* K-quants: a lane takes two adjacent units (Q4_K / Q5_K: one header
-     * decode for 64 weights; Q6_K: shared scales and d, 16-byte quant loads).
-     * Opt-in (RLX_VK_DQ_PAIR=1) until measured on a GPU; ids 13-14 are
-     * ignored by the build without images */
-    if (dt != RLX_Q8_0 && rlx_env_int("RLX_VK_DQ_PAIR", 0)) {
+    /* a lane takes two adjacent units (Q4_K / Q5_K: one header decode for
+     * 64 weights; Q6_K: shared scales and d, 16-byte quant loads; Q8_0: a
+     * whole block, one scale load). Opt-in (RLX_VK_DQ_PAIR=1, or a list of
+     * type names) until measured on a GPU; ids 13-14 are ignored by the
+     * build without images */
+    const char *pair = getenv("RLX_VK_DQ_PAIR");
+    if (pair && *pair && strcmp(pair, "0") != 0 && (strcmp(pair, "1") == 0 || strstr(pair, rlx_dtype_name(dt)))) {
         if (d->n_spec == 13) d->spec[13] = d->spec[14] = 0;
         d->spec[15] = 1;
         d->n_spec = 16;

@@ -84,9 +84,9 @@ layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/
                                                // attention with XCOMB splits, combined as they are read (header;
                                                // vk_program.c plan_absorptions)
 layout(constant_id = 12) const uint XROT = 0;   // > 0: workgroup w starts rounding x at chunk w * XROT (a multiple of 32; round_x)
-layout(constant_id = 15) const uint PAIR = 0;  // K-quants: a lane takes units 2p and 2p + 1 together (Q4_K / Q5_K:
-                                               // one header decode for 64 weights; Q6_K: shared scales, 16-byte
-                                               // quant loads; opt-in, unmeasured)
+layout(constant_id = 15) const uint PAIR = 0;  // a lane takes units 2p and 2p + 1 together (Q4_K / Q5_K: one header
+                                               // decode for 64 weights; Q6_K: shared scales, 16-byte quant loads;
+                                               // Q8_0: a whole block, one scale load; opt-in, unmeasured)
 #ifdef RLX_XIMAGE   // the build "dequant_matvec_i8_xim" (Makefile)
 layout(constant_id = 13) const uint XIN = 0;    // 1 (M = 1): p.x is the rounded image of x (x_image.glsl)
 layout(constant_id = 14) const uint XOUT = 0;   // M = 1, EPI 0-2, no RKV: also round the output into an image at p.pos
@@ -445,6 +445,16 @@ void unit_pair_dot(uint64_t row, uint r, bool live, inout float acc[NM]) {
         unit_pair_dot_q6k(row, r, live, acc);
         return;
     }
+    if (QT == 13u) {   // Q8_0 (planar): units r and r + 1 are one block: its 32 quants, one scale
+        float dw = wf16(row, pl_field(QT, p.K, 1u, r >> 1));
+        uvec4 qa = wbytes16a(row, 16u * r), qb = wbytes16a(row, 16u * r + 16u);
+        [[unroll]] for (uint m = 0u; m < NM; m++) {
+            xu_t xa = load_x(m, r), xb = load_x(m, r + 1u);
+            float v = dw * xa.d * float(sdot16(qa, xa.a) + sdot16(qb, xb.a));
+            acc[m] += live ? v : 0.0;
+        }
+        return;
+    }
     uint base = (r >> 3) * (QT == 17u ? 176u : 144u), j = (r >> 1) & 3u;
     uvec4 h = wbytes16(row, base);
     uint qoff = base + (QT == 17u ? 48u : 16u) + 16u * (r & 7u);
@@ -525,7 +535,7 @@ void main() {
         [[unroll]] for (uint s = 0u; s < NS; s++)
             [[unroll]] for (uint m = 0u; m < NM; m++) acc[s][m] = 0.0;
 
-        if (n0 < n_items && QT != 13u && PAIR != 0u) {   // K-quant units in pairs (units % 8 == 0: whole pairs)
+        if (n0 < n_items && PAIR != 0u) {   // units in pairs (K % 32 == 0: whole pairs)
             for (uint r0 = t; r0 < units / 2u; r0 += T * U) {
                 [[unroll]] for (uint u = 0u; u < U; u++) {
                     uint pr = r0 + u * T;
