@@ -353,6 +353,18 @@ xu_t load_x(uint m, uint r) {
     return o;
 }
 
+// The 6-bit scales and mins of sub-blocks 2j and 2j + 1 from a Q4_K / Q5_K
+// header h (d, dmin, then scales[12] as words): bytes 2(j & 1) and
+// 2(j & 1) + 1 of the scale words (k4_scale_min in quant_k.c).
+// (scale 2j, scale 2j + 1, min 2j, min 2j + 1).
+ivec4 k45_scale_min(uvec4 h, uint j) {
+    uint sh = 16u * (j & 1u);
+    uint lo = (h.y >> sh) & 0xffffu, mid = (h.z >> sh) & 0xffffu, hi = (h.w >> sh) & 0xffffu;
+    uint scp = j < 2u ? lo & 0x3f3fu : (hi & 0x0f0fu) | ((lo >> 2) & 0x3030u);
+    uint mnp = j < 2u ? mid & 0x3f3fu : ((hi >> 4) & 0x0f0fu) | ((mid >> 2) & 0x3030u);
+    return ivec4(int(scp & 0xffu), int(scp >> 8), int(mnp & 0xffu), int(mnp >> 8));
+}
+
 // acc[m] += (unit r of the row at `row`) · (x row m's unit), for every m;
 // nothing is added when !live (a select: inf or NaN in a clamped unit stays out).
 void unit_dot(uint64_t row, uint r, xu_t x[NM], bool live, inout float acc[NM]) {
@@ -369,12 +381,8 @@ void unit_dot(uint64_t row, uint r, xu_t x[NM], bool live, inout float acc[NM]) 
         uvec4 h = wbytes16(row, base);   // d, dmin, then scales[12] as words (k4_scale_min in quant_k.c)
         uvec4 qw = wbytes16(row, base + (QT == 17u ? 48u : 16u) + 16u * (r & 7u));
         vec2 dm = unpackHalf2x16(h.x);
-        // scale and min of sub-blocks 2j and 2j + 1: bytes 2(j & 1) and 2(j & 1) + 1 of the scale words
-        uint sh = 16u * (j & 1u);
-        uint lo = (h.y >> sh) & 0xffffu, mid = (h.z >> sh) & 0xffffu, hi = (h.w >> sh) & 0xffffu;
-        uint scp = j < 2u ? lo & 0x3f3fu : (hi & 0x0f0fu) | ((lo >> 2) & 0x3030u);
-        uint mnp = j < 2u ? mid & 0x3f3fu : ((hi >> 4) & 0x0f0fu) | ((mid >> 2) & 0x3030u);
-        int sc0 = int(scp & 0xffu), sc1 = int(scp >> 8), mn0 = int(mnp & 0xffu), mn1 = int(mnp >> 8);
+        ivec4 sm = k45_scale_min(h, j);
+        int sc0 = sm.x, sc1 = sm.y, mn0 = sm.z, mn1 = sm.w;
         uvec4 q0 = qw & 0x0f0f0f0fu, q1 = (qw >> 4) & 0x0f0f0f0fu;
         if (QT == 17u) {   // the 5th bits: positions 16h.. of qh, bits 2j (sub-block 2j) and 2j + 1
             uvec4 hb = wbytes16(row, base + 16u + 16u * (r & 1u));
@@ -460,11 +468,8 @@ void unit_pair_dot(uint64_t row, uint r, bool live, inout float acc[NM]) {
     uint qoff = base + (QT == 17u ? 48u : 16u) + 16u * (r & 7u);
     uvec4 qa = wbytes16(row, qoff), qb = wbytes16(row, qoff + 16u);
     vec2 dm = unpackHalf2x16(h.x);
-    uint sh = 16u * (j & 1u);
-    uint lo = (h.y >> sh) & 0xffffu, mid = (h.z >> sh) & 0xffffu, hi = (h.w >> sh) & 0xffffu;
-    uint scp = j < 2u ? lo & 0x3f3fu : (hi & 0x0f0fu) | ((lo >> 2) & 0x3030u);
-    uint mnp = j < 2u ? mid & 0x3f3fu : ((hi >> 4) & 0x0f0fu) | ((mid >> 2) & 0x3030u);
-    int sc0 = int(scp & 0xffu), sc1 = int(scp >> 8), mn0 = int(mnp & 0xffu), mn1 = int(mnp >> 8);
+    ivec4 sm = k45_scale_min(h, j);
+    int sc0 = sm.x, sc1 = sm.y, mn0 = sm.z, mn1 = sm.w;
     uvec4 a0 = qa & 0x0f0f0f0fu, a1 = (qa >> 4) & 0x0f0f0f0fu, b0 = qb & 0x0f0f0f0fu, b1 = (qb >> 4) & 0x0f0f0f0fu;
     if (QT == 17u) {   // the 5th bits: positions 0.. and 16.. of qh, bits 2j and 2j + 1
         uvec4 ha = wbytes16(row, base + 16u), hb = wbytes16(row, base + 32u);
