@@ -180,6 +180,15 @@ static uint32_t env_u32(const char *name, uint32_t lo, uint32_t hi, uint32_t dfl
  * 1), nr_max (4 or 2), 2 or 1, the most that keeps >= min_tiles workgroups
  * (x loads serve NR rows). RLX_VK_DQ_T / RLX_VK_DQ_NR override them. Returns the tiles
  * (workgroups of 256 / T groups). */
+/* A knob that names types: unset or empty gives dflt, "0" none, "1" every
+ * type, anything else a list of type names (rlx_dtype_name: "q8_0,q4_K"). */
+static bool env_names_type(const char *name, rlx_dtype dt, bool dflt) {
+    const char *v = getenv(name);
+    if (!v || !*v) return dflt;
+    if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0) return v[0] == '1';
+    return strstr(v, rlx_dtype_name(dt)) != NULL;
+}
+
 static int64_t group_shape(uint32_t sgs, uint32_t units, int64_t N, int epi, uint32_t t_max, int64_t min_tiles,
                            uint32_t nr_max, uint32_t *T_out, uint32_t *nr_out) {
     uint32_t T = t_max;
@@ -227,8 +236,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
     const vk_caps *cp = c->caps;
     uint32_t sgs = cp->subgroup_size;
     if (dt != RLX_Q8_0 && dt != RLX_Q4_K && dt != RLX_Q6_K) return false;
-    const char *only = getenv("RLX_VK_DQ_RUN");   /* "0": never; a list of type names: only those */
-    if (only && *only && strcmp(only, "1") != 0 && !strstr(only, rlx_dtype_name(dt))) return false;
+    if (!env_names_type("RLX_VK_DQ_RUN", dt, true)) return false;   /* "0": never; a list: only those */
     if (sgs < 4 || sgs > 256 || 256 % sgs) return false;
     bool a4 = w % 4 == 0 && row_bytes % 4 == 0 && (epi != 2 || w2 % 4 == 0);
     bool a16 = w % 16 == 0 && row_bytes % 16 == 0 && (epi != 2 || w2 % 16 == 0);
@@ -275,7 +283,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
  * RLX_VK_DQ_U (units per lane per step), RLX_VK_DQ_I8_GRID (most workgroups;
  * each then loops over several tiles, so x is rounded fewer times).
  */
-/* The types the i8 matvec takes: RLX_VK_DQ_I8 = "0" (none) or a list of type
+/* The types the i8 matvec takes: RLX_VK_DQ_I8 = "0" (none), "1" (all) or a list of type
  * names; by default Q4_K, Q5_K and Q6_K (Q5_K otherwise has only the generic
  * part-per-lane kernel), and Q8_0 where an RMS norm is folded into
  * x (rms_dequant_*). A plain Q8_0 product stays on the exact run kernel: on
@@ -285,9 +293,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
  * with attention partials to combine (comb_in) the combine pass's. */
 static bool i8_takes(rlx_dtype dt, bool saves_dispatch) {
     if (dt != RLX_Q8_0 && dt != RLX_Q4_K && dt != RLX_Q5_K && dt != RLX_Q6_K) return false;
-    const char *only = getenv("RLX_VK_DQ_I8");
-    if (!only || !*only) return dt != RLX_Q8_0 || saves_dispatch;
-    return strcmp(only, "0") != 0 && strstr(only, rlx_dtype_name(dt)) != NULL;
+    return env_names_type("RLX_VK_DQ_I8", dt, dt != RLX_Q8_0 || saves_dispatch);
 }
 
 /* The image layout (x_image.glsl) a K-quant consumer reads: 1 for Q4_K and
@@ -437,7 +443,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * image, and this output rounded into one for the next matvec. A tile's
      * rows must lie in one 256-block of the output (rope pairs do not). */
     int64_t tile_rows = (int64_t)(256 / T) * nr;
-    bool xout = xo->want && M == 1 && !ep && xo->family >= 1 && xo->family <= 3 && N % 256 == 0 &&
+    bool xout = xo->want && M == 1 && !ep && xo->family != 0 && N % 256 == 0 &&
                 256 % tile_rows == 0 && (xo->gamma == 0 || xo->gamma % 16 == 0) &&
                 i8_shared_bytes(dt, M, K) + XOUT_SHARED_BYTES <= (int64_t)cp->max_shared_memory;
     if (xin || xout) {   /* the shader's build with the image code (Makefile) */
@@ -453,8 +459,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * whole block, one scale load). Opt-in (RLX_VK_DQ_PAIR=1, or a list of
      * type names) until measured on a GPU; ids 13-14 are ignored by the
      * build without images */
-    const char *pair = getenv("RLX_VK_DQ_PAIR");
-    if (pair && *pair && strcmp(pair, "0") != 0 && (strcmp(pair, "1") == 0 || strstr(pair, rlx_dtype_name(dt)))) {
+    if (env_names_type("RLX_VK_DQ_PAIR", dt, false)) {
         if (d->n_spec == 13) d->spec[13] = d->spec[14] = 0;
         d->spec[15] = 1;
         d->n_spec = 16;

@@ -216,24 +216,18 @@ void image_tile_done(uint tile, uint rows_per_tile) {
         }
     }
     barrier();
-    if (tid < 32u && XOUT == 3u) {
-        if (tid == 0u) {
-            vec2 ss = vec2(0.0);
-            for (uint k = 0u; k < 32u; k++) ss += xo_ss[k];
-            XimStats(p.pos + uint64_t(ib)).v[blk] = uvec4(ab, floatBitsToUint(ss), 0u);
-        }
-    } else if (tid < 32u) {
+    if (tid < 32u && XOUT != 3u) {   // the K-quant layouts (Q8_0 stored its quants above)
         uint e, half_, s, si;
         chunk_slot(XOUT == 1u, 32u * blk + tid, e, half_, s, si);
         U32Buf(p.pos).v[4u * e + 2u * half_] = q.x;
         U32Buf(p.pos).v[4u * e + 2u * half_ + 1u] = q.y;
         int sum = xo_sum[tid] + (XOUT == 1u ? xo_sum[tid ^ 1u] : 0);
         if (XOUT == 2u || half_ == 0u) I32Buf(p.pos).v[p.N / 4u + 4u * s + si] = sum;
-        if (tid == 0u) {
-            vec2 ss = vec2(0.0);
-            for (uint k = 0u; k < 32u; k++) ss += xo_ss[k];
-            XimStats(p.pos + uint64_t(ib)).v[blk] = uvec4(ab, floatBitsToUint(ss), 0u);
-        }
+    }
+    if (tid == 0u) {   // the block's statistics, every layout
+        vec2 ss = vec2(0.0);
+        for (uint k = 0u; k < 32u; k++) ss += xo_ss[k];
+        XimStats(p.pos + uint64_t(ib)).v[blk] = uvec4(ab, floatBitsToUint(ss), 0u);
     }
 }
 #endif   // RLX_XIMAGE
