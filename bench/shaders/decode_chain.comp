@@ -56,6 +56,9 @@ layout(constant_id = 7) const uint XL = 1;      // x layout: 0 position order, 1
                                                 // 8 lanes read 8 adjacent entries, no shared-memory bank conflicts)
 layout(constant_id = 8) const uint XBATCH = 1;  // x chunks per invocation whose loads issue together while rounding, 1..4
 layout(constant_id = 9) const uint XIM = 0;     // 1 (XL 1): x handed on as a rounded image (image_rows_done below)
+layout(constant_id = 10) const uint FLOW = 0;   // 1: one stage per dispatch, no pipeline barriers: the stage's
+                                                // first weights are loaded, then it waits on the counter for the
+                                                // earlier dispatches' workgroups
 
 #include "chain_common.glsl"   // Stage, push block, shared x, round_x, grid_wait
 
@@ -235,9 +238,17 @@ void main() {
     step_t cur;
     bool have = false;   // cur holds this stage's first step (prefetched)
     ctx_t c = make_ctx(p.first);
-    for (uint s = p.first; s < p.first + p.count; s++) {
+    if (FLOW != 0u && p.first > 0u) {   // flow: wait for every workgroup of the earlier dispatches
+        if (PF != 0u && c.items > 0u) {   // this stage's first weights are in flight through the wait
+            cur = load_item(c, 0u);
+            have = true;
+        }
+        if ((ABL & 4u) == 0u) grid_wait(p.first * gl_NumWorkGroups.x, false);
+    }
+    const uint end = FLOW != 0u ? p.first + 1u : p.first + p.count;
+    for (uint s = p.first; s < end; s++) {
         Stage st = StageBuf(p.stages).s[s];
-        bool last_stage = s + 1u == p.first + p.count;
+        bool last_stage = FLOW != 0u || s + 1u == end;
         bool from_image = XIM != 0u && s > p.first;
         if (s > p.first && (ABL & 4u) == 0u)
             grid_wait(from_image ? blocks_before(s) : (s - p.first) * gl_NumWorkGroups.x, from_image);
@@ -272,7 +283,7 @@ void main() {
         if (!last_stage && XIM != 0u) {   // signal: the blocks this workgroup completed are rounded
             uint G = gl_NumWorkGroups.x, w = gl_WorkGroupID.x;
             image_rows_done(s, st, uint((uint64_t(st.N) * w) / G), uint((uint64_t(st.N) * (w + 1u)) / G));
-        } else if (!last_stage) {   // signal: this workgroup's rows of stage s are stored
+        } else if (!last_stage || FLOW != 0u) {   // signal: this workgroup's rows of stage s are stored
             memoryBarrierBuffer();
             barrier();
             if (gl_LocalInvocationIndex == 0u) atomicAdd(SyncBuf(p.sync).count, 1u);
