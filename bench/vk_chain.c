@@ -8,6 +8,16 @@
  *   build/vk_chain [--device NAME] [--model 8b|1b|tiny] [--layers L] [--grids 132,264]
  *                  [--wg 512] [--u 4] [--hn 0|1] [--waitall 0|1] [--xl 0|1] [--xbatch 1-4]
  *                  [--xim 0|1] [--abl BITS] [--runs N] [--check] [--shaders DIR]
+ *                  [--modes 0,1,2,3,4] [--alt N]
+ *
+ * Modes: 0 per-stage dispatches with a timestamp after each (per-stage
+ * times), 1 persistent, 2 persistent + prefetch, 3 flow (one dispatch per
+ * stage and no pipeline barriers: each stage's workgroups load their first
+ * weights, then wait on the counter for every workgroup of the earlier
+ * dispatches), 4 per-stage dispatches with timestamps only at the ends (what
+ * the runtime records). --alt 1: odd stages bind a second pipeline of the
+ * same code; --alt N > 1: one whose shared x is sized for N times the
+ * largest K. Results: bench/RESULTS.md, ninth and fifteenth sessions.
  *
  * --xim 1: in the persistent modes, x is handed from stage to stage as a
  * rounded image (decode_chain.comp, "x images"): the workgroup completing a
@@ -147,8 +157,8 @@ static void print_registers(const vk_ctx *c, VkPipeline p, uint32_t pf) {
 }
 
 /* A pipeline of the chain shader on the context's shared layout (one push
- * range, no descriptors); spec: decode_chain.comp's constant_id 0..10. */
-#define N_SPEC 11
+ * range, no descriptors); spec: decode_chain.comp's constant_id 0..11. */
+#define N_SPEC 12
 static VkPipeline make_pipe(vk_ctx *c, const uint32_t *code, size_t bytes, const uint32_t spec[N_SPEC]) {
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = bytes, .pCode = code};
     VkShaderModule mod;
@@ -181,11 +191,21 @@ static void barrier_all(const vk_ctx *c, VkCommandBuffer cb, VkPipelineStageFlag
  * stage's time. */
 typedef struct chain { vk_buf dev, sync, table, xim; uint32_t xim_slot, xim_xs, xim_xd; int n_stages; } chain;
 
+/* per-stage runs: a timestamp after every dispatch (each stage's time), or
+ * only at the end (what the runtime records: barriers alone) */
+static bool stamps_between = true;
+/* --alt 1: odd stages bind a second pipeline, the same code built with
+ * another value of an unused spec constant (decode_chain.comp's ALT), as the
+ * runtime binds a new pipeline for each stage kind; --alt N > 1: that
+ * pipeline also sizes its shared x for N times the largest K (more shared
+ * memory, the same work) */
+static VkPipeline alt_pipe = VK_NULL_HANDLE;
+
 static double run_once(bench_vk *v, VkPipeline pipe, chain *ch, uint32_t grid, bool persist, bool flow, VkQueryPool qp,
                        uint32_t *err, double *stage_us) {
     const vk_ctx *c = v->c;
     VkCommandBuffer cb = cmd_begin(v);
-    uint32_t nq = persist || flow ? 2 : (uint32_t)ch->n_stages + 1;
+    uint32_t nq = persist || flow || !stamps_between ? 2 : (uint32_t)ch->n_stages + 1;
     c->f.vkCmdResetQueryPool(cb, qp, 0, nq);
     c->f.vkCmdFillBuffer(cb, ch->sync.buf, 0, 16, 0);
     if (ch->xim.buf)   /* the block counters after the two image slots */
@@ -197,17 +217,19 @@ static double run_once(bench_vk *v, VkPipeline pipe, chain *ch, uint32_t grid, b
                  .spin_limit = 1u << 22, .xim_slot = ch->xim_slot, .xim_xs = ch->xim_xs, .xim_xd = ch->xim_xd};
     for (int s = 0; s < (persist ? 1 : ch->n_stages); s++) {
         if (s && !flow) barrier_all(c, cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+        if (alt_pipe && !persist)
+            c->f.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, s % 2 ? alt_pipe : pipe);
         pu.first = (uint32_t)s;
         pu.count = persist ? (uint32_t)ch->n_stages : 1;
         c->f.vkCmdPushConstants(cb, c->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pu, &pu);
         c->f.vkCmdDispatch(cb, grid, 1, 1);
-        if (!flow || s + 1 == ch->n_stages)
-            c->f.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, flow ? 1 : (uint32_t)s + 1);
+        if ((!flow && stamps_between) || s + 1 == ch->n_stages)
+            c->f.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, flow || !stamps_between ? 1 : (uint32_t)s + 1);
     }
     cmd_submit_wait(v, cb);
     uint64_t ts[257];
     CHECK_VK(c->f.vkGetQueryPoolResults(c->dev, qp, 0, nq, sizeof ts, ts, 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
-    if (!persist && !flow && stage_us)
+    if (!persist && !flow && stamps_between && stage_us)
         for (int s = 0; s < ch->n_stages; s++) stage_us[s] = (double)(ts[s + 1] - ts[s]) * c->timestamp_period_ns * 1e-3;
     uint32_t sw[2];
     download(v, &ch->sync, 0, sw, sizeof sw);
@@ -245,7 +267,8 @@ int main(int argc, char **argv) {
     const char *device = NULL, *model = "8b", *shaders = NULL;
     int layers = 8, runs = 20;
     bool check = false;
-    uint32_t mode_mask = 15;
+    uint32_t mode_mask = 31;
+    uint32_t alt = 0;
     debug = getenv("VK_CHAIN_DEBUG") != NULL;
     uint32_t grids[8] = {132}, n_grids = 1, wg = 512, u = 4, abl = 0, hn = 1, waitall = 0, xl = 1, xbatch = 1, xim = 0;
     for (int i = 1; i < argc; i++) {
@@ -265,16 +288,17 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--xbatch") && nx) xbatch = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--xim") && nx) xim = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--check")) check = true;
+        else if (!strcmp(a, "--alt") && nx) alt = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--modes") && nx) {   /* indices of the modes to run: 0 per-stage, 1 persistent, 2 + prefetch, 3 flow */
-            uint32_t ms[4];
-            int nm = parse_list(argv[++i], ms, 4);
+            uint32_t ms[5];
+            int nm = parse_list(argv[++i], ms, 5);
             mode_mask = 0;
-            for (int m = 0; m < nm; m++) mode_mask |= ms[m] < 4 ? 1u << ms[m] : 0;
+            for (int m = 0; m < nm; m++) mode_mask |= ms[m] < 5 ? 1u << ms[m] : 0;
         }
         else {
             fprintf(stderr, "usage: vk_chain [--device NAME] [--model 8b|1b|tiny] [--layers L] [--grids a,b] [--wg N] "
                             "[--u 1-4] [--hn 0|1] [--waitall 0|1] [--xl 0|1] [--xbatch 1-4] [--xim 0|1] [--abl BITS] [--runs N]\n"
-                            "                [--check]\n"
+                            "                [--check] [--modes 0,1,2,3,4] [--alt N]\n"
                             "                [--shaders DIR]\n");
             return 2;
         }
@@ -412,17 +436,24 @@ int main(int argc, char **argv) {
      * workgroups loading their first weights, then waiting on the counter
      * for every workgroup of the earlier dispatches (relies on the device
      * starting a dispatch's workgroups only after the earlier dispatch's) */
-    struct { const char *name; bool persist, flow; uint32_t pf; } modes[4] = {
+    struct { const char *name; bool persist, flow; uint32_t pf; } modes[5] = {
         {"per-stage dispatches", false, false, 0}, {"persistent", true, false, 0},
-        {"persistent + prefetch", true, false, 1}, {"flow: dispatches, counter waits", false, true, 1}};
-    int n_modes = xim ? 3 : 4;   /* flow mode hands x on as stored rows only */
-    uint32_t spec0[N_SPEC] = {wg, (uint32_t)maxk, u, 0, hn, abl, waitall, xl, xbatch, xim, 0}, spec1[N_SPEC], spec2[N_SPEC];
+        {"persistent + prefetch", true, false, 1}, {"flow: dispatches, counter waits", false, true, 1},
+        {"per-stage dispatches, no timestamps between", false, false, 0}};
+    int n_modes = 5;
+    uint32_t spec0[N_SPEC] = {wg, (uint32_t)maxk, u, 0, hn, abl, waitall, xl, xbatch, xim, 0, 0}, spec1[N_SPEC], spec2[N_SPEC];
     memcpy(spec1, spec0, sizeof spec1);
     spec1[3] = 1;   /* decode_chain.comp's PF */
     memcpy(spec2, spec1, sizeof spec2);
     spec2[10] = 1;   /* FLOW */
-    VkPipeline pipes[3] = {make_pipe(c, code, code_bytes, spec0), make_pipe(c, code, code_bytes, spec1),
-                           make_pipe(c, code, code_bytes, spec2)};
+    VkPipeline pipes[5] = {make_pipe(c, code, code_bytes, spec0), make_pipe(c, code, code_bytes, spec1),
+                           make_pipe(c, code, code_bytes, spec2), VK_NULL_HANDLE, VK_NULL_HANDLE};
+    if (alt) {   /* the ALT twins of the per-stage (0) and flow (2) pipelines */
+        spec0[11] = spec2[11] = 1;
+        if (alt > 1) spec0[1] = spec2[1] = (uint32_t)maxk * (uint32_t)alt;   /* --alt N > 1: N times the shared memory too */
+        pipes[3] = make_pipe(c, code, code_bytes, spec0);
+        pipes[4] = make_pipe(c, code, code_bytes, spec2);
+    }
     double gb = (double)wbytes / 1e9;
     printf("# vk_chain: %s-shaped layers x %d (%d stages, Q4_K, %.3f GB of weights), workgroup %u, U %u, %d runs\n",
            !strcmp(model, "1b") ? "1B" : !strcmp(model, "tiny") ? "tiny" : "8B", layers, n_st, gb, wg, u, runs);
@@ -433,15 +464,17 @@ int main(int argc, char **argv) {
     int failures = 0;
     for (uint32_t gi = 0; gi < n_grids; gi++) {
         for (int mi = 0; mi < n_modes; mi++) {
-            if (!(mode_mask >> mi & 1)) continue;
+            if (!(mode_mask >> mi & 1) || (xim && mi == 3)) continue;   /* flow hands x on as stored rows only */
+            stamps_between = mi != 4;
             VkPipeline pp = pipes[modes[mi].flow ? 2 : modes[mi].pf];
+            alt_pipe = !alt || modes[mi].persist ? VK_NULL_HANDLE : pipes[modes[mi].flow ? 4 : 3];
             double *t = malloc(sizeof(double) * (size_t)runs), type_us[4] = {0}, *st_us = malloc(sizeof(double) * (size_t)n_st);
             uint32_t err = 0, e1;
             (void)run_once(&v, pp, &ch, grids[gi], modes[mi].persist, modes[mi].flow, qp, &e1, NULL);   /* warm-up */
             err |= e1;
             for (int r = 0; r < runs && !err; r++) {
                 t[r] = run_once(&v, pp, &ch, grids[gi], modes[mi].persist, modes[mi].flow, qp, &e1, st_us);
-                if (!modes[mi].persist && !modes[mi].flow)
+                if (!modes[mi].persist && !modes[mi].flow && stamps_between)
                     for (int s2 = 0; s2 < n_st; s2++) type_us[s2 % 4] += st_us[s2] / (runs * layers);
                 err |= e1;
             }
@@ -455,7 +488,7 @@ int main(int argc, char **argv) {
                 continue;
             }
             printf("| %s | %u | %.1f | %.2f | %.0f |\n", modes[mi].name, grids[gi], med, med / layers, gb / (med * 1e-6));
-            if (!modes[mi].persist && !modes[mi].flow) {   /* each stage shape's mean dispatch time (timestamps between dispatches) */
+            if (!modes[mi].persist && !modes[mi].flow && stamps_between) {   /* each stage shape's mean dispatch time (timestamps between dispatches) */
                 printf("  per stage (mean us, GB/s):");
                 for (int t2 = 0; t2 < 4; t2++)
                     printf(" %lldx%lld %.2f (%.0f)", (long long)lay[t2].N, (long long)lay[t2].K, type_us[t2],
@@ -515,7 +548,8 @@ int main(int argc, char **argv) {
         ref_out = NULL;
     }
     c->f.vkDestroyQueryPool(c->dev, qp, NULL);
-    for (int i = 0; i < 3; i++) c->f.vkDestroyPipeline(c->dev, pipes[i], NULL);
+    for (int i = 0; i < 5; i++)
+        if (pipes[i]) c->f.vkDestroyPipeline(c->dev, pipes[i], NULL);
     vk_buf_destroy(c, &ch.table);
     if (ch.xim.buf) vk_buf_destroy(c, &ch.xim);
     vk_buf_destroy(c, &ch.sync);

@@ -29,6 +29,9 @@ static void run_checked(const char *args, const char *mode_row) {
 TEST(vk_chain_bench_check) {
     VKP_REQUIRE();
     run_checked("--model tiny --layers 2 --grids 1 --wg 256", "| persistent + prefetch | 1 |");
+    /* flow (no pipeline barriers, counter waits) with a second pipeline on
+     * odd stages whose shared x is twice the size: the same bits */
+    run_checked("--model tiny --layers 2 --grids 1 --wg 256 --alt 2 --modes 0,3,4", "| flow: dispatches, counter waits | 1 |");
     /* x handed on as rounded images: the persistent result must still equal
      * the per-stage one (which rounds x itself) bit for bit */
     run_checked("--model tiny --layers 2 --grids 1 --wg 256 --xim 1", "| persistent + prefetch | 1 |");

@@ -456,10 +456,15 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     }
     /* a lane takes two adjacent units (Q4_K / Q5_K: one header decode for
      * 64 weights; Q6_K: shared scales and d, 16-byte quant loads; Q8_0: a
-     * whole block, one scale load). Opt-in (RLX_VK_DQ_PAIR=1, or a list of
-     * type names) until measured on a GPU; ids 13-14 are ignored by the
-     * build without images */
-    if (env_names_type("RLX_VK_DQ_PAIR", dt, false)) {
+     * whole block, one scale load). On the H200 (bench/RESULTS.md,
+     * fifteenth session) Q4_K pairs took 8B Q4_K_M decode from 2535 to 2500
+     * us a token (K = 4096: two pairs a lane) and the 1B from 710 to 726 (K
+     * = 2048: one pair a lane, half the loads in flight); Q6_K pairs +5% on
+     * the 8B, Q8_0 +8 to +13%. So by default Q4_K rows where every lane
+     * gets at least two pairs; RLX_VK_DQ_PAIR=0 / 1 / a list of type names
+     * overrides. Ids 13-14 are ignored by the build without images. */
+    bool pair_default = dt == RLX_Q4_K && K / 64 >= 2 * (int64_t)T;
+    if (env_names_type("RLX_VK_DQ_PAIR", dt, pair_default)) {
         if (d->n_spec == 13) d->spec[13] = d->spec[14] = 0;
         d->spec[15] = 1;
         d->n_spec = 16;
