@@ -86,7 +86,8 @@ layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/
 layout(constant_id = 12) const uint XROT = 0;   // > 0: workgroup w starts rounding x at chunk w * XROT (a multiple of 32; round_x)
 layout(constant_id = 15) const uint PAIR = 0;  // a lane takes units 2p and 2p + 1 together (Q4_K / Q5_K: one header
                                                // decode for 64 weights; Q6_K: shared scales, 16-byte quant loads;
-                                               // Q8_0: a whole block, one scale load; opt-in, unmeasured)
+                                               // Q8_0: a whole block, one scale load; default: Q4_K
+                                               // rows of >= 2 pairs a lane, dequant_matmul.c)
 #ifdef RLX_XIMAGE   // the build "dequant_matvec_i8_xim" (Makefile)
 layout(constant_id = 13) const uint XIN = 0;    // 1 (M = 1): p.x is the rounded image of x (x_image.glsl)
 layout(constant_id = 14) const uint XOUT = 0;   // M = 1, EPI 0-2, no RKV: also round the output into an image at p.pos

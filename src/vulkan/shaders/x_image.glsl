@@ -14,8 +14,8 @@
 // token, -12% for 1B; producers rounding their blocks +2.4% / +2.7%; the
 // first whole build, before a counter bug was fixed, -4.3% / -0.5%; the
 // fixed build -2.9% / +2%, so images are made where they pay (vk_program.c,
-// image_pays). Q8_0 consumers (family 3) only with RLX_VK_XIMAGE_Q8_0=1
-// until measured.
+// image_pays). Q8_0 consumers (family 3) only with RLX_VK_XIMAGE_Q8_0=1:
+// on the H200 8B Q8_0 decode was 15% slower with them (fifteenth session).
 //
 // The image of x[K] (one row, K % 256 == 0), in bytes:
 //   [0, K)                  xq4 as the consumer lays it out in shared memory
