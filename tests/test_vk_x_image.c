@@ -22,6 +22,7 @@
 #include "vk_parity.h"
 #include "io/gguf.h"
 #include "io/quant.h"
+#include "vulkan/vk_lower.h"   /* vk_smem_pad_words */
 
 #include <math.h>
 #include <stdlib.h>
@@ -233,6 +234,66 @@ TEST(vk_x_image_llama_decode) {
     rlx_model_free(mc);
     rlx_model_free(mv);
     rlx_model_free(mn);
+}
+
+/* RLX_VK_SMEM_FLOOR (shaders/smem_pad.glsl): shared memory that only raises
+ * the i8 matvecs' and the attention's allocation changes no bit of a decode,
+ * with images and without. */
+static const float *step_floor(rlx_model *m, int32_t id, const char *floor_kb) {
+    char *old = test_env_swap("RLX_VK_SMEM_FLOOR", floor_kb);
+    const float *lg = step(m, id, "2");
+    test_env_restore("RLX_VK_SMEM_FLOOR", old);
+    return lg;
+}
+
+/* The pad's arithmetic: up to the floor, never past the device's limit,
+ * nothing without the knob or when the kernel already asks for more. */
+TEST(vk_smem_floor_words) {
+    vk_caps caps;
+    memset(&caps, 0, sizeof caps);
+    caps.max_shared_memory = 49152;
+    char *old = test_env_swap("RLX_VK_SMEM_FLOOR", NULL);
+    CHECK(vk_smem_pad_words(&caps, 5000) == 0);
+    test_env_restore("RLX_VK_SMEM_FLOOR", old);
+    old = test_env_swap("RLX_VK_SMEM_FLOOR", "24");
+    CHECK(vk_smem_pad_words(&caps, 5000) == (24576 - 5000) / 4);
+    CHECK(vk_smem_pad_words(&caps, 24576) == 0 && vk_smem_pad_words(&caps, 30000) == 0);
+    test_env_restore("RLX_VK_SMEM_FLOOR", old);
+    old = test_env_swap("RLX_VK_SMEM_FLOOR", "100");
+    CHECK(vk_smem_pad_words(&caps, 5000) == (49152 - 5000) / 4);
+    test_env_restore("RLX_VK_SMEM_FLOOR", old);
+}
+
+TEST(vk_smem_floor_llama_decode) {
+    VKP_REQUIRE();
+    if (vkp_devices_int_dot() != 1) return;
+    tiny_model_spec spec;
+    tiny_model_spec_init(&spec);
+    spec.weight_type = QTYPE_Q4_K;
+    spec.n_embd = 256;
+    spec.n_ff = 512;
+    char path[128];
+    tiny_model_tmp_path(path, sizeof path, "smem");
+    CHECK_MSG(tiny_model_write(&spec, path) == 0, "write %s", rlx_last_error());
+    rlx_model *ma = load_on(path, RLX_BACKEND_VULKAN, "2"), *mb = load_on(path, RLX_BACKEND_VULKAN, "2");
+    unlink(path);
+    CHECK(ma && mb);
+    rlx_model_info info;
+    int32_t ids[64];
+    int n = prompt_tokens(ma, &info, ids);
+    CHECK(n > 2);
+    float *la = malloc(sizeof(float) * (size_t)info.n_vocab);
+    for (int i = 0; i < n && !harness_failed(); i++) {
+        const float *a = step_floor(ma, ids[i], NULL);
+        CHECK(a);
+        memcpy(la, a, sizeof(float) * (size_t)info.n_vocab);
+        const float *b = step_floor(mb, ids[i], "24");
+        CHECK(b);
+        CHECK_MSG(memcmp(la, b, sizeof(float) * (size_t)info.n_vocab) == 0, "step %d: logits differ with the floor", i);
+    }
+    free(la);
+    rlx_model_free(ma);
+    rlx_model_free(mb);
 }
 
 /* A plain product with 16 blocks of output (N = 4096) feeding a norm-folded

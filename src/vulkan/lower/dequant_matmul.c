@@ -469,6 +469,12 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
         d->spec[15] = 1;
         d->n_spec = 16;
     }
+    uint32_t pad = vk_smem_pad_words(cp, i8_shared_bytes(dt, M, K) + (xout ? XOUT_SHARED_BYTES : 0));
+    if (pad) {   /* RLX_VK_SMEM_FLOOR (shaders/smem_pad.glsl); the ids before it keep their defaults */
+        for (int i = d->n_spec; i < 16; i++) d->spec[i] = 0;
+        d->spec[16] = pad;
+        d->n_spec = 17;
+    }
     d->uses_scratch = comb;   /* the partials are in scratch */
     /* the whole block always (the shader's block names the epilogue fields) */
     dq_i8_push ip;
