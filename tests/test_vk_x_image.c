@@ -237,8 +237,9 @@ TEST(vk_x_image_llama_decode) {
 }
 
 /* RLX_VK_SMEM_FLOOR (shaders/smem_pad.glsl): shared memory that only raises
- * the i8 matvecs' and the attention's allocation changes no bit of a decode,
- * with images and without. */
+ * the allocation of the i8 and run matvecs and the attention changes no bit
+ * of a decode (Q4_K: i8 matvecs with images; Q8_0: its down projections on
+ * the run kernel). */
 static const float *step_floor(rlx_model *m, int32_t id, const char *floor_kb) {
     char *old = test_env_swap("RLX_VK_SMEM_FLOOR", floor_kb);
     const float *lg = step(m, id, "2");
@@ -264,12 +265,10 @@ TEST(vk_smem_floor_words) {
     test_env_restore("RLX_VK_SMEM_FLOOR", old);
 }
 
-TEST(vk_smem_floor_llama_decode) {
-    VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
+static void smem_floor_decode(uint32_t weight_type) {
     tiny_model_spec spec;
     tiny_model_spec_init(&spec);
-    spec.weight_type = QTYPE_Q4_K;
+    spec.weight_type = weight_type;
     spec.n_embd = 256;
     spec.n_ff = 512;
     char path[128];
@@ -294,6 +293,13 @@ TEST(vk_smem_floor_llama_decode) {
     free(la);
     rlx_model_free(ma);
     rlx_model_free(mb);
+}
+
+TEST(vk_smem_floor_llama_decode) {
+    VKP_REQUIRE();
+    if (vkp_devices_int_dot() != 1) return;
+    smem_floor_decode(QTYPE_Q4_K);
+    smem_floor_decode(QTYPE_Q8_0);
 }
 
 /* A plain product with 16 blocks of output (N = 4096) feeding a norm-folded

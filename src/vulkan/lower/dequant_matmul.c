@@ -205,6 +205,10 @@ static int64_t group_shape(uint32_t sgs, uint32_t units, int64_t N, int epi, uin
     return cdiv(N, (int64_t)G * nr);
 }
 
+/* The run kernel's shared memory: the group sums' partials
+ * (dequant_matvec_common.glsl, red), and a margin as in i8_shared_bytes. */
+#define RUN_SHARED_BYTES (4 * 512 + 128)
+
 /* One dispatch of the run or the i8 matvec, which share the push block and
  * specialization constants 0-6 (type, M = p->M, T, NR, x aligned, epilogue,
  * weight alignment); NULL if the node is full (error set). */
@@ -263,7 +267,8 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
         return true;
     }
     d->spec[7] = wide;
-    d->n_spec = 8;
+    d->spec[8] = vk_smem_pad_words(cp, RUN_SHARED_BYTES);   /* RLX_VK_SMEM_FLOOR */
+    d->n_spec = 9;
     d->groups[0] = (uint32_t)RLX_MIN(tiles, (int64_t)vk_max_groups(cp, 0));
     d->groups[1] = 1;
     d->groups[2] = 1;

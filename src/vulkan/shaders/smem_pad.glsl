@@ -4,8 +4,8 @@
 // Why: in bench/vk_chain, per-stage dispatches at 4 workgroups per SM took
 // 49 us per 1B layer instead of 43 when every other stage's kernel asked for
 // 2x or 4x the shared memory of the one before (bench/RESULTS.md, fifteenth
-// session); the runtime's decode kernels ask for 5-24 KB. With a floor, the
-// i8 matvecs and the attention all ask for about the same.
+// session); the runtime's decode kernels ask for 2-24 KB. With a floor, the
+// i8 and run matvecs and the attention all ask for about the same.
 //
 // The including shader defines SMEM_PAD_ID (a free constant_id) first and
 // calls smem_pad_keep with a workgroup-uniform condition that is false at run
