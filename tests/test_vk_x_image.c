@@ -14,7 +14,8 @@
  * makes one): Vulkan against the CPU's fast path and against Vulkan without
  * images. And a plain product with 16 blocks of output into a norm-folded
  * Q6_K projection, with the producer's grid capped and not, and at M = 2
- * (no image).
+ * (no image). Last, two decode experiments that must change no bit
+ * (RLX_VK_SMEM_FLOOR, RLX_VK_LEAN_BARRIER), on these tests' llama models.
  */
 #include "harness.h"
 #include "ops_common.h"
@@ -236,14 +237,17 @@ TEST(vk_x_image_llama_decode) {
     rlx_model_free(mn);
 }
 
-/* RLX_VK_SMEM_FLOOR (shaders/smem_pad.glsl): shared memory that only raises
- * the allocation of the i8 and run matvecs and the attention changes no bit
- * of a decode (Q4_K: i8 matvecs with images; Q8_0: its down projections on
- * the run kernel). */
-static const float *step_floor(rlx_model *m, int32_t id, const char *floor_kb) {
-    char *old = test_env_swap("RLX_VK_SMEM_FLOOR", floor_kb);
+/* Experiments that must change no bit of a decode (Q4_K: i8 matvecs with
+ * images; Q8_0: its down projections on the run kernel):
+ * RLX_VK_SMEM_FLOOR (shaders/smem_pad.glsl: shared memory that only raises
+ * the allocation of the i8 and run matvecs and the attention) and
+ * RLX_VK_LEAN_BARRIER (compute-only barriers between dispatches; on
+ * lavapipe, which runs dispatches one after the other, this checks the
+ * recording, not the synchronization). */
+static const float *step_knob(rlx_model *m, int32_t id, const char *knob, const char *value) {
+    char *old = test_env_swap(knob, value);
     const float *lg = step(m, id, "2");
-    test_env_restore("RLX_VK_SMEM_FLOOR", old);
+    test_env_restore(knob, old);
     return lg;
 }
 
@@ -265,14 +269,14 @@ TEST(vk_smem_floor_words) {
     test_env_restore("RLX_VK_SMEM_FLOOR", old);
 }
 
-static void smem_floor_decode(uint32_t weight_type) {
+static void knob_decode(uint32_t weight_type, const char *knob, const char *value) {
     tiny_model_spec spec;
     tiny_model_spec_init(&spec);
     spec.weight_type = weight_type;
     spec.n_embd = 256;
     spec.n_ff = 512;
     char path[128];
-    tiny_model_tmp_path(path, sizeof path, "smem");
+    tiny_model_tmp_path(path, sizeof path, "knob");
     CHECK_MSG(tiny_model_write(&spec, path) == 0, "write %s", rlx_last_error());
     rlx_model *ma = load_on(path, RLX_BACKEND_VULKAN, "2"), *mb = load_on(path, RLX_BACKEND_VULKAN, "2");
     unlink(path);
@@ -283,12 +287,13 @@ static void smem_floor_decode(uint32_t weight_type) {
     CHECK(n > 2);
     float *la = malloc(sizeof(float) * (size_t)info.n_vocab);
     for (int i = 0; i < n && !harness_failed(); i++) {
-        const float *a = step_floor(ma, ids[i], NULL);
+        const float *a = step_knob(ma, ids[i], knob, NULL);
         CHECK(a);
         memcpy(la, a, sizeof(float) * (size_t)info.n_vocab);
-        const float *b = step_floor(mb, ids[i], "24");
+        const float *b = step_knob(mb, ids[i], knob, value);
         CHECK(b);
-        CHECK_MSG(memcmp(la, b, sizeof(float) * (size_t)info.n_vocab) == 0, "step %d: logits differ with the floor", i);
+        CHECK_MSG(memcmp(la, b, sizeof(float) * (size_t)info.n_vocab) == 0, "step %d: logits differ with %s=%s", i, knob,
+                  value);
     }
     free(la);
     rlx_model_free(ma);
@@ -298,8 +303,15 @@ static void smem_floor_decode(uint32_t weight_type) {
 TEST(vk_smem_floor_llama_decode) {
     VKP_REQUIRE();
     if (vkp_devices_int_dot() != 1) return;
-    smem_floor_decode(QTYPE_Q4_K);
-    smem_floor_decode(QTYPE_Q8_0);
+    knob_decode(QTYPE_Q4_K, "RLX_VK_SMEM_FLOOR", "24");
+    knob_decode(QTYPE_Q8_0, "RLX_VK_SMEM_FLOOR", "24");
+}
+
+TEST(vk_lean_barrier_llama_decode) {
+    VKP_REQUIRE();
+    if (vkp_devices_int_dot() != 1) return;
+    knob_decode(QTYPE_Q4_K, "RLX_VK_LEAN_BARRIER", "1");
+    knob_decode(QTYPE_Q8_0, "RLX_VK_LEAN_BARRIER", "1");
 }
 
 /* A plain product with 16 blocks of output (N = 4096) feeding a norm-folded
