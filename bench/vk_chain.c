@@ -189,7 +189,16 @@ static void barrier_all(const vk_ctx *c, VkCommandBuffer cb, VkPipelineStageFlag
  * or one per stage with barriers (and a timestamp after each). Returns
  * device µs; *err the sync error word; stage_us (per-stage runs) each
  * stage's time. */
-typedef struct chain { vk_buf dev, sync, table, xim; uint32_t xim_slot, xim_xs, xim_xd; int n_stages; } chain;
+typedef struct chain {
+    vk_buf dev, sync, table, xim;
+    uint32_t xim_slot, xim_xs, xim_xd;
+    int n_stages;
+    /* --check: every stage's output is filled with NaN before each run, so a
+     * stage that read x before the stage before had stored it fails the
+     * check (instead of finding the previous run's identical values) */
+    const size_t *out_off, *out_bytes;
+    bool poison;
+} chain;
 
 /* per-stage runs: a timestamp after every dispatch (each stage's time), or
  * only at the end (what the runtime records: barriers alone) */
@@ -208,6 +217,8 @@ static double run_once(bench_vk *v, VkPipeline pipe, chain *ch, uint32_t grid, b
     uint32_t nq = persist || flow || !stamps_between ? 2 : (uint32_t)ch->n_stages + 1;
     c->f.vkCmdResetQueryPool(cb, qp, 0, nq);
     c->f.vkCmdFillBuffer(cb, ch->sync.buf, 0, 16, 0);
+    for (int s = 0; ch->poison && s < ch->n_stages; s++)
+        c->f.vkCmdFillBuffer(cb, ch->dev.buf, ch->out_off[s], ch->out_bytes[s], 0xffffffffu);
     if (ch->xim.buf)   /* the block counters after the two image slots */
         c->f.vkCmdFillBuffer(cb, ch->xim.buf, 2 * (VkDeviceSize)ch->xim_slot, VK_WHOLE_SIZE, 0);
     barrier_all(c, cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
@@ -269,6 +280,7 @@ int main(int argc, char **argv) {
     bool check = false;
     uint32_t mode_mask = 31;
     uint32_t alt = 0;
+    int ran = 0;   /* modes run */
     debug = getenv("VK_CHAIN_DEBUG") != NULL;
     uint32_t grids[8] = {132}, n_grids = 1, wg = 512, u = 4, abl = 0, hn = 1, waitall = 0, xl = 1, xbatch = 1, xim = 0;
     for (int i = 1; i < argc; i++) {
@@ -289,7 +301,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--xim") && nx) xim = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--check")) check = true;
         else if (!strcmp(a, "--alt") && nx) alt = (uint32_t)atoi(argv[++i]);
-        else if (!strcmp(a, "--modes") && nx) {   /* indices of the modes to run: 0 per-stage, 1 persistent, 2 + prefetch, 3 flow */
+        else if (!strcmp(a, "--modes") && nx) {   /* indices of the modes to run: 0 per-stage, 1 persistent, 2 + prefetch, 3 flow,
+                                                     4 per-stage without timestamps between */
             uint32_t ms[5];
             int nm = parse_list(argv[++i], ms, 5);
             mode_mask = 0;
@@ -413,7 +426,9 @@ int main(int argc, char **argv) {
                              .out = dev.addr + o_off[s], .res = dev.addr + r_off[s], .N = (uint32_t)d->N,
                              .K = (uint32_t)d->K, .row_bytes = (uint32_t)prb[s % 4], .epi = (uint32_t)d->epi};
     }
-    chain ch = {.dev = dev, .n_stages = n_st};
+    size_t *o_bytes = calloc((size_t)n_st, sizeof *o_bytes);
+    for (int s = 0; s < n_st; s++) o_bytes[s] = (size_t)lay[s % 4].N * 4;
+    chain ch = {.dev = dev, .n_stages = n_st, .out_off = o_off, .out_bytes = o_bytes, .poison = check};
     ch.table = buf_new(&v, sizeof *tab * (size_t)n_st, false);
     die_on(vk_upload(c, &ch.table, 0, tab, sizeof *tab * (size_t)n_st));
     ch.sync = buf_new(&v, 256, false);
@@ -448,6 +463,12 @@ int main(int argc, char **argv) {
     spec2[10] = 1;   /* FLOW */
     VkPipeline pipes[5] = {make_pipe(c, code, code_bytes, spec0), make_pipe(c, code, code_bytes, spec1),
                            make_pipe(c, code, code_bytes, spec2), VK_NULL_HANDLE, VK_NULL_HANDLE};
+    /* the shared x: a byte a value, two sums per 32 values, scales and absmax per 256 */
+    if (alt > 1 && (uint64_t)maxk * alt * 5 / 4 + 4096 > c->caps.max_shared_memory) {
+        fprintf(stderr, "vk_chain: --alt %u needs more than the device's %u bytes of shared memory\n", alt,
+                c->caps.max_shared_memory);
+        return 2;
+    }
     if (alt) {   /* the ALT twins of the per-stage (0) and flow (2) pipelines */
         spec0[11] = spec2[11] = 1;
         if (alt > 1) spec0[1] = spec2[1] = (uint32_t)maxk * (uint32_t)alt;   /* --alt N > 1: N times the shared memory too */
@@ -466,6 +487,7 @@ int main(int argc, char **argv) {
         for (int mi = 0; mi < n_modes; mi++) {
             if (!(mode_mask >> mi & 1) || (xim && mi == 3)) continue;   /* flow hands x on as stored rows only */
             stamps_between = mi != 4;
+            ran++;
             VkPipeline pp = pipes[modes[mi].flow ? 2 : modes[mi].pf];
             alt_pipe = !alt || modes[mi].persist ? VK_NULL_HANDLE : pipes[modes[mi].flow ? 4 : 3];
             double *t = malloc(sizeof(double) * (size_t)runs), type_us[4] = {0}, *st_us = malloc(sizeof(double) * (size_t)n_st);
@@ -483,7 +505,8 @@ int main(int argc, char **argv) {
             double med = t[runs / 2];
             free(t);
             if (err) {
-                printf("| %s | %u | grid barrier timed out (workgroups not co-resident) | | |\n", modes[mi].name, grids[gi]);
+                printf("| %s | %u | a wait timed out (workgroups not co-resident, or not started in order) | | |\n",
+                       modes[mi].name, grids[gi]);
                 failures++;
                 continue;
             }
@@ -567,8 +590,13 @@ int main(int argc, char **argv) {
     free(x0);
     free(w_off);
     free(o_off);
+    free(o_bytes);
     free(r_off);
     free(code);
+    if (!ran) {
+        printf("vk_chain: no mode ran (--modes, and --xim 1 skips flow)\n");
+        failures++;
+    }
     if (check) printf("%s\n", failures ? "vk_chain: CHECK FAILED" : "vk_chain: check passed");
     return failures ? 1 : 0;
 }
