@@ -190,17 +190,25 @@ static int prompt_tokens(rlx_model *m, rlx_model_info *info, int32_t ids[64]) {
     return n;
 }
 
+/* The decode tests' llama model: weight_type rows (K-quants: multiples of
+ * 256), written to path; spec (for its layer count) into *spec. */
+static bool write_llama(uint32_t weight_type, const char *tag, tiny_model_spec *spec, char *path, size_t cap) {
+    tiny_model_spec_init(spec);
+    spec->weight_type = weight_type;
+    spec->n_embd = 256;
+    spec->n_ff = 512;
+    tiny_model_tmp_path(path, cap, tag);
+    if (tiny_model_write(spec, path) == 0) return true;
+    printf("    write %s: %s\n", path, rlx_last_error());
+    return false;
+}
+
 TEST(vk_x_image_llama_decode) {
     VKP_REQUIRE();
     if (vkp_devices_int_dot() != 1) return;
     tiny_model_spec spec;
-    tiny_model_spec_init(&spec);
-    spec.weight_type = QTYPE_Q4_K;   /* K-quant rows: multiples of 256 */
-    spec.n_embd = 256;
-    spec.n_ff = 512;
     char path[128];
-    tiny_model_tmp_path(path, sizeof path, "xim");
-    CHECK_MSG(tiny_model_write(&spec, path) == 0, "write %s", rlx_last_error());
+    CHECK(write_llama(QTYPE_Q4_K, "xim", &spec, path, sizeof path));
     rlx_model *mc = load_on(path, RLX_BACKEND_CPU, NULL), *mv = load_on(path, RLX_BACKEND_VULKAN, "2"),
               *mn = load_on(path, RLX_BACKEND_VULKAN, "0");
     unlink(path);
@@ -272,13 +280,8 @@ TEST(vk_smem_floor_words) {
 /* tol 0: every bit equal; else the relative L2 difference of the logits */
 static void knob_decode(uint32_t weight_type, const char *knob, const char *value, double tol) {
     tiny_model_spec spec;
-    tiny_model_spec_init(&spec);
-    spec.weight_type = weight_type;
-    spec.n_embd = 256;
-    spec.n_ff = 512;
     char path[128];
-    tiny_model_tmp_path(path, sizeof path, "knob");
-    CHECK_MSG(tiny_model_write(&spec, path) == 0, "write %s", rlx_last_error());
+    CHECK(write_llama(weight_type, "knob", &spec, path, sizeof path));
     /* the knob around the load too: a model specializes its programs there */
     rlx_model *ma = load_on(path, RLX_BACKEND_VULKAN, "2");
     char *old = test_env_swap(knob, value);
@@ -445,13 +448,8 @@ TEST(vk_x_image_q8_0_llama_decode) {
     VKP_REQUIRE();
     if (vkp_devices_int_dot() != 1) return;
     tiny_model_spec spec;
-    tiny_model_spec_init(&spec);
-    spec.weight_type = QTYPE_Q8_0;
-    spec.n_embd = 256;
-    spec.n_ff = 512;
     char path[128];
-    tiny_model_tmp_path(path, sizeof path, "xim8");
-    CHECK_MSG(tiny_model_write(&spec, path) == 0, "write %s", rlx_last_error());
+    CHECK(write_llama(QTYPE_Q8_0, "xim8", &spec, path, sizeof path));
     char *old_q8 = test_env_swap("RLX_VK_XIMAGE_Q8_0", "1");
     rlx_model *mc = load_on(path, RLX_BACKEND_CPU, NULL), *mv = load_on(path, RLX_BACKEND_VULKAN, "2");
     unsetenv("RLX_VK_XIMAGE_Q8_0");
