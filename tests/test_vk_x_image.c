@@ -23,7 +23,7 @@
 #include "vk_parity.h"
 #include "io/gguf.h"
 #include "io/quant.h"
-#include "vulkan/vk_lower.h"   /* vk_smem_pad_words */
+#include "vulkan/vk_ctx.h"   /* vk_smem_pad_words; the pipeline cache */
 
 #include <math.h>
 #include <stdlib.h>
@@ -277,8 +277,24 @@ TEST(vk_smem_floor_words) {
     test_env_restore("RLX_VK_SMEM_FLOOR", old);
 }
 
-/* tol 0: every bit equal; else the relative L2 difference of the logits */
-static void knob_decode(uint32_t weight_type, const char *knob, const char *value, double tol) {
+/* Pipelines in the device's cache built from a shader whose name starts with
+ * `shader`, with spec constant `id` set and nonzero. */
+static int pipelines_with(const char *shader, int id) {
+    vk_ctx *c = NULL;
+    const char *dev = getenv("RLX_TEST_VK_DEVICE");
+    if (vk_ctx_acquire(-1, dev && *dev ? dev : NULL, true, &c) != RLX_OK) return 0;
+    int n = 0;
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < c->n_pipes; i++)
+        n += strncmp(c->pipes[i].shader, shader, strlen(shader)) == 0 && c->pipes[i].n_spec > id && c->pipes[i].spec[id] > 0;
+    pthread_mutex_unlock(&c->lock);
+    vk_ctx_release(c);
+    return n;
+}
+
+/* tol 0: every bit equal; else the relative L2 difference of the logits.
+ * check (or NULL) runs while the models, and so the device's pipelines, live. */
+static void knob_decode(uint32_t weight_type, const char *knob, const char *value, double tol, void (*check)(void)) {
     tiny_model_spec spec;
     char path[128];
     CHECK(write_llama(weight_type, "knob", &spec, path, sizeof path));
@@ -307,23 +323,35 @@ static void knob_decode(uint32_t weight_type, const char *knob, const char *valu
             CHECK_MSG(rel_diff(la, b, info.n_vocab) < tol, "type %u step %d: %.3g with %s=%s", weight_type, i,
                       rel_diff(la, b, info.n_vocab), knob, value);
     }
+    if (check && !harness_failed()) check();
     free(la);
     rlx_model_free(ma);
     rlx_model_free(mb);
 }
 
+/* The pad reached the pipelines: the i8 matvecs' (id 16) and the
+ * attention's (id 9); with the Q8_0 model also the run kernel's (id 8). */
+static void padded_k_quant(void) {
+    CHECK_MSG(pipelines_with("dequant_matvec_i8", 16) > 0 && pipelines_with("attention", 9) > 0,
+              "no padded i8 / attention pipeline");
+}
+
+static void padded_q8_0(void) {
+    CHECK_MSG(pipelines_with("dequant_matvec_run", 8) > 0, "no padded run-kernel pipeline");
+}
+
 TEST(vk_smem_floor_llama_decode) {
     VKP_REQUIRE();
     if (vkp_devices_int_dot() != 1) return;
-    knob_decode(QTYPE_Q4_K, "RLX_VK_SMEM_FLOOR", "24", 0);
-    knob_decode(QTYPE_Q8_0, "RLX_VK_SMEM_FLOOR", "24", 0);
+    knob_decode(QTYPE_Q4_K, "RLX_VK_SMEM_FLOOR", "24", 0, padded_k_quant);
+    knob_decode(QTYPE_Q8_0, "RLX_VK_SMEM_FLOOR", "24", 0, padded_q8_0);
 }
 
 TEST(vk_lean_barrier_llama_decode) {
     VKP_REQUIRE();
     if (vkp_devices_int_dot() != 1) return;
-    knob_decode(QTYPE_Q4_K, "RLX_VK_LEAN_BARRIER", "1", 0);
-    knob_decode(QTYPE_Q8_0, "RLX_VK_LEAN_BARRIER", "1", 0);
+    knob_decode(QTYPE_Q4_K, "RLX_VK_LEAN_BARRIER", "1", 0, NULL);
+    knob_decode(QTYPE_Q8_0, "RLX_VK_LEAN_BARRIER", "1", 0, NULL);
 }
 
 /* Unit pairs (on by default for Q4_K rows of two pairs a lane, which these
@@ -337,8 +365,8 @@ TEST(vk_lean_barrier_llama_decode) {
 TEST(vk_unit_pairs_llama_decode) {
     VKP_REQUIRE();
     if (vkp_devices_int_dot() != 1) return;
-    knob_decode(QTYPE_Q4_K, "RLX_VK_DQ_PAIR", "1", 1e-5);
-    knob_decode(QTYPE_Q8_0, "RLX_VK_DQ_PAIR", "1", 5e-2);
+    knob_decode(QTYPE_Q4_K, "RLX_VK_DQ_PAIR", "1", 1e-5, NULL);
+    knob_decode(QTYPE_Q8_0, "RLX_VK_DQ_PAIR", "1", 5e-2, NULL);
 }
 
 /* A plain product with 16 blocks of output (N = 4096) feeding a norm-folded

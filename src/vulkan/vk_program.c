@@ -498,16 +498,20 @@ static bool overlaps(const vk_range *set, int n, vk_range r) {
     return false;
 }
 
-static void barrier(recorder *r) {
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-    r->p->ctx->f.vkCmdPipelineBarrier(r->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
-                                      NULL, 0, NULL);
+/* A global memory barrier over `stages`; what ran before it is settled. */
+static void barrier_over(recorder *r, VkPipelineStageFlags stages, VkAccessFlags src, VkAccessFlags dst) {
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src, .dstAccessMask = dst};
+    r->p->ctx->f.vkCmdPipelineBarrier(r->cb, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
     r->n_reads = r->n_writes = 0;
     r->dirty = false;
+}
+
+/* Compute and transfer: around the segment's copies, and between dispatches by default. */
+static void barrier(recorder *r) {
+    barrier_over(r, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                 VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                     VK_ACCESS_TRANSFER_WRITE_BIT);
 }
 
 /* A barrier between two dispatches. Transfers are recorded only at a
@@ -516,16 +520,11 @@ static void barrier(recorder *r) {
  * RLX_VK_LEAN_BARRIER=1 (an experiment, off; read at build) the barrier
  * names the compute stage and shader access alone, as bench/vk_chain's do. */
 static void barrier_between_dispatches(recorder *r) {
-    if (!r->p->lean_barriers) {
+    if (r->p->lean_barriers)
+        barrier_over(r, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    else
         barrier(r);
-        return;
-    }
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
-                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
-    r->p->ctx->f.vkCmdPipelineBarrier(r->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-                                      &mb, 0, NULL, 0, NULL);
-    r->n_reads = r->n_writes = 0;
-    r->dirty = false;
 }
 
 static bool push_range(vk_range **set, int *n, int *cap, vk_range v) {

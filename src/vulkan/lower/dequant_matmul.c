@@ -98,6 +98,12 @@ static const dq_names NAMES[RLX_DTYPE_COUNT] = {
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* Gives d n spec constants: the ids past its present count take their
+ * shaders' defaults (0 for every optional id of the i8 matvec). */
+static void spec_extend(vk_dispatch *d, int n) {
+    for (int i = d->n_spec; i < n; i++) d->spec[i] = 0;
+    if (n > d->n_spec) d->n_spec = n;
+}
 
 /* Whether the shaders can read w: a dtype with a decoder, its loads aligned. */
 static rlx_status check_weights(const vk_lower_ctx *c, const vk_tensor *w, const char *what) {
@@ -470,15 +476,13 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * overrides. Ids 13-14 are ignored by the build without images. */
     bool pair_default = dt == RLX_Q4_K && K / 64 >= 2 * (int64_t)T;
     if (env_names_type("RLX_VK_DQ_PAIR", dt, pair_default)) {
-        if (d->n_spec == 13) d->spec[13] = d->spec[14] = 0;
+        spec_extend(d, 16);
         d->spec[15] = 1;
-        d->n_spec = 16;
     }
     uint32_t pad = vk_smem_pad_words(cp, i8_shared_bytes(dt, M, K) + (xout ? XOUT_SHARED_BYTES : 0));
-    if (pad) {   /* RLX_VK_SMEM_FLOOR (shaders/smem_pad.glsl); the ids before it keep their defaults */
-        for (int i = d->n_spec; i < 16; i++) d->spec[i] = 0;
+    if (pad) {   /* RLX_VK_SMEM_FLOOR (shaders/smem_pad.glsl) */
+        spec_extend(d, 17);
         d->spec[16] = pad;
-        d->n_spec = 17;
     }
     d->uses_scratch = comb;   /* the partials are in scratch */
     /* the whole block always (the shader's block names the epilogue fields) */
