@@ -14,8 +14,9 @@
  * makes one): Vulkan against the CPU's fast path and against Vulkan without
  * images. And a plain product with 16 blocks of output into a norm-folded
  * Q6_K projection, with the producer's grid capped and not, and at M = 2
- * (no image). Last, two decode experiments that must change no bit
- * (RLX_VK_SMEM_FLOOR, RLX_VK_LEAN_BARRIER), on these tests' llama models.
+ * (no image). Last, Q4_K and Q8_0 unit pairs forced through whole llama
+ * decodes (knob_decode: a knob set around a model's load, where programs
+ * specialize).
  */
 #include "harness.h"
 #include "ops_common.h"
@@ -23,7 +24,6 @@
 #include "vk_parity.h"
 #include "io/gguf.h"
 #include "io/quant.h"
-#include "vulkan/vk_ctx.h"   /* vk_smem_pad_words; the pipeline cache */
 
 #include <math.h>
 #include <stdlib.h>
@@ -245,51 +245,11 @@ TEST(vk_x_image_llama_decode) {
     rlx_model_free(mn);
 }
 
-/* Experiments that must change no bit of a decode (Q4_K: i8 matvecs with
- * images; Q8_0: its down projections on the run kernel):
- * RLX_VK_SMEM_FLOOR (shaders/smem_pad.glsl: shared memory that only raises
- * the allocation of the i8 and run matvecs and the attention) and
- * RLX_VK_LEAN_BARRIER (compute-only barriers between dispatches; on
- * lavapipe, which runs dispatches one after the other, this checks the
- * recording, not the synchronization). */
 static const float *step_knob(rlx_model *m, int32_t id, const char *knob, const char *value) {
     char *old = test_env_swap(knob, value);
     const float *lg = step(m, id, "2");
     test_env_restore(knob, old);
     return lg;
-}
-
-/* The pad's arithmetic: up to the floor, never past the device's limit,
- * nothing without the knob or when the kernel already asks for more. */
-TEST(vk_smem_floor_words) {
-    vk_caps caps;
-    memset(&caps, 0, sizeof caps);
-    caps.max_shared_memory = 49152;
-    char *old = test_env_swap("RLX_VK_SMEM_FLOOR", NULL);
-    CHECK(vk_smem_pad_words(&caps, 5000) == 0);
-    test_env_restore("RLX_VK_SMEM_FLOOR", old);
-    old = test_env_swap("RLX_VK_SMEM_FLOOR", "24");
-    CHECK(vk_smem_pad_words(&caps, 5000) == (24576 - 5000) / 4);
-    CHECK(vk_smem_pad_words(&caps, 24576) == 0 && vk_smem_pad_words(&caps, 30000) == 0);
-    test_env_restore("RLX_VK_SMEM_FLOOR", old);
-    old = test_env_swap("RLX_VK_SMEM_FLOOR", "100");
-    CHECK(vk_smem_pad_words(&caps, 5000) == (49152 - 1024 - 5000) / 4);   /* 1 KB under the limit */
-    test_env_restore("RLX_VK_SMEM_FLOOR", old);
-}
-
-/* Pipelines in the device's cache built from a shader whose name starts with
- * `shader`, with spec constant `id` set and nonzero. */
-static int pipelines_with(const char *shader, int id) {
-    vk_ctx *c = NULL;
-    const char *dev = getenv("RLX_TEST_VK_DEVICE");
-    if (vk_ctx_acquire(-1, dev && *dev ? dev : NULL, true, &c) != RLX_OK) return 0;
-    int n = 0;
-    pthread_mutex_lock(&c->lock);
-    for (int i = 0; i < c->n_pipes; i++)
-        n += strncmp(c->pipes[i].shader, shader, strlen(shader)) == 0 && c->pipes[i].n_spec > id && c->pipes[i].spec[id] > 0;
-    pthread_mutex_unlock(&c->lock);
-    vk_ctx_release(c);
-    return n;
 }
 
 /* tol 0: every bit equal; else the relative L2 difference of the logits.
@@ -327,31 +287,6 @@ static void knob_decode(uint32_t weight_type, const char *knob, const char *valu
     free(la);
     rlx_model_free(ma);
     rlx_model_free(mb);
-}
-
-/* The pad reached the pipelines: the i8 matvecs' (id 16) and the
- * attention's (id 9); with the Q8_0 model also the run kernel's (id 8). */
-static void padded_k_quant(void) {
-    CHECK_MSG(pipelines_with("dequant_matvec_i8", 16) > 0 && pipelines_with("attention", 9) > 0,
-              "no padded i8 / attention pipeline");
-}
-
-static void padded_q8_0(void) {
-    CHECK_MSG(pipelines_with("dequant_matvec_run", 8) > 0, "no padded run-kernel pipeline");
-}
-
-TEST(vk_smem_floor_llama_decode) {
-    VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
-    knob_decode(QTYPE_Q4_K, "RLX_VK_SMEM_FLOOR", "24", 0, padded_k_quant);
-    knob_decode(QTYPE_Q8_0, "RLX_VK_SMEM_FLOOR", "24", 0, padded_q8_0);
-}
-
-TEST(vk_lean_barrier_llama_decode) {
-    VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
-    knob_decode(QTYPE_Q4_K, "RLX_VK_LEAN_BARRIER", "1", 0, NULL);
-    knob_decode(QTYPE_Q8_0, "RLX_VK_LEAN_BARRIER", "1", 0, NULL);
 }
 
 /* Unit pairs (on by default for Q4_K rows of two pairs a lane, which these

@@ -143,11 +143,6 @@ vk_lower_fn vk_lowering_for(ir_op op);
 /* Appends a dispatch for shader with the given push constants; returns it so
  * the caller may set spec constants / groups, or NULL if full (error set). */
 vk_dispatch *vk_emit(vk_lower_ctx *c, const char *shader, const void *push, uint32_t push_bytes);
-/* RLX_VK_SMEM_FLOOR=<KB> (an experiment, default 0): the 32-bit words of
- * shared memory (shaders/smem_pad.glsl) that raise a kernel asking for
- * own_bytes to the floor, the floor kept at least 1 KB under the device's
- * limit (own_bytes is an estimate); 0 without it. */
-uint32_t vk_smem_pad_words(const vk_caps *caps, int64_t own_bytes);
 /* Workgroup counts covering n invocations with local size `local`, spread
  * over x and y so that no count exceeds the device limit. Shaders recover
  * the linear id as (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * local + lid. */

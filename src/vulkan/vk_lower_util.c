@@ -26,14 +26,6 @@ vk_dispatch *vk_emit(vk_lower_ctx *c, const char *shader, const void *push, uint
     return d;
 }
 
-uint32_t vk_smem_pad_words(const vk_caps *caps, int64_t own_bytes) {
-    int64_t floor_bytes = (int64_t)rlx_env_int("RLX_VK_SMEM_FLOOR", 0) * 1024;
-    /* 1 KB under the device's limit: own_bytes is the host's estimate */
-    int64_t limit = (caps->max_shared_memory ? (int64_t)caps->max_shared_memory : 16384) - 1024;
-    if (floor_bytes > limit) floor_bytes = limit;
-    return floor_bytes > own_bytes ? (uint32_t)((floor_bytes - own_bytes) / 4) : 0;
-}
-
 void vk_grid_1d(const vk_caps *caps, uint64_t n, uint32_t local, uint32_t groups[3]) {
     uint64_t wg = (n + local - 1) / local;
     uint64_t max_x = caps->max_workgroup_count[0] ? caps->max_workgroup_count[0] : 65535;

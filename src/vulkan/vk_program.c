@@ -498,33 +498,19 @@ static bool overlaps(const vk_range *set, int n, vk_range r) {
     return false;
 }
 
-/* A global memory barrier over `stages`; what ran before it is settled. */
-static void barrier_over(recorder *r, VkPipelineStageFlags stages, VkAccessFlags src, VkAccessFlags dst) {
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src, .dstAccessMask = dst};
+/* A global memory barrier over compute and transfer (the segment's copies);
+ * what ran before it is settled. Compute-only barriers between dispatches
+ * (as bench/vk_chain records them) measured the same on the H200
+ * (bench/RESULTS.md, sixteenth session), so there is one kind. */
+static void barrier(recorder *r) {
+    VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
     r->p->ctx->f.vkCmdPipelineBarrier(r->cb, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
     r->n_reads = r->n_writes = 0;
     r->dirty = false;
-}
-
-/* Compute and transfer: around the segment's copies, and between dispatches by default. */
-static void barrier(recorder *r) {
-    barrier_over(r, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                 VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                     VK_ACCESS_TRANSFER_WRITE_BIT);
-}
-
-/* A barrier between two dispatches. Transfers are recorded only at a
- * segment's start and end, each behind a full barrier, so between
- * dispatches only compute writes need waiting for: with
- * RLX_VK_LEAN_BARRIER=1 (an experiment, off; read at build) the barrier
- * names the compute stage and shader access alone, as bench/vk_chain's do. */
-static void barrier_between_dispatches(recorder *r) {
-    if (r->p->lean_barriers)
-        barrier_over(r, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
-                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-    else
-        barrier(r);
 }
 
 static bool push_range(vk_range **set, int *n, int *cap, vk_range v) {
@@ -546,7 +532,7 @@ static rlx_status access(recorder *r, const vk_range *rd, int n_rd, const vk_ran
     for (int i = 0; i < n_rd && !conflict; i++) conflict = overlaps(r->writes, r->n_writes, rd[i]);
     for (int i = 0; i < n_wr && !conflict; i++)
         conflict = overlaps(r->writes, r->n_writes, wr[i]) || overlaps(r->reads, r->n_reads, wr[i]);
-    if (conflict) barrier_between_dispatches(r);
+    if (conflict) barrier(r);
     for (int i = 0; i < n_rd; i++)
         if (!push_range(&r->reads, &r->n_reads, &r->cap_reads, rd[i])) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
     for (int i = 0; i < n_wr; i++)
@@ -663,7 +649,7 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
             wrk[n_wr_k++] = s;
         }
         /* dispatches of one node depend on each other (pass 1 feeds pass 2) */
-        if (k > 0) barrier_between_dispatches(r);
+        if (k > 0) barrier(r);
         if ((st = access(r, rdk, n_rd_k, wrk, n_wr_k)) != RLX_OK) return st;
         p->ctx->f.vkCmdBindPipeline(r->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
         if (d->push_bytes)
@@ -839,7 +825,6 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = c->queue_family};
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     p->profile = rlx_profile_enabled();
-    p->lean_barriers = rlx_env_int("RLX_VK_LEAN_BARRIER", 0) != 0;
     p->spin_cap_s = spin_cap_seconds(c);
     if (p->profile && !(p->prof_us = calloc((size_t)g->n_nodes, sizeof *p->prof_us))) {
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");

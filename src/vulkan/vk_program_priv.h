@@ -80,7 +80,6 @@ struct vk_program {
     int32_t         *planar_outputs;   /* outputs in a device layout of their own (Q8_0 / Q6_K params), each once */
     int              n_planar_outputs;
     VkDeviceSize     status_off;       /* in io: the word shaders set on bad input */
-    bool             lean_barriers;    /* RLX_VK_LEAN_BARRIER: compute-only barriers between dispatches */
     double           last_gpu_seconds;
     double           spin_cap_s;       /* longest fence poll (spin_cap_seconds, read at build) */
     /* RLX_PROFILE=1: a timestamp pair around every node's dispatches

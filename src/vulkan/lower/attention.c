@@ -220,8 +220,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     const uint64_t tiles_per_split = ((ns > 1 ? chunk : (uint64_t)Skv) + bk - 1) / bk;
     d->spec[7] = split && pc.kvlen && Sq == 1 && tiles_per_split > 1;
     d->spec[8] = (uint32_t)members;
-    d->spec[9] = vk_smem_pad_words(c->caps, (int64_t)att_smem((uint64_t)D, bq, bk, split, sg16));   /* RLX_VK_SMEM_FLOOR */
-    d->n_spec = 10;
+    d->n_spec = 9;
     d->groups[0] = (uint32_t)nblk;
     d->groups[1] = (uint32_t)Hkv;
     d->groups[2] = (uint32_t)((uint64_t)B * ns * members);

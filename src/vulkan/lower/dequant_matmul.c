@@ -273,8 +273,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
         return true;
     }
     d->spec[7] = wide;
-    d->spec[8] = vk_smem_pad_words(cp, RUN_SHARED_BYTES);   /* RLX_VK_SMEM_FLOOR */
-    d->n_spec = 9;
+    d->n_spec = 8;
     d->groups[0] = (uint32_t)RLX_MIN(tiles, (int64_t)vk_max_groups(cp, 0));
     d->groups[1] = 1;
     d->groups[2] = 1;
@@ -478,11 +477,6 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     if (env_names_type("RLX_VK_DQ_PAIR", dt, pair_default)) {
         spec_extend(d, 16);
         d->spec[15] = 1;
-    }
-    uint32_t pad = vk_smem_pad_words(cp, i8_shared_bytes(dt, M, K) + (xout ? XOUT_SHARED_BYTES : 0));
-    if (pad) {   /* RLX_VK_SMEM_FLOOR (shaders/smem_pad.glsl) */
-        spec_extend(d, 17);
-        d->spec[16] = pad;
     }
     d->uses_scratch = comb;   /* the partials are in scratch */
     /* the whole block always (the shader's block names the epilogue fields) */

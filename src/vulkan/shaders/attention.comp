@@ -83,9 +83,6 @@ layout(push_constant, std430) uniform Push {
 // (another workgroup), so they are written and read through coherent references.
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer AttPhysF { float v[]; };
 
-#define SMEM_PAD_ID 9
-#include "smem_pad.glsl"   // RLX_VK_SMEM_FLOOR
-
 shared vec4 Qs[BQ * D4];
 shared vec4 KV[BK * KST * (SPLIT != 0 ? 2 : 1)];
 shared vec4 Ps[BQ * BK / 4];
@@ -236,7 +233,6 @@ void merge_members(float m[RQ], float l[RQ], vec4 acc[RQ][DQ], uint b, uint spli
 }
 
 void main() {
-    smem_pad_keep(p.H == 0u, p.out_);   // never (H >= 1)
     tid = gl_LocalInvocationIndex;
     tx = tid & 15u;
     ty = tid >> 4;

@@ -139,8 +139,6 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8V4 { vec4
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8U4 { uvec4 v[]; };
 
 #include "int8_dot.glsl"   // sdot4 .. sdot16, absmax_bits, inv_scale, block_scale, round4
-#define SMEM_PAD_ID 16
-#include "smem_pad.glsl"   // RLX_VK_SMEM_FLOOR
 
 // ------------------------------------------------------------ weight loads
 
@@ -517,7 +515,6 @@ void store_row(uint m, uint r, float y) {
 }
 
 void main() {
-    smem_pad_keep(p.tiles == 0u, p.out_);   // never (tiles >= 1)
 #ifdef RLX_XIMAGE
     if (XIN != 0u) load_image();
     else

@@ -61,9 +61,6 @@ vec4 ldx4(uint i) {   // i % 4 == 0
 }
 
 #include "dequant_matvec_common.glsl"   // wword, wbytes8, wbyte, wf16, group_sums
-#define SMEM_PAD_ID 8
-#include "smem_pad.glsl"   // RLX_VK_SMEM_FLOOR
-
 // Signed bytes of a word as floats.
 vec4 s8x4(uint w) { return vec4((ivec4(int(w)) << ivec4(24, 16, 8, 0)) >> 24); }
 
@@ -121,7 +118,6 @@ run_t decode_run(uint64_t row, uint r) {
 }
 
 void main() {
-    smem_pad_keep(p.tiles == 0u, p.out_);   // never (tiles >= 1)
     // A group is T / sgs whole subgroups; lanes are numbered from the subgroup
     // ids, not the invocation index, so the subgroup reductions stay inside a
     // group whatever layout the driver gives subgroups.
