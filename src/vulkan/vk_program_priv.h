@@ -85,6 +85,9 @@ struct vk_program {
     /* RLX_PROFILE=1: a timestamp pair around every node's dispatches
      * (queries 2 + 2i and 3 + 2i); device microseconds summed per node */
     bool             profile;
+    /* RLX_VK_SKIP (a timing diagnostic; results are wrong): comma-separated
+     * tiers whose nodes are not recorded, read at build */
+    char             skip[256];
     double          *prof_us;
     int              prof_runs;
 };
