@@ -62,11 +62,6 @@ typedef struct vk_dispatch {
     uint32_t    push_bytes;
     uint32_t    groups[3];              /* workgroup counts; each <= caps.max_workgroup_count */
     bool        uses_scratch;           /* reads or writes the scratch buffer */
-    /* recorded with no pipeline barrier after the dispatch before it, on
-     * whose flag it waits instead (the o projection after a signalling
-     * attention, dequant_matvec_i8.comp WAIT); vk_program.c falls back to a
-     * barrier when anything else ran since the last one */
-    bool        waits_on_previous;
 } vk_dispatch;
 
 typedef enum vk_precision {
@@ -81,8 +76,6 @@ typedef enum vk_precision {
 typedef struct vk_att_partials {
     uint64_t acc, ml;
     uint32_t nsplit, D, H;
-    uint64_t signal;   /* the attention's done flag (counters [0], [1]; 0 while measuring) */
-    bool     signals;  /* the attention counts its workgroups (signal valid when emitting) */
 } vk_att_partials;
 
 /* The rounded-x image one decode matvec hands the next (shaders/x_image.glsl;

@@ -456,8 +456,7 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             snprintf(info->note, sizeof info->note, "%s", c.tier ? c.tier : c.d[0].shader);
             /* no node numbers: the profile summary groups nodes by this note */
             if (info->comb_from >= 0)
-                snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note), " + attention combine%s",
-                         c.d[0].waits_on_previous ? " (waits on it)" : "");
+                snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note), " + attention combine");
             if (c.xim_in_done)
                 snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note), ", x from an image");
             if (c.scratch_bytes > *scratch_need) *scratch_need = c.scratch_bytes;
@@ -491,8 +490,6 @@ typedef struct recorder {
     vk_range       *reads, *writes;
     int             n_reads, n_writes, cap_reads, cap_writes;
     bool            dirty;      /* anything recorded since the last barrier */
-    int32_t         node_since; /* the last node with dispatches since the last barrier (-1: none) */
-    int             nodes_since;   /* how many nodes have dispatches since the last barrier */
 } recorder;
 
 static bool overlaps(const vk_range *set, int n, vk_range r) {
@@ -514,8 +511,6 @@ static void barrier(recorder *r) {
     r->p->ctx->f.vkCmdPipelineBarrier(r->cb, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
     r->n_reads = r->n_writes = 0;
     r->dirty = false;
-    r->node_since = -1;
-    r->nodes_since = 0;
 }
 
 static bool push_range(vk_range **set, int *n, int *cap, vk_range v) {
@@ -531,15 +526,13 @@ static bool push_range(vk_range **set, int *n, int *cap, vk_range v) {
 }
 
 /* Records that the next command reads rd[] and writes wr[]; inserts a barrier
- * first when they conflict with what ran since the last one, unless the
- * command waits for that work itself (waits: a dispatch waiting on the flag
- * of the only node recorded since the last barrier). */
-static rlx_status access(recorder *r, const vk_range *rd, int n_rd, const vk_range *wr, int n_wr, bool waits) {
+ * first when they conflict with what ran since the last one. */
+static rlx_status access(recorder *r, const vk_range *rd, int n_rd, const vk_range *wr, int n_wr) {
     bool conflict = false;
     for (int i = 0; i < n_rd && !conflict; i++) conflict = overlaps(r->writes, r->n_writes, rd[i]);
     for (int i = 0; i < n_wr && !conflict; i++)
         conflict = overlaps(r->writes, r->n_writes, wr[i]) || overlaps(r->reads, r->n_reads, wr[i]);
-    if (conflict && !waits) barrier(r);
+    if (conflict) barrier(r);
     for (int i = 0; i < n_rd; i++)
         if (!push_range(&r->reads, &r->n_reads, &r->cap_reads, rd[i])) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
     for (int i = 0; i < n_wr; i++)
@@ -671,15 +664,7 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
         }
         /* dispatches of one node depend on each other (pass 1 feeds pass 2) */
         if (k > 0) barrier(r);
-        /* a dispatch that waits on the flag of the node before it (the o
-         * projection after its attention) needs no barrier, if that node's
-         * is the only work since the last one */
-        bool waits = d->waits_on_previous && k == 0 && r->nodes_since == 1 && r->node_since == p->info[i].comb_from;
-        if ((st = access(r, rdk, n_rd_k, wrk, n_wr_k, waits)) != RLX_OK) return st;
-        if (r->node_since != i) {
-            r->node_since = i;
-            r->nodes_since++;
-        }
+        if ((st = access(r, rdk, n_rd_k, wrk, n_wr_k)) != RLX_OK) return st;
         p->ctx->f.vkCmdBindPipeline(r->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
         if (d->push_bytes)
             p->ctx->f.vkCmdPushConstants(r->cb, p->ctx->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_bytes, d->push);
@@ -794,7 +779,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     p->input_nodes = calloc(n, sizeof *p->input_nodes);
     p->kv_checks = calloc(n, sizeof *p->kv_checks);
     p->planar_outputs = calloc(n, sizeof *p->planar_outputs);
-    recorder r = {.p = p, .node_since = -1};
+    recorder r = {.p = p};
     rlx_status st = RLX_OK;
     if (!p->const_off || !p->io_off || !p->loc || !p->info || !p->segs || !p->input_nodes || !p->kv_checks ||
         !p->planar_outputs) {

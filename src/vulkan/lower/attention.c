@@ -220,16 +220,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     const uint64_t tiles_per_split = ((ns > 1 ? chunk : (uint64_t)Skv) + bk - 1) / bk;
     d->spec[7] = split && pc.kvlen && Sq == 1 && tiles_per_split > 1;
     d->spec[8] = (uint32_t)members;
-    /* the folding matvec may wait on a flag instead of a pipeline barrier
-     * (c->comb.signal; dequant_matvec_i8.comp WAIT): count the workgroups */
-    const bool signal = fold && ns > 1 && members == 1 && rlx_env_int("RLX_VK_ATT_WAIT", 0);
-    d->spec[9] = signal;
-    d->n_spec = 10;
-    if (signal) {
-        c->counter_words = 3;
-        pc.counters = c->counters_addr;
-        memcpy(d->push, &pc, sizeof pc);
-    }
+    d->n_spec = 9;
     d->groups[0] = (uint32_t)nblk;
     d->groups[1] = (uint32_t)Hkv;
     d->groups[2] = (uint32_t)((uint64_t)B * ns * members);
@@ -238,7 +229,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     c->tier = members > 1 ? "flash-f32-splitkv-shared" : "flash-f32-splitkv";
     if (fold) {   /* the next matvec combines the partials as it reads its x */
         c->comb = (vk_att_partials){c->scratch_addr, c->scratch_addr + 4ull * pc.ml_off, (uint32_t)ns, (uint32_t)D,
-                                    (uint32_t)H, signal ? c->counters_addr : 0, signal};
+                                    (uint32_t)H};
         return RLX_OK;
     }
 

@@ -53,9 +53,8 @@ typedef struct dq_i8_push {
     uint64_t   pos, off, ff;
     float      q_hi, q_lo, f0_hi, f0_lo;
     uint32_t   C, D;
-    uint64_t   wait;   /* WAIT: the attention's counters */
 } dq_i8_push;
-_Static_assert(sizeof(dq_i8_push) == 128, "dq_i8_push must match dequant_matvec_i8.comp");
+_Static_assert(sizeof(dq_i8_push) == 120, "dq_i8_push must match dequant_matvec_i8.comp");
 _Static_assert(sizeof(dq_i8_push) <= VK_MAX_PUSH, "dq_i8_push exceeds the push-constant budget");
 
 /* A consumer whose work the i8 matvec does in its epilogue (M = 1, plain
@@ -480,16 +479,6 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
         d->spec[15] = 1;
     }
     d->uses_scratch = comb;   /* the partials are in scratch */
-    /* no pipeline barrier after a signalling attention: each workgroup
-     * reads its tile's weights while the attention runs, then waits for its
-     * flag (the shader's wait_for_partials). One tile a workgroup (so the
-     * grid is the tiles), 4-byte-aligned rows, no pairs */
-    bool wait = comb && cb->signals && groups == tiles && a4;
-    if (wait) {
-        spec_extend(d, 17);
-        d->spec[16] = 1;
-        d->waits_on_previous = true;
-    }
     /* the whole block always (the shader's block names the epilogue fields) */
     dq_i8_push ip;
     memset(&ip, 0, sizeof ip);
@@ -517,7 +506,6 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
         ip.mv.x = cb->acc;
         ip.off = cb->ml;
         ip.D = cb->D;
-        if (wait) ip.wait = cb->signal;
     }
     c->comb_taken = comb;
     memcpy(d->push, &ip, sizeof ip);

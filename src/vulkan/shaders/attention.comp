@@ -51,8 +51,6 @@ layout(constant_id = 5) const uint VEC   = 0;    // 1: D % 4 == 0 and 16-byte al
 layout(constant_id = 6) const uint NSPLIT = 1;   // > 1: keys split over workgroups (partials to scratch)
 layout(constant_id = 7) const uint PIPE  = 0;    // 1 (SPLIT): the next K/V tile is loaded while this one is computed
 layout(constant_id = 8) const uint GSPL  = 1;    // > 1 (NSPLIT > 1, a KV cache): workgroups per partial (above)
-layout(constant_id = 9) const uint SIGNAL = 0;   // 1 (NSPLIT > 1, GSPL 1): count finished workgroups at p.counters
-                                                 // and raise the flag after them (signal_done)
 
 const uint D4  = (D + 3) / 4;      // vec4s per row
 const uint KST = D4 + 1;           // row stride of the K/V tiles (vec4), padded against bank conflicts
@@ -230,25 +228,6 @@ void merge_members(float m[RQ], float l[RQ], vec4 acc[RQ][DQ], uint b, uint spli
                 for (uint g = 0; g < geff; g++) a += w[g] * AttPhysF(p.scratch).v[p.phys_off + pp[g] * D + col];
                 F32Buf(p.scratch).v[part * D + col] = a;
             }
-        }
-    }
-}
-
-// SIGNAL: the next dispatch (the o projection folding the combine,
-// dequant_matvec_i8.comp WAIT) runs with no pipeline barrier after this one
-// and waits for this flag instead: counters [0] finished workgroups, [1] the
-// flag, raised by the last to finish after every partial is stored; [2] is
-// the waiters' own count, and the last waiter through lowers the flag, so
-// all three are zero between runs.
-void signal_done() {
-    memoryBarrierBuffer();   // this invocation's partials, before the count
-    barrier();
-    if (tid == 0u) {
-        uint total = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z;
-        if (atomicAdd(U32Buf(p.counters).v[0], 1u) + 1u == total) {
-            atomicExchange(U32Buf(p.counters).v[0], 0u);
-            memoryBarrierBuffer();
-            atomicExchange(U32Buf(p.counters).v[1], 1u);
         }
     }
 }
@@ -446,7 +425,6 @@ void main() {
                     if (col4 * 4 + e < D) F32Buf(p.scratch).v[part * D + col4 * 4 + e] = acc[r][c][e];
             }
         }
-        if (SIGNAL != 0u) signal_done();
         return;
     }
     for (uint r = 0; r < RQ; r++) {

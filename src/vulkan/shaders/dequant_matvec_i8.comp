@@ -88,8 +88,6 @@ layout(constant_id = 15) const uint PAIR = 0;  // a lane takes units 2p and 2p +
                                                // decode for 64 weights; Q6_K: shared scales, 16-byte quant loads;
                                                // Q8_0: a whole block, one scale load; default: Q4_K
                                                // rows of >= 2 pairs a lane, dequant_matmul.c)
-layout(constant_id = 16) const uint WAIT = 0;  // 1 (XCOMB, one tile a workgroup): no pipeline barrier after the
-                                               // attention; wait for its flag at p.wait (wait_for_partials)
 #ifdef RLX_XIMAGE   // the build "dequant_matvec_i8_xim" (Makefile)
 layout(constant_id = 13) const uint XIN = 0;    // 1 (M = 1): p.x is the rounded image of x (x_image.glsl)
 layout(constant_id = 14) const uint XOUT = 0;   // M = 1, EPI 0-2, no RKV: also round the output into an image at p.pos
@@ -120,7 +118,6 @@ shared uvec4 xq4[QT == 13u ? 1u : NM * XK / 16u];
 shared ivec4 xs4[QT == 13u ? 1u : NM * XK / 32u];
 shared float xd[NM * XK / XB];                 // x block scales
 shared uint xbad[NM];                          // x row m holds Inf or NaN
-shared uint xwait;                             // WAIT: the wait gave up (every output NaN)
 shared uint xa[QT == 13u ? 1u : NM * XK / XB]; // K-quants: block absmax bits while rounding
 shared float xinv[NM];                         // NORM: 1 / rms of x row m
 
@@ -136,7 +133,6 @@ layout(push_constant, std430) uniform Push {
     uint64_t ff;     // f32 frequency factors [D / 2]
     float q_hi, q_lo, f0_hi, f0_lo;   // theta^(-2/D) and 1 / (2 pi) as hi/lo pairs (rope_angle.glsl)
     uint C, D;       // cache capacity, head dim (XOUT: C is the counters' offset from pos; XCOMB: D the head dim)
-    uint64_t wait;   // WAIT: the attention's counters ([0] its finished workgroups, [1] its done flag)
 } p;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8V4 { vec4 v[]; };
@@ -188,11 +184,6 @@ void ldx8(uint e, out vec4 a, out vec4 b) {
 // constant, so every load is issued before the first is used (a loop over
 // a run-time count waited one L2 latency per split, twice).
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer CombML { vec2 v[]; };
-// WAIT: no pipeline barrier separates the attention's stores from these
-// reads, and this SM's L1 may still hold lines of the same scratch from an
-// earlier layer, so they bypass it
-layout(buffer_reference, std430, buffer_reference_align = 8) coherent buffer CombMLc { vec2 v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer CombV4c { vec4 v[]; };
 
 void ldx8_comb(uint e, out vec4 a, out vec4 b) {
     const uint NSC = XCOMB >= 2u ? XCOMB : 1u;
@@ -200,16 +191,10 @@ void ldx8_comb(uint e, out vec4 a, out vec4 b) {
     vec2 ml[NSC];
     vec4 pa[NSC], pb[NSC];
     [[unroll]] for (uint s = 0u; s < NSC; s++) {
+        ml[s] = CombML(p.off).v[s * H + h];
         uint i4 = (s * XK + e) >> 2;
-        if (WAIT != 0u) {
-            ml[s] = CombMLc(p.off).v[s * H + h];
-            pa[s] = CombV4c(p.x).v[i4];
-            pb[s] = CombV4c(p.x).v[i4 + 1u];
-        } else {
-            ml[s] = CombML(p.off).v[s * H + h];
-            pa[s] = I8V4(p.x).v[i4];
-            pb[s] = I8V4(p.x).v[i4 + 1u];
-        }
+        pa[s] = I8V4(p.x).v[i4];
+        pb[s] = I8V4(p.x).v[i4 + 1u];
     }
     float M = -1.0 / 0.0;
     [[unroll]] for (uint s = 0u; s < NSC; s++) M = max(M, ml[s].x);
@@ -514,7 +499,7 @@ uint slot_row(uint n0, uint s) {
 // cache row p.pos of head r / D; a position past the cache writes nothing
 // (the host checks the range before submitting, as for kv_write).
 void store_row(uint m, uint r, float y) {
-    if (xbad[m] != 0u || (WAIT != 0u && xwait != 0u)) y = uintBitsToFloat(0x7fc00000u);
+    if (xbad[m] != 0u) y = uintBitsToFloat(0x7fc00000u);
     if (!KVW) {
 #ifdef RLX_XIMAGE
         if (XOUT != 0u) {   // another workgroup may round this row's block (x_image.glsl)
@@ -529,36 +514,7 @@ void store_row(uint m, uint r, float y) {
     if (cp >= 0 && uint(cp) < p.C) F32Buf(p.out_).v[((r / p.D) * p.C + uint(cp)) * p.D + r % p.D] = y;
 }
 
-// WAIT: the workgroup first reads its tile's weight rows once (a word per
-// 32-byte sector), so they stream in while the attention still runs and the
-// loop below finds them in cache; then one lane waits for the attention's
-// flag. The last workgroup through lowers the flag for the next run. A wait
-// that gives up (~2^22 polls; the attention never finished) flags x as bad,
-// so every output is NaN rather than a wrong number.
-void wait_for_partials() {
-    const uint tid = gl_LocalInvocationIndex;
-    const uint rows = G * NR;   // a tile's rows (WAIT: one tile a workgroup, no rope)
-    uint n0 = min(gl_WorkGroupID.x * rows, p.N - 1u), n1 = min(n0 + rows, p.N);
-    uint64_t base = p.w + uint64_t(n0) * uint64_t(p.row_bytes);
-    uint sectors = ((n1 - n0) * p.row_bytes) / 32u;
-    uint sink = 0u;
-    for (uint i = tid; i < sectors; i += 256u) sink ^= U32Buf(base).v[8u * i];
-    if (tid == 0u) {
-        uint polls = 0u;
-        while (atomicAdd(U32Buf(p.wait).v[1], 0u) == 0u && polls < (1u << 22)) polls++;
-        xwait = polls == (1u << 22) ? 1u : 0u;
-        if (atomicAdd(U32Buf(p.wait).v[2], 1u) + 1u == gl_NumWorkGroups.x) {   // the last through
-            atomicExchange(U32Buf(p.wait).v[2], 0u);
-            atomicExchange(U32Buf(p.wait).v[1], 0u);
-        }
-    }
-    memoryBarrierBuffer();
-    barrier();
-    if (sink == 0x9e3779b9u && p.tiles == 0u) U32Buf(p.out_).v[0] = sink;   // never (tiles >= 1): keeps the reads
-}
-
 void main() {
-    if (WAIT != 0u) wait_for_partials();
 #ifdef RLX_XIMAGE
     if (XIN != 0u) load_image();
     else
