@@ -841,6 +841,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     p->profile = rlx_profile_enabled();
     const char *skip = getenv("RLX_VK_SKIP");
     snprintf(p->skip, sizeof p->skip, "%s", skip ? skip : "");
+    if (p->skip[0]) rlx_log_msg(RLX_LOG_WARN, "RLX_VK_SKIP=%s: those kernels are not recorded, results are wrong", p->skip);
     p->spin_cap_s = spin_cap_seconds(c);
     if (p->profile && !(p->prof_us = calloc((size_t)g->n_nodes, sizeof *p->prof_us))) {
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
