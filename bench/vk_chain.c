@@ -1,5 +1,5 @@
 /*
- * vk_chain.c — experiment: a decode layer's chain of dependent Q4_K matvecs
+ * vk_chain.c — experiment: a decode layer's chain of dependent Q4_K (or Q8_0) matvecs
  * as one persistent dispatch with grid barriers (bench/shaders/decode_chain.comp)
  * against one dispatch per stage with pipeline barriers, same shader, same
  * weights. Prints one table: mode, grid, device µs per chain (median of the
@@ -8,7 +8,7 @@
  *   build/vk_chain [--device NAME] [--model 8b|1b|tiny] [--layers L] [--grids 132,264]
  *                  [--wg 512] [--u 4] [--hn 0|1] [--waitall 0|1] [--xl 0|1] [--xbatch 1-4]
  *                  [--xim 0|1] [--abl BITS] [--runs N] [--check] [--shaders DIR]
- *                  [--modes 0,1,2,3,4] [--alt N]
+ *                  [--modes 0,1,2,3,4] [--alt N] [--quant q4_k|q8_0]
  *
  * Modes: 0 per-stage dispatches with a timestamp after each (per-stage
  * times), 1 persistent, 2 persistent + prefetch, 3 flow (one dispatch per
@@ -23,6 +23,9 @@
  * rounded image (decode_chain.comp, "x images"): the workgroup completing a
  * 256-block of a stage's output rounds it, and the grid barrier waits for
  * every block instead of every workgroup (on the H200 slower: 8B layer 59 -> 73 us).
+ *
+ * --quant q8_0 (with --xl 0): Q8_0 weights in the library's planar rows, a
+ * unit a whole 32-weight block (the default is Q4_K).
  *
  * A "layer" is the 8B (or 1B) decode projections as plain matvecs, each x the
  * previous output's first K values: q+k+v [6144 x 4096], o + res [4096 x 4096],
@@ -69,6 +72,24 @@ static const stage_desc L1B[4] = {{3072, 2048, 0}, {2048, 2048, 1}, {16384, 2048
 static const stage_desc LTINY[4] = {{1536, 1024, 0}, {1024, 1024, 1}, {3072, 1024, 0}, {1024, 3072, 1}};
 
 static bool debug;   /* VK_CHAIN_DEBUG=1 */
+
+/* A GGUF Q8_0 row of K (K / 32 blocks of [f16 d][32 int8]) rearranged in
+ * place into the library's planar device layout: the K quants, then the
+ * K / 32 scales (src/vulkan/vk_weight_layout.c; 16-byte-aligned quant loads). */
+static void planar_q8_0(unsigned char *row, int64_t K) {
+    size_t nb = (size_t)K / 32, bytes = nb * 34;
+    unsigned char *t = malloc(bytes);
+    if (!t) {
+        fprintf(stderr, "vk_chain: out of memory\n");
+        exit(1);
+    }
+    for (size_t b = 0; b < nb; b++) {
+        memcpy(t + 32 * b, row + 34 * b + 2, 32);
+        memcpy(t + (size_t)K + 2 * b, row + 34 * b, 2);
+    }
+    memcpy(row, t, bytes);
+    free(t);
+}
 
 enum { POOL_ROWS = 61 };   /* distinct weight rows per stage, repeated (a prime: rows of a slice differ) */
 
@@ -158,7 +179,7 @@ static void print_registers(const vk_ctx *c, VkPipeline p, uint32_t pf) {
 
 /* A pipeline of the chain shader on the context's shared layout (one push
  * range, no descriptors); spec: decode_chain.comp's constant_id 0..11. */
-#define N_SPEC 12
+#define N_SPEC 13
 static VkPipeline make_pipe(vk_ctx *c, const uint32_t *code, size_t bytes, const uint32_t spec[N_SPEC]) {
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = bytes, .pCode = code};
     VkShaderModule mod;
@@ -283,6 +304,7 @@ int main(int argc, char **argv) {
     int ran = 0;   /* modes run */
     debug = getenv("VK_CHAIN_DEBUG") != NULL;
     uint32_t grids[8] = {132}, n_grids = 1, wg = 512, u = 4, abl = 0, hn = 1, waitall = 0, xl = 1, xbatch = 1, xim = 0;
+    const char *quant = "q4_k";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *nx = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--device") && nx) device = argv[++i];
@@ -300,6 +322,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--xbatch") && nx) xbatch = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--xim") && nx) xim = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--check")) check = true;
+        else if (!strcmp(a, "--quant") && nx) quant = argv[++i];
         else if (!strcmp(a, "--alt") && nx) alt = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(a, "--modes") && nx) {   /* indices of the modes to run: 0 per-stage, 1 persistent, 2 + prefetch, 3 flow,
                                                      4 per-stage without timestamps between */
@@ -311,10 +334,19 @@ int main(int argc, char **argv) {
         else {
             fprintf(stderr, "usage: vk_chain [--device NAME] [--model 8b|1b|tiny] [--layers L] [--grids a,b] [--wg N] "
                             "[--u 1-4] [--hn 0|1] [--waitall 0|1] [--xl 0|1] [--xbatch 1-4] [--xim 0|1] [--abl BITS] [--runs N]\n"
-                            "                [--check] [--modes 0,1,2,3,4] [--alt N]\n"
+                            "                [--check] [--modes 0,1,2,3,4] [--alt N] [--quant q4_k|q8_0]\n"
                             "                [--shaders DIR]\n");
             return 2;
         }
+    }
+    const bool q8 = !strcmp(quant, "q8_0");
+    if (!q8 && strcmp(quant, "q4_k")) {
+        fprintf(stderr, "vk_chain: --quant is q4_k or q8_0\n");
+        return 2;
+    }
+    if (q8 && (xl || xim)) {   /* Q8_0 units read x in position order, and images are the Q4_K layout */
+        fprintf(stderr, "vk_chain: --quant q8_0 needs --xl 0 and no --xim\n");
+        return 2;
     }
     if (layers < 1 || layers > 64 || runs < 1 || !n_grids || u < 1 || u > 4 || xbatch < 1 || xbatch > 4 || wg < 32 ||
         wg > 1024 || xim > 1 || (xim && !xl)) {   /* the image is the XL 1 layout */
@@ -359,12 +391,12 @@ int main(int argc, char **argv) {
     size_t off = 0, wbytes = 0;
     size_t *w_off = calloc((size_t)n_st, sizeof *w_off), *o_off = calloc((size_t)n_st, sizeof *o_off);
     size_t *r_off = calloc((size_t)n_st, sizeof *r_off);
-    uint32_t qt = quant_type_of_dtype(RLX_Q4_K);
+    uint32_t qt = quant_type_of_dtype(q8 ? RLX_Q8_0 : RLX_Q4_K);
     int64_t maxk = 0;
     for (int s = 0; s < n_st; s++) {
         const stage_desc *d = &lay[s % 4];
         uint64_t rb;
-        qtype_row_bytes(qt, (uint64_t)d->K, &rb);
+        qtype_row_bytes(qt, (uint64_t)d->K, &rb);   /* Q8_0 planar: the same bytes, reordered */
         w_off[s] = off;
         off += (size_t)(rb * (uint64_t)d->N + 255) / 256 * 256;
         wbytes += (size_t)(rb * (uint64_t)d->N);
@@ -395,6 +427,7 @@ int main(int argc, char **argv) {
             for (int64_t k = 0; k < K; k++) f[k] = (float)(RNG() * 2.0 * sqrt(3.0 / (double)K));   /* gain ~1 */
             quant_quantize_row(qt, f, pool[t] + prb[t] * r, K);
             quant_dequantize_row(qt, pool[t] + prb[t] * r, pool_f[t] + (size_t)K * r, K);
+            if (q8) planar_q8_0(pool[t] + prb[t] * r, K);
         }
         free(f);
     }
@@ -456,7 +489,8 @@ int main(int argc, char **argv) {
         {"persistent + prefetch", true, false, 1}, {"flow: dispatches, counter waits", false, true, 1},
         {"per-stage dispatches, no timestamps between", false, false, 0}};
     int n_modes = 5;
-    uint32_t spec0[N_SPEC] = {wg, (uint32_t)maxk, u, 0, hn, abl, waitall, xl, xbatch, xim, 0, 0}, spec1[N_SPEC], spec2[N_SPEC];
+    uint32_t spec0[N_SPEC] = {wg, (uint32_t)maxk, u, 0, hn, abl, waitall, xl, xbatch, xim, 0, 0, q8}, spec1[N_SPEC],
+             spec2[N_SPEC];
     memcpy(spec1, spec0, sizeof spec1);
     spec1[3] = 1;   /* decode_chain.comp's PF */
     memcpy(spec2, spec1, sizeof spec2);
@@ -476,8 +510,9 @@ int main(int argc, char **argv) {
         pipes[4] = make_pipe(c, code, code_bytes, spec2);
     }
     double gb = (double)wbytes / 1e9;
-    printf("# vk_chain: %s-shaped layers x %d (%d stages, Q4_K, %.3f GB of weights), workgroup %u, U %u, %d runs\n",
-           !strcmp(model, "1b") ? "1B" : !strcmp(model, "tiny") ? "tiny" : "8B", layers, n_st, gb, wg, u, runs);
+    printf("# vk_chain: %s-shaped layers x %d (%d stages, %s, %.3f GB of weights), workgroup %u, U %u, %d runs\n",
+           !strcmp(model, "1b") ? "1B" : !strcmp(model, "tiny") ? "tiny" : "8B", layers, n_st, q8 ? "Q8_0" : "Q4_K", gb,
+           wg, u, runs);
     printf("| mode | grid | us / chain (median) | us / layer | GB/s |\n|---|---:|---:|---:|---:|\n");
     size_t out_total = 0;
     for (int s = 0; s < n_st; s++) out_total += (size_t)lay[s % 4].N;

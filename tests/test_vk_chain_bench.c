@@ -4,7 +4,7 @@
  * itself: every stage of a 1B-shaped layer against float64 (with x rounded
  * as the shader rounds it, to 1e-5), and the persistent dispatch against the
  * per-stage one bit for bit, with x rounded by every workgroup and handed on
- * as images (--xim 1). Run on one workgroup and small shapes: lavapipe
+ * as images (--xim 1), and with Q8_0 weights (--quant q8_0). Run on one workgroup and small shapes: lavapipe
  * ends every loop of an invocation once all its loops together have run
  * 65535 iterations (docs/gpu.md, pitfalls), which a grid wait's polling or a
  * long tile loop reach; the H200 checks the full grid. `make test` passes
@@ -35,4 +35,7 @@ TEST(vk_chain_bench_check) {
     /* x handed on as rounded images: the persistent result must still equal
      * the per-stage one (which rounds x itself) bit for bit */
     run_checked("--model tiny --layers 2 --grids 1 --wg 256 --xim 1", "| persistent + prefetch | 1 |");
+    /* Q8_0 weights in the library's planar rows, x in position order */
+    run_checked("--model tiny --layers 2 --grids 1 --wg 256 --quant q8_0 --xl 0 --modes 1,4",
+                "| per-stage dispatches, no timestamps between | 1 |");
 }

@@ -18,7 +18,9 @@
 // subgroup g of it takes rows g, g + NG, ... of that slice; lane l takes units
 // l, l + S, ... (S = subgroup size) of a row; a unit is 32 weights: 16 bytes of
 // a Q4_K block's qs (low nibbles: 16 positions of sub-block 2j, high nibbles
-// the same positions of sub-block 2j + 1) plus the block's 16-byte header.
+// the same positions of sub-block 2j + 1) plus the block's 16-byte header;
+// or (Q8) a whole Q8_0 block of a planar row ([K quants][K/32 f16 scales],
+// the library's device layout): 32 quant bytes and the block's scale.
 // x is rounded to 8 bits per 256-block as the library's i8 matvec rounds it
 // (d = absmax / 127, q = round-half-even(x / d)).
 //
@@ -57,6 +59,7 @@ layout(constant_id = 7) const uint XL = 1;      // x layout: 0 position order, 1
 layout(constant_id = 8) const uint XBATCH = 1;  // x chunks per invocation whose loads issue together while rounding, 1..4
 layout(constant_id = 9) const uint XIM = 0;     // 1 (XL 1): x handed on as a rounded image (image_rows_done below)
 layout(constant_id = 11) const uint ALT = 0;    // no effect: a second pipeline of the same code (vk_chain --alt)
+layout(constant_id = 12) const uint Q8 = 0;     // 1: Q8_0 weights in planar rows (x in position order, XL 0)
 layout(constant_id = 10) const uint FLOW = 0;   // 1: one stage per dispatch, no pipeline barriers: the stage's
                                                 // first weights are loaded, then it waits on the counter for the
                                                 // earlier dispatches' workgroups
@@ -67,13 +70,20 @@ layout(constant_id = 10) const uint FLOW = 0;   // 1: one stage per dispatch, no
 
 // A step: U units of one row (units r0, r0 + S, ...; clamped to the row).
 const uint UMAX = 4u;   // step arrays have a constant size (a struct with spec-sized arrays cannot be copied)
-struct step_t { uvec4 q[UMAX]; uvec4 h[UMAX]; };
+struct step_t { uvec4 q[UMAX]; uvec4 h[UMAX]; float d[UMAX]; };   // Q8: q, h the block's two halves, d its scale
 
 step_t load_step(uint64_t row, uint r0, uint units) {
     step_t o;
     [[unroll]] for (uint u = 0u; u < UMAX; u++) {
+        o.d[u] = 0.0;
         if (u >= U) { o.h[u] = uvec4(0u); o.q[u] = uvec4(0u); continue; }
         uint r = min(r0 + u * gl_SubgroupSize, units - 1u);
+        if (Q8 != 0u) {   // quants at 32 r, the scale at byte 32 units + 2 r
+            o.q[u] = U4Buf(row).v[2u * r];
+            o.h[u] = U4Buf(row).v[2u * r + 1u];
+            o.d[u] = unpackHalf2x16(uint(U16Buf(row).v[16u * units + r])).x;
+            continue;
+        }
         uint64_t blk = row + uint64_t(144u * (r >> 3));
         o.h[u] = U4Buf(blk).v[0];
         o.q[u] = U4Buf(blk).v[1u + (r & 7u)];
@@ -91,6 +101,11 @@ float step_dot(step_t st, uint r0, uint units) {
     [[unroll]] for (uint u = 0u; u < UMAX; u++) {
         if (u >= U) continue;
         uint r = r0 + u * gl_SubgroupSize;
+        if (Q8 != 0u) {   // x in position order: the block's 32 quants are entries 2r, 2r + 1
+            float v = xd[r >> 3] * st.d[u] * float(sdot16(st.q[u], xq[2u * r]) + sdot16(st.h[u], xq[2u * r + 1u]));
+            acc += r < units ? v : 0.0;
+            continue;
+        }
         uvec4 h = st.h[u], qw = st.q[u];
         uint b = r >> 3, j = (r >> 1) & 3u, hf = r & 1u;
         vec2 dm = unpackHalf2x16(h.x);
