@@ -45,6 +45,7 @@
 #include "rlx.h"
 #include "io/quant.h"
 #include "vulkan/vk_ctx.h"
+#include "vulkan/vk_weight_layout.h"   /* Q8_0 rows planar, as the library lays them out */
 
 #include <math.h>
 #include <stdbool.h>
@@ -72,24 +73,6 @@ static const stage_desc L1B[4] = {{3072, 2048, 0}, {2048, 2048, 1}, {16384, 2048
 static const stage_desc LTINY[4] = {{1536, 1024, 0}, {1024, 1024, 1}, {3072, 1024, 0}, {1024, 3072, 1}};
 
 static bool debug;   /* VK_CHAIN_DEBUG=1 */
-
-/* A GGUF Q8_0 row of K (K / 32 blocks of [f16 d][32 int8]) rearranged in
- * place into the library's planar device layout: the K quants, then the
- * K / 32 scales (src/vulkan/vk_weight_layout.c; 16-byte-aligned quant loads). */
-static void planar_q8_0(unsigned char *row, int64_t K) {
-    size_t nb = (size_t)K / 32, bytes = nb * 34;
-    unsigned char *t = malloc(bytes);
-    if (!t) {
-        fprintf(stderr, "vk_chain: out of memory\n");
-        exit(1);
-    }
-    for (size_t b = 0; b < nb; b++) {
-        memcpy(t + 32 * b, row + 34 * b + 2, 32);
-        memcpy(t + (size_t)K + 2 * b, row + 34 * b, 2);
-    }
-    memcpy(row, t, bytes);
-    free(t);
-}
 
 enum { POOL_ROWS = 61 };   /* distinct weight rows per stage, repeated (a prime: rows of a slice differ) */
 
@@ -423,13 +406,16 @@ int main(int argc, char **argv) {
         pool[t] = malloc(prb[t] * POOL_ROWS);
         pool_f[t] = malloc(sizeof(float) * (size_t)K * POOL_ROWS);
         float *f = malloc(sizeof(float) * (size_t)K);
+        unsigned char *gguf_row = malloc(prb[t]);   /* Q8_0: a row in GGUF blocks, before the planar layout */
         for (int r = 0; r < POOL_ROWS; r++) {
             for (int64_t k = 0; k < K; k++) f[k] = (float)(RNG() * 2.0 * sqrt(3.0 / (double)K));   /* gain ~1 */
-            quant_quantize_row(qt, f, pool[t] + prb[t] * r, K);
-            quant_dequantize_row(qt, pool[t] + prb[t] * r, pool_f[t] + (size_t)K * r, K);
-            if (q8) planar_q8_0(pool[t] + prb[t] * r, K);
+            unsigned char *row = pool[t] + prb[t] * r;
+            quant_quantize_row(qt, f, q8 ? gguf_row : row, K);
+            quant_dequantize_row(qt, q8 ? gguf_row : row, pool_f[t] + (size_t)K * r, K);
+            if (q8) vk_layout_to_planar(RLX_Q8_0, K, gguf_row, row, prb[t]);
         }
         free(f);
+        free(gguf_row);
     }
     {
         size_t most = 0;

@@ -39,3 +39,20 @@ TEST(vk_chain_bench_check) {
     run_checked("--model tiny --layers 2 --grids 1 --wg 256 --quant q8_0 --xl 0 --modes 1,4",
                 "| per-stage dispatches, no timestamps between | 1 |");
 }
+
+/* Arguments the chain cannot honour are refused (exit 2) with the reason,
+ * before any device work. */
+TEST(vk_chain_bench_refuses) {
+    VKP_REQUIRE();   /* vk_chain is built only with Vulkan */
+    static const struct { const char *args, *says; } cases[] = {
+        {"--quant q5_k", "--quant is q4_k or q8_0"},
+        {"--quant q8_0", "--quant q8_0 needs --xl 0"},   /* Q8_0 reads x in position order */
+        {"--quant q8_0 --xl 0 --xim 1", "--quant q8_0 needs --xl 0 and no --xim"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[4096], cmd[512];
+        snprintf(cmd, sizeof cmd, "%s --model tiny %s 2>&1", test_program("RLX_VK_CHAIN", "build/vk_chain"), cases[i].args);
+        int code = test_run_command(cmd, out, sizeof out);
+        CHECK_MSG(code == 2 && strstr(out, cases[i].says), "%s: exit %d, printed %s", cmd, code, out);
+    }
+}

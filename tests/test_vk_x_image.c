@@ -19,6 +19,7 @@
  * specialize).
  */
 #include "harness.h"
+#include "core/core.h"   /* rlx_list_has */
 #include "ops_common.h"
 #include "tiny_model.h"
 #include "vk_parity.h"
@@ -466,4 +467,12 @@ TEST(vk_skip_diagnostic) {
     if (vkp_devices_int_dot() != 1) return;
     knob_decode(QTYPE_Q4_K, "RLX_VK_SKIP", "no-such-tier,dequant-i8-norm-swiglu", 0);
     knob_decode(QTYPE_Q4_K, "RLX_VK_SKIP", "no-such-tier,dequant-i8-norm-swiglu-q4_K", -1);
+}
+
+/* The knobs' lists (RLX_VK_SKIP tiers; RLX_VK_DQ_PAIR / _I8 / _RUN type
+ * names) match whole entries, not substrings. */
+TEST(knob_lists_match_whole_entries) {
+    CHECK(rlx_list_has("q8_0,q4_K", "q4_K") && rlx_list_has("q8_0,q4_K", "q8_0") && rlx_list_has("q6_K", "q6_K"));
+    CHECK(!rlx_list_has("q4_K_M", "q4_K") && !rlx_list_has("xq8_0", "q8_0") && !rlx_list_has("", "q8_0"));
+    CHECK(!rlx_list_has("a,b,", "c"));
 }

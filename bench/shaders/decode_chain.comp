@@ -58,11 +58,11 @@ layout(constant_id = 7) const uint XL = 1;      // x layout: 0 position order, 1
                                                 // 8 lanes read 8 adjacent entries, no shared-memory bank conflicts)
 layout(constant_id = 8) const uint XBATCH = 1;  // x chunks per invocation whose loads issue together while rounding, 1..4
 layout(constant_id = 9) const uint XIM = 0;     // 1 (XL 1): x handed on as a rounded image (image_rows_done below)
-layout(constant_id = 11) const uint ALT = 0;    // no effect: a second pipeline of the same code (vk_chain --alt)
-layout(constant_id = 12) const uint Q8 = 0;     // 1: Q8_0 weights in planar rows (x in position order, XL 0)
 layout(constant_id = 10) const uint FLOW = 0;   // 1: one stage per dispatch, no pipeline barriers: the stage's
                                                 // first weights are loaded, then it waits on the counter for the
                                                 // earlier dispatches' workgroups
+layout(constant_id = 11) const uint ALT = 0;    // no effect: a second pipeline of the same code (vk_chain --alt)
+layout(constant_id = 12) const uint Q8 = 0;     // 1: Q8_0 weights in planar rows (x in position order, XL 0)
 
 #include "chain_common.glsl"   // Stage, push block, shared x, round_x, grid_wait
 

@@ -50,6 +50,9 @@ double rlx_now_seconds(void);
 
 /* Environment helpers: value of env var as int, or fallback when unset/invalid. */
 int rlx_env_int(const char *name, int fallback);
+/* Whether `name` is one of the comma-separated entries of list (whole
+ * entries: "q4_K" is not in "q4_K_M"). */
+bool rlx_list_has(const char *list, const char *name);
 
 /* Fault injection, for the tests of error paths that real devices and hosts
  * rarely take (an allocation or a submit failing): true when RLX_FAULT, a

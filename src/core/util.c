@@ -108,6 +108,16 @@ bool rlx_fault(const char *site) {
     return fail;
 }
 
+bool rlx_list_has(const char *list, const char *name) {
+    size_t n = strlen(name);
+    for (const char *s = list; *s;) {
+        size_t len = strcspn(s, ",");
+        if (len == n && strncmp(s, name, n) == 0) return true;
+        s += len + (s[len] == ',');
+    }
+    return false;
+}
+
 int rlx_env_int(const char *name, int fallback) {
     const char *v = getenv(name);
     if (!v || !*v) return fallback;

@@ -21,7 +21,7 @@
 
 #include "ir/ir.h"
 
-#define VK_MAX_SPEC       17
+#define VK_MAX_SPEC       16
 #define VK_MAX_PUSH       128   /* the Vulkan minimum of maxPushConstantsSize */
 #define VK_MAX_DISPATCHES 8     /* per node */
 /* Most split-key attention partials the i8 matvec combines as it reads x

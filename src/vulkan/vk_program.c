@@ -606,24 +606,13 @@ static rlx_status end_segment(vk_program *p, recorder *r, bool last) {
     return vk_check(p->ctx->f.vkEndCommandBuffer(r->cb), "vkEndCommandBuffer");
 }
 
-/* Whether `tier` is one of the comma-separated names in list. */
-static bool tier_listed(const char *list, const char *tier) {
-    size_t n = strlen(tier);
-    for (const char *s = list; *s;) {
-        size_t len = strcspn(s, ",");
-        if (len == n && strncmp(s, tier, n) == 0) return true;
-        s += len + (s[len] == ',');
-    }
-    return false;
-}
-
 static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
     vk_lower_ctx c;
     rlx_status st = lower_node(p, i, &c, p->scratch.addr);
     if (st != RLX_OK) return st;
     /* RLX_VK_SKIP: the time a decode spends without these nodes (so their
      * share of a run that is not serialized by timestamps); wrong results */
-    if (p->skip[0] && c.tier && tier_listed(p->skip, c.tier)) return RLX_OK;
+    if (p->skip[0] && c.tier && rlx_list_has(p->skip, c.tier)) return RLX_OK;
     if (c.n_d != p->info[i].n_dispatch || c.counter_words != p->info[i].counter_words)
         return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: lowering is not deterministic");
     /* the combine fold as planned: else the matvec would read x never written */

@@ -180,21 +180,21 @@ static uint32_t env_u32(const char *name, uint32_t lo, uint32_t hi, uint32_t dfl
     return *end == 0 && n >= (long)lo && n <= (long)hi ? (uint32_t)n : dflt;
 }
 
-/* Groups of the run and i8 matvecs, for rows of `units` units of work: T
- * threads per group, about a quarter of the units (each thread takes ~4),
- * between the subgroup size and t_max (<= 256); NR rows per group (EPI 2:
- * 1), nr_max (4 or 2), 2 or 1, the most that keeps >= min_tiles workgroups
- * (x loads serve NR rows). RLX_VK_DQ_T / RLX_VK_DQ_NR override them. Returns the tiles
- * (workgroups of 256 / T groups). */
 /* A knob that names types: unset or empty gives dflt, "0" none, "1" every
  * type, anything else a list of type names (rlx_dtype_name: "q8_0,q4_K"). */
 static bool env_names_type(const char *name, rlx_dtype dt, bool dflt) {
     const char *v = getenv(name);
     if (!v || !*v) return dflt;
     if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0) return v[0] == '1';
-    return strstr(v, rlx_dtype_name(dt)) != NULL;
+    return rlx_list_has(v, rlx_dtype_name(dt));
 }
 
+/* Groups of the run and i8 matvecs, for rows of `units` units of work: T
+ * threads per group, about a quarter of the units (each thread takes ~4),
+ * between the subgroup size and t_max (<= 256); NR rows per group (EPI 2:
+ * 1), nr_max (4 or 2), 2 or 1, the most that keeps >= min_tiles workgroups
+ * (x loads serve NR rows). RLX_VK_DQ_T / RLX_VK_DQ_NR override them. Returns the tiles
+ * (workgroups of 256 / T groups). */
 static int64_t group_shape(uint32_t sgs, uint32_t units, int64_t N, int epi, uint32_t t_max, int64_t min_tiles,
                            uint32_t nr_max, uint32_t *T_out, uint32_t *nr_out) {
     uint32_t T = t_max;
@@ -210,10 +210,6 @@ static int64_t group_shape(uint32_t sgs, uint32_t units, int64_t N, int epi, uin
     *nr_out = nr;
     return cdiv(N, (int64_t)G * nr);
 }
-
-/* The run kernel's shared memory: the group sums' partials
- * (dequant_matvec_common.glsl, red), and a margin as in i8_shared_bytes. */
-#define RUN_SHARED_BYTES (4 * 512 + 128)
 
 /* One dispatch of the run or the i8 matvec, which share the push block and
  * specialization constants 0-6 (type, M = p->M, T, NR, x aligned, epilogue,
