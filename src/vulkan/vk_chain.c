@@ -47,7 +47,10 @@ _Static_assert(sizeof(chain_push) <= VK_MAX_PUSH, "chain_push exceeds the push-c
 
 static bool chain_wanted(const vk_program *p) {
     const vk_caps *cp = &p->ctx->caps;
-    if (p->profile || !cp->int_dot) return false;
+    if (!cp->int_dot) return false;
+    /* while profiling only when asked for: a chain's nodes share one dispatch
+     * (with RLX_VK_CHAIN_MAX=1 each node's stage is a dispatch of its own) */
+    if (p->profile) return getenv("RLX_VK_CHAIN") && rlx_env_int("RLX_VK_CHAIN", 0) != 0;
     return rlx_env_int("RLX_VK_CHAIN", cp->compute_units != 0 && !cp->is_software) != 0;
 }
 
@@ -67,7 +70,9 @@ rlx_status vk_chain_setup(vk_program *p) {
     cs->groups = hw ? cp->compute_units * per_unit : 1;
     int u = rlx_env_int("RLX_VK_CHAIN_U", 1);
     cs->U = u < 1 ? 1u : u > 4 ? 4u : (uint32_t)u;
-    cs->spin_limit = 1u << 22;   /* polls: seconds on a GPU, far past any stage */
+    /* polls before a wait gives up: seconds on a GPU, far past any stage */
+    cs->max_stages = RLX_MAX(rlx_env_int("RLX_VK_CHAIN_MAX", 1 << 20), 1);
+    cs->spin_limit = (uint32_t)RLX_MAX(rlx_env_int("RLX_VK_CHAIN_SPIN", 1 << 22), 1);
     int n = RLX_MAX(p->g->n_nodes, 1);
     cs->cap_stages = cs->cap_chains = n;
     cs->stage_off = (VkDeviceSize)n * CHAIN_SYNC_BYTES;
@@ -94,10 +99,16 @@ rlx_status vk_chain_offer(vk_program *p, recorder *r, int32_t node, const vk_dis
     *taken = false;
     if (!cs->enabled) return RLX_OK;
     vk_chain_stage st;
-    uint32_t T, K;
-    if (!vk_dq_chain_stage(d, &st, &T, &K)) return RLX_OK;
+    uint32_t T, K, code;
+    if (!vk_dq_chain_stage(d, &st, &T, &K, &code)) return RLX_OK;
+    /* its kind: one the chain has, or a new one while there is room */
+    int kind = 0;
+    while (cs->n > 0 && kind < cs->n_kinds && cs->kinds[kind] != code) kind++;
     rlx_status s;
-    if (cs->n > 0 && T != cs->T && (s = vk_chain_flush(p, r)) != RLX_OK) return s;
+    if (cs->n > 0 && (T != cs->T || kind == VK_CHAIN_KINDS)) {
+        if ((s = vk_chain_flush(p, r)) != RLX_OK) return s;
+        kind = 0;
+    }
     if (cs->n_stages >= cs->cap_stages) return RLX_OK;
     if (cs->n == 0) {
         cs->first = cs->n_stages;
@@ -109,11 +120,14 @@ rlx_status vk_chain_offer(vk_program *p, recorder *r, int32_t node, const vk_dis
         cs->mark_reads = r->n_reads;
         cs->mark_writes = r->n_writes;
         cs->n_rd = cs->n_wr = 0;
+        cs->n_kinds = 0;
     }
+    if (kind == cs->n_kinds) cs->kinds[cs->n_kinds++] = code;
+    st.kind = (uint32_t)kind;
     if (vk_ranges_conflict(r->reads, cs->mark_reads, r->writes, cs->mark_writes, rd, n_rd, wr, n_wr))
         cs->barrier_before = true;
     if (cs->n > 0 && vk_ranges_conflict(cs->rd, cs->n_rd, cs->wr, cs->n_wr, rd, n_rd, wr, n_wr)) {
-        st.wait = 1;
+        st.wait = !getenv("RLX_VK_CHAIN_NOWAIT");
         cs->n_rd = cs->n_wr = 0;
     }
     if ((s = note_chain_access(cs, rd, n_rd, wr, n_wr)) != RLX_OK || (s = vk_rec_note(r, rd, n_rd, wr, n_wr)) != RLX_OK)
@@ -122,7 +136,7 @@ rlx_status vk_chain_offer(vk_program *p, recorder *r, int32_t node, const vk_dis
     cs->n++;
     cs->max_k = RLX_MAX(cs->max_k, K);
     *taken = true;
-    return RLX_OK;
+    return cs->n >= cs->max_stages ? vk_chain_flush(p, r) : RLX_OK;
 }
 
 /* A pipeline barrier before the chain: what the recorder noted of the
@@ -146,17 +160,18 @@ rlx_status vk_chain_flush(vk_program *p, recorder *r) {
     cs->n = 0;
     rlx_status st;
     if (cs->barrier_before && (st = barrier_keeping_chain(r, cs)) != RLX_OK) return st;
-    if (n == 1) {   /* nothing to chain with: the dispatch as the lowering made it */
+    if (n == 1 && cs->max_stages > 1) {   /* nothing to chain with: the dispatch as the lowering made it */
         cs->n_stages--;
         return vk_rec_dispatch(p, r, &cs->lone);
     }
     vk_dispatch d;
     memset(&d, 0, sizeof d);
     d.shader = "dequant_matvec_i8_chain";
-    /* dequant_matvec_i8.comp's ids: QT NM T NR VEC EPI A4 U XK NORM RKV XCMAX XROT */
-    const uint32_t spec[13] = {RLX_Q8_0, 1, cs->T, 1, 1, 0, 3, cs->U, cs->max_k, 0, 0, VK_COMB_MAX_SPLITS, 0};
+    /* dequant_matvec_i8.comp's ids in its chain build: QT NM T NR VEC (5: unused) A4 U XK KIND0..KIND5 */
+    const uint32_t spec[9] = {RLX_Q8_0, 1, cs->T, 1, 1, 0, 3, cs->U, cs->max_k};
     memcpy(d.spec, spec, sizeof spec);
-    d.n_spec = 13;
+    for (int k = 0; k < VK_CHAIN_KINDS; k++) d.spec[9 + k] = k < cs->n_kinds ? cs->kinds[k] : cs->kinds[0];
+    d.n_spec = 9 + VK_CHAIN_KINDS;
     chain_push pc = {.stages = cs->buf.addr + cs->stage_off + (uint64_t)cs->first * sizeof(vk_chain_stage),
                      .sync = cs->buf.addr + (uint64_t)cs->n_chains * CHAIN_SYNC_BYTES,
                      .status = p->io.addr + p->status_off,

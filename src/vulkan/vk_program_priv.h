@@ -51,6 +51,7 @@ typedef struct vk_node_info {
 typedef struct vk_chain_set {
     bool            enabled;        /* RLX_VK_CHAIN, read at build */
     uint32_t        groups, U, spin_limit;
+    int             max_stages;     /* RLX_VK_CHAIN_MAX (1: every stage a chain of its own, to profile them) */
     vk_buf          buf;            /* CHAIN_SYNC_BYTES of counters a chain, then the stage table */
     VkDeviceSize    stage_off;
     vk_chain_stage *stages;         /* the table on the host, uploaded after recording */
@@ -59,6 +60,8 @@ typedef struct vk_chain_set {
     /* the chain being gathered: stages [first, first + n) */
     int             first, n;
     uint32_t        T, max_k;
+    uint32_t        kinds[VK_CHAIN_KINDS];   /* its stage kinds' codes (vk_dq_chain_stage) */
+    int             n_kinds;
     int32_t         first_node;
     vk_dispatch     lone;           /* its first stage's dispatch, recorded as it is if no second stage comes */
     bool            barrier_before; /* a stage conflicts with work recorded before the chain */

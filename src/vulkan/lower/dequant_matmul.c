@@ -305,11 +305,12 @@ static bool i8_takes(rlx_dtype dt, bool saves_dispatch) {
 /* Spec ids of dequant_matvec_i8.comp. */
 enum { I8_QT, I8_NM, I8_T, I8_NR, I8_VEC, I8_EPI, I8_A4, I8_U, I8_XK, I8_NORM, I8_RKV, I8_XCOMB, I8_XROT, I8_PAIR = 15 };
 
-bool vk_dq_chain_stage(const vk_dispatch *d, vk_chain_stage *st, uint32_t *T, uint32_t *K) {
+bool vk_dq_chain_stage(const vk_dispatch *d, vk_chain_stage *st, uint32_t *T, uint32_t *K, uint32_t *code) {
     const uint32_t *sp = d->spec;
     if (strcmp(d->shader, "dequant_matvec_i8") != 0 || d->n_spec < 13 || d->push_bytes != sizeof(dq_i8_push) ||
         sp[I8_QT] != RLX_Q8_0 || sp[I8_NM] != 1 || sp[I8_VEC] != 1 || sp[I8_A4] != 3 || sp[I8_XROT] != 0 ||
-        (d->n_spec > I8_PAIR && sp[I8_PAIR] != 0) || sp[I8_T] == 0 || 256 % sp[I8_T] != 0)
+        (d->n_spec > I8_PAIR && sp[I8_PAIR] != 0) || sp[I8_T] == 0 || 256 % sp[I8_T] != 0 || sp[I8_EPI] > 3 ||
+        sp[I8_NORM] > 1 || sp[I8_RKV] > 31 || sp[I8_XCOMB] > 15 || sp[I8_XCOMB] > VK_COMB_MAX_SPLITS || sp[I8_XK] >= (1u << 20))
         return false;
     dq_i8_push ip;
     memcpy(&ip, d->push, sizeof ip);
@@ -318,10 +319,7 @@ bool vk_dq_chain_stage(const vk_dispatch *d, vk_chain_stage *st, uint32_t *T, ui
     ip.mv.tiles = (uint32_t)cdiv(items, 256 / sp[I8_T]);
     memset(st, 0, sizeof *st);
     memcpy(st->push, &ip, sizeof ip);
-    st->epi = sp[I8_EPI];
-    st->norm = sp[I8_NORM];
-    st->rkv = sp[I8_RKV];
-    st->xcomb = sp[I8_XCOMB];
+    *code = sp[I8_EPI] | sp[I8_NORM] << 2 | sp[I8_RKV] << 3 | sp[I8_XCOMB] << 8 | sp[I8_XK] << 12;
     *T = sp[I8_T];
     *K = ip.mv.K;
     return true;

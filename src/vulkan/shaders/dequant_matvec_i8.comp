@@ -84,11 +84,12 @@ layout(constant_id = 1) const uint NM = 1;     // rows of x (= M), 1..8
 layout(constant_id = 2) const uint T = 64;     // threads per group: divides 256, a multiple of the subgroup size
 layout(constant_id = 3) const uint NR = 1;     // output rows per group, 1..4 (EPI 2: 1 or 2)
 layout(constant_id = 4) const uint VEC = 0;    // x 16-byte aligned
-#ifdef RLX_CHAIN   // per stage, at run time (P: the stage, declared below)
-#define EPI (P.epi)
-#define NORM (P.norm)
-#define RKV (P.rkv)
-#define XCOMB (P.xcomb)
+#ifdef RLX_CHAIN   // per stage kind: the kind's code (below), set before each inlined copy of run_stage
+uint kind_code;
+#define EPI (kind_code & 3u)
+#define NORM ((kind_code >> 2) & 1u)
+#define RKV ((kind_code >> 3) & 31u)
+#define XCOMB ((kind_code >> 8) & 15u)
 #else
 layout(constant_id = 5) const uint EPI = 0;    // 0 store, 1 + res, 2 SwiGLU
 #endif
@@ -107,10 +108,22 @@ layout(constant_id = 10) const uint RKV = 0;   // epilogue of a rope / KV-cache 
 layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/RKV): x is the partials of split-key
                                                // attention with XCOMB splits, combined as they are read (header;
                                                // vk_program.c plan_absorptions)
-#else
-layout(constant_id = 11) const uint XCMAX = 8; // the most splits a stage's XCOMB may have (the partials' array size)
-#endif
 layout(constant_id = 12) const uint XROT = 0;   // > 0: workgroup w starts rounding x at chunk w * XROT (a multiple of 32; round_x)
+#else
+// The chain's stage kinds: code = EPI | NORM << 2 | RKV << 3 | XCOMB << 8 |
+// K << 12 (vk_chain.c, kind_code). Every kind gets a copy of run_stage with
+// its constants folded (as in a dispatch of its own: run-time values there
+// took the kernel from ~32 registers to 48-84, and its unit loops lost
+// their known trip counts; on the H200 its stages ran 1.2-1.6x slower).
+layout(constant_id = 9) const uint KIND0 = 0;
+layout(constant_id = 10) const uint KIND1 = 0;
+layout(constant_id = 11) const uint KIND2 = 0;
+layout(constant_id = 12) const uint KIND3 = 0;
+layout(constant_id = 13) const uint KIND4 = 0;
+layout(constant_id = 14) const uint KIND5 = 0;
+const uint XROT = 0u;
+const uint XCMAX = 8u;   // the most splits a kind's XCOMB may have (the partials' array size)
+#endif
 layout(constant_id = 15) const uint PAIR = 0;  // a lane takes units 2p and 2p + 1 together (Q4_K / Q5_K: one header
                                                // decode for 64 weights; Q6_K: shared scales, 16-byte quant loads;
                                                // Q8_0: a whole block, one scale load; default: Q4_K
@@ -130,13 +143,14 @@ const uint G = 256u / T;                       // groups per workgroup
 const uint NS = 2u * NR;                       // the most slots a stage uses (stage_slots: how many it does)
 #define ROPE (RKV & 3u)
 #define KVW ((RKV & 4u) != 0u)
-#define XKR (P.K)                              // the stage's K (XK, the largest, sizes shared memory)
+#define XKR (kind_code >> 12)                  // the kind's K (XK, the largest, sizes shared memory)
 #else
 const uint NS = EPI == 2u ? 2u * NR : NR;      // weight rows (slots) per group (EPI 2: NR gate rows, then NR up rows)
 const uint ROPE = RKV & 3u;
 const bool KVW = (RKV & 4u) != 0u;
 #define XKR XK
 #endif
+#define ROWK XKR   // a weight row's length (planar field offsets)
 
 // x rounded, all M rows back to back (flat block b = m * XK / XB + block of row m):
 //   Q8_0: xq2[c] = quants c*8 .. c*8 + 7, so lane t's run reads entry t;
@@ -165,11 +179,13 @@ struct Stage {
     uint64_t pos, off, ff;
     float q_hi, q_lo, f0_hi, f0_lo;
     uint C, D;
-    uint epi, norm, rkv, xcomb;
+    uint kind;       // 0..5: which of KIND0..KIND5
     uint wait;       // 1: wait first for every workgroup to finish the stages before
-    uint pad3, pad4, pad5;
+    uint pad3, pad4, pad5, pad6, pad7, pad8;
 };
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer StageBuf { Stage s[]; };
+// read where used, not copied: a copy would hold the whole stage in
+// registers through the stage (on the H200 that took the kernel to 170)
+layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer StageRef { Stage s; };
 // count: workgroups past the chain's waits so far (summed); done: finished
 // workgroups (the last one zeroes both for the next run)
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer ChainSync { uint count; uint done; };
@@ -178,7 +194,8 @@ layout(push_constant, std430) uniform Push {
     uint first, count;   // stages [first, first + count) of the table
     uint spin_limit, code;
 } pc;
-Stage P;   // the stage being run
+uint64_t stage_addr;   // the stage being run
+#define P (StageRef(stage_addr).s)
 #define p P
 #else
 layout(push_constant, std430) uniform Push {
@@ -253,31 +270,26 @@ void ldx8(uint e, out vec4 a, out vec4 b) {
 // a run-time count waited one L2 latency per split, twice).
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer CombML { vec2 v[]; };
 
+#ifdef RLX_CHAIN
+// The kind's split count is a constant after folding, not an array size.
 void ldx8_comb(uint e, out vec4 a, out vec4 b) {
-#ifdef RLX_CHAIN   // a constant bound, the stage's count at run time (its loads still issue together)
-    const uint NSC = XCMAX;
-#define SPLIT_LIVE(s) ((s) < XCOMB)
-#else
-    const uint NSC = XCOMB >= 2u ? XCOMB : 1u;
-#define SPLIT_LIVE(s) true
-#endif
-    uint H = XKR / p.D, h = e / p.D;
-    vec2 ml[NSC];
-    vec4 pa[NSC], pb[NSC];
-    [[unroll]] for (uint s = 0u; s < NSC; s++) {
-        if (!SPLIT_LIVE(s)) continue;
+    uint H = XKR / p.D, h = e / p.D, nsplit = XCOMB;
+    vec2 ml[XCMAX];
+    vec4 pa[XCMAX], pb[XCMAX];
+    [[unroll]] for (uint s = 0u; s < XCMAX; s++) {
+        if (s >= nsplit) break;
         ml[s] = CombML(p.off).v[s * H + h];
         uint i4 = (s * XKR + e) >> 2;
         pa[s] = I8V4(p.x).v[i4];
         pb[s] = I8V4(p.x).v[i4 + 1u];
     }
     float M = -1.0 / 0.0;
-    [[unroll]] for (uint s = 0u; s < NSC; s++) if (SPLIT_LIVE(s)) M = max(M, ml[s].x);
+    [[unroll]] for (uint s = 0u; s < XCMAX; s++) if (s < nsplit) M = max(M, ml[s].x);
     vec4 na = vec4(0.0), nb = vec4(0.0);
     float den = 0.0;
     if (M != -1.0 / 0.0) {
-        [[unroll]] for (uint s = 0u; s < NSC; s++) {
-            if (!SPLIT_LIVE(s)) continue;
+        [[unroll]] for (uint s = 0u; s < XCMAX; s++) {
+            if (s >= nsplit) break;
             float w = exp2(ml[s].x - M);
             den += w * ml[s].y;
             na += w * pa[s];
@@ -287,6 +299,34 @@ void ldx8_comb(uint e, out vec4 a, out vec4 b) {
     a = den > 0.0 ? na / den : vec4(0.0);
     b = den > 0.0 ? nb / den : vec4(0.0);
 }
+#else
+void ldx8_comb(uint e, out vec4 a, out vec4 b) {
+    const uint NSC = XCOMB >= 2u ? XCOMB : 1u;
+    uint H = XKR / p.D, h = e / p.D;
+    vec2 ml[NSC];
+    vec4 pa[NSC], pb[NSC];
+    [[unroll]] for (uint s = 0u; s < NSC; s++) {
+        ml[s] = CombML(p.off).v[s * H + h];
+        uint i4 = (s * XKR + e) >> 2;
+        pa[s] = I8V4(p.x).v[i4];
+        pb[s] = I8V4(p.x).v[i4 + 1u];
+    }
+    float M = -1.0 / 0.0;
+    [[unroll]] for (uint s = 0u; s < NSC; s++) M = max(M, ml[s].x);
+    vec4 na = vec4(0.0), nb = vec4(0.0);
+    float den = 0.0;
+    if (M != -1.0 / 0.0) {
+        [[unroll]] for (uint s = 0u; s < NSC; s++) {
+            float w = exp2(ml[s].x - M);
+            den += w * ml[s].y;
+            na += w * pa[s];
+            nb += w * pb[s];
+        }
+    }
+    a = den > 0.0 ? na / den : vec4(0.0);
+    b = den > 0.0 ? nb / den : vec4(0.0);
+}
+#endif
 
 // ldx8g: 8 floats of x times gamma (plain x without NORM); ss gets their
 // squares before gamma (two buckets, sumsq.glsl), for the row's statistic.
@@ -446,7 +486,7 @@ ivec4 k45_scale_min(uvec4 h, uint j) {
 // nothing is added when !live (a select: inf or NaN in a clamped unit stays out).
 void unit_dot(uint64_t row, uint r, xu_t x[NM], bool live, inout float acc[NM]) {
     if (QT == 13u) {   // Q8_0 (planar): quants 16r.., the block's scale after the row's quants
-        float dw = wf16(row, pl_field(QT, p.K, 1u, r >> 1));
+        float dw = wf16(row, pl_field(QT, ROWK, 1u, r >> 1));
         uvec4 q = wbytes16a(row, 16u * r);
         [[unroll]] for (uint m = 0u; m < NM; m++) {
             float v = dw * x[m].d * float(sdot16(q, x[m].a));
@@ -531,7 +571,7 @@ void unit_pair_dot(uint64_t row, uint r, bool live, inout float acc[NM]) {
         return;
     }
     if (QT == 13u) {   // Q8_0 (planar): units r and r + 1 are one block: its 32 quants, one scale
-        float dw = wf16(row, pl_field(QT, p.K, 1u, r >> 1));
+        float dw = wf16(row, pl_field(QT, ROWK, 1u, r >> 1));
         uvec4 qa = wbytes16a(row, 16u * r), qb = wbytes16a(row, 16u * r + 16u);
         [[unroll]] for (uint m = 0u; m < NM; m++) {
             xu_t xa = load_x(m, r), xb = load_x(m, r + 1u);
@@ -653,7 +693,7 @@ void run_stage() {
             }
         }
 
-        group_sums(acc, sg, lane, grp, spg, t);
+        group_sums(acc, sg, lane, grp, spg, t, ns);
         bool writer = spg > 1u ? t < NM : t == 0u;
         if (writer && ROPE != 0u) {   // M = 1: slots 0 and 1 are the pair's rows
             if (n0 < n_items) {
@@ -699,7 +739,7 @@ void grid_wait(uint target) {
         uint polls = 0u;
         for (;;) {
             uint seen = 0u;
-            if (subgroupElect()) seen = atomicAdd(ChainSync(pc.sync).count, 0u);
+            if (subgroupElect()) seen = ChainSync(pc.sync).count;
             if (subgroupBroadcastFirst(seen) >= target) break;
             if (++polls > pc.spin_limit) {
                 if (subgroupElect()) U32Buf(pc.status).v[0] = pc.code;
@@ -715,12 +755,19 @@ void main() {
     const uint nwg = gl_NumWorkGroups.x;
     uint waits = 0u;
     for (uint s = pc.first; s < pc.first + pc.count; s++) {
-        P = StageBuf(pc.stages).s[s];
+        stage_addr = pc.stages + uint64_t(s) * 152ul;
         if (s > pc.first) {
             if (P.wait != 0u) grid_wait(++waits * nwg);
             else barrier();   // the shared x of the stage before is still being read
         }
-        run_stage();
+        switch (P.kind) {   // uniform; each case a copy of run_stage with its kind's constants
+        case 0u: kind_code = KIND0; run_stage(); break;
+        case 1u: kind_code = KIND1; run_stage(); break;
+        case 2u: kind_code = KIND2; run_stage(); break;
+        case 3u: kind_code = KIND3; run_stage(); break;
+        case 4u: kind_code = KIND4; run_stage(); break;
+        default: kind_code = KIND5; run_stage(); break;
+        }
     }
     // the last workgroup out zeroes the counters for the next run (every
     // other one is past its last wait)
