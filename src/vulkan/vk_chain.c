@@ -100,7 +100,7 @@ rlx_status vk_chain_offer(vk_program *p, recorder *r, int32_t node, const vk_dis
     if (!cs->enabled) return RLX_OK;
     vk_chain_stage st;
     uint32_t T, K, code;
-    if (!vk_dq_chain_stage(d, &st, &T, &K, &code)) return RLX_OK;
+    if (!vk_dq_chain_stage(d, &st, &T, &K, &code) || K > (uint32_t)rlx_env_int("RLX_VK_CHAIN_KMAX", 1 << 20)) return RLX_OK;
     /* its kind: one the chain has, or a new one while there is room */
     int kind = 0;
     while (cs->n > 0 && kind < cs->n_kinds && cs->kinds[kind] != code) kind++;
