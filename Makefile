@@ -34,9 +34,6 @@ SPV        := $(SHADER_SRC:src/vulkan/shaders/%.comp=$(BUILD)/shaders/%.spv)
 # so that the pipelines without images keep the code they had (its dead code
 # alone made 8B Q8_0 decode ~2% slower on the H200)
 SPV        += $(BUILD)/shaders/dequant_matvec_i8_xim.spv
-# and once as the persistent decode chain (vk_chain.c): its stages' constants
-# are run-time values there
-SPV        += $(BUILD)/shaders/dequant_matvec_i8_chain.spv
 ifeq ($(VULKAN),1)
 CFLAGS_BASE += -DRLX_HAVE_VULKAN
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/vk_shaders.o
@@ -85,10 +82,6 @@ $(BUILD)/shaders/dequant_matvec_i8_xim.spv: src/vulkan/shaders/dequant_matvec_i8
 	@mkdir -p $(dir $@)
 	glslc --target-env=vulkan1.2 -O -DRLX_XIMAGE -Isrc/vulkan/shaders $< -o $@
 
-$(BUILD)/shaders/dequant_matvec_i8_chain.spv: src/vulkan/shaders/dequant_matvec_i8.comp $(SHADER_INC)
-	@mkdir -p $(dir $@)
-	glslc --target-env=vulkan1.2 -O -DRLX_CHAIN -Isrc/vulkan/shaders $< -o $@
-
 $(BUILD)/gen/vk_shaders.c: $(SPV) scripts/embed_spirv.sh
 	@mkdir -p $(dir $@)
 	sh scripts/embed_spirv.sh $(SPV) > $@
@@ -131,7 +124,7 @@ setup:
 test: setup
 	@$(MAKE) --no-print-directory -j$(NPROC) $(TESTS) $(README_EXAMPLE) $(README_MODEL_EXAMPLE) $(RLX) $(TEST_TOOLS)
 	@RLX_README_EXAMPLE=$(README_EXAMPLE) RLX_README_MODEL_EXAMPLE=$(README_MODEL_EXAMPLE) RLX_CLI=$(RLX) \
-	    RLX_VK_CHAIN_BIN=$(BUILD)/vk_chain $(TESTS)
+	    RLX_VK_CHAIN=$(BUILD)/vk_chain $(TESTS)
 
 demo: setup
 	@$(MAKE) --no-print-directory -j$(NPROC) $(RLX)

@@ -193,13 +193,11 @@ static int prompt_tokens(rlx_model *m, rlx_model_info *info, int32_t ids[64]) {
 
 /* The decode tests' llama model: weight_type rows (K-quants: multiples of
  * 256), written to path; spec (for its layer count) into *spec. */
-static int64_t llama_n_ff = 512;   /* the chain test narrows it (one group size for every product) */
-
 static bool write_llama(uint32_t weight_type, const char *tag, tiny_model_spec *spec, char *path, size_t cap) {
     tiny_model_spec_init(spec);
     spec->weight_type = weight_type;
     spec->n_embd = 256;
-    spec->n_ff = llama_n_ff;
+    spec->n_ff = 512;
     tiny_model_tmp_path(path, cap, tag);
     if (tiny_model_write(spec, path) == 0) return true;
     printf("    write %s: %s\n", path, rlx_last_error());
@@ -477,42 +475,4 @@ TEST(knob_lists_match_whole_entries) {
     CHECK(rlx_list_has("q8_0,q4_K", "q4_K") && rlx_list_has("q8_0,q4_K", "q8_0") && rlx_list_has("q6_K", "q6_K"));
     CHECK(!rlx_list_has("q4_K_M", "q4_K") && !rlx_list_has("xq8_0", "q8_0") && !rlx_list_has("", "q8_0"));
     CHECK(!rlx_list_has("a,b,", "c"));
-}
-
-/* The persistent decode chain (vk_chain.c) forced on (on lavapipe it runs
- * on one workgroup): with every Q8_0 decode product on the i8 kernel in both
- * programs (a chain's plain products take it), a whole llama decode gives
- * the same logits bit for bit, the rope / KV-cache epilogues, folded norms,
- * attention partials, SwiGLU and residuals all inside chains; and the
- * model's program report shows the chains. Twice: with n_ff 512 the down
- * projections' group size differs from the rest, which splits chains
- * there; with 256 a chain runs from a layer's o projection through the
- * next layer's q, k and v. */
-TEST(vk_chain_llama_decode) {
-    VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
-    char *old = test_env_swap("RLX_VK_DQ_I8", "q8_0");
-    knob_decode(QTYPE_Q8_0, "RLX_VK_CHAIN", "1", 0);
-    llama_n_ff = 256;
-    knob_decode(QTYPE_Q8_0, "RLX_VK_CHAIN", "1", 0);
-    tiny_model_spec spec;
-    char path[128];
-    CHECK(write_llama(QTYPE_Q8_0, "chain", &spec, path, sizeof path));
-    char *oc = test_env_swap("RLX_VK_CHAIN", "1");
-    rlx_model *m = load_on(path, RLX_BACKEND_VULKAN, "2");
-    unlink(path);
-    CHECK(m);
-    rlx_model_info info;
-    int32_t ids[64];
-    CHECK(prompt_tokens(m, &info, ids) > 2);
-    CHECK(step_knob(m, ids[0], "RLX_VK_CHAIN", "1") != NULL);
-    char *rep = m ? rlx_model_report(m) : NULL;
-    if (getenv("RLX_TEST_SHOW_REPORT")) printf("%s", rep ? rep : "");
-    CHECK_MSG(rep && strstr(rep, "persistent decode chains: 3 dispatches run 13"), "chains in the report:\n%s",
-              rep ? strstr(rep, "persistent") : "(none)");
-    free(rep);
-    rlx_model_free(m);
-    llama_n_ff = 512;
-    test_env_restore("RLX_VK_CHAIN", oc);
-    test_env_restore("RLX_VK_DQ_I8", old);
 }

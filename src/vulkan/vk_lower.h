@@ -122,10 +122,6 @@ typedef struct vk_lower_ctx {
     /* A decode matvec may also round its output into an image for the next
      * matvec (xim_out) and read its x from one (xim_in); *_done says it did. */
     vk_x_image      xim_out, xim_in;
-    /* The program gathers decode matvecs into persistent chains (vk_chain.c):
-     * a plain Q8_0 decode product then takes the i8 kernel too, so that it
-     * can be a stage. */
-    bool            chain;
     /* out */
     vk_att_partials comb;               /* attention: its partials, when it left the combine out */
     bool            comb_taken;         /* matvec: it combines comb_in into x */
@@ -178,25 +174,6 @@ rlx_status vk_emit_matmul_f32_nt(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64
  * rounding for weights of type dt on this device (dequant_matmul.c): the
  * Vulkan backend folds norms only where this holds. */
 bool vk_i8_folds_norm(const vk_caps *caps, rlx_dtype dt, int64_t M, int64_t K);
-/* A stage of the persistent decode chain (vk_chain.c): a decode matvec's
- * push block (dequant_matmul.c's dq_i8_push, tiles for one row a group),
- * which of the chain's kinds it is (the chain pipeline's spec constants
- * KIND0..5 hold their codes), and wait: 1 when a stage before wrote what it
- * reads or read what it writes (the chain's grid barrier comes first);
- * mirrors Stage in dequant_matvec_i8.comp (std430). */
-#define VK_CHAIN_KINDS 6
-typedef struct vk_chain_stage {
-    uint8_t  push[120];
-    uint32_t kind, wait, pad[6];
-} vk_chain_stage;
-_Static_assert(sizeof(vk_chain_stage) == 152, "vk_chain_stage must match Stage in dequant_matvec_i8.comp");
-/* Whether dispatch d is a decode matvec the chain runs as a stage (the i8
- * kernel, Q8_0, one row of x, no x image, pairs or rotation, x and rows
- * 16-byte aligned); if so *st (kind unset), its group size (*T: a chain's
- * stages share it, so each row sums in the same order as alone), K and its
- * kind's code: EPI | NORM << 2 | RKV << 3 | XCOMB << 8 | K << 12 (the
- * shader's kind_code; dequant_matmul.c). */
-bool vk_dq_chain_stage(const vk_dispatch *d, vk_chain_stage *st, uint32_t *T, uint32_t *K, uint32_t *code);
 /* The x-image layout a consumer with weights dt reads (1 Q4_K / Q5_K, 2 Q6_K; 0: none) */
 uint32_t vk_x_image_family(rlx_dtype dt);
 /* DEQUANT_MATMUL for M > 8 (prefill), w (c->in[1]) of K >= 0 elements per row

@@ -302,29 +302,6 @@ static bool i8_takes(rlx_dtype dt, bool saves_dispatch) {
     return env_names_type("RLX_VK_DQ_I8", dt, dt != RLX_Q8_0 || saves_dispatch);
 }
 
-/* Spec ids of dequant_matvec_i8.comp. */
-enum { I8_QT, I8_NM, I8_T, I8_NR, I8_VEC, I8_EPI, I8_A4, I8_U, I8_XK, I8_NORM, I8_RKV, I8_XCOMB, I8_XROT, I8_PAIR = 15 };
-
-bool vk_dq_chain_stage(const vk_dispatch *d, vk_chain_stage *st, uint32_t *T, uint32_t *K, uint32_t *code) {
-    const uint32_t *sp = d->spec;
-    if (strcmp(d->shader, "dequant_matvec_i8") != 0 || d->n_spec < 13 || d->push_bytes != sizeof(dq_i8_push) ||
-        sp[I8_QT] != RLX_Q8_0 || sp[I8_NM] != 1 || sp[I8_VEC] != 1 || sp[I8_A4] != 3 || sp[I8_XROT] != 0 ||
-        (d->n_spec > I8_PAIR && sp[I8_PAIR] != 0) || sp[I8_T] == 0 || 256 % sp[I8_T] != 0 || sp[I8_EPI] > 3 ||
-        sp[I8_NORM] > 1 || sp[I8_RKV] > 31 || sp[I8_XCOMB] > 15 || sp[I8_XCOMB] > VK_COMB_MAX_SPLITS || sp[I8_XK] >= (1u << 20))
-        return false;
-    dq_i8_push ip;
-    memcpy(&ip, d->push, sizeof ip);
-    /* one row (SwiGLU: one gate and one up row; rope: one pair) a group */
-    uint32_t items = (sp[I8_RKV] & 3u) ? ip.mv.N / 2 : ip.mv.N;
-    ip.mv.tiles = (uint32_t)cdiv(items, 256 / sp[I8_T]);
-    memset(st, 0, sizeof *st);
-    memcpy(st->push, &ip, sizeof ip);
-    *code = sp[I8_EPI] | sp[I8_NORM] << 2 | sp[I8_RKV] << 3 | sp[I8_XCOMB] << 8 | sp[I8_XK] << 12;
-    *T = sp[I8_T];
-    *K = ip.mv.K;
-    return true;
-}
-
 /* The image layout (x_image.glsl) a K-quant consumer reads: 1 for Q4_K and
  * Q5_K, 2 for Q6_K, 0 for other types. */
 uint32_t vk_x_image_family(rlx_dtype dt) {
@@ -399,8 +376,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * also takes a plain Q8_0 product (whose x it would otherwise round) */
     const vk_x_image *xi = &c->xim_in, *xo = &c->xim_out;
     bool xin = xi->want && M == 1 && !comb && K % 256 == 0 && xi->family == vk_x_image_family(dt);
-    /* a chain stage saves a launch and a ramp too */
-    if (!i8_takes(dt, norm.gamma != 0 || comb || xin || (c->chain && M == 1)) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) ||
+    if (!i8_takes(dt, norm.gamma != 0 || comb || xin) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) ||
         !i8_fits(cp, dt, M, K))
         return false;
     bool a4 = w % 4 == 0 && row_bytes % 4 == 0 && (epi != 2 || w2 % 4 == 0);

@@ -43,15 +43,13 @@ shared float red[256u / 4u * 8u];   // per-subgroup partials (subgroups >= 4 lan
 // Sums each acc[s][m] over the group: subgroupAdd, then, when a group spans
 // spg > 1 subgroups, the subgroups' partials through shared memory; after it
 // lane 0 (spg == 1) or group thread t < NM (spg > 1: x row t) holds the sums.
-// sg: subgroup id, lane: id in it, grp: group, t: thread in the group;
-// slots past ns (workgroup-uniform) are left as they are.
+// sg: subgroup id, lane: id in it, grp: group, t: thread in the group.
 // Workgroup-uniform control flow only (barriers).
-void group_sums(inout float acc[NS][NM], uint sg, uint lane, uint grp, uint spg, uint t, uint ns) {
+void group_sums(inout float acc[NS][NM], uint sg, uint lane, uint grp, uint spg, uint t) {
     [[unroll]] for (uint s = 0u; s < NS; s++)
-        [[unroll]] for (uint m = 0u; m < NM; m++) if (s < ns) acc[s][m] = subgroupAdd(acc[s][m]);
+        [[unroll]] for (uint m = 0u; m < NM; m++) acc[s][m] = subgroupAdd(acc[s][m]);
     if (spg > 1u) {
         [[unroll]] for (uint s = 0u; s < NS; s++) {
-            if (s >= ns) break;
             barrier();
             if (lane == 0u)
                 [[unroll]] for (uint m = 0u; m < NM; m++) red[sg * NM + m] = acc[s][m];

@@ -44,19 +44,6 @@
 // with XOUT, this matvec also rounds its own output, one 256-block at a time
 // as the workgroup completing the block sees it done, for the next one.
 //
-// The persistent decode chain (only in the build "dequant_matvec_i8_chain",
-// -DRLX_CHAIN; vk_chain.c): one dispatch runs a sequence of this kernel's
-// Q8_0 decode dispatches as stages, read from a stage table (each stage's
-// push block and its EPI / NORM / RKV / XCOMB, which become run-time values),
-// with a grid-wide barrier (a device counter) where the per-dispatch path had
-// a pipeline barrier. The grid is one wave of workgroups that are all
-// resident at once (the host sizes it), so a kernel boundary costs a counter
-// wait instead of a drain, a launch and a ramp. x and the residual are read
-// through `coherent` references there (an earlier stage of the same dispatch
-// wrote them; this SM's L1 may hold stale lines). A wait that spins past
-// pc.spin_limit polls stores pc.code into the status word and goes on (the
-// host then fails the run) instead of hanging.
-//
 // Non-finite x: the 8-bit format cannot carry Inf or NaN. A block whose
 // absmax is Inf or NaN is rounded as zeros and flags its x row, and every
 // output of a flagged row is stored as NaN (a select at the store, so no
@@ -71,9 +58,6 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
-#ifdef RLX_CHAIN
-#extension GL_KHR_shader_subgroup_ballot : require
-#endif
 
 layout(local_size_x = 256) in;   // before the includes (docs/gpu.md pitfalls)
 
@@ -84,20 +68,11 @@ layout(constant_id = 1) const uint NM = 1;     // rows of x (= M), 1..8
 layout(constant_id = 2) const uint T = 64;     // threads per group: divides 256, a multiple of the subgroup size
 layout(constant_id = 3) const uint NR = 1;     // output rows per group, 1..4 (EPI 2: 1 or 2)
 layout(constant_id = 4) const uint VEC = 0;    // x 16-byte aligned
-#ifdef RLX_CHAIN   // per stage kind: the kind's code (below), set before each inlined copy of run_stage
-uint kind_code;
-#define EPI (kind_code & 3u)
-#define NORM ((kind_code >> 2) & 1u)
-#define RKV ((kind_code >> 3) & 31u)
-#define XCOMB ((kind_code >> 8) & 15u)
-#else
 layout(constant_id = 5) const uint EPI = 0;    // 0 store, 1 + res, 2 SwiGLU
-#endif
 layout(constant_id = 6) const uint A4 = 0;     // bit 0: w (and w2) and row_bytes 4-byte aligned (Q4_K needs it);
                                                // bit 1: 16-byte aligned (Q4_K: 16-byte header and quant loads)
 layout(constant_id = 7) const uint U = 1;      // units per lane per loop step, 1..4: their loads issue together
 layout(constant_id = 8) const uint XK = 256;   // K (sizes the shared x)
-#ifndef RLX_CHAIN
 layout(constant_id = 9) const uint NORM = 0;   // 1: x is RMS-normalized first (rms_dequant_*): gamma at p.res
                                                // (EPI 0 and 2 only), eps as the bits of p.pad0
 layout(constant_id = 10) const uint RKV = 0;   // epilogue of a rope / KV-cache consumer (vk_epilogue.c; M = 1, EPI 0):
@@ -109,21 +84,6 @@ layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/
                                                // attention with XCOMB splits, combined as they are read (header;
                                                // vk_program.c plan_absorptions)
 layout(constant_id = 12) const uint XROT = 0;   // > 0: workgroup w starts rounding x at chunk w * XROT (a multiple of 32; round_x)
-#else
-// The chain's stage kinds: code = EPI | NORM << 2 | RKV << 3 | XCOMB << 8 |
-// K << 12 (vk_chain.c, kind_code). Every kind gets a copy of run_stage with
-// its constants folded (as in a dispatch of its own: run-time values there
-// took the kernel from ~32 registers to 48-84, and its unit loops lost
-// their known trip counts; on the H200 its stages ran 1.2-1.6x slower).
-layout(constant_id = 9) const uint KIND0 = 0;
-layout(constant_id = 10) const uint KIND1 = 0;
-layout(constant_id = 11) const uint KIND2 = 0;
-layout(constant_id = 12) const uint KIND3 = 0;
-layout(constant_id = 13) const uint KIND4 = 0;
-layout(constant_id = 14) const uint KIND5 = 0;
-const uint XROT = 0u;
-const uint XCMAX = 8u;   // the most splits a kind's XCOMB may have (the partials' array size)
-#endif
 layout(constant_id = 15) const uint PAIR = 0;  // a lane takes units 2p and 2p + 1 together (Q4_K / Q5_K: one header
                                                // decode for 64 weights; Q6_K: shared scales, 16-byte quant loads;
                                                // Q8_0: a whole block, one scale load; default: Q4_K
@@ -139,18 +99,9 @@ const uint XB = QT == 13u ? 32u : 256u;        // x block: one scale each (the C
 const bool K45 = QT == 16u || QT == 17u;       // Q4_K / Q5_K: the same units, so the same x layout
 const uint UW = QT == 13u ? 16u : 32u;         // weights per unit
 const uint G = 256u / T;                       // groups per workgroup
-#ifdef RLX_CHAIN
-const uint NS = 2u * NR;                       // the most slots a stage uses (stage_slots: how many it does)
-#define ROPE (RKV & 3u)
-#define KVW ((RKV & 4u) != 0u)
-#define XKR (kind_code >> 12)                  // the kind's K (XK, the largest, sizes shared memory)
-#else
 const uint NS = EPI == 2u ? 2u * NR : NR;      // weight rows (slots) per group (EPI 2: NR gate rows, then NR up rows)
 const uint ROPE = RKV & 3u;
 const bool KVW = (RKV & 4u) != 0u;
-#define XKR XK
-#endif
-#define ROWK XKR   // a weight row's length (planar field offsets)
 
 // x rounded, all M rows back to back (flat block b = m * XK / XB + block of row m):
 //   Q8_0: xq2[c] = quants c*8 .. c*8 + 7, so lane t's run reads entry t;
@@ -170,34 +121,6 @@ shared uint xbad[NM];                          // x row m holds Inf or NaN
 shared uint xa[QT == 13u ? 1u : NM * XK / XB]; // K-quants: block absmax bits while rounding
 shared float xinv[NM];                         // NORM: 1 / rms of x row m
 
-#ifdef RLX_CHAIN
-// A stage: the per-dispatch push block below, then its run-time constants
-// (vk_chain_stage in vk_chain.c mirrors it; std430, 152 bytes).
-struct Stage {
-    uint64_t x, w, w2, res, out_;
-    uint M, N, K, row_bytes, tiles, pad0, pad1, pad2;
-    uint64_t pos, off, ff;
-    float q_hi, q_lo, f0_hi, f0_lo;
-    uint C, D;
-    uint kind;       // 0..5: which of KIND0..KIND5
-    uint wait;       // 1: wait first for every workgroup to finish the stages before
-    uint pad3, pad4, pad5, pad6, pad7, pad8;
-};
-// read where used, not copied: a copy would hold the whole stage in
-// registers through the stage (on the H200 that took the kernel to 170)
-layout(buffer_reference, std430, buffer_reference_align = 8) readonly buffer StageRef { Stage s; };
-// count: workgroups past the chain's waits so far (summed); done: finished
-// workgroups (the last one zeroes both for the next run)
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer ChainSync { uint count; uint done; };
-layout(push_constant, std430) uniform Push {
-    uint64_t stages, sync, status;
-    uint first, count;   // stages [first, first + count) of the table
-    uint spin_limit, code;
-} pc;
-uint64_t stage_addr;   // the stage being run
-#define P (StageRef(stage_addr).s)
-#define p P
-#else
 layout(push_constant, std430) uniform Push {
     uint64_t x, w, w2, res, out_;
     uint M, N, K;
@@ -211,16 +134,8 @@ layout(push_constant, std430) uniform Push {
     float q_hi, q_lo, f0_hi, f0_lo;   // theta^(-2/D) and 1 / (2 pi) as hi/lo pairs (rope_angle.glsl)
     uint C, D;       // cache capacity, head dim (XOUT: C is the counters' offset from pos; XCOMB: D the head dim)
 } p;
-#endif
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8V4 { vec4 v[]; };
-#ifdef RLX_CHAIN   // x and res: an earlier stage of this dispatch may have written them
-layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer XV4 { vec4 v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer XF32 { float v[]; };
-#else
-#define XV4 I8V4
-#define XF32 F32Buf
-#endif
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer I8U4 { uvec4 v[]; };
 
 #include "int8_dot.glsl"   // sdot4 .. sdot16, absmax_bits, inv_scale, block_scale, round4
@@ -251,11 +166,11 @@ uvec4 wbytes16(uint64_t row, uint off) {
 // 8 floats of x at flat index e (e % 8 == 0).
 void ldx8(uint e, out vec4 a, out vec4 b) {
     if (VEC != 0u) {
-        a = XV4(p.x).v[e >> 2];
-        b = XV4(p.x).v[(e >> 2) + 1u];
+        a = I8V4(p.x).v[e >> 2];
+        b = I8V4(p.x).v[(e >> 2) + 1u];
     } else {
-        a = vec4(XF32(p.x).v[e], XF32(p.x).v[e + 1u], XF32(p.x).v[e + 2u], XF32(p.x).v[e + 3u]);
-        b = vec4(XF32(p.x).v[e + 4u], XF32(p.x).v[e + 5u], XF32(p.x).v[e + 6u], XF32(p.x).v[e + 7u]);
+        a = vec4(F32Buf(p.x).v[e], F32Buf(p.x).v[e + 1u], F32Buf(p.x).v[e + 2u], F32Buf(p.x).v[e + 3u]);
+        b = vec4(F32Buf(p.x).v[e + 4u], F32Buf(p.x).v[e + 5u], F32Buf(p.x).v[e + 6u], F32Buf(p.x).v[e + 7u]);
     }
 }
 
@@ -270,44 +185,14 @@ void ldx8(uint e, out vec4 a, out vec4 b) {
 // a run-time count waited one L2 latency per split, twice).
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer CombML { vec2 v[]; };
 
-#ifdef RLX_CHAIN
-// The kind's split count is a constant after folding, not an array size.
-void ldx8_comb(uint e, out vec4 a, out vec4 b) {
-    uint H = XKR / p.D, h = e / p.D, nsplit = XCOMB;
-    vec2 ml[XCMAX];
-    vec4 pa[XCMAX], pb[XCMAX];
-    [[unroll]] for (uint s = 0u; s < XCMAX; s++) {
-        if (s >= nsplit) break;
-        ml[s] = CombML(p.off).v[s * H + h];
-        uint i4 = (s * XKR + e) >> 2;
-        pa[s] = I8V4(p.x).v[i4];
-        pb[s] = I8V4(p.x).v[i4 + 1u];
-    }
-    float M = -1.0 / 0.0;
-    [[unroll]] for (uint s = 0u; s < XCMAX; s++) if (s < nsplit) M = max(M, ml[s].x);
-    vec4 na = vec4(0.0), nb = vec4(0.0);
-    float den = 0.0;
-    if (M != -1.0 / 0.0) {
-        [[unroll]] for (uint s = 0u; s < XCMAX; s++) {
-            if (s >= nsplit) break;
-            float w = exp2(ml[s].x - M);
-            den += w * ml[s].y;
-            na += w * pa[s];
-            nb += w * pb[s];
-        }
-    }
-    a = den > 0.0 ? na / den : vec4(0.0);
-    b = den > 0.0 ? nb / den : vec4(0.0);
-}
-#else
 void ldx8_comb(uint e, out vec4 a, out vec4 b) {
     const uint NSC = XCOMB >= 2u ? XCOMB : 1u;
-    uint H = XKR / p.D, h = e / p.D;
+    uint H = XK / p.D, h = e / p.D;
     vec2 ml[NSC];
     vec4 pa[NSC], pb[NSC];
     [[unroll]] for (uint s = 0u; s < NSC; s++) {
         ml[s] = CombML(p.off).v[s * H + h];
-        uint i4 = (s * XKR + e) >> 2;
+        uint i4 = (s * XK + e) >> 2;
         pa[s] = I8V4(p.x).v[i4];
         pb[s] = I8V4(p.x).v[i4 + 1u];
     }
@@ -326,7 +211,6 @@ void ldx8_comb(uint e, out vec4 a, out vec4 b) {
     a = den > 0.0 ? na / den : vec4(0.0);
     b = den > 0.0 ? nb / den : vec4(0.0);
 }
-#endif
 
 // ldx8g: 8 floats of x times gamma (plain x without NORM); ss gets their
 // squares before gamma (two buckets, sumsq.glsl), for the row's statistic.
@@ -335,7 +219,7 @@ void ldx8g(uint e, out vec4 a, out vec4 b, inout vec2 ss) {
     else ldx8(e, a, b);
     if (NORM != 0u) {
         ss += sumsq8(a, b);
-        uint k = e % XKR;
+        uint k = e % XK;
         a *= I8V4(p.res).v[k >> 2];
         b *= I8V4(p.res).v[(k >> 2) + 1u];
     }
@@ -356,7 +240,7 @@ void norm_stats(vec2 ss[NM]) {
             for (uint k = 0u; k < gl_NumSubgroups; k++) tot[b] += red[k * NM + i0];
         barrier();
     }
-    if (i0 < NM) xinv[i0] = inv_rms(tot, float(XKR), uintBitsToFloat(p.pad0));
+    if (i0 < NM) xinv[i0] = inv_rms(tot, float(XK), uintBitsToFloat(p.pad0));
     barrier();
 }
 
@@ -385,7 +269,7 @@ void store_chunk_k(uint c, vec4 a, vec4 b, float id) {
 // pass over x rounds. Either way the result is the same: a max is exact.
 void round_x() {
     const uint i0 = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
-    const uint n8 = NM * XKR / 8u, nb = NM * XKR / XB;
+    const uint n8 = NM * XK / 8u, nb = NM * XK / XB;
     const bool one_pass = QT != 13u && gl_SubgroupSize >= 32u;   // uniform
     vec2 ss[NM];   // NORM: sums of squares of x, per row (sumsq.glsl buckets)
     [[unroll]] for (uint m = 0u; m < NM; m++) ss[m] = vec2(0.0);
@@ -403,7 +287,7 @@ void round_x() {
         vec4 a, b;
         vec2 sc = vec2(0.0);
         ldx8g(8u * c, a, b, sc);
-        uint mc = c / (XKR / 8u);
+        uint mc = c / (XK / 8u);
         [[unroll]] for (uint m = 0u; m < NM; m++) if (m == mc) ss[m] += sc;
         uint ab = absmax_bits(a, b);   // max over the 4 lanes of the cluster
         ab = max(ab, subgroupShuffleXor(ab, 1u));
@@ -412,7 +296,7 @@ void round_x() {
             float id = inv_scale(ab);
             xq2[c] = uvec2(round4(a, id), round4(b, id));
             if ((gl_SubgroupInvocationID & 3u) == 0u) xd[c >> 2] = block_scale(ab);
-            if (ab >= 0x7f800000u) xbad[c / (XKR / 8u)] = 1u;
+            if (ab >= 0x7f800000u) xbad[c / (XK / 8u)] = 1u;
         } else if (one_pass) {   // the cluster of 32 holds the whole 256-block
             ab = max(ab, subgroupShuffleXor(ab, 4u));
             ab = max(ab, subgroupShuffleXor(ab, 8u));
@@ -420,7 +304,7 @@ void round_x() {
             store_chunk_k(c, a, b, inv_scale(ab));
             if ((c & 31u) == 0u) {
                 xd[c >> 5] = block_scale(ab);   // times 1 / rms below (NORM)
-                if (ab >= 0x7f800000u) xbad[c / (XKR / 8u)] = 1u;
+                if (ab >= 0x7f800000u) xbad[c / (XK / 8u)] = 1u;
             }
         } else if ((gl_SubgroupInvocationID & 3u) == 0u) {
             atomicMax(xa[(8u * c) / XB], ab);
@@ -428,7 +312,7 @@ void round_x() {
     }
     if (NORM != 0u) norm_stats(ss);   // barriers: also orders the atomicMax and xd stores above
     if ((QT == 13u || one_pass) && NORM != 0u)
-        for (uint b = i0; b < nb; b += 256u) xd[b] *= xinv[b / (XKR / XB)];
+        for (uint b = i0; b < nb; b += 256u) xd[b] *= xinv[b / (XK / XB)];
     if (QT != 13u && !one_pass) {
         barrier();
         for (uint c = i0; c < n8; c += 256u) {
@@ -438,8 +322,8 @@ void round_x() {
             store_chunk_k(c, a, b, inv_scale(xa[c >> 5]));
         }
         for (uint b = i0; b < nb; b += 256u) {
-            xd[b] = block_scale(xa[b]) * (NORM != 0u ? xinv[b / (XKR / 256u)] : 1.0);
-            if (xa[b] >= 0x7f800000u) xbad[b / (XKR / 256u)] = 1u;
+            xd[b] = block_scale(xa[b]) * (NORM != 0u ? xinv[b / (XK / 256u)] : 1.0);
+            if (xa[b] >= 0x7f800000u) xbad[b / (XK / 256u)] = 1u;
         }
     }
     barrier();
@@ -457,11 +341,11 @@ xu_t load_x(uint m, uint r) {
     o.b = uvec4(0u);
     o.s = ivec4(0);
     if (QT == 13u) {
-        uint c = m * (XKR / 8u) + 2u * r;
+        uint c = m * (XK / 8u) + 2u * r;
         o.a = uvec4(xq2[c], xq2[c + 1u]);
-        o.d = xd[m * (XKR / 32u) + (r >> 1)];
+        o.d = xd[m * (XK / 32u) + (r >> 1)];
     } else {   // the layout above
-        uint b = m * (XKR / 256u) + (r >> 3), u = r & 7u;
+        uint b = m * (XK / 256u) + (r >> 3), u = r & 7u;
         o.a = xq4[16u * b + u];
         o.b = xq4[16u * b + 8u + u];
         o.s = xs4[8u * b + u];
@@ -486,7 +370,7 @@ ivec4 k45_scale_min(uvec4 h, uint j) {
 // nothing is added when !live (a select: inf or NaN in a clamped unit stays out).
 void unit_dot(uint64_t row, uint r, xu_t x[NM], bool live, inout float acc[NM]) {
     if (QT == 13u) {   // Q8_0 (planar): quants 16r.., the block's scale after the row's quants
-        float dw = wf16(row, pl_field(QT, ROWK, 1u, r >> 1));
+        float dw = wf16(row, pl_field(QT, p.K, 1u, r >> 1));
         uvec4 q = wbytes16a(row, 16u * r);
         [[unroll]] for (uint m = 0u; m < NM; m++) {
             float v = dw * x[m].d * float(sdot16(q, x[m].a));
@@ -571,7 +455,7 @@ void unit_pair_dot(uint64_t row, uint r, bool live, inout float acc[NM]) {
         return;
     }
     if (QT == 13u) {   // Q8_0 (planar): units r and r + 1 are one block: its 32 quants, one scale
-        float dw = wf16(row, pl_field(QT, ROWK, 1u, r >> 1));
+        float dw = wf16(row, pl_field(QT, p.K, 1u, r >> 1));
         uvec4 qa = wbytes16a(row, 16u * r), qb = wbytes16a(row, 16u * r + 16u);
         [[unroll]] for (uint m = 0u; m < NM; m++) {
             xu_t xa = load_x(m, r), xb = load_x(m, r + 1u);
@@ -630,18 +514,7 @@ void store_row(uint m, uint r, float y) {
     if (cp >= 0 && uint(cp) < p.C) F32Buf(p.out_).v[((r / p.D) * p.C + uint(cp)) * p.D + r % p.D] = y;
 }
 
-// The slots a stage's group fills: NS, or in the chain build (where NS is
-// the most any stage needs) 2 NR for SwiGLU and rope pairs, else NR.
-uint stage_slots() {
-#ifdef RLX_CHAIN
-    return EPI == 2u || ROPE != 0u ? NS : NR;
-#else
-    return NS;
-#endif
-}
-
-// One dispatch's work (in the chain build, one stage's).
-void run_stage() {
+void main() {
 #ifdef RLX_XIMAGE
     if (XIN != 0u) load_image();
     else
@@ -653,10 +526,9 @@ void run_stage() {
     const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize;
     const uint spg = T / sgs;   // subgroups per group (T % sgs == 0)
     const uint grp = sg / spg, t = (sg - grp * spg) * sgs + lane;
-    const uint units = XKR / UW;
+    const uint units = XK / UW;
     const uint rows_per_group = ROPE != 0u ? 1u : NR;   // ROPE: pairs
     const uint n_items = ROPE != 0u ? p.N / 2u : p.N;                // rows, or pairs
-    const uint ns = stage_slots();
 
     for (uint tile = gl_WorkGroupID.x; tile < p.tiles; tile += gl_NumWorkGroups.x) {   // workgroup-uniform
         uint n0 = (tile * G + grp) * rows_per_group;
@@ -675,8 +547,7 @@ void run_stage() {
                     uint pr = r0 + u * T;
                     bool live = pr < units / 2u;
                     pr = min(pr, units / 2u - 1u);
-                    [[unroll]] for (uint s = 0u; s < NS; s++)
-                        if (s < ns) unit_pair_dot(rows[s], 2u * pr, live, acc[s]);
+                    [[unroll]] for (uint s = 0u; s < NS; s++) unit_pair_dot(rows[s], 2u * pr, live, acc[s]);
                 }
             }
         } else if (n0 < n_items) {   // group-uniform; rows past N skip the loads (no barriers inside)
@@ -687,13 +558,12 @@ void run_stage() {
                     r = min(r, units - 1u);
                     xu_t x[NM];
                     [[unroll]] for (uint m = 0u; m < NM; m++) x[m] = load_x(m, r);
-                    [[unroll]] for (uint s = 0u; s < NS; s++)
-                        if (s < ns) unit_dot(rows[s], r, x, live, acc[s]);
+                    [[unroll]] for (uint s = 0u; s < NS; s++) unit_dot(rows[s], r, x, live, acc[s]);
                 }
             }
         }
 
-        group_sums(acc, sg, lane, grp, spg, t, ns);
+        group_sums(acc, sg, lane, grp, spg, t);
         bool writer = spg > 1u ? t < NM : t == 0u;
         if (writer && ROPE != 0u) {   // M = 1: slots 0 and 1 are the pair's rows
             if (n0 < n_items) {
@@ -714,7 +584,7 @@ void run_stage() {
                     if (spg > 1u && m != t) continue;
                     uint oi = m * p.N + n0 + s;
                     float y = acc[s][m];
-                    if (EPI == 1u) y += XF32(p.res).v[oi];
+                    if (EPI == 1u) y += F32Buf(p.res).v[oi];
                     if (EPI == 2u) y = y / (1.0 + exp(-y)) * acc[NR + s][m];
                     store_row(m, n0 + s, y);
                 }
@@ -725,58 +595,3 @@ void run_stage() {
 #endif
     }
 }
-
-#ifdef RLX_CHAIN
-// Waits until every workgroup has signalled `target` times in all: this
-// workgroup signals first (its stores so far made visible), then subgroup 0
-// polls; past pc.spin_limit polls the status word gets pc.code and the wait
-// gives up (the results are then invalid, and the host says so).
-void grid_wait(uint target) {
-    memoryBarrierBuffer();
-    barrier();
-    if (gl_LocalInvocationIndex == 0u) atomicAdd(ChainSync(pc.sync).count, 1u);
-    if (gl_SubgroupID == 0u) {
-        uint polls = 0u;
-        for (;;) {
-            uint seen = 0u;
-            if (subgroupElect()) seen = ChainSync(pc.sync).count;
-            if (subgroupBroadcastFirst(seen) >= target) break;
-            if (++polls > pc.spin_limit) {
-                if (subgroupElect()) U32Buf(pc.status).v[0] = pc.code;
-                break;
-            }
-        }
-    }
-    barrier();
-    memoryBarrierBuffer();
-}
-
-void main() {
-    const uint nwg = gl_NumWorkGroups.x;
-    uint waits = 0u;
-    for (uint s = pc.first; s < pc.first + pc.count; s++) {
-        stage_addr = pc.stages + uint64_t(s) * 152ul;
-        if (s > pc.first) {
-            if (P.wait != 0u) grid_wait(++waits * nwg);
-            else barrier();   // the shared x of the stage before is still being read
-        }
-        switch (P.kind) {   // uniform; each case a copy of run_stage with its kind's constants
-        case 0u: kind_code = KIND0; run_stage(); break;
-        case 1u: kind_code = KIND1; run_stage(); break;
-        case 2u: kind_code = KIND2; run_stage(); break;
-        case 3u: kind_code = KIND3; run_stage(); break;
-        case 4u: kind_code = KIND4; run_stage(); break;
-        default: kind_code = KIND5; run_stage(); break;
-        }
-    }
-    // the last workgroup out zeroes the counters for the next run (every
-    // other one is past its last wait)
-    barrier();
-    if (gl_LocalInvocationIndex == 0u && atomicAdd(ChainSync(pc.sync).done, 1u) == nwg - 1u) {
-        atomicExchange(ChainSync(pc.sync).count, 0u);
-        atomicExchange(ChainSync(pc.sync).done, 0u);
-    }
-}
-#else
-void main() { run_stage(); }
-#endif

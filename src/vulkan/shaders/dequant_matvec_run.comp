@@ -172,7 +172,7 @@ void main() {
             }
         }
 
-        group_sums(acc, sg, lane, grp, spg, t, NS);
+        group_sums(acc, sg, lane, grp, spg, t);
         bool writer = spg > 1u ? t < NM : t == 0u;
         if (writer) {
             [[unroll]] for (uint s = 0u; s < rows_per_group; s++) {
