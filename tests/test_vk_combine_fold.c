@@ -162,3 +162,85 @@ TEST(vk_combine_fold_decode) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(run_case(&cases[i]));
 }
+
+/* Attention merging its own partials (RLX_VK_ATT_LAST_COMBINE=1: the last
+ * split to finish does attention_combine.comp's arithmetic, attention.comp
+ * LASTC) against the separate combine pass (RLX_VK_NO_COMBINE_FOLD=1): the
+ * same outputs bit for bit at every step as the cache fills (empty splits
+ * included), within the i8 tolerance of the CPU, and one dispatch fewer. */
+static bool run_last_combine(const fcase *c) {
+    double *wd;
+    size_t wbytes;
+    void *w = ops_quantized_weights(c->dt, CN, CK, &wd, &wbytes);
+    rlx_graph *g = build(c, w);
+    rlx_exec *cpu = vkp_compile(g, false);
+    setenv("RLX_VK_NO_COMBINE_FOLD", "1", 1);
+    rlx_exec *pass = vkp_compile(g, true);
+    unsetenv("RLX_VK_NO_COMBINE_FOLD");
+    setenv("RLX_VK_ATT_LAST_COMBINE", "1", 1);
+    rlx_exec *last = vkp_compile(g, true);
+    unsetenv("RLX_VK_ATT_LAST_COMBINE");
+    bool ok = cpu && pass && last;
+    float q[CH * CD], k[CHKV * CD], v[CHKV * CD], r[CN], y[3][CN];
+    for (int t = 0; t < CSTEPS && ok; t++) {
+        test_fill_uniform_f32(q, CH * CD, -1, 1);
+        test_fill_uniform_f32(k, CHKV * CD, -1, 1);
+        test_fill_uniform_f32(v, CHKV * CD, -1, 1);
+        test_fill_uniform_f32(r, CN, -1, 1);
+        int32_t pos = t * c->stride, len = pos + 1;
+        rlx_tensor in[6] = {
+            {.name = "q", .dtype = RLX_F32, .rank = 4, .dims = {1, CH, 1, CD}, .data = q, .bytes = sizeof q},
+            {.name = "k", .dtype = RLX_F32, .rank = 4, .dims = {1, CHKV, 1, CD}, .data = k, .bytes = sizeof k},
+            {.name = "v", .dtype = RLX_F32, .rank = 4, .dims = {1, CHKV, 1, CD}, .data = v, .bytes = sizeof v},
+            {.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &pos, .bytes = 4},
+            {.name = "kv_len", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &len, .bytes = 4},
+            {.name = "r", .dtype = RLX_F32, .rank = 2, .dims = {1, CN}, .data = r, .bytes = sizeof r},
+        };
+        rlx_exec *ex[3] = {cpu, pass, last};
+        for (int i = 0; i < 3 && ok; i++)
+            ok = rlx_exec_run(ex[i], in, 6) == RLX_OK && rlx_exec_read_output(ex[i], "y", y[i], sizeof y[i]) == RLX_OK;
+        if (!ok) {
+            printf("    step %d: %s\n", t, rlx_last_error());
+            break;
+        }
+        double ref[CN];
+        for (int i = 0; i < CN; i++) ref[i] = y[0][i];
+        char what[64];
+        snprintf(what, sizeof what, "step %d last combine vs cpu", t);
+        ok = test_close_f32_f64(what, y[2], ref, CN, c->dt == RLX_Q8_0 ? 1e-2 : 2e-3);
+        if (ok && memcmp(y[1], y[2], sizeof y[1]) != 0) {
+            printf("    step %d: the last split's merge differs from the combine pass\n", t);
+            ok = false;
+        }
+    }
+    if (ok) {
+        char *rep = rlx_exec_report(last);
+        rlx_exec_stats s1, s2;
+        if (!rep || !strstr(rep, "splitkv-lastcombine")) {
+            printf("    attention did not merge its own partials:\n%s", rep ? rep : "");
+            ok = false;
+        } else if (rlx_exec_get_stats(last, &s1) != RLX_OK || rlx_exec_get_stats(pass, &s2) != RLX_OK ||
+                   s1.steps != s2.steps - 1) {
+            printf("    %d dispatches merging in attention, %d with the pass; want one fewer\n", s1.steps, s2.steps);
+            ok = false;
+        }
+        free(rep);
+    }
+    if (!ok) printf("    %s cache %lld stride %d\n", rlx_dtype_name(c->dt), (long long)c->cap, c->stride);
+    rlx_exec_free(cpu);
+    rlx_exec_free(pass);
+    rlx_exec_free(last);
+    rlx_graph_free(g);
+    free(w);
+    free(wd);
+    return ok;
+}
+
+TEST(vk_attention_last_combine_decode) {
+    VKP_REQUIRE();
+    const fcase cases[] = {
+        {RLX_Q4_K, true, false, 200, false, 1, 0},
+        {RLX_Q8_0, true, false, 640, false, 9, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(run_last_combine(&cases[i]));
+}

@@ -355,7 +355,8 @@ static rlx_status plan_absorptions(vk_program *p) {
         in->epilogue = in->absorbed_by = in->comb_into = in->comb_from = -1;
         memset(&in->comb, 0, sizeof in->comb);
     }
-    const bool combines = !rlx_env_int("RLX_VK_NO_COMBINE_FOLD", 0);
+    /* no fold where attention merges its partials itself (RLX_VK_ATT_LAST_COMBINE) */
+    const bool combines = !rlx_env_int("RLX_VK_NO_COMBINE_FOLD", 0) && !rlx_env_int("RLX_VK_ATT_LAST_COMBINE", 0);
     int32_t *uses = pass_use_counts(g);
     if (!uses) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
     for (int32_t i = 0; i < g->n_nodes; i++) {

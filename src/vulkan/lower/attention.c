@@ -177,6 +177,9 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
         ns = ((uint64_t)Skv + chunk - 1) / chunk;
     }
     if (ns < 2) members = 1;
+    /* the last split to finish merges the partials itself (attention.comp,
+     * LASTC): no combine dispatch, and no stage of its own for it */
+    const bool lastc = ns > 1 && !fold && members == 1 && rlx_env_int("RLX_VK_ATT_LAST_COMBINE", 0);
     if (ns > 1) {
         const uint64_t parts = (uint64_t)B * ns * (uint64_t)Hkv * (uint64_t)rows;
         const uint64_t member_parts = members > 1 ? parts * members : 0;   /* the members' own results, after */
@@ -189,6 +192,10 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
             pc.phys_off = (uint32_t)(parts * ((uint64_t)D + 2));
             pc.phys_ml_off = (uint32_t)(pc.phys_off + member_parts * (uint64_t)D);
             c->counter_words = (uint32_t)((uint64_t)B * ns * (uint64_t)Hkv * nblk);
+            pc.counters = c->counters_addr;
+        }
+        if (lastc) {
+            c->counter_words = (uint32_t)((uint64_t)B * (uint64_t)Hkv * nblk);
             pc.counters = c->counters_addr;
         }
     }
@@ -220,13 +227,15 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     const uint64_t tiles_per_split = ((ns > 1 ? chunk : (uint64_t)Skv) + bk - 1) / bk;
     d->spec[7] = split && pc.kvlen && Sq == 1 && tiles_per_split > 1;
     d->spec[8] = (uint32_t)members;
-    d->n_spec = 9;
+    d->spec[9] = lastc;
+    d->n_spec = 10;
     d->groups[0] = (uint32_t)nblk;
     d->groups[1] = (uint32_t)Hkv;
     d->groups[2] = (uint32_t)((uint64_t)B * ns * members);
     if (ns == 1) return RLX_OK;
     d->uses_scratch = true;
-    c->tier = members > 1 ? "flash-f32-splitkv-shared" : "flash-f32-splitkv";
+    c->tier = members > 1 ? "flash-f32-splitkv-shared" : lastc ? "flash-f32-splitkv-lastcombine" : "flash-f32-splitkv";
+    if (lastc) return RLX_OK;
     if (fold) {   /* the next matvec combines the partials as it reads its x */
         c->comb = (vk_att_partials){c->scratch_addr, c->scratch_addr + 4ull * pc.ml_off, (uint32_t)ns, (uint32_t)D,
                                     (uint32_t)H};

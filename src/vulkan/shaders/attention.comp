@@ -26,6 +26,13 @@
 // writes its unnormalized accumulator and (m, l) to scratch;
 // attention_combine.comp merges the splits.
 //
+// Last split combines (LASTC, NSPLIT > 1, GSPL 1): after writing its partial
+// a workgroup counts itself done on its (b, kv head, block) counter; the last
+// of the NSPLIT to finish merges the partials into out with
+// attention_combine.comp's arithmetic (the same sums in the same order) and
+// zeroes the counter for the next run. No combine dispatch, and no dependent
+// stage for it: the merge is one workgroup's few KB at the end of the kernel.
+//
 // Shared partials (GSPL > 1, opt-in: decode whose combine the o projection
 // folds in, which reads at most 8 partials): up to GSPL workgroups
 // ("members") share each of the NSPLIT partials, so that a long cache still
@@ -51,6 +58,7 @@ layout(constant_id = 5) const uint VEC   = 0;    // 1: D % 4 == 0 and 16-byte al
 layout(constant_id = 6) const uint NSPLIT = 1;   // > 1: keys split over workgroups (partials to scratch)
 layout(constant_id = 7) const uint PIPE  = 0;    // 1 (SPLIT): the next K/V tile is loaded while this one is computed
 layout(constant_id = 8) const uint GSPL  = 1;    // > 1 (NSPLIT > 1, a KV cache): workgroups per partial (above)
+layout(constant_id = 9) const uint LASTC = 0;    // 1 (NSPLIT > 1, GSPL 1): the last split merges the partials (above)
 
 const uint D4  = (D + 3) / 4;      // vec4s per row
 const uint KST = D4 + 1;           // row stride of the K/V tiles (vec4), padded against bank conflicts
@@ -74,7 +82,7 @@ layout(push_constant, std430) uniform Push {
     uint chunk;         // keys per split (>= Skv when NSPLIT == 1)
     uint ml_off;        // float offset of the (m, l) pairs in scratch
     uint64_t kvlen;     // 0, or an i32 buffer holding the active key count (a KV cache's fill)
-    uint64_t counters;  // GSPL > 1: a zeroed u32 per partial, left zero again
+    uint64_t counters;  // GSPL > 1: a zeroed u32 per partial; LASTC: per (b, kv head, block); left zero again
     uint phys_off;      // GSPL > 1: float offset in scratch of the members' accumulators,
     uint phys_ml_off;   //   and of their (m, l) pairs
 } p;
@@ -227,6 +235,49 @@ void merge_members(float m[RQ], float l[RQ], vec4 acc[RQ][DQ], uint b, uint spli
                 float a = 0.0;
                 for (uint g = 0; g < geff; g++) a += w[g] * AttPhysF(p.scratch).v[p.phys_off + pp[g] * D + col];
                 F32Buf(p.scratch).v[part * D + col] = a;
+            }
+        }
+    }
+}
+
+// LASTC: counts this workgroup's partial done; the last of the NSPLIT
+// merges them (attention_combine.comp's arithmetic) into out.
+void combine_if_last(uint b, uint hk, uint blk, uint r0, uint qrow0) {
+    memoryBarrierBuffer();   // this invocation's partial stores, before the count
+    barrier();
+    const uint ci = (b * p.Hkv + hk) * gl_NumWorkGroups.x + blk;
+    if (tid == 0u) {   // the flag lives in Ps, unused from here on
+        uint done = atomicAdd(U32Buf(p.counters).v[ci], 1u) + 1u;
+        Ps[0].x = done == NSPLIT ? 1.0 : 0.0;
+        if (done == NSPLIT) atomicExchange(U32Buf(p.counters).v[ci], 0u);   // zero for the next run
+    }
+    barrier();
+    if (Ps[0].x == 0.0) return;   // workgroup-uniform
+    memoryBarrierBuffer();
+    for (uint r = 0; r < RQ; r++) {
+        uint row = r0 + ty + 8 * r;
+        if (row >= p.rows) continue;
+        float M = NEG_INF;
+        for (uint s = 0; s < NSPLIT; s++) {
+            uint part = ((b * NSPLIT + s) * p.Hkv + hk) * p.rows + row;
+            M = max(M, AttPhysF(p.scratch).v[p.ml_off + 2 * part]);
+        }
+        for (uint c = 0; c < DQ; c++) {
+            uint col4 = tx + 16 * c;
+            if (col4 >= D4) continue;
+            for (uint e = 0; e < 4; e++) {
+                uint col = col4 * 4 + e;
+                if (col >= D) continue;
+                float num = 0.0, den = 0.0;
+                if (M != NEG_INF) {
+                    for (uint s = 0; s < NSPLIT; s++) {
+                        uint part = ((b * NSPLIT + s) * p.Hkv + hk) * p.rows + row;
+                        float w = exp2(AttPhysF(p.scratch).v[p.ml_off + 2 * part] - M);
+                        den += w * AttPhysF(p.scratch).v[p.ml_off + 2 * part + 1];
+                        num += w * AttPhysF(p.scratch).v[part * D + col];
+                    }
+                }
+                F32Buf(p.out_).v[(qrow0 + row) * D + col] = den > 0.0 ? num / den : 0.0;
             }
         }
     }
@@ -425,6 +476,7 @@ void main() {
                     if (col4 * 4 + e < D) F32Buf(p.scratch).v[part * D + col4 * 4 + e] = acc[r][c][e];
             }
         }
+        if (LASTC != 0u) combine_if_last(b, hk, blk, r0, qrow0);
         return;
     }
     for (uint r = 0; r < RQ; r++) {
