@@ -119,6 +119,9 @@ typedef struct vk_lower_ctx {
      * comb_in offers a matvec those partials as its x. */
     bool            skip_combine;
     vk_att_partials comb_in;
+    /* Attention with split keys merges its own partials: the last split to
+     * finish does the combine pass's work (attention.comp LASTC). */
+    bool            last_combine;
     /* A decode matvec may also round its output into an image for the next
      * matvec (xim_out) and read its x from one (xim_in); *_done says it did. */
     vk_x_image      xim_out, xim_in;

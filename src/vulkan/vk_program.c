@@ -107,6 +107,7 @@ static void lower_ctx_init(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t s
     c->counters_addr = emitting && p->counters.buf ? p->counters.addr + 4ull * p->info[i].counter_off : 0;
     c->status_addr = emitting ? p->io.addr + p->status_off : 0;
     c->status_code = (uint32_t)i + 1;
+    c->last_combine = p->info[i].last_combine;
 }
 
 static bool is_step(const ir_graph *g, const mem_plan *plan, int32_t i) {
@@ -341,6 +342,21 @@ static bool same_bytes(const vk_program *p, int32_t x, int32_t i) {
     return p->loc[x].addr == p->loc[i].addr && node_bytes(&p->g->nodes[x]) == node_bytes(&p->g->nodes[i]);
 }
 
+/* Whether decode attention feeding matvec j (its combine candidate) should
+ * merge its own partials (attention.comp LASTC) instead of handing them to
+ * j: RLX_VK_ATT_LAST_COMBINE=1 always, 0 never; by default where j is a
+ * Q8_0 product of K >= 4096. Measured on the H200 (bench/RESULTS.md,
+ * seventeenth session), device time per token against the fold: 8B Q8_0
+ * 3124.5 -> 3097.0 (-0.9%; its o projection then takes the exact run
+ * kernel), 1B Q8_0 (K = 2048) 774 -> 813, 8B / 1B Q4_K_M +1.9% / +3.9%
+ * (both still faster than the separate combine pass). */
+static bool prefers_last_combine(const vk_program *p, int32_t j) {
+    int forced = rlx_env_int("RLX_VK_ATT_LAST_COMBINE", -1);
+    if (forced >= 0) return forced != 0;
+    const ir_node *w = &p->g->nodes[p->g->nodes[j].in[1]];
+    return w->dtype == RLX_Q8_0 && w->shape.rank == 2 && static_last_dim(w) >= 4096;
+}
+
 /* The work decode matvecs may absorb from their neighbours (vk_epilogue.c),
  * as candidates that plan_lowering keeps where the lowerings take them:
  * - a rope / KV-cache consumer done in matvec i's epilogue (info.epilogue,
@@ -353,10 +369,11 @@ static rlx_status plan_absorptions(vk_program *p) {
     for (int32_t i = 0; i < g->n_nodes; i++) {
         vk_node_info *in = &p->info[i];
         in->epilogue = in->absorbed_by = in->comb_into = in->comb_from = -1;
+        in->last_combine = false;
         memset(&in->comb, 0, sizeof in->comb);
     }
-    /* no fold where attention merges its partials itself (RLX_VK_ATT_LAST_COMBINE) */
-    const bool combines = !rlx_env_int("RLX_VK_NO_COMBINE_FOLD", 0) && !rlx_env_int("RLX_VK_ATT_LAST_COMBINE", 0);
+    const bool combines = !rlx_env_int("RLX_VK_NO_COMBINE_FOLD", 0);
+    const bool last_everywhere = rlx_env_int("RLX_VK_ATT_LAST_COMBINE", 0) != 0;
     int32_t *uses = pass_use_counts(g);
     if (!uses) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
     for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -366,7 +383,15 @@ static rlx_status plan_absorptions(vk_program *p) {
             const ir_node *cn = &g->nodes[j];
             if (same_bytes(p, cn->in[cn->op == IR_OP_ROPE ? 0 : 1], i) && epilogue_safe(p, i, j)) p->info[i].epilogue = j;
         }
+        if (g->nodes[i].op == IR_OP_ATTENTION && last_everywhere) {
+            p->info[i].last_combine = true;
+            continue;
+        }
         j = combines ? vk_combine_consumer(g, p->plan, uses, i) : -1;
+        if (j >= 0 && prefers_last_combine(p, j)) {
+            p->info[i].last_combine = true;
+            continue;
+        }
         if (j >= 0 && !forced_to_host(g->nodes[j].op) && same_bytes(p, g->nodes[j].in[0], i)) {
             p->info[i].comb_into = j;
             p->info[j].comb_from = i;

@@ -35,6 +35,7 @@ typedef struct vk_node_info {
      * comb: the attention's partials, from its latest lowering */
     int32_t      comb_into, comb_from;
     vk_att_partials comb;
+    bool         last_combine;       /* attention: it merges its own partials (prefers_last_combine) */
     /* the rounded-x image (plan_images): on a producer matvec, xim_slot (its
      * image slot, -1: none), the consumers' layout and gamma node (-1: none),
      * xim_ok (its lowering can make one) and xim_used (a consumer took it);
