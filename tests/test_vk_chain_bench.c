@@ -8,7 +8,7 @@
  * ends every loop of an invocation once all its loops together have run
  * 65535 iterations (docs/gpu.md, pitfalls), which a grid wait's polling or a
  * long tile loop reach; the H200 checks the full grid. `make test` passes
- * the binary's path in RLX_VK_CHAIN.
+ * the binary's path in RLX_VK_CHAIN_BIN.
  */
 #include "harness.h"
 #include "vk_parity.h"
@@ -19,7 +19,7 @@
  * and show the row of the mode named. */
 static void run_checked(const char *args, const char *mode_row) {
     char out[16384], cmd[512];
-    snprintf(cmd, sizeof cmd, "%s %s --runs 1 --check 2>&1", test_program("RLX_VK_CHAIN", "build/vk_chain"), args);
+    snprintf(cmd, sizeof cmd, "%s %s --runs 1 --check 2>&1", test_program("RLX_VK_CHAIN_BIN", "build/vk_chain"), args);
     int code = test_run_command(cmd, out, sizeof out);
     CHECK_MSG(code == 0, "%s exited %d: %s", cmd, code, out);
     CHECK_MSG(strstr(out, "vk_chain: check passed") != NULL, "vk_chain printed: %s", out);
@@ -51,7 +51,7 @@ TEST(vk_chain_bench_refuses) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char out[4096], cmd[512];
-        snprintf(cmd, sizeof cmd, "%s --model tiny %s 2>&1", test_program("RLX_VK_CHAIN", "build/vk_chain"), cases[i].args);
+        snprintf(cmd, sizeof cmd, "%s --model tiny %s 2>&1", test_program("RLX_VK_CHAIN_BIN", "build/vk_chain"), cases[i].args);
         int code = test_run_command(cmd, out, sizeof out);
         CHECK_MSG(code == 2 && strstr(out, cases[i].says), "%s: exit %d, printed %s", cmd, code, out);
     }

@@ -476,3 +476,43 @@ TEST(knob_lists_match_whole_entries) {
     CHECK(!rlx_list_has("q4_K_M", "q4_K") && !rlx_list_has("xq8_0", "q8_0") && !rlx_list_has("", "q8_0"));
     CHECK(!rlx_list_has("a,b,", "c"));
 }
+
+/* The persistent decode chain (vk_chain.c, decode_chain.comp) forced on (on
+ * lavapipe it runs on one workgroup), through whole llama Q8_0 decodes:
+ * with every Q8_0 product on the i8 kernel per dispatch (x rounded to 8 bits
+ * alike) the logits agree but for the order of the float sums (1.5e-7 at
+ * the first step; at step 6 one quant lands across a rounding boundary,
+ * 1.3e-3: the bound is 1e-2); with the default kernels, whose o and down projections are exact,
+ * to the unit-pair test's bound (the chain rounds their x too; this random
+ * model amplifies a quant to ~3% of the logits; a wrong stage gives
+ * differences of order 1). The model's report shows the chains: per layer
+ * from the o projection (reading attention's own merged output) through
+ * SwiGLU to down, and the lm head after the last down. */
+TEST(vk_chain_llama_decode) {
+    VKP_REQUIRE();
+    if (vkp_devices_int_dot() != 1) return;
+    char *old_last = test_env_swap("RLX_VK_ATT_LAST_COMBINE", "1");
+    char *old_i8 = test_env_swap("RLX_VK_DQ_I8", "q8_0");   /* every product rounds x alike: only sum order differs */
+    knob_decode(QTYPE_Q8_0, "RLX_VK_CHAIN", "1", 1e-2);
+    test_env_restore("RLX_VK_DQ_I8", old_i8);
+    knob_decode(QTYPE_Q8_0, "RLX_VK_CHAIN", "1", 5e-2);   /* o and down exact per dispatch */
+    tiny_model_spec spec;
+    char path[128];
+    CHECK(write_llama(QTYPE_Q8_0, "chain", &spec, path, sizeof path));
+    char *oc = test_env_swap("RLX_VK_CHAIN", "1");
+    rlx_model *m = load_on(path, RLX_BACKEND_VULKAN, "2");
+    unlink(path);
+    CHECK(m);
+    rlx_model_info info;
+    int32_t ids[64];
+    CHECK(prompt_tokens(m, &info, ids) > 2);
+    CHECK(step_knob(m, ids[0], "RLX_VK_CHAIN", "1") != NULL);
+    char *rep = m ? rlx_model_report(m) : NULL;
+    if (getenv("RLX_TEST_SHOW_REPORT")) printf("%s", rep ? rep : "");
+    CHECK_MSG(rep && strstr(rep, "persistent decode chains: 2 dispatches run 7"), "chains in the report:\n%s",
+              rep && strstr(rep, "persistent") ? strstr(rep, "persistent") : "(none)");
+    free(rep);
+    rlx_model_free(m);
+    test_env_restore("RLX_VK_CHAIN", oc);
+    test_env_restore("RLX_VK_ATT_LAST_COMBINE", old_last);
+}

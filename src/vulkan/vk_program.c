@@ -162,7 +162,7 @@ static rlx_status lower_node(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t
 }
 
 static vk_range range_of(const vk_program *p, int32_t node);
-static bool overlaps(const vk_range *set, int n, vk_range r);
+#define overlaps vk_ranges_overlap
 
 /* ---- the rounded-x image (shaders/x_image.glsl) */
 
@@ -510,15 +510,7 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
 
 /* ---- recording with hazard tracking */
 
-typedef struct recorder {
-    vk_program     *p;
-    VkCommandBuffer cb;
-    vk_range       *reads, *writes;
-    int             n_reads, n_writes, cap_reads, cap_writes;
-    bool            dirty;      /* anything recorded since the last barrier */
-} recorder;
-
-static bool overlaps(const vk_range *set, int n, vk_range r) {
+bool vk_ranges_overlap(const vk_range *set, int n, vk_range r) {
     for (int i = 0; i < n; i++)
         if (set[i].buf == r.buf && set[i].lo < r.hi && r.lo < set[i].hi) return true;
     return false;
@@ -528,7 +520,7 @@ static bool overlaps(const vk_range *set, int n, vk_range r) {
  * what ran before it is settled. Compute-only barriers between dispatches
  * (as bench/vk_chain records them) measured the same on the H200
  * (bench/RESULTS.md, sixteenth session), so there is one kind. */
-static void barrier(recorder *r) {
+void vk_rec_barrier(recorder *r) {
     VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                           .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
@@ -539,7 +531,7 @@ static void barrier(recorder *r) {
     r->dirty = false;
 }
 
-static bool push_range(vk_range **set, int *n, int *cap, vk_range v) {
+bool vk_push_range(vk_range **set, int *n, int *cap, vk_range v) {
     if (*n == *cap) {
         int c = *cap ? *cap * 2 : 64;
         vk_range *s = realloc(*set, (size_t)c * sizeof *s);
@@ -553,16 +545,42 @@ static bool push_range(vk_range **set, int *n, int *cap, vk_range v) {
 
 /* Records that the next command reads rd[] and writes wr[]; inserts a barrier
  * first when they conflict with what ran since the last one. */
-static rlx_status access(recorder *r, const vk_range *rd, int n_rd, const vk_range *wr, int n_wr) {
-    bool conflict = false;
-    for (int i = 0; i < n_rd && !conflict; i++) conflict = overlaps(r->writes, r->n_writes, rd[i]);
-    for (int i = 0; i < n_wr && !conflict; i++)
-        conflict = overlaps(r->writes, r->n_writes, wr[i]) || overlaps(r->reads, r->n_reads, wr[i]);
-    if (conflict) barrier(r);
+bool vk_ranges_conflict(const vk_range *reads, int n_reads, const vk_range *writes, int n_writes, const vk_range *rd,
+                        int n_rd, const vk_range *wr, int n_wr) {
     for (int i = 0; i < n_rd; i++)
-        if (!push_range(&r->reads, &r->n_reads, &r->cap_reads, rd[i])) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+        if (overlaps(writes, n_writes, rd[i])) return true;
     for (int i = 0; i < n_wr; i++)
-        if (!push_range(&r->writes, &r->n_writes, &r->cap_writes, wr[i])) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+        if (overlaps(writes, n_writes, wr[i]) || overlaps(reads, n_reads, wr[i])) return true;
+    return false;
+}
+
+rlx_status vk_rec_note(recorder *r, const vk_range *rd, int n_rd, const vk_range *wr, int n_wr) {
+    for (int i = 0; i < n_rd; i++)
+        if (!vk_push_range(&r->reads, &r->n_reads, &r->cap_reads, rd[i])) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    for (int i = 0; i < n_wr; i++)
+        if (!vk_push_range(&r->writes, &r->n_writes, &r->cap_writes, wr[i])) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    r->dirty = true;
+    return RLX_OK;
+}
+
+static rlx_status access(recorder *r, const vk_range *rd, int n_rd, const vk_range *wr, int n_wr) {
+    if (vk_ranges_conflict(r->reads, r->n_reads, r->writes, r->n_writes, rd, n_rd, wr, n_wr)) vk_rec_barrier(r);
+    return vk_rec_note(r, rd, n_rd, wr, n_wr);
+}
+
+rlx_status vk_rec_dispatch(vk_program *p, recorder *r, const vk_dispatch *d) {
+    VkPipeline pipe;
+    rlx_status st = vk_pipeline_get(p->ctx, d->shader, d->spec, d->n_spec, &pipe);
+    if (st != RLX_OK) return st;
+    for (int a = 0; a < 3; a++)
+        if (d->groups[a] == 0 || d->groups[a] > p->ctx->caps.max_workgroup_count[a])
+            return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: %s dispatch has %u workgroups on axis %d (limit %u)", d->shader,
+                            d->groups[a], a, p->ctx->caps.max_workgroup_count[a]);
+    p->ctx->f.vkCmdBindPipeline(r->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+    if (d->push_bytes)
+        p->ctx->f.vkCmdPushConstants(r->cb, p->ctx->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_bytes, d->push);
+    p->ctx->f.vkCmdDispatch(r->cb, d->groups[0], d->groups[1], d->groups[2]);
+    p->n_dispatches++;
     r->dirty = true;
     return RLX_OK;
 }
@@ -597,7 +615,7 @@ static rlx_status begin_segment(vk_program *p, recorder *r, int32_t host_node_be
             p->ctx->f.vkCmdCopyBuffer(s->cb, p->io.buf, p->loc[i].buf, 1, &region);
             any = true;
         }
-        if (any) barrier(r);
+        if (any) vk_rec_barrier(r);
     }
     if (host_node_before >= 0) {
         /* the host step's result: host staging -> its slot */
@@ -606,15 +624,17 @@ static rlx_status begin_segment(vk_program *p, recorder *r, int32_t host_node_be
             VkBufferCopy region = {p->info[host_node_before].host_out_off, p->loc[host_node_before].offset,
                                    (VkDeviceSize)node_bytes(n)};
             p->ctx->f.vkCmdCopyBuffer(s->cb, p->hostio.buf, p->loc[host_node_before].buf, 1, &region);
-            barrier(r);
+            vk_rec_barrier(r);
         }
     }
     return RLX_OK;
 }
 
 static rlx_status end_segment(vk_program *p, recorder *r, bool last) {
+    rlx_status st = vk_chain_flush(p, r);
+    if (st != RLX_OK) return st;
     if (last) {
-        barrier(r);
+        vk_rec_barrier(r);
         /* outputs: their slots -> staging */
         for (int32_t k = 0; k < p->g->n_outputs; k++) {
             int32_t i = p->g->outputs[k].node;
@@ -666,8 +686,6 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
         p->ctx->f.vkCmdWriteTimestamp(r->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 2u + 2u * (uint32_t)i);
     for (int k = 0; k < c.n_d; k++) {
         const vk_dispatch *d = &c.d[k];
-        VkPipeline pipe;
-        if ((st = vk_pipeline_get(p->ctx, d->shader, d->spec, d->n_spec, &pipe)) != RLX_OK) return st;
         int n_rd_k = n_rd, n_wr_k = n_wr;
         vk_range rdk[2 * IR_MAX_INPUTS + 2], wrk[4];
         memcpy(rdk, rd, sizeof(vk_range) * (size_t)n_rd);
@@ -677,22 +695,19 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
             rdk[n_rd_k++] = s;
             wrk[n_wr_k++] = s;
         }
+        /* a decode matvec may become a stage of a persistent chain */
+        bool taken = false;
+        if (c.n_d == 1 && (st = vk_chain_offer(p, r, i, d, rdk, n_rd_k, wrk, n_wr_k, &taken)) != RLX_OK) return st;
+        if (taken) continue;
+        if ((st = vk_chain_flush(p, r)) != RLX_OK) return st;
         /* dispatches of one node depend on each other (pass 1 feeds pass 2) */
-        if (k > 0) barrier(r);
+        if (k > 0) vk_rec_barrier(r);
         if ((st = access(r, rdk, n_rd_k, wrk, n_wr_k)) != RLX_OK) return st;
-        p->ctx->f.vkCmdBindPipeline(r->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
-        if (d->push_bytes)
-            p->ctx->f.vkCmdPushConstants(r->cb, p->ctx->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_bytes, d->push);
-        for (int a = 0; a < 3; a++)
-            if (d->groups[a] == 0 || d->groups[a] > p->ctx->caps.max_workgroup_count[a])
-                return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: %s dispatch has %u workgroups on axis %d (limit %u)", d->shader,
-                                d->groups[a], a, p->ctx->caps.max_workgroup_count[a]);
-        p->ctx->f.vkCmdDispatch(r->cb, d->groups[0], d->groups[1], d->groups[2]);
-        p->n_dispatches++;
+        if ((st = vk_rec_dispatch(p, r, d)) != RLX_OK) return st;
     }
     if (p->profile) {
         p->ctx->f.vkCmdWriteTimestamp(r->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 3u + 2u * (uint32_t)i);
-        barrier(r);   /* a timestamp does not hold back later work: the barrier serializes nodes */
+        vk_rec_barrier(r);   /* a timestamp does not hold back later work: the barrier serializes nodes */
     }
     return RLX_OK;
 }
@@ -700,7 +715,9 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
 /* Ends the segment before host step i: its inputs -> host staging. */
 static rlx_status record_host_step(vk_program *p, recorder *r, int32_t i) {
     const ir_node *n = &p->g->nodes[i];
-    barrier(r);
+    rlx_status st = vk_chain_flush(p, r);
+    if (st != RLX_OK) return st;
+    vk_rec_barrier(r);
     for (int j = 0; j < n->n_in; j++) {
         int64_t b = node_bytes(&p->g->nodes[n->in[j]]);
         if (b == 0) continue;
@@ -709,7 +726,7 @@ static rlx_status record_host_step(vk_program *p, recorder *r, int32_t i) {
     }
     p->segs[p->n_segs - 1].host_node_after = i;
     p->n_host++;
-    rlx_status st = end_segment(p, r, false);
+    st = end_segment(p, r, false);
     if (st == RLX_OK) st = begin_segment(p, r, i);
     return st;
 }
@@ -841,6 +858,8 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
                               ir_shape_row_elems(&g->nodes[i].shape));
     if (st != RLX_OK) goto fail;
     if ((st = resolve_locations(p, param_handles)) != RLX_OK) goto fail;
+    p->profile = rlx_profile_enabled();
+    if ((st = vk_chain_setup(p)) != RLX_OK) goto fail;   /* before lowering: chains change a choice of kernel */
 
     /* lowering decisions, then scratch and host staging */
     VkDeviceSize scratch_need, hostio_need;
@@ -853,7 +872,6 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
 
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = c->queue_family};
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    p->profile = rlx_profile_enabled();
     const char *skip = getenv("RLX_VK_SKIP");
     snprintf(p->skip, sizeof p->skip, "%s", skip ? skip : "");
     if (p->skip[0]) rlx_log_msg(RLX_LOG_WARN, "RLX_VK_SKIP=%s: those kernels are not recorded, results are wrong", p->skip);
@@ -880,6 +898,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
         }
     }
     if (st == RLX_OK) st = end_segment(p, &r, true);
+    if (st == RLX_OK) st = vk_chain_upload(p);
     if (st != RLX_OK) goto fail;
     free(r.reads);
     free(r.writes);
@@ -906,6 +925,7 @@ void vk_program_free(vk_program *p) {
         vk_buf_destroy(c, &p->hostio);
         vk_buf_destroy(c, &p->xim);
         vk_buf_destroy(c, &p->counters);
+        vk_chain_free(p);
     }
     free(p->const_off);
     free(p->io_off);
