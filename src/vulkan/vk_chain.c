@@ -21,19 +21,20 @@
  * next barrier, so the work after the chain is ordered against all of it.
  *
  * Residency: the grid barrier needs every workgroup resident. The grid is
- * one workgroup of RLX_VK_CHAIN_LANES (default 512) per SM on a device that
- * reports its SMs (the one-wave lesson of docs/gpu.md: several narrow
- * workgroups an SM were not all resident even where registers allowed),
- * and one workgroup on a software device. A wait that spins too long stores
- * a code in the status word, and the run fails naming the chain instead of
- * hanging.
+ * one workgroup of 512 lanes per SM on a device that reports its SMs (the
+ * lesson of the i8-kernel chain, docs/gpu.md: several narrow workgroups an
+ * SM were not all resident even where registers allowed), and one
+ * workgroup on a software device. A wait that spins too long
+ * (RLX_VK_CHAIN_SPIN polls) stores a code in the status word, and the run
+ * fails naming the chain instead of hanging.
  *
- * RLX_VK_CHAIN: 0 off, 1 on (also on software devices, for tests); by
- * default on where the device reports its SMs. Off while profiling (the
- * profile times each node's own dispatches).
+ * RLX_VK_CHAIN=1 turns chains on (default off: on the H200 still slower
+ * than the per-dispatch path; bench/RESULTS.md, seventeenth session), also
+ * on software devices (the tests). While profiling only when asked for;
+ * RLX_VK_CHAIN_MAX=1 then makes each stage a chain of its own, which times
+ * the chain kernel per stage. RLX_VK_CHAIN_U: units a lane a step, 4 or 2.
  */
 #include "vulkan/vk_program_priv.h"
-#include "core/profile.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,12 +49,7 @@ _Static_assert(sizeof(chain_push) == 40, "chain_push must match decode_chain.com
 _Static_assert(sizeof(chain_push) <= VK_MAX_PUSH, "chain_push exceeds the push-constant budget");
 
 static bool chain_wanted(const vk_program *p) {
-    const vk_caps *cp = &p->ctx->caps;
-    if (!cp->int_dot) return false;
-    /* while profiling only when asked for: a chain's nodes share one dispatch
-     * (with RLX_VK_CHAIN_MAX=1 each node's stage is a dispatch of its own) */
-    if (p->profile) return getenv("RLX_VK_CHAIN") && rlx_env_int("RLX_VK_CHAIN", 0) != 0;
-    return rlx_env_int("RLX_VK_CHAIN", cp->compute_units != 0 && !cp->is_software) != 0;
+    return p->ctx->caps.int_dot && rlx_env_int("RLX_VK_CHAIN", 0) != 0;
 }
 
 rlx_status vk_chain_setup(vk_program *p) {
@@ -62,14 +58,16 @@ rlx_status vk_chain_setup(vk_program *p) {
     if (!chain_wanted(p)) return RLX_OK;
     const vk_caps *cp = &p->ctx->caps;
     bool hw = cp->compute_units != 0 && !cp->is_software;
-    int lanes = rlx_env_int("RLX_VK_CHAIN_LANES", 512);
-    if (lanes < 64 || lanes > (int)cp->max_workgroup_invocations || lanes % (int)cp->subgroup_size || cp->subgroup_size < 4)
-        lanes = RLX_MIN(256, (int)cp->max_workgroup_invocations);
-    cs->lanes = (uint32_t)lanes;
+    /* 512 lanes: the kernel takes 128 registers a lane on the H200, so one
+     * workgroup fills an SM's register file (1024 lanes were not resident) */
+    uint32_t lanes = 512;
+    while (lanes > 64 && (lanes > cp->max_workgroup_invocations || lanes % cp->subgroup_size)) lanes /= 2;
+    if (cp->subgroup_size < 4 || lanes % cp->subgroup_size) return RLX_OK;
+    cs->lanes = lanes;
     /* software devices: one workgroup (lavapipe counts a loop's iterations
      * toward a limit, and ran two-workgroup chains wrong now and then;
      * bench/RESULTS.md, ninth session) */
-    cs->groups = hw ? cp->compute_units * (uint32_t)RLX_MAX(rlx_env_int("RLX_VK_CHAIN_WG", 1), 1) : 1;
+    cs->groups = hw ? cp->compute_units : 1;
     cs->U = rlx_env_int("RLX_VK_CHAIN_U", 4) == 2 ? 2u : 4u;
     cs->max_stages = RLX_MAX(rlx_env_int("RLX_VK_CHAIN_MAX", 1 << 20), 1);
     /* polls before a wait gives up: seconds on a GPU, far past any stage */
@@ -118,7 +116,7 @@ rlx_status vk_chain_offer(vk_program *p, recorder *r, int32_t node, const vk_dis
     if (vk_ranges_conflict(r->reads, cs->mark_reads, r->writes, cs->mark_writes, rd, n_rd, wr, n_wr))
         cs->barrier_before = true;
     if (cs->n > 0 && vk_ranges_conflict(cs->rd, cs->n_rd, cs->wr, cs->n_wr, rd, n_rd, wr, n_wr)) {
-        st.wait = !getenv("RLX_VK_CHAIN_NOWAIT");
+        st.wait = 1;
         cs->n_rd = cs->n_wr = 0;
     }
     if ((s = note_chain_access(cs, rd, n_rd, wr, n_wr)) != RLX_OK || (s = vk_rec_note(r, rd, n_rd, wr, n_wr)) != RLX_OK)
