@@ -509,10 +509,42 @@ TEST(vk_chain_llama_decode) {
     CHECK(step_knob(m, ids[0], "RLX_VK_CHAIN", "1") != NULL);
     char *rep = m ? rlx_model_report(m) : NULL;
     if (getenv("RLX_TEST_SHOW_REPORT")) printf("%s", rep ? rep : "");
-    CHECK_MSG(rep && strstr(rep, "persistent decode chains: 2 dispatches run 7"), "chains in the report:\n%s",
+    /* waits: o -> SwiGLU -> down in each, and down -> the lm head */
+    CHECK_MSG(rep && strstr(rep, "persistent decode chains: 2 dispatches run 7 decode matvecs with 5 grid waits"),
+              "chains in the report:\n%s",
               rep && strstr(rep, "persistent") ? strstr(rep, "persistent") : "(none)");
     free(rep);
     rlx_model_free(m);
     test_env_restore("RLX_VK_CHAIN", oc);
     test_env_restore("RLX_VK_ATT_LAST_COMBINE", old_last);
+}
+
+/* A chain whose grid cannot be resident all at once (64 workgroups, more
+ * than lavapipe runs together; RLX_VK_CHAIN_GROUPS is a test hook) does not
+ * hang: its grid waits give up after RLX_VK_CHAIN_SPIN polls and the step
+ * fails with RLX_STATUS_DEVICE, naming the chain; the same model then
+ * decodes normally with chains off. */
+TEST(vk_chain_timeout_fails_the_run) {
+    VKP_REQUIRE();
+    if (vkp_devices_int_dot() != 1) return;
+    tiny_model_spec spec;
+    char path[128];
+    CHECK(write_llama(QTYPE_Q8_0, "chain_timeout", &spec, path, sizeof path));
+    const char *names[4] = {"RLX_VK_CHAIN", "RLX_VK_CHAIN_GROUPS", "RLX_VK_CHAIN_SPIN", "RLX_VK_ATT_LAST_COMBINE"};
+    const char *values[4] = {"1", "64", "64", "1"};
+    char *old[4];
+    for (int i = 0; i < 4; i++) old[i] = test_env_swap(names[i], values[i]);
+    rlx_model *m = tiny_model_load(path, RLX_BACKEND_VULKAN);
+    CHECK(m);
+    int32_t id = 1;
+    const float *lg = NULL;
+    rlx_status st = m ? rlx_model_eval(m, &id, 1, &lg) : RLX_STATUS_INTERNAL;
+    CHECK_MSG(st == RLX_STATUS_DEVICE && strstr(rlx_last_error(), "timed out at a grid barrier"), "status %d: %s", st,
+              rlx_last_error());
+    for (int i = 3; i >= 0; i--) test_env_restore(names[i], old[i]);
+    rlx_model_free(m);
+    m = tiny_model_load(path, RLX_BACKEND_VULKAN);
+    unlink(path);
+    CHECK(m && rlx_model_eval(m, &id, 1, &lg) == RLX_OK && lg);
+    rlx_model_free(m);
 }

@@ -68,6 +68,9 @@ rlx_status vk_chain_setup(vk_program *p) {
      * toward a limit, and ran two-workgroup chains wrong now and then;
      * bench/RESULTS.md, ninth session) */
     cs->groups = hw ? cp->compute_units : 1;
+    /* a test hook: a grid that cannot all be resident reaches the timeout */
+    int forced = rlx_env_int("RLX_VK_CHAIN_GROUPS", 0);
+    if (forced > 0 && (uint32_t)forced <= cp->max_workgroup_count[0]) cs->groups = (uint32_t)forced;
     cs->U = rlx_env_int("RLX_VK_CHAIN_U", 4) == 2 ? 2u : 4u;
     cs->max_stages = RLX_MAX(rlx_env_int("RLX_VK_CHAIN_MAX", 1 << 20), 1);
     /* polls before a wait gives up: seconds on a GPU, far past any stage */
@@ -117,6 +120,7 @@ rlx_status vk_chain_offer(vk_program *p, recorder *r, int32_t node, const vk_dis
         cs->barrier_before = true;
     if (cs->n > 0 && vk_ranges_conflict(cs->rd, cs->n_rd, cs->wr, cs->n_wr, rd, n_rd, wr, n_wr)) {
         st.wait = 1;
+        cs->n_waits++;
         cs->n_rd = cs->n_wr = 0;
     }
     if ((s = note_chain_access(cs, rd, n_rd, wr, n_wr)) != RLX_OK || (s = vk_rec_note(r, rd, n_rd, wr, n_wr)) != RLX_OK)

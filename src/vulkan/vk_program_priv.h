@@ -58,6 +58,7 @@ typedef struct vk_chain_set {
     vk_chain_stage *stages;         /* the table on the host, uploaded after recording */
     int             n_stages, cap_stages, n_chains, cap_chains;
     int             n_replaced;     /* dispatches the chains stand for (report) */
+    int             n_waits;        /* grid waits in all the chains (report) */
     /* the chain being gathered: stages [first, first + n) */
     int             first, n;
     uint32_t        max_k;

@@ -181,8 +181,9 @@ char *vk_program_report(const vk_program *p) {
             break;
     }
     if (p->chain.n_chains)
-        rlx_report_add(out, cap, &len, "persistent decode chains: %d dispatches run %d decode matvecs (%u workgroups each)\n",
-                       p->chain.n_chains, p->chain.n_replaced, p->chain.groups);
+        rlx_report_add(out, cap, &len,
+                       "persistent decode chains: %d dispatches run %d decode matvecs with %d grid waits (%u workgroups each)\n",
+                       p->chain.n_chains, p->chain.n_replaced, p->chain.n_waits, p->chain.groups);
     if (prof) report_profile(p, out, cap, &len);
     return out;
 }
