@@ -51,6 +51,28 @@ static rlx_graph *build(const fcase *c, const void *w) {
     return g;
 }
 
+/* One decode step at cache row pos of random q, k, v, r through the three
+ * programs; their outputs y into y[i]. */
+static bool run_step(rlx_exec *const ex[3], int32_t pos, float y[3][CN]) {
+    float q[CH * CD], k[CHKV * CD], v[CHKV * CD], r[CN];
+    test_fill_uniform_f32(q, CH * CD, -1, 1);
+    test_fill_uniform_f32(k, CHKV * CD, -1, 1);
+    test_fill_uniform_f32(v, CHKV * CD, -1, 1);
+    test_fill_uniform_f32(r, CN, -1, 1);
+    int32_t len = pos + 1;
+    rlx_tensor in[6] = {
+        {.name = "q", .dtype = RLX_F32, .rank = 4, .dims = {1, CH, 1, CD}, .data = q, .bytes = sizeof q},
+        {.name = "k", .dtype = RLX_F32, .rank = 4, .dims = {1, CHKV, 1, CD}, .data = k, .bytes = sizeof k},
+        {.name = "v", .dtype = RLX_F32, .rank = 4, .dims = {1, CHKV, 1, CD}, .data = v, .bytes = sizeof v},
+        {.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &pos, .bytes = 4},
+        {.name = "kv_len", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &len, .bytes = 4},
+        {.name = "r", .dtype = RLX_F32, .rank = 2, .dims = {1, CN}, .data = r, .bytes = sizeof r},
+    };
+    for (int i = 0; i < 3; i++)
+        if (rlx_exec_run(ex[i], in, 6) != RLX_OK || rlx_exec_read_output(ex[i], "y", y[i], sizeof y[i]) != RLX_OK) return false;
+    return true;
+}
+
 static bool run_case(const fcase *c) {
     double *wd;
     size_t wbytes;
@@ -70,25 +92,10 @@ static bool run_case(const fcase *c) {
     unsetenv("RLX_VK_NO_COMBINE_FOLD");
     unsetenv("RLX_VK_DQ_I8");
     bool ok = cpu && vk && vk2;
-    float q[CH * CD], k[CHKV * CD], v[CHKV * CD], r[CN], y[3][CN];
+    float y[3][CN];
     for (int t = 0; t < CSTEPS && ok; t++) {
-        test_fill_uniform_f32(q, CH * CD, -1, 1);
-        test_fill_uniform_f32(k, CHKV * CD, -1, 1);
-        test_fill_uniform_f32(v, CHKV * CD, -1, 1);
-        test_fill_uniform_f32(r, CN, -1, 1);
-        int32_t pos = t * c->stride, len = pos + 1;
-        rlx_tensor in[6] = {
-            {.name = "q", .dtype = RLX_F32, .rank = 4, .dims = {1, CH, 1, CD}, .data = q, .bytes = sizeof q},
-            {.name = "k", .dtype = RLX_F32, .rank = 4, .dims = {1, CHKV, 1, CD}, .data = k, .bytes = sizeof k},
-            {.name = "v", .dtype = RLX_F32, .rank = 4, .dims = {1, CHKV, 1, CD}, .data = v, .bytes = sizeof v},
-            {.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &pos, .bytes = 4},
-            {.name = "kv_len", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &len, .bytes = 4},
-            {.name = "r", .dtype = RLX_F32, .rank = 2, .dims = {1, CN}, .data = r, .bytes = sizeof r},
-        };
         rlx_exec *ex[3] = {cpu, vk, vk2};
-        for (int i = 0; i < 3 && ok; i++)
-            ok = rlx_exec_run(ex[i], in, 6) == RLX_OK && rlx_exec_read_output(ex[i], "y", y[i], sizeof y[i]) == RLX_OK;
-        if (!ok) {
+        if (!(ok = run_step(ex, t * c->stride, y))) {
             printf("    step %d: %s\n", t, rlx_last_error());
             break;
         }
@@ -181,25 +188,10 @@ static bool run_last_combine(const fcase *c) {
     rlx_exec *last = vkp_compile(g, true);
     unsetenv("RLX_VK_ATT_LAST_COMBINE");
     bool ok = cpu && pass && last;
-    float q[CH * CD], k[CHKV * CD], v[CHKV * CD], r[CN], y[3][CN];
+    float y[3][CN];
     for (int t = 0; t < CSTEPS && ok; t++) {
-        test_fill_uniform_f32(q, CH * CD, -1, 1);
-        test_fill_uniform_f32(k, CHKV * CD, -1, 1);
-        test_fill_uniform_f32(v, CHKV * CD, -1, 1);
-        test_fill_uniform_f32(r, CN, -1, 1);
-        int32_t pos = t * c->stride, len = pos + 1;
-        rlx_tensor in[6] = {
-            {.name = "q", .dtype = RLX_F32, .rank = 4, .dims = {1, CH, 1, CD}, .data = q, .bytes = sizeof q},
-            {.name = "k", .dtype = RLX_F32, .rank = 4, .dims = {1, CHKV, 1, CD}, .data = k, .bytes = sizeof k},
-            {.name = "v", .dtype = RLX_F32, .rank = 4, .dims = {1, CHKV, 1, CD}, .data = v, .bytes = sizeof v},
-            {.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &pos, .bytes = 4},
-            {.name = "kv_len", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &len, .bytes = 4},
-            {.name = "r", .dtype = RLX_F32, .rank = 2, .dims = {1, CN}, .data = r, .bytes = sizeof r},
-        };
         rlx_exec *ex[3] = {cpu, pass, last};
-        for (int i = 0; i < 3 && ok; i++)
-            ok = rlx_exec_run(ex[i], in, 6) == RLX_OK && rlx_exec_read_output(ex[i], "y", y[i], sizeof y[i]) == RLX_OK;
-        if (!ok) {
+        if (!(ok = run_step(ex, t * c->stride, y))) {
             printf("    step %d: %s\n", t, rlx_last_error());
             break;
         }
