@@ -162,7 +162,6 @@ static rlx_status lower_node(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t
 }
 
 static vk_range range_of(const vk_program *p, int32_t node);
-#define overlaps vk_ranges_overlap
 
 /* ---- the rounded-x image (shaders/x_image.glsl) */
 
@@ -329,10 +328,10 @@ static bool epilogue_safe(const vk_program *p, int32_t i, int32_t j) {
         if (!is_step(g, p->plan, m)) continue;
         for (int k = 0; k < g->nodes[m].n_in; k++) {
             vk_range in = range_of(p, g->nodes[m].in[k]);
-            if (overlaps(&in, 1, r)) return false;
+            if (vk_ranges_overlap(&in, 1, r)) return false;
         }
         vk_range out = range_of(p, m);
-        if (m > i && overlaps(&out, 1, r)) return false;
+        if (m > i && vk_ranges_overlap(&out, 1, r)) return false;
     }
     return true;
 }
@@ -548,9 +547,9 @@ bool vk_push_range(vk_range **set, int *n, int *cap, vk_range v) {
 bool vk_ranges_conflict(const vk_range *reads, int n_reads, const vk_range *writes, int n_writes, const vk_range *rd,
                         int n_rd, const vk_range *wr, int n_wr) {
     for (int i = 0; i < n_rd; i++)
-        if (overlaps(writes, n_writes, rd[i])) return true;
+        if (vk_ranges_overlap(writes, n_writes, rd[i])) return true;
     for (int i = 0; i < n_wr; i++)
-        if (overlaps(writes, n_writes, wr[i]) || overlaps(reads, n_reads, wr[i])) return true;
+        if (vk_ranges_overlap(writes, n_writes, wr[i]) || vk_ranges_overlap(reads, n_reads, wr[i])) return true;
     return false;
 }
 
