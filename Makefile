@@ -124,7 +124,7 @@ setup:
 test: setup
 	@$(MAKE) --no-print-directory -j$(NPROC) $(TESTS) $(README_EXAMPLE) $(README_MODEL_EXAMPLE) $(RLX) $(TEST_TOOLS)
 	@RLX_README_EXAMPLE=$(README_EXAMPLE) RLX_README_MODEL_EXAMPLE=$(README_MODEL_EXAMPLE) RLX_CLI=$(RLX) \
-	    RLX_VK_CHAIN=$(BUILD)/vk_chain $(TESTS)
+	    RLX_VK_CHAIN_BIN=$(BUILD)/vk_chain $(TESTS)
 
 demo: setup
 	@$(MAKE) --no-print-directory -j$(NPROC) $(RLX)
