@@ -501,12 +501,24 @@ TEST(vk_chain_llama_decode) {
     CHECK(write_llama(QTYPE_Q8_0, "chain", &spec, path, sizeof path));
     char *oc = test_env_swap("RLX_VK_CHAIN", "1");
     rlx_model *m = load_on(path, RLX_BACKEND_VULKAN, "2");
-    unlink(path);
     CHECK(m);
     rlx_model_info info;
     int32_t ids[64];
     CHECK(prompt_tokens(m, &info, ids) > 2);
-    CHECK(step_knob(m, ids[0], "RLX_VK_CHAIN", "1") != NULL);
+    /* against the CPU too, which rounds x per 32-block for every Q8_0 product
+     * as the chain does: 2.7e-7 over these steps on lavapipe (the bound
+     * leaves room for a rounding flip elsewhere) */
+    rlx_model *cpu = tiny_model_load(path, RLX_BACKEND_CPU);
+    CHECK(cpu);
+    double worst = 0;
+    for (int i = 0; i < 6 && m && cpu && !harness_failed(); i++) {
+        const float *lc = NULL, *lv = step_knob(m, ids[i], "RLX_VK_CHAIN", "1");
+        CHECK(lv && rlx_model_eval(cpu, &ids[i], 1, &lc) == RLX_OK && lc);
+        if (lv && lc) worst = fmax(worst, rel_diff(lv, lc, info.n_vocab));
+    }
+    if (getenv("RLX_TEST_SHOW_REPORT")) printf("    chain vs cpu: %.3g\n", worst);
+    CHECK_MSG(worst < 1e-3, "chain vs cpu logits rel diff %.3g", worst);
+    rlx_model_free(cpu);
     char *rep = m ? rlx_model_report(m) : NULL;
     if (getenv("RLX_TEST_SHOW_REPORT")) printf("%s", rep ? rep : "");
     /* waits: o -> SwiGLU -> down in each, and down -> the lm head */
@@ -515,6 +527,7 @@ TEST(vk_chain_llama_decode) {
               rep && strstr(rep, "persistent") ? strstr(rep, "persistent") : "(none)");
     free(rep);
     rlx_model_free(m);
+    unlink(path);
     test_env_restore("RLX_VK_CHAIN", oc);
     test_env_restore("RLX_VK_ATT_LAST_COMBINE", old_last);
 }
