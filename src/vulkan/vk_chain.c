@@ -76,7 +76,7 @@ rlx_status vk_chain_setup(vk_program *p) {
     /* polls before a wait gives up: seconds on a GPU, far past any stage */
     cs->spin_limit = (uint32_t)RLX_MAX(rlx_env_int("RLX_VK_CHAIN_SPIN", 1 << 22), 1);
     int n = RLX_MAX(p->g->n_nodes, 1);
-    cs->cap_stages = cs->cap_chains = n;
+    cs->cap_stages = n;   /* a stage a node at most, so a chain a node at most too */
     cs->stage_off = (VkDeviceSize)n * CHAIN_SYNC_BYTES;
     cs->stages = calloc((size_t)n, sizeof *cs->stages);
     if (!cs->stages) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");

@@ -342,16 +342,14 @@ static bool same_bytes(const vk_program *p, int32_t x, int32_t i) {
 }
 
 /* Whether decode attention feeding matvec j (its combine candidate) should
- * merge its own partials (attention.comp LASTC) instead of handing them to
- * j: RLX_VK_ATT_LAST_COMBINE=1 always, 0 never; by default where j is a
- * Q8_0 product of K >= 4096. Measured on the H200 (bench/RESULTS.md,
+ * by default merge its own partials (attention.comp LASTC) instead of
+ * handing them to j: where j is a Q8_0 product of K >= 4096
+ * (RLX_VK_ATT_LAST_COMBINE=1 / 0 overrides, plan_absorptions). Measured on the H200 (bench/RESULTS.md,
  * seventeenth session), device time per token against the fold: 8B Q8_0
  * 3124.5 -> 3097.0 (-0.9%; its o projection then takes the exact run
  * kernel), 1B Q8_0 (K = 2048) 774 -> 813, 8B / 1B Q4_K_M +1.9% / +3.9%
  * (both still faster than the separate combine pass). */
 static bool prefers_last_combine(const vk_program *p, int32_t j) {
-    int forced = rlx_env_int("RLX_VK_ATT_LAST_COMBINE", -1);
-    if (forced >= 0) return forced != 0;
     const ir_node *w = &p->g->nodes[p->g->nodes[j].in[1]];
     return w->dtype == RLX_Q8_0 && w->shape.rank == 2 && static_last_dim(w) >= 4096;
 }
@@ -372,7 +370,7 @@ static rlx_status plan_absorptions(vk_program *p) {
         memset(&in->comb, 0, sizeof in->comb);
     }
     const bool combines = !rlx_env_int("RLX_VK_NO_COMBINE_FOLD", 0);
-    const bool last_everywhere = rlx_env_int("RLX_VK_ATT_LAST_COMBINE", 0) != 0;
+    const int last_forced = rlx_env_int("RLX_VK_ATT_LAST_COMBINE", -1);   /* 1 every attention, 0 none, -1 the rule */
     int32_t *uses = pass_use_counts(g);
     if (!uses) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
     for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -382,12 +380,12 @@ static rlx_status plan_absorptions(vk_program *p) {
             const ir_node *cn = &g->nodes[j];
             if (same_bytes(p, cn->in[cn->op == IR_OP_ROPE ? 0 : 1], i) && epilogue_safe(p, i, j)) p->info[i].epilogue = j;
         }
-        if (g->nodes[i].op == IR_OP_ATTENTION && last_everywhere) {
+        if (g->nodes[i].op == IR_OP_ATTENTION && last_forced == 1) {
             p->info[i].last_combine = true;
             continue;
         }
         j = combines ? vk_combine_consumer(g, p->plan, uses, i) : -1;
-        if (j >= 0 && prefers_last_combine(p, j)) {
+        if (j >= 0 && last_forced < 0 && prefers_last_combine(p, j)) {
             p->info[i].last_combine = true;
             continue;
         }

@@ -48,7 +48,7 @@ typedef struct vk_node_info {
 } vk_node_info;
 
 /* The persistent decode chains of a program (vk_chain.c): runs of decode
- * matvec dispatches recorded as one dispatch of dequant_matvec_i8_chain. */
+ * matvec dispatches recorded as one dispatch of decode_chain.comp. */
 typedef struct vk_chain_set {
     bool            enabled;        /* RLX_VK_CHAIN, read at build */
     uint32_t        groups, lanes, U, spin_limit;
@@ -56,7 +56,7 @@ typedef struct vk_chain_set {
     vk_buf          buf;            /* CHAIN_SYNC_BYTES of counters a chain, then the stage table */
     VkDeviceSize    stage_off;
     vk_chain_stage *stages;         /* the table on the host, uploaded after recording */
-    int             n_stages, cap_stages, n_chains, cap_chains;
+    int             n_stages, cap_stages, n_chains;
     int             n_replaced;     /* dispatches the chains stand for (report) */
     int             n_waits;        /* grid waits in all the chains (report) */
     /* the chain being gathered: stages [first, first + n) */
@@ -150,8 +150,8 @@ rlx_status vk_chain_flush(vk_program *p, recorder *r);
 /* After recording: the stage table to the device. */
 rlx_status vk_chain_upload(vk_program *p);
 void       vk_chain_free(vk_program *p);
-/* The status-word code of a chain whose grid barrier gave up (bit 31 and
- * its first node + 1), and its decoding. */
+/* Bit 31 of the status word: a chain's grid barrier gave up (the low bits:
+ * its first node + 1; vk_run.c reports it). */
 #define VK_CHAIN_TIMEOUT_BIT 0x80000000u
 
 static inline int64_t node_bytes(const ir_node *n) { return ir_node_bytes(n); }

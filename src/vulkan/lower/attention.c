@@ -177,9 +177,9 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
         ns = ((uint64_t)Skv + chunk - 1) / chunk;
     }
     if (ns < 2) members = 1;
-    /* the last split to finish merges the partials itself (attention.comp,
-     * LASTC): no combine dispatch, and no stage of its own for it */
-    const bool lastc = ns > 1 && !fold && members == 1 && c->last_combine;
+    /* decode: the last split to finish merges the partials itself
+     * (attention.comp, LASTC): no combine dispatch, and no stage of its own */
+    const bool lastc = ns > 1 && !fold && members == 1 && Sq == 1 && c->last_combine;
     if (ns > 1) {
         const uint64_t parts = (uint64_t)B * ns * (uint64_t)Hkv * (uint64_t)rows;
         const uint64_t member_parts = members > 1 ? parts * members : 0;   /* the members' own results, after */
