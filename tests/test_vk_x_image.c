@@ -496,6 +496,10 @@ TEST(vk_chain_llama_decode) {
     knob_decode(QTYPE_Q8_0, "RLX_VK_CHAIN", "1", 1e-2);
     test_env_restore("RLX_VK_DQ_I8", old_i8);
     knob_decode(QTYPE_Q8_0, "RLX_VK_CHAIN", "1", 5e-2);   /* o and down exact per dispatch */
+    /* the timing ablations reach the kernel (the chain's x not rounded: wrong logits) */
+    char *oc0 = test_env_swap("RLX_VK_CHAIN", "1");
+    knob_decode(QTYPE_Q8_0, "RLX_VK_CHAIN_ABL", "1", -1);
+    test_env_restore("RLX_VK_CHAIN", oc0);
     tiny_model_spec spec;
     char path[128];
     CHECK(write_llama(QTYPE_Q8_0, "chain", &spec, path, sizeof path));
@@ -532,8 +536,10 @@ TEST(vk_chain_llama_decode) {
     test_env_restore("RLX_VK_ATT_LAST_COMBINE", old_last);
 }
 
-/* A chain whose grid cannot be resident all at once (64 workgroups, more
- * than lavapipe runs together; RLX_VK_CHAIN_GROUPS is a test hook) does not
+/* A chain whose grid cannot be resident all at once (1024 workgroups of 512
+ * lanes: more than lavapipe runs together, and than the H200's 132 SMs hold
+ * at one a SM; 64 were all resident there; RLX_VK_CHAIN_GROUPS is a test
+ * hook) does not
  * hang: its grid waits give up after RLX_VK_CHAIN_SPIN polls and the step
  * fails with RLX_STATUS_DEVICE, naming the chain; the same model then
  * decodes normally with chains off. */
@@ -544,7 +550,7 @@ TEST(vk_chain_timeout_fails_the_run) {
     char path[128];
     CHECK(write_llama(QTYPE_Q8_0, "chain_timeout", &spec, path, sizeof path));
     const char *names[4] = {"RLX_VK_CHAIN", "RLX_VK_CHAIN_GROUPS", "RLX_VK_CHAIN_SPIN", "RLX_VK_ATT_LAST_COMBINE"};
-    const char *values[4] = {"1", "64", "64", "1"};
+    const char *values[4] = {"1", "1024", "64", "1"};
     char *old[4];
     for (int i = 0; i < 4; i++) old[i] = test_env_swap(names[i], values[i]);
     rlx_model *m = tiny_model_load(path, RLX_BACKEND_VULKAN);

@@ -33,12 +33,15 @@
  * on software devices (the tests). While profiling only when asked for;
  * RLX_VK_CHAIN_MAX=1 then makes each stage a chain of its own, which times
  * the chain kernel per stage. RLX_VK_CHAIN_U: units a lane a step, 4 or 2.
+ * RLX_VK_CHAIN_ABL: timing ablations (decode_chain.comp's ABL; wrong
+ * results), which measured where the chain's time goes (docs/gpu.md).
  */
 #include "vulkan/vk_program_priv.h"
 #include <stdlib.h>
 #include <string.h>
 
 #define CHAIN_SYNC_BYTES 64   /* a chain's counters (count, done), a cache line of their own */
+
 
 /* Mirrors the push block of decode_chain.comp (std430). */
 typedef struct chain_push {
@@ -72,6 +75,7 @@ rlx_status vk_chain_setup(vk_program *p) {
     int forced = rlx_env_int("RLX_VK_CHAIN_GROUPS", 0);
     if (forced > 0 && (uint32_t)forced <= cp->max_workgroup_count[0]) cs->groups = (uint32_t)forced;
     cs->U = rlx_env_int("RLX_VK_CHAIN_U", 4) == 2 ? 2u : 4u;
+    cs->abl = (uint32_t)RLX_MAX(rlx_env_int("RLX_VK_CHAIN_ABL", 0), 0) & 31u;
     cs->max_stages = RLX_MAX(rlx_env_int("RLX_VK_CHAIN_MAX", 1 << 20), 1);
     /* polls before a wait gives up: seconds on a GPU, far past any stage */
     cs->spin_limit = (uint32_t)RLX_MAX(rlx_env_int("RLX_VK_CHAIN_SPIN", 1 << 22), 1);
@@ -163,7 +167,8 @@ rlx_status vk_chain_flush(vk_program *p, recorder *r) {
     d.spec[0] = cs->lanes;
     d.spec[1] = cs->max_k;
     d.spec[2] = cs->U;
-    d.n_spec = 3;
+    d.spec[3] = cs->abl;
+    d.n_spec = 4;
     chain_push pc = {.stages = cs->buf.addr + cs->stage_off + (uint64_t)cs->first * sizeof(vk_chain_stage),
                      .sync = cs->buf.addr + (uint64_t)cs->n_chains * CHAIN_SYNC_BYTES,
                      .status = p->io.addr + p->status_off,

@@ -52,6 +52,7 @@ typedef struct vk_node_info {
 typedef struct vk_chain_set {
     bool            enabled;        /* RLX_VK_CHAIN, read at build */
     uint32_t        groups, lanes, U, spin_limit;
+    uint32_t        abl;            /* RLX_VK_CHAIN_ABL: timing ablations (decode_chain.comp; results wrong) */
     int             max_stages;     /* RLX_VK_CHAIN_MAX (1: every stage a chain of its own, to profile them) */
     vk_buf          buf;            /* CHAIN_SYNC_BYTES of counters a chain, then the stage table */
     VkDeviceSize    stage_off;

@@ -49,6 +49,9 @@ layout(local_size_x_id = 0) in;   // before the includes (docs/gpu.md pitfalls)
 
 layout(constant_id = 1) const uint XK = 4096;   // the largest K of the chain (sizes the shared x)
 layout(constant_id = 2) const uint U = 4;       // units per lane per step (their loads issue together), 2 or 4
+layout(constant_id = 3) const uint ABL = 0;     // timing ablations (RLX_VK_CHAIN_ABL; results wrong): bit 0 no x
+                                                // rounding, bit 1 no grid waits, bit 2 no weight math, bit 3 no
+                                                // norm, bit 4 no x rounding where K > 4096
 
 struct Stage {
     uint64_t x, w, w2, res, out_, gamma;
@@ -84,12 +87,13 @@ shared uint xbad;            // a block of x is not finite
 void round_x(Stage st) {
     const uint nt = gl_WorkGroupSize.x, i0 = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
     const uint n8 = st.K / 8u;
+    const bool norm = st.gamma != 0ul && (ABL & 8u) == 0u;
     if (gl_LocalInvocationIndex == 0u) xbad = 0u;
     barrier();
     vec2 ss = vec2(0.0);
     for (uint c = i0; c < n8; c += nt) {   // n8 % 4 == 0: a cluster is all in or all out
         vec4 a = CohV4(st.x).v[2u * c], b = CohV4(st.x).v[2u * c + 1u];
-        if (st.gamma != 0ul) {
+        if (norm) {
             ss += sumsq8(a, b);
             a *= GamV4(st.gamma).v[2u * c];
             b *= GamV4(st.gamma).v[2u * c + 1u];
@@ -104,7 +108,7 @@ void round_x(Stage st) {
         if ((c & 3u) == 0u) xd[c >> 2] = block_scale(ab);
         if (ab >= 0x7f800000u) xbad = 1u;
     }
-    if (st.gamma != 0ul) {   // 1 / rms of x into every block scale
+    if (norm) {   // 1 / rms of x into every block scale
         ss = subgroupAdd(ss);
         if (gl_SubgroupInvocationID == 0u) {
             red[2u * gl_SubgroupID] = ss.x;
@@ -210,10 +214,38 @@ void grid_wait(uint target) {
     memoryBarrierBuffer();
 }
 
+// Item `it` of stage st (context c) with its step: the dot into acc, and at
+// a row's last step the row's output.
+void consume(step_t cur, ctx_t c, Stage st, uint it, inout vec2 acc) {
+    uint k = it / c.steps, i = it - k * c.steps;
+    if ((ABL & 4u) == 0u) acc += step_dot(cur, c, i);
+    else {   // every loaded word kept alive, cheaply
+        uvec4 k4 = uvec4(0u);
+        float kd = 0.0;
+        [[unroll]] for (uint u = 0u; u < 4u; u++) if (u < U) { k4 ^= cur.lo[u] ^ cur.hi[u]; kd += cur.d[u]; }
+        acc.x += uintBitsToFloat(k4.x ^ k4.y ^ k4.z ^ k4.w) + kd;
+    }
+    if (i == c.steps - 1u) {
+        acc = subgroupAdd(acc);
+        if (gl_SubgroupInvocationID == 0u) {
+            uint row = c.lo + k * gl_NumSubgroups;
+            float y = acc.x;
+            if (st.epi == 1u) y += CohF(st.res).v[row];
+            if (st.epi == 2u) y = y / (1.0 + exp(-y)) * acc.y;
+            F32Buf(st.out_).v[row] = xbad != 0u ? uintBitsToFloat(0x7fc00000u) : y;
+        }
+        acc = vec2(0.0);
+    }
+}
+
+bool do_round(Stage st) {
+    return (ABL & 1u) == 0u && ((ABL & 16u) == 0u || st.K <= 4096u);
+}
+
 // ------------------------------------------------------------ main
 
 void main() {
-    const uint nwg = gl_NumWorkGroups.x, end = pc.first + pc.count, lane = gl_SubgroupInvocationID;
+    const uint nwg = gl_NumWorkGroups.x, end = pc.first + pc.count;
     uint waits = 0u;
     step_t cur;
     bool have = false;   // cur holds this stage's first step (prefetched)
@@ -221,11 +253,11 @@ void main() {
     for (uint s = pc.first; s < end; s++) {
         Stage st = StageBuf(pc.stages).s[s];
         if (s > pc.first) {
-            if (st.wait != 0u) grid_wait(++waits * nwg);
+            if (st.wait != 0u && (ABL & 2u) == 0u) grid_wait(++waits * nwg);
             else barrier();   // the shared x of the stage before is still being read
         }
         if (!have && c.items > 0u) cur = load_item(c, 0u);
-        round_x(st);
+        if (do_round(st)) round_x(st);
         bool last = s + 1u == end;
         ctx_t nc = last ? c : make_ctx(s + 1u);
         bool pf = !last && nc.items > 0u;
@@ -234,19 +266,7 @@ void main() {
             step_t nxt;
             if (it + 1u < c.items) nxt = load_item(c, it + 1u);
             else if (pf) nxt = load_item(nc, 0u);   // the next stage's first weights, through the wait
-            uint k = it / c.steps, i = it - k * c.steps;
-            acc += step_dot(cur, c, i);
-            if (i == c.steps - 1u) {
-                acc = subgroupAdd(acc);
-                if (lane == 0u) {
-                    uint row = c.lo + k * gl_NumSubgroups;
-                    float y = acc.x;
-                    if (st.epi == 1u) y += CohF(st.res).v[row];
-                    if (st.epi == 2u) y = y / (1.0 + exp(-y)) * acc.y;
-                    F32Buf(st.out_).v[row] = xbad != 0u ? uintBitsToFloat(0x7fc00000u) : y;
-                }
-                acc = vec2(0.0);
-            }
+            consume(cur, c, st, it, acc);
             cur = nxt;
         }
         have = pf && c.items > 0u;   // a subgroup with no rows here prefetched nothing
