@@ -42,7 +42,6 @@
 
 #define CHAIN_SYNC_BYTES 64   /* a chain's counters (count, done), a cache line of their own */
 
-
 /* Mirrors the push block of decode_chain.comp (std430). */
 typedef struct chain_push {
     uint64_t stages, sync, status;
@@ -91,14 +90,6 @@ rlx_status vk_chain_setup(vk_program *p) {
     return st;
 }
 
-static rlx_status note_chain_access(vk_chain_set *cs, const vk_range *rd, int n_rd, const vk_range *wr, int n_wr) {
-    for (int i = 0; i < n_rd; i++)
-        if (!vk_push_range(&cs->rd, &cs->n_rd, &cs->cap_rd, rd[i])) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
-    for (int i = 0; i < n_wr; i++)
-        if (!vk_push_range(&cs->wr, &cs->n_wr, &cs->cap_wr, wr[i])) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
-    return RLX_OK;
-}
-
 rlx_status vk_chain_offer(vk_program *p, recorder *r, int32_t node, const vk_dispatch *d, const vk_range *rd, int n_rd,
                           const vk_range *wr, int n_wr, bool *taken) {
     vk_chain_set *cs = &p->chain;
@@ -127,7 +118,9 @@ rlx_status vk_chain_offer(vk_program *p, recorder *r, int32_t node, const vk_dis
         cs->n_waits++;
         cs->n_rd = cs->n_wr = 0;
     }
-    if ((s = note_chain_access(cs, rd, n_rd, wr, n_wr)) != RLX_OK || (s = vk_rec_note(r, rd, n_rd, wr, n_wr)) != RLX_OK)
+    if ((s = vk_push_ranges(&cs->rd, &cs->n_rd, &cs->cap_rd, rd, n_rd)) != RLX_OK ||
+        (s = vk_push_ranges(&cs->wr, &cs->n_wr, &cs->cap_wr, wr, n_wr)) != RLX_OK ||
+        (s = vk_rec_note(r, rd, n_rd, wr, n_wr)) != RLX_OK)
         return s;
     cs->stages[cs->n_stages++] = st;
     cs->n++;
@@ -137,17 +130,16 @@ rlx_status vk_chain_offer(vk_program *p, recorder *r, int32_t node, const vk_dis
 }
 
 /* A pipeline barrier before the chain: what the recorder noted of the
- * chain's stages is kept (the barrier orders the chain itself). */
-static rlx_status barrier_keeping_chain(recorder *r, const vk_chain_set *cs) {
+ * chain's stages stays noted (the barrier orders only what came before the
+ * chain), moved to the front of the emptied lists. */
+static void barrier_keeping_chain(recorder *r, const vk_chain_set *cs) {
     int n_rd = r->n_reads - cs->mark_reads, n_wr = r->n_writes - cs->mark_writes;
-    vk_range *keep = malloc(sizeof *keep * (size_t)RLX_MAX(n_rd + n_wr, 1));
-    if (!keep) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
-    memcpy(keep, r->reads + cs->mark_reads, sizeof *keep * (size_t)n_rd);
-    memcpy(keep + n_rd, r->writes + cs->mark_writes, sizeof *keep * (size_t)n_wr);
     vk_rec_barrier(r);
-    rlx_status st = vk_rec_note(r, keep, n_rd, keep + n_rd, n_wr);
-    free(keep);
-    return st;
+    memmove(r->reads, r->reads + cs->mark_reads, sizeof *r->reads * (size_t)n_rd);
+    memmove(r->writes, r->writes + cs->mark_writes, sizeof *r->writes * (size_t)n_wr);
+    r->n_reads = n_rd;
+    r->n_writes = n_wr;
+    r->dirty = true;
 }
 
 rlx_status vk_chain_flush(vk_program *p, recorder *r) {
@@ -155,8 +147,7 @@ rlx_status vk_chain_flush(vk_program *p, recorder *r) {
     if (cs->n == 0) return RLX_OK;
     int n = cs->n;
     cs->n = 0;
-    rlx_status st;
-    if (cs->barrier_before && (st = barrier_keeping_chain(r, cs)) != RLX_OK) return st;
+    if (cs->barrier_before) barrier_keeping_chain(r, cs);
     if (n == 1 && cs->max_stages > 1) {   /* nothing to chain with: the dispatch as the lowering made it */
         cs->n_stages--;
         return vk_rec_dispatch(p, r, &cs->lone);

@@ -528,16 +528,18 @@ void vk_rec_barrier(recorder *r) {
     r->dirty = false;
 }
 
-bool vk_push_range(vk_range **set, int *n, int *cap, vk_range v) {
-    if (*n == *cap) {
-        int c = *cap ? *cap * 2 : 64;
+rlx_status vk_push_ranges(vk_range **set, int *n, int *cap, const vk_range *v, int count) {
+    if (*n + count > *cap) {
+        int c = *cap ? *cap : 64;
+        while (c < *n + count) c *= 2;
         vk_range *s = realloc(*set, (size_t)c * sizeof *s);
-        if (!s) return false;
+        if (!s) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
         *set = s;
         *cap = c;
     }
-    (*set)[(*n)++] = v;
-    return true;
+    if (count > 0) memcpy(*set + *n, v, sizeof *v * (size_t)count);
+    *n += count;
+    return RLX_OK;
 }
 
 /* Records that the next command reads rd[] and writes wr[]; inserts a barrier
@@ -552,12 +554,10 @@ bool vk_ranges_conflict(const vk_range *reads, int n_reads, const vk_range *writ
 }
 
 rlx_status vk_rec_note(recorder *r, const vk_range *rd, int n_rd, const vk_range *wr, int n_wr) {
-    for (int i = 0; i < n_rd; i++)
-        if (!vk_push_range(&r->reads, &r->n_reads, &r->cap_reads, rd[i])) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
-    for (int i = 0; i < n_wr; i++)
-        if (!vk_push_range(&r->writes, &r->n_writes, &r->cap_writes, wr[i])) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    rlx_status st = vk_push_ranges(&r->reads, &r->n_reads, &r->cap_reads, rd, n_rd);
+    if (st == RLX_OK) st = vk_push_ranges(&r->writes, &r->n_writes, &r->cap_writes, wr, n_wr);
     r->dirty = true;
-    return RLX_OK;
+    return st;
 }
 
 static rlx_status access(recorder *r, const vk_range *rd, int n_rd, const vk_range *wr, int n_wr) {

@@ -131,7 +131,8 @@ bool       vk_ranges_overlap(const vk_range *set, int n, vk_range r);
 /* Whether a command reading rd[] and writing wr[] conflicts with reads[] / writes[]. */
 bool       vk_ranges_conflict(const vk_range *reads, int n_reads, const vk_range *writes, int n_writes, const vk_range *rd,
                               int n_rd, const vk_range *wr, int n_wr);
-bool       vk_push_range(vk_range **set, int *n, int *cap, vk_range v);
+/* Appends v[0..count) to the growing set (*n entries of *cap). */
+rlx_status vk_push_ranges(vk_range **set, int *n, int *cap, const vk_range *v, int count);
 void       vk_rec_barrier(recorder *r);
 /* Notes the next command's accesses (no barrier decided here). */
 rlx_status vk_rec_note(recorder *r, const vk_range *rd, int n_rd, const vk_range *wr, int n_wr);
