@@ -119,7 +119,8 @@ rlx_status vk_lower_attention_o(vk_lower_ctx *c, const vk_lower_ctx *o) {
     d->spec[5] = ut;
     d->spec[6] = pf;
     d->spec[7] = (uint32_t)kb;   /* keys a walker loads together */
-    d->n_spec = 8;
+    d->spec[8] = (uint32_t)RLX_MAX(rlx_env_int("RLX_VK_ATT_O_ABL", 0), 0) & 7u;   /* timing ablations: wrong results */
+    d->n_spec = 9;
     d->groups[0] = (uint32_t)chunks;
     d->groups[1] = (uint32_t)Hkv;
     d->groups[2] = 1;

@@ -50,6 +50,9 @@ layout(constant_id = 4) const uint NA = 16;   // subgroups that walk the keys (<
 layout(constant_id = 5) const uint UT = 2;    // units of a row's slice per lane: ceil(GH D / 8 / S)
 layout(constant_id = 6) const uint PF = 8;    // rows per subgroup loaded before the attention
 layout(constant_id = 7) const uint KB = 2;    // keys per subgroup whose loads issue together
+layout(constant_id = 8) const uint ABL = 0;   // timing ablations (RLX_VK_ATT_O_ABL; results wrong): bit 0 no
+                                              // attention (x = q), bit 1 no o weight loads, bit 2 no partial sums
+                                              // (each workgroup stores its own partial as out)
 
 const uint D4 = D / 4u;
 const uint KS = GH * D;   // the group's columns of W
@@ -106,13 +109,21 @@ void main() {
             uint u = lane + t * S;
             wq[i][t] = uvec2(0u);
             wd[i][t] = 0u;
-            if (row < r1 && u < units) load_unit(row, u, wq[i][t], wd[i][t]);
+            if (row < r1 && u < units && (ABL & 2u) == 0u) load_unit(row, u, wq[i][t], wd[i][t]);
         }
     }
 
     // ---- attention of the group's GH heads
     const uint L = p.kvlen != 0ul ? uint(clamp(I32Buf(p.kvlen).v[0], 0, int(p.Skv))) : p.Skv;
-    if (sg < NA) {
+    if (sg < NA && (ABL & 1u) != 0u) {   // ablation: q itself as the attention's output
+        [[unroll]] for (uint h = 0u; h < GH; h++) {
+            if (lane == 0u) s_ml[sg * GH + h] = vec2(0.0, 1.0);
+            [[unroll]] for (uint t = 0u; t < SL; t++) {
+                uint i4 = t * S + lane;
+                if (i4 < D4) s_acc[(sg * GH + h) * D4 + i4] = V4In(p.q).v[(g * GH + h) * D4 + i4];
+            }
+        }
+    } else if (sg < NA) {
         vec4 qv[GH][SL], acc[GH][SL];
         float m[GH], l[GH];
         [[unroll]] for (uint h = 0u; h < GH; h++) {
@@ -187,7 +198,8 @@ void main() {
                     uint u = lane + t * S;
                     wq[i][t] = uvec2(0u);
                     wd[i][t] = 0u;
-                    if (row < r1 && u < units) load_unit(row, u, wq[i][t], wd[i][t]);
+                    if (row < r1 && u < units && (ABL & 2u) == 0u) load_unit(row, u, wq[i][t], wd[i][t]);
+                    else wq[i][t] = uvec2(row);   // ablation: something row-dependent, not loaded
                 }
             }
         }
@@ -200,11 +212,13 @@ void main() {
                 if (u < units) y += unit_dot(wq[i][t], wd[i][t], u);
             }
             y = subgroupAdd(y);
-            if (lane == 0u) CohF(p.part).v[g * p.N + row] = y;
+            if (lane == 0u && (ABL & 4u) != 0u) F32Buf(p.out_).v[row] = y;
+            else if (lane == 0u) CohF(p.part).v[g * p.N + row] = y;
         }
     }
 
     // ---- the last of the chunk's workgroups sums the partials in order
+    if ((ABL & 4u) != 0u) return;
     memoryBarrierBuffer();
     barrier();
     if (lid == 0u) s_last = atomicAdd(U32Buf(p.counters).v[c], 1u) == HKV - 1u;
