@@ -228,10 +228,5 @@ rlx_status vk_lower_rms_dequant(vk_lower_ctx *c);    /* RMS_DEQUANT_MATMUL, RMS_
  * matvec cannot (see vk_epilogue.c). */
 rlx_status vk_lower_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons);
 rlx_status vk_lower_dequant_rows(vk_lower_ctx *c);   /* GATHER_ROWS of a block-quantized table (from gather.c) */
-/* Decode attention c with the o projection that reads it (o: the
- * DEQUANT_MATMUL_ADD's lowering context) as one dispatch
- * (lower/attention_o.c): RLX_STATUS_UNSUPPORTED, nothing emitted and no
- * error set, where the shapes do not fit. */
-rlx_status vk_lower_attention_o(vk_lower_ctx *c, const vk_lower_ctx *o);
 
 #endif

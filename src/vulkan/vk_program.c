@@ -139,8 +139,7 @@ static double spin_cap_seconds(const vk_ctx *c) {
 }
 
 /* Node i's dispatches: its own lowering, or with its consumer's work in the
- * epilogue (vk_epilogue.c; an attention's: the o projection,
- * lower/attention_o.c) when info.epilogue names one; an attention node
+ * epilogue (vk_epilogue.c) when info.epilogue names one; an attention node
  * leaves its combine to the matvec info.comb_into names, and that matvec
  * gets the partials (info.comb_from) from the attention's latest lowering. */
 static void offer_images(const vk_program *p, int32_t i, vk_lower_ctx *c);
@@ -159,7 +158,6 @@ static rlx_status lower_node(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t
     }
     vk_lower_ctx cons;
     lower_ctx_init(p, j, &cons, scratch_addr);
-    if (p->g->nodes[i].op == IR_OP_ATTENTION) return vk_lower_attention_o(c, &cons);
     return vk_lower_dequant_epilogue(c, &cons);
 }
 
@@ -263,9 +261,7 @@ static void plan_images(vk_program *p) {
     int32_t n_producers = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
-        if (!is_step(g, p->plan, i) || !xim_op(n->op) || forced_to_host(n->op) || p->info[i].epilogue >= 0 ||
-            p->info[i].absorbed_by >= 0)
-            continue;
+        if (!is_step(g, p->plan, i) || !xim_op(n->op) || forced_to_host(n->op) || p->info[i].epilogue >= 0) continue;
         int32_t first = -1, gamma = -1;
         uint32_t family = 0;
         int64_t widest = 0;   /* the consumers' largest output (rows) */
@@ -345,27 +341,6 @@ static bool same_bytes(const vk_program *p, int32_t x, int32_t i) {
     return p->loc[x].addr == p->loc[i].addr && node_bytes(&p->g->nodes[x]) == node_bytes(&p->g->nodes[i]);
 }
 
-/* Whether attention i may do o projection j's work (lower/attention_o.c) at
- * i's place in the schedule: j's other inputs (weights, residual) exist by
- * then (nothing runs between the two: vk_combine_consumer), and j's result
- * overlaps none of i's inputs, which other workgroups of the fused dispatch
- * may still be reading when one stores it. */
-static bool att_o_safe(const vk_program *p, int32_t i, int32_t j) {
-    const ir_graph *g = p->g;
-    const ir_node *on = &g->nodes[j], *an = &g->nodes[i];
-    for (int k = 1; k < on->n_in; k++) {
-        int32_t root = p->plan->entries[on->in[k]].base;
-        ir_op rop = g->nodes[root].op;
-        if (root >= i && rop != IR_OP_INPUT && rop != IR_OP_PARAM && rop != IR_OP_CONST) return false;
-    }
-    vk_range r = range_of(p, j);
-    for (int k = 0; k < an->n_in; k++) {
-        vk_range in = range_of(p, an->in[k]);
-        if (vk_ranges_overlap(&in, 1, r)) return false;
-    }
-    return true;
-}
-
 /* Whether decode attention feeding matvec j (its combine candidate) should
  * by default merge its own partials (attention.comp LASTC) instead of
  * handing them to j: where j is a Q8_0 product of K >= 4096
@@ -396,7 +371,6 @@ static rlx_status plan_absorptions(vk_program *p) {
     }
     const bool combines = !rlx_env_int("RLX_VK_NO_COMBINE_FOLD", 0);
     const int last_forced = rlx_env_int("RLX_VK_ATT_LAST_COMBINE", -1);   /* 1 every attention, 0 none, -1 the rule */
-    const int att_o = rlx_env_int("RLX_VK_ATT_O", 0);   /* 1: attention does the o projection where it fits */
     int32_t *uses = pass_use_counts(g);
     if (!uses) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
     for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -405,15 +379,6 @@ static rlx_status plan_absorptions(vk_program *p) {
         if (j >= 0 && !forced_to_host(g->nodes[j].op)) {
             const ir_node *cn = &g->nodes[j];
             if (same_bytes(p, cn->in[cn->op == IR_OP_ROPE ? 0 : 1], i) && epilogue_safe(p, i, j)) p->info[i].epilogue = j;
-        }
-        if (g->nodes[i].op == IR_OP_ATTENTION && att_o > 0) {   /* the o projection in the attention's dispatch */
-            int32_t o = vk_combine_consumer(g, p->plan, uses, i);
-            if (o >= 0 && g->nodes[o].op == IR_OP_DEQUANT_MATMUL_ADD && !forced_to_host(g->nodes[o].op) &&
-                same_bytes(p, g->nodes[o].in[0], i) && att_o_safe(p, i, o)) {
-                p->info[i].epilogue = o;
-                p->info[o].absorbed_by = i;   /* until the lowering says otherwise (plan_lowering) */
-                continue;
-            }
         }
         if (g->nodes[i].op == IR_OP_ATTENTION && last_forced == 1) {
             p->info[i].last_combine = true;
@@ -469,7 +434,6 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             if (info->epilogue >= 0 && st == RLX_OK && c.n_d > 0) {
                 p->info[info->epilogue].absorbed_by = i;   /* the consumer comes later: i < epilogue */
             } else if (info->epilogue >= 0 && (st == RLX_STATUS_UNSUPPORTED || st == RLX_OK)) {   /* the matvec alone */
-                p->info[info->epilogue].absorbed_by = -1;   /* planned for attention's o (plan_absorptions) */
                 info->epilogue = -1;
                 rlx_clear_error();
                 st = lower_node(p, i, &c, 0);
