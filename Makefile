@@ -171,11 +171,11 @@ $(BUILD)/bench_shaders/%.spv: bench/shaders/%.comp $(SHADER_INC) $(wildcard benc
 	@mkdir -p $(dir $@)
 	glslc --target-env=vulkan1.2 -O -Isrc/vulkan/shaders $< -o $@
 
-$(BUILD)/vk_chain: bench/vk_chain.c $(LIB) $(BUILD)/bench_shaders/decode_chain.spv
+$(BUILD)/vk_chain: bench/vk_chain.c bench/vk_bench_common.h $(LIB) $(BUILD)/bench_shaders/decode_chain.spv
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_chain.c $(LINK_LIB) $(LDLIBS)
 
 # Experiment: dependent L2 hits behind outstanding DRAM loads (bench/vk_inflight.c).
-$(BUILD)/vk_inflight: bench/vk_inflight.c $(LIB) $(BUILD)/bench_shaders/inflight.spv
+$(BUILD)/vk_inflight: bench/vk_inflight.c bench/vk_bench_common.h $(LIB) $(BUILD)/bench_shaders/inflight.spv
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_inflight.c $(LINK_LIB) $(LDLIBS)
 
 gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(BUILD)/llm_bench $(BUILD)/vk_matvec $(BUILD)/vk_chain $(BUILD)/vk_inflight $(RLX) $(TESTS)

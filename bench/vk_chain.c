@@ -42,9 +42,9 @@
  * shader is read from bench_shaders/decode_chain.spv next to the program
  * (build/vk_chain: build/bench_shaders), or from --shaders DIR.
  */
-#include "rlx.h"
+#define BENCH_TOOL "vk_chain"
+#include "vk_bench_common.h"   /* CHECK_VK, die_on, shaders, pipelines, lists */
 #include "io/quant.h"
-#include "vulkan/vk_ctx.h"
 #include "vulkan/vk_weight_layout.h"   /* Q8_0 rows planar, as the library lays them out */
 
 #include <math.h>
@@ -53,14 +53,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK_VK(call)                                                                   \
-    do {                                                                                 \
-        VkResult r_ = (call);                                                            \
-        if (r_ != VK_SUCCESS) {                                                          \
-            fprintf(stderr, "vk_chain: %s failed: %s\n", #call, vk_result_name(r_));     \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
 
 typedef struct stage_desc { int64_t N, K; int epi; } stage_desc;
 typedef struct gpu_stage { uint64_t x, w, out, res; uint32_t N, K, row_bytes, epi; } gpu_stage;   /* std430, 48 B */
@@ -84,12 +76,6 @@ typedef struct bench_vk {
     VkCommandPool pool;
     vk_buf readback;
 } bench_vk;
-
-static void die_on(rlx_status st) {
-    if (st == RLX_OK) return;
-    fprintf(stderr, "vk_chain: %s\n", rlx_last_error());
-    exit(1);
-}
 
 static vk_buf buf_new(bench_vk *v, size_t bytes, bool host) {
     vk_buf b;
@@ -128,22 +114,6 @@ static void download(bench_vk *v, const vk_buf *src, size_t off, void *dst, size
     }
 }
 
-static uint32_t *read_file(const char *path, size_t *bytes) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    uint32_t *d = n > 0 ? malloc((size_t)n) : NULL;
-    if (d && fread(d, 1, (size_t)n, fp) != (size_t)n) {
-        free(d);
-        d = NULL;
-    }
-    fclose(fp);
-    *bytes = (size_t)n;
-    return d;
-}
-
 /* The driver's register count for a pipeline, where it says (with
  * RLX_VK_PIPELINE_STATS=1 the context has VK_KHR_pipeline_executable_properties;
  * NVIDIA: "Register Count"). */
@@ -164,20 +134,7 @@ static void print_registers(const vk_ctx *c, VkPipeline p, uint32_t pf) {
  * range, no descriptors); spec: decode_chain.comp's constant_id 0..11. */
 #define N_SPEC 13
 static VkPipeline make_pipe(vk_ctx *c, const uint32_t *code, size_t bytes, const uint32_t spec[N_SPEC]) {
-    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = bytes, .pCode = code};
-    VkShaderModule mod;
-    CHECK_VK(c->f.vkCreateShaderModule(c->dev, &mi, NULL, &mod));
-    VkSpecializationMapEntry me[N_SPEC];
-    for (uint32_t i = 0; i < N_SPEC; i++) me[i] = (VkSpecializationMapEntry){i, 4 * i, 4};
-    VkSpecializationInfo spi = {.mapEntryCount = N_SPEC, .pMapEntries = me, .dataSize = N_SPEC * sizeof *spec, .pData = spec};
-    VkComputePipelineCreateInfo ci = {
-        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                  .module = mod, .pName = "main", .pSpecializationInfo = &spi},
-        .layout = c->layout, .flags = c->get_exec_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0};
-    VkPipeline p;
-    CHECK_VK(c->f.vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &ci, NULL, &p));
-    c->f.vkDestroyShaderModule(c->dev, mod, NULL);
+    VkPipeline p = make_bench_pipe(c, code, bytes, spec, N_SPEC);
     print_registers(c, p, spec[3]);
     return p;
 }
@@ -264,20 +221,6 @@ static void round_like_shader(const float *x, double *xr, int64_t K) {
     }
 }
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int parse_list(const char *s, uint32_t *out, int max) {
-    int n = 0;
-    while (s && *s && n < max) {
-        out[n++] = (uint32_t)strtoul(s, (char **)&s, 10);
-        if (*s == ',') s++;
-    }
-    return n;
-}
-
 int main(int argc, char **argv) {
     const char *device = NULL, *model = "8b", *shaders = NULL;
     int layers = 8, runs = 20;
@@ -346,20 +289,8 @@ int main(int argc, char **argv) {
             fprintf(stderr, "vk_chain: grid %u outside 1..1024\n", grids[gi]);
             return 2;
         }
-    char spv[1024];
-    if (!shaders) {   /* next to the program: build/vk_chain reads build/bench_shaders */
-        const char *slash = strrchr(argv[0], '/');
-        snprintf(spv, sizeof spv, "%.*s/bench_shaders/decode_chain.spv", slash ? (int)(slash - argv[0]) : 1,
-                 slash ? argv[0] : ".");
-    } else {
-        snprintf(spv, sizeof spv, "%s/decode_chain.spv", shaders);
-    }
     size_t code_bytes;
-    uint32_t *code = read_file(spv, &code_bytes);
-    if (!code) {
-        fprintf(stderr, "vk_chain: cannot read %s\n", spv);
-        return 1;
-    }
+    uint32_t *code = load_bench_shader(argv[0], shaders, "decode_chain", &code_bytes);
     bench_vk v = {0};
     die_on(vk_ctx_acquire(-1, device, true, &v.c));
     vk_ctx *c = v.c;

@@ -19,79 +19,17 @@
  * Raw Vulkan through the library's context (vulkan/vk_ctx.h), as
  * bench/vk_chain.c. Results: bench/RESULTS.md, nineteenth session.
  */
-#include "rlx.h"
-#include "vulkan/vk_ctx.h"
+#define BENCH_TOOL "vk_inflight"
+#include "vk_bench_common.h"   /* CHECK_VK, die_on, shaders, pipelines, lists */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK_VK(call)                                                                    \
-    do {                                                                                  \
-        VkResult r_ = (call);                                                             \
-        if (r_ != VK_SUCCESS) {                                                           \
-            fprintf(stderr, "vk_inflight: %s failed: %s\n", #call, vk_result_name(r_));   \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
 
 enum { N_SPEC = 4, MAX_LIST = 8, TABLE_WORDS = 1 << 20, REGIONS = 24 };
 
 typedef struct push_t { uint64_t big, table, out; uint32_t mask, pad; } push_t;
-
-static void die_on(rlx_status st) {
-    if (st == RLX_OK) return;
-    fprintf(stderr, "vk_inflight: %s\n", rlx_last_error());
-    exit(1);
-}
-
-static uint32_t *read_file(const char *path, size_t *bytes) {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    uint32_t *d = n > 0 ? malloc((size_t)n) : NULL;
-    if (d && fread(d, 1, (size_t)n, fp) != (size_t)n) {
-        free(d);
-        d = NULL;
-    }
-    fclose(fp);
-    *bytes = (size_t)n;
-    return d;
-}
-
-static VkPipeline make_pipe(vk_ctx *c, const uint32_t *code, size_t bytes, const uint32_t spec[N_SPEC]) {
-    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = bytes, .pCode = code};
-    VkShaderModule mod;
-    CHECK_VK(c->f.vkCreateShaderModule(c->dev, &mi, NULL, &mod));
-    VkSpecializationMapEntry me[N_SPEC];
-    for (uint32_t i = 0; i < N_SPEC; i++) me[i] = (VkSpecializationMapEntry){i, 4 * i, 4};
-    VkSpecializationInfo spi = {.mapEntryCount = N_SPEC, .pMapEntries = me, .dataSize = N_SPEC * sizeof *spec, .pData = spec};
-    VkComputePipelineCreateInfo ci = {
-        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                  .module = mod, .pName = "main", .pSpecializationInfo = &spi},
-        .layout = c->layout};
-    VkPipeline p;
-    CHECK_VK(c->f.vkCreateComputePipelines(c->dev, VK_NULL_HANDLE, 1, &ci, NULL, &p));
-    c->f.vkDestroyShaderModule(c->dev, mod, NULL);
-    return p;
-}
-
-static int parse_list(const char *s, uint32_t *out, int max) {
-    int n = 0;
-    while (s && *s && n < max) {
-        out[n++] = (uint32_t)strtoul(s, (char **)&s, 10);
-        if (*s == ',') s++;
-    }
-    return n;
-}
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* Device µs of one dispatch of pipe (median of runs), each run on the next
  * of the REGIONS regions of big (so a region's lines have left L2 when it is
@@ -161,20 +99,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "vk_inflight: --runs >= 1, --wg a multiple of 32 up to 1024\n");
         return 2;
     }
-    char spv[1024];
-    if (!shaders) {   /* next to the program: build/vk_inflight reads build/bench_shaders */
-        const char *slash = strrchr(argv[0], '/');
-        snprintf(spv, sizeof spv, "%.*s/bench_shaders/inflight.spv", slash ? (int)(slash - argv[0]) : 1,
-                 slash ? argv[0] : ".");
-    } else {
-        snprintf(spv, sizeof spv, "%s/inflight.spv", shaders);
-    }
     size_t code_bytes;
-    uint32_t *code = read_file(spv, &code_bytes);
-    if (!code) {
-        fprintf(stderr, "vk_inflight: cannot read %s\n", spv);
-        return 1;
-    }
+    uint32_t *code = load_bench_shader(argv[0], shaders, "inflight", &code_bytes);
     vk_ctx *c;
     die_on(vk_ctx_acquire(-1, device, true, &c));
     if (!grid) grid = c->caps.compute_units ? c->caps.compute_units : 4;
@@ -216,7 +142,7 @@ int main(int argc, char **argv) {
             for (int ih = 0; ih < n_h; ih++) {
                 if (order >= 1 && (ps[ip] == 0 || hs[ih] == 0)) continue;   /* the same as order 0 */
                 uint32_t spec[N_SPEC] = {wg, ps[ip], hs[ih], order};
-                VkPipeline pipe = make_pipe(c, code, code_bytes, spec);
+                VkPipeline pipe = make_bench_pipe(c, code, code_bytes, spec, N_SPEC);
                 double us = time_pipe(c, pool, qp, pipe, grid, pu, region, runs);
                 printf("| %s | %u | %.0f | %u | %.2f |\n", order_name[order], ps[ip],
                        (double)ps[ip] * wg * 16 / 1024, hs[ih], us);
