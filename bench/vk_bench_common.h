@@ -27,13 +27,13 @@
         }                                                                                     \
     } while (0)
 
-static void die_on(rlx_status st) {
+static inline void die_on(rlx_status st) {
     if (st == RLX_OK) return;
     fprintf(stderr, "%s: %s\n", BENCH_TOOL, rlx_last_error());
     exit(1);
 }
 
-static uint32_t *read_file(const char *path, size_t *bytes) {
+static inline uint32_t *read_file(const char *path, size_t *bytes) {
     FILE *fp = fopen(path, "rb");
     if (!fp) return NULL;
     fseek(fp, 0, SEEK_END);
@@ -52,7 +52,7 @@ static uint32_t *read_file(const char *path, size_t *bytes) {
 /* The SPIR-V of bench/shaders/<name>.comp: from dir, or from bench_shaders/
  * next to the program (build/vk_chain reads build/bench_shaders). Exits with
  * a message if it cannot be read. */
-static uint32_t *load_bench_shader(const char *argv0, const char *dir, const char *name, size_t *bytes) {
+static inline uint32_t *load_bench_shader(const char *argv0, const char *dir, const char *name, size_t *bytes) {
     char spv[1024];
     if (!dir) {
         const char *slash = strrchr(argv0, '/');
@@ -71,7 +71,7 @@ static uint32_t *load_bench_shader(const char *argv0, const char *dir, const cha
 /* A compute pipeline of code on the context's shared layout (one push range,
  * no descriptors), spec[i] as constant_id i; with statistics captured where
  * the context can report them (RLX_VK_PIPELINE_STATS=1). */
-static VkPipeline make_bench_pipe(vk_ctx *c, const uint32_t *code, size_t bytes, const uint32_t *spec, uint32_t n_spec) {
+static inline VkPipeline make_bench_pipe(vk_ctx *c, const uint32_t *code, size_t bytes, const uint32_t *spec, uint32_t n_spec) {
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = bytes, .pCode = code};
     VkShaderModule mod;
     CHECK_VK(c->f.vkCreateShaderModule(c->dev, &mi, NULL, &mod));
@@ -90,13 +90,13 @@ static VkPipeline make_bench_pipe(vk_ctx *c, const uint32_t *code, size_t bytes,
     return p;
 }
 
-static int cmp_d(const void *a, const void *b) {
+static inline int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
 }
 
 /* "a,b,c" into out (at most max); returns the count. */
-static int parse_list(const char *s, uint32_t *out, int max) {
+static inline int parse_list(const char *s, uint32_t *out, int max) {
     int n = 0;
     while (s && *s && n < max) {
         out[n++] = (uint32_t)strtoul(s, (char **)&s, 10);

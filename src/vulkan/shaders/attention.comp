@@ -46,6 +46,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "nn_common.glsl"
+#include "att_splits.glsl"   // the partials' layout and merge (LASTC; attention_combine.comp alike)
 
 layout(local_size_x = 128) in;
 
@@ -177,6 +178,23 @@ void load_tiles_k_v(uint row0, uint nvalid) {
 
 // GSPL: this member's (m, l, acc) to its own place; the last of the geff
 // members of partial `split` to finish merges them into the partial.
+// Counts this workgroup done on counter ci once its stores are made visible;
+// true (workgroup-uniform) in the last of `count` to arrive, which also
+// zeroes the counter for the next run and may then read the others' stores.
+bool last_to_finish(uint ci, uint count) {
+    memoryBarrierBuffer();   // this invocation's stores, before the count
+    barrier();
+    if (tid == 0u) {   // the flag lives in Ps, unused from here on (no shared memory beyond att_smem's count)
+        uint done = atomicAdd(U32Buf(p.counters).v[ci], 1u) + 1u;
+        Ps[0].x = done == count ? 1.0 : 0.0;
+        if (done == count) atomicExchange(U32Buf(p.counters).v[ci], 0u);   // zero for the next run
+    }
+    barrier();
+    bool last = Ps[0].x != 0.0;
+    if (last) memoryBarrierBuffer();
+    return last;
+}
+
 void merge_members(float m[RQ], float l[RQ], vec4 acc[RQ][DQ], uint b, uint split, uint hk, uint blk, uint r0,
                    uint geff) {
     const uint NSA = NSPLIT * GSPL;   // the members' places are laid out for all GSPL
@@ -195,17 +213,7 @@ void merge_members(float m[RQ], float l[RQ], vec4 acc[RQ][DQ], uint b, uint spli
                 if (col4 * 4 + e < D) AttPhysF(p.scratch).v[p.phys_off + pp * D + col4 * 4 + e] = acc[r][c][e];
         }
     }
-    memoryBarrierBuffer();   // this invocation's stores, before the count
-    barrier();
-    const uint ci = ((b * NSPLIT + split) * p.Hkv + hk) * gl_NumWorkGroups.x + blk;
-    if (tid == 0u) {   // the flag lives in Ps, unused from here on (no shared memory beyond att_smem's count)
-        uint done = atomicAdd(U32Buf(p.counters).v[ci], 1u) + 1u;
-        Ps[0].x = done == geff ? 1.0 : 0.0;
-        if (done == geff) atomicExchange(U32Buf(p.counters).v[ci], 0u);   // zero for the next run
-    }
-    barrier();
-    if (Ps[0].x == 0.0) return;   // workgroup-uniform
-    memoryBarrierBuffer();
+    if (!last_to_finish(((b * NSPLIT + split) * p.Hkv + hk) * gl_NumWorkGroups.x + blk, geff)) return;
     for (uint r = 0; r < RQ; r++) {
         uint row = r0 + ty + 8 * r;
         if (row >= p.rows) continue;
@@ -241,43 +249,20 @@ void merge_members(float m[RQ], float l[RQ], vec4 acc[RQ][DQ], uint b, uint spli
 }
 
 // LASTC: counts this workgroup's partial done; the last of the NSPLIT
-// merges them (attention_combine.comp's arithmetic) into out.
+// merges them into out (att_splits.glsl, as attention_combine.comp does).
 void combine_if_last(uint b, uint hk, uint blk, uint r0, uint qrow0) {
-    memoryBarrierBuffer();   // this invocation's partial stores, before the count
-    barrier();
-    const uint ci = (b * p.Hkv + hk) * gl_NumWorkGroups.x + blk;
-    if (tid == 0u) {   // the flag lives in Ps, unused from here on
-        uint done = atomicAdd(U32Buf(p.counters).v[ci], 1u) + 1u;
-        Ps[0].x = done == NSPLIT ? 1.0 : 0.0;
-        if (done == NSPLIT) atomicExchange(U32Buf(p.counters).v[ci], 0u);   // zero for the next run
-    }
-    barrier();
-    if (Ps[0].x == 0.0) return;   // workgroup-uniform
-    memoryBarrierBuffer();
+    if (!last_to_finish((b * p.Hkv + hk) * gl_NumWorkGroups.x + blk, NSPLIT)) return;
     for (uint r = 0; r < RQ; r++) {
         uint row = r0 + ty + 8 * r;
         if (row >= p.rows) continue;
-        float M = NEG_INF;
-        for (uint s = 0; s < NSPLIT; s++) {
-            uint part = ((b * NSPLIT + s) * p.Hkv + hk) * p.rows + row;
-            M = max(M, AttPhysF(p.scratch).v[p.ml_off + 2 * part]);
-        }
+        float M = split_max(p.scratch, p.ml_off, b, hk, row, NSPLIT, p.Hkv, p.rows);
         for (uint c = 0; c < DQ; c++) {
             uint col4 = tx + 16 * c;
-            if (col4 >= D4) continue;
             for (uint e = 0; e < 4; e++) {
                 uint col = col4 * 4 + e;
-                if (col >= D) continue;
-                float num = 0.0, den = 0.0;
-                if (M != NEG_INF) {
-                    for (uint s = 0; s < NSPLIT; s++) {
-                        uint part = ((b * NSPLIT + s) * p.Hkv + hk) * p.rows + row;
-                        float w = exp2(AttPhysF(p.scratch).v[p.ml_off + 2 * part] - M);
-                        den += w * AttPhysF(p.scratch).v[p.ml_off + 2 * part + 1];
-                        num += w * AttPhysF(p.scratch).v[part * D + col];
-                    }
-                }
-                F32Buf(p.out_).v[(qrow0 + row) * D + col] = den > 0.0 ? num / den : 0.0;
+                if (col4 < D4 && col < D)
+                    F32Buf(p.out_).v[(qrow0 + row) * D + col] =
+                        split_merge(p.scratch, p.ml_off, D, b, hk, row, col, M, NSPLIT, p.Hkv, p.rows);
             }
         }
     }
