@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# decode_peers.sh — on the GPU machine: prefill and decode of rlx builds and of
+# llama.cpp (CUDA and Vulkan) on the same random-weight GGUF files, so that
+# every number of one table comes from one device call.
+#
+#   PHASE=peers  bash bench/decode_peers.sh   build llama.cpp CUDA (~3 min), write
+#                                             the GGUFs, time llama.cpp on them
+#   PHASE=rlx    bash bench/decode_peers.sh   time the rlx builds (A B A B ...)
+#
+# The two phases may run in two calls on one warm machine (the GGUFs and the
+# CUDA build stay in $WORK). Carry .gl, the rlx build folders named in BUILDS
+# (each with llm_bench), and PEER: a folder with lcpp-src.tar.gz, vk.tar.xz
+# (the prebuilt Vulkan libraries of @node-llama-cpp/linux-x64-vulkan 3.22.1)
+# and lcpp_bench, as ../shared/peers/get_llamacpp.sh makes them, plus
+# build_lcpp_cuda.sh. Prints one line per model and runtime:
+#   model:quant runtime prefill_tok_s X decode_tok_s Y
+set -u
+for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
+ldconfig
+export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
+work=${WORK:-/tmp/decode_peers}
+peer=${PEER:-.peer}
+builds=${BUILDS:-build}
+last=${builds##* }
+models=${MODELS:-8b:q4_k_m 8b:q8_0 1b:q4_k_m 1b:q8_0}
+prompt=${PROMPT:-512}
+decode=${DECODE:-64}
+rounds=${ROUNDS:-2}
+mkdir -p "$work"
+
+if [ "${PHASE:-rlx}" = peers ]; then
+    LCPP_DIR=$work/lcpp bash "$peer/build_lcpp_cuda.sh" "$peer/lcpp-src.tar.gz" > "$work/lcpp_build.txt" 2>&1 ||
+        { tail -20 "$work/lcpp_build.txt"; exit 1; }
+    cuda_lib=$(find "$work/lcpp/build" -name 'libllama.so' | head -1)
+    mkdir -p "$work/vk" && tar xJf "$peer/vk.tar.xz" -C "$work"
+    for mq in $models; do
+        m=${mq%%:*}; q=${mq##*:}; f=$work/$m-$q.gguf
+        [ -f "$f" ] || "$last/llm_bench" --device H200 --model "$m" --quant "$q" --prompt 1 --decode 1 \
+            --write-gguf "$f" > /dev/null 2>&1
+        for r in $(seq "$rounds"); do
+            echo "$mq llama.cpp-cuda $(LD_LIBRARY_PATH=$(dirname "$cuda_lib") "$peer/lcpp_bench" "$cuda_lib" "$f" \
+                "$prompt" "$decode" 3 999 1 2>&1 | grep RESULT | cut -d' ' -f3-)"
+            echo "$mq llama.cpp-vulkan $(LD_LIBRARY_PATH=$work/vk "$peer/lcpp_bench" "$work/vk/libllama.vulkan.v0.5.0.so" \
+                "$f" "$prompt" "$decode" 3 999 1 2>&1 | grep RESULT | cut -d' ' -f3-)"
+        done
+    done
+    exit 0
+fi
+
+"$last/llm_bench" --device H200 --model 1b --quant q8_0 --prompt 16 --decode 4 > /dev/null 2>&1   # warm-up
+for mq in $models; do
+    m=${mq%%:*}; q=${mq##*:}
+    "$last/llm_bench" --device H200 --model "$m" --quant "$q" --prompt "$prompt" --decode "$decode" > /dev/null 2>&1
+    for r in $(seq "$rounds"); do
+        for b in $builds; do
+            echo "$mq $b $("$b/llm_bench" --device H200 --model "$m" --quant "$q" --prompt "$prompt" \
+                --decode "$decode" 2>&1 | grep RESULT | cut -d' ' -f4-)"
+        done
+    done
+done
