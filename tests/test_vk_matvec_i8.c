@@ -359,7 +359,7 @@ TEST(vk_matvec_i8_nonfinite_x) {
  * the exact result (~4e-3). */
 TEST(vk_matvec_i8_equals_cpu_fast_path) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
+    if (!vkp_require_int_dot()) return;
     for (size_t t = 0; t < N_TYPES; t++)
         for (int64_t M = 1; M <= 3; M += 2) {
             rlx_dtype dt = types[t];
