@@ -202,6 +202,9 @@ SOVERSION  = 0
 LIB_SHARED = $(BUILD)/librlx.so.$(SOVERSION)
 API_SYMS   = $(BUILD)/gen/rlx_api.syms
 API_MAP    = $(BUILD)/gen/rlx_api.map
+# Every symbol resolved at link time, except with sanitizers, whose runtime
+# (clang's) the executable brings.
+SO_NO_UNDEFINED = $(if $(SAN_FLAGS),,-Wl,--no-undefined)
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 
@@ -227,7 +230,7 @@ $(LIB_PUBLIC): $(BUILD)/rlx_public.o
 
 $(LIB_SHARED): $(LIB_OBJ) $(API_MAP)
 	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,librlx.so.$(SOVERSION) -Wl,--version-script=$(API_MAP) \
-	    -Wl,--no-undefined -o $@ $(LIB_OBJ) $(LDLIBS)
+	    $(SO_NO_UNDEFINED) -o $@ $(LIB_OBJ) $(LDLIBS)
 	ln -sf librlx.so.$(SOVERSION) $(BUILD)/librlx.so
 
 # Installs the header, both libraries, rlx.pc and the CLI under $(DESTDIR)$(PREFIX).
