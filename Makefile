@@ -138,7 +138,7 @@ sanitize:
 	    SAN_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 
 BENCH_GEMM = $(BUILD)/bench_gemm
-$(BENCH_GEMM): bench/gemm.c $(LIB)
+$(BENCH_GEMM): bench/gemm.c bench/bench_cpu.h $(LIB)
 	$(CC) $(CFLAGS_ALL) -I/usr/include/x86_64-linux-gnu/openblas-pthread -o $@ bench/gemm.c $(LIB) \
 	    -L/usr/lib/x86_64-linux-gnu/openblas-pthread -lopenblas $(LDLIBS)
 
@@ -148,7 +148,7 @@ $(VK_BENCH): bench/vk_bench.c $(LIB)
 
 # Decode-shaped quantized matvec on the CPU: fast 8-bit path vs exact path.
 BENCH_QDOT = $(BUILD)/bench_qdot
-$(BENCH_QDOT): bench/qdot.c $(LIB)
+$(BENCH_QDOT): bench/qdot.c bench/bench_cpu.h $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/qdot.c $(LINK_LIB) $(LDLIBS)
 
 bench-qdot: $(BENCH_QDOT)
