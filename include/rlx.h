@@ -428,7 +428,8 @@ typedef struct rlx_device_info {
     int             fp16;               /* 1: f16 arithmetic in shaders (CPU: 0) */
     int             storage16;          /* 1: 16-bit storage buffers */
     int             bf16;               /* 1: bf16 shader type (VK_KHR_shader_bfloat16) */
-    int             cooperative_matrix; /* 1: NV or KHR cooperative matrices */
+    int             cooperative_matrix_nv;  /* 1: VK_NV_cooperative_matrix, feature on */
+    int             cooperative_matrix_khr; /* 1: VK_KHR_cooperative_matrix */
     int             integer_dot;        /* 1: shader integer dot products */
     int             integer_dot_accelerated; /* 1: 4x8-bit packed signed dots are hardware-accelerated */
     int             integer_dot_used;   /* 1: rlx's i8 decode matvec uses them on this device */

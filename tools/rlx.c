@@ -64,7 +64,7 @@ static void print_device(const rlx_device_info *d) {
            d->api_version & 0xfffu);
     printf("  subgroup size    %d\n", d->subgroup_size);
     printf("  fp16 arithmetic  %s; 16-bit storage %s; bf16 %s\n", yes_no(d->fp16), yes_no(d->storage16), yes_no(d->bf16));
-    printf("  coop. matrix     %s\n", yes_no(d->cooperative_matrix));
+    printf("  coop. matrix     NV %s; KHR %s\n", yes_no(d->cooperative_matrix_nv), yes_no(d->cooperative_matrix_khr));
     printf("  integer dot      %s%s%s\n", yes_no(d->integer_dot),
            d->integer_dot && d->integer_dot_accelerated ? ", 4x8-bit accelerated" : "",
            d->integer_dot && !d->integer_dot_used ? " (not used: RLX_VK_NO_INT_DOT or no subgroup shuffles)" : "");

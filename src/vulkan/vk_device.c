@@ -230,7 +230,8 @@ rlx_status vk_device_info(int i, rlx_device_info *out) {
     out->fp16 = d->float16;
     out->storage16 = d->storage16;
     out->bf16 = d->ext_bf16;
-    out->cooperative_matrix = d->coopmat_nv_feature || d->ext_coopmat_khr;
+    out->cooperative_matrix_nv = d->coopmat_nv_feature;
+    out->cooperative_matrix_khr = d->ext_coopmat_khr;
     out->integer_dot = d->int_dot_feature;
     out->integer_dot_accelerated = d->int_dot_accel;
     out->integer_dot_used = int_dot_usable(d);
