@@ -4,6 +4,7 @@
 #
 #   make            library + rlx CLI
 #   make test       setup, then the whole suite; ends with "N passed, N failed, N skipped"
+#   make install    PREFIX=...: rlx.h, librlx.a, librlx.so.0, rlx.pc and the CLI
 #   make demo       setup, then `rlx demo` on the best available device
 #   make sanitize   the suite under ASan + UBSan (build-san/)
 #   make bench      bench/gemm against OpenBLAS (installs libopenblas-dev)
