@@ -437,7 +437,7 @@ typedef struct rlx_device_info {
     uint64_t        device_local_bytes; /* sum of device-local memory heaps; CPU: 0 */
 } rlx_device_info;
 
-/* 1 + the number of Vulkan devices (always >= 1). */
+/* 1 + the number of Vulkan devices (always >= 1); clears rlx_last_error(). */
 int        rlx_device_count(void);
 /* Fills *out for device i (0 <= i < rlx_device_count()); INVALID_ARGUMENT for
  * a NULL out or an i out of range. */
