@@ -3,7 +3,8 @@
 # readable and dependency-free (see docs/build.md).
 #
 #   make            library + rlx CLI
-#   make test       setup, then the whole suite; ends with "N passed, N failed"
+#   make test       setup, then the whole suite; ends with "N passed, N failed, N skipped"
+#   make install    PREFIX=...: rlx.h, librlx.a, librlx.so.0, rlx.pc and the CLI
 #   make demo       setup, then `rlx demo` on the best available device
 #   make sanitize   the suite under ASan + UBSan (build-san/)
 #   make bench      bench/gemm against OpenBLAS (installs libopenblas-dev)
@@ -47,7 +48,10 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 TOOL_SRC := $(sort $(wildcard tools/*.c))
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 
-LIB   = $(BUILD)/librlx.a
+# LIB: every object with every symbol, for the in-tree programs that call
+# internals (tests, CLI, benches). Users get the public libraries of the
+# "Public libraries" block: librlx.a / librlx.so export only rlx.h's functions.
+LIB   = $(BUILD)/librlx_internal.a
 # Programs the suite runs besides itself: the Vulkan experiment checks its kernel (test_vk_chain_bench.c)
 TEST_TOOLS = $(if $(filter 1,$(VULKAN)),$(BUILD)/vk_chain)
 RLX   = $(BUILD)/rlx
@@ -107,16 +111,16 @@ $(BUILD)/readme_example.c: README.md
 	@mkdir -p $(BUILD)
 	awk '/<!-- example:begin -->/{f=1;next}/<!-- example:end -->/{f=0}f' README.md | sed '/^```/d' > $@
 
-$(README_EXAMPLE): $(BUILD)/readme_example.c $(LIB)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(LINK_LIB) $(LDLIBS)
+$(README_EXAMPLE): $(BUILD)/readme_example.c $(LIB_PUBLIC)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB_PUBLIC) $(LDLIBS)
 
 README_MODEL_EXAMPLE = $(BUILD)/readme_model_example
 $(BUILD)/readme_model_example.c: README.md
 	@mkdir -p $(BUILD)
 	awk '/<!-- model-example:begin -->/{f=1;next}/<!-- model-example:end -->/{f=0}f' README.md | sed '/^```/d' > $@
 
-$(README_MODEL_EXAMPLE): $(BUILD)/readme_model_example.c $(LIB)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(LINK_LIB) $(LDLIBS)
+$(README_MODEL_EXAMPLE): $(BUILD)/readme_model_example.c $(LIB_PUBLIC)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB_PUBLIC) $(LDLIBS)
 
 setup:
 	@bash scripts/setup.sh
@@ -135,7 +139,7 @@ sanitize:
 	    SAN_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 
 BENCH_GEMM = $(BUILD)/bench_gemm
-$(BENCH_GEMM): bench/gemm.c $(LIB)
+$(BENCH_GEMM): bench/gemm.c bench/bench_cpu.h $(LIB)
 	$(CC) $(CFLAGS_ALL) -I/usr/include/x86_64-linux-gnu/openblas-pthread -o $@ bench/gemm.c $(LIB) \
 	    -L/usr/lib/x86_64-linux-gnu/openblas-pthread -lopenblas $(LDLIBS)
 
@@ -145,7 +149,7 @@ $(VK_BENCH): bench/vk_bench.c $(LIB)
 
 # Decode-shaped quantized matvec on the CPU: fast 8-bit path vs exact path.
 BENCH_QDOT = $(BUILD)/bench_qdot
-$(BENCH_QDOT): bench/qdot.c $(LIB)
+$(BENCH_QDOT): bench/qdot.c bench/bench_cpu.h $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/qdot.c $(LINK_LIB) $(LDLIBS)
 
 bench-qdot: $(BENCH_QDOT)
@@ -187,6 +191,69 @@ bench:
 
 clean:
 	rm -rf build build-san
+
+# ---- Public libraries and `make install` (docs/build.md, "Linking rlx") ----
+# The export list is exactly the functions declared in include/rlx.h, read from
+# the preprocessed header (scripts/api_symbols.sh). The static library is one
+# relocatable object (ld -r) whose other globals objcopy makes local, so that
+# internals such as gguf_find_key cannot clash with another library's; the
+# shared library hides them with a version script made from the same list.
+LIB_PUBLIC = $(BUILD)/librlx.a
+SOVERSION  = 0
+LIB_SHARED = $(BUILD)/librlx.so.$(SOVERSION)
+API_SYMS   = $(BUILD)/gen/rlx_api.syms
+API_MAP    = $(BUILD)/gen/rlx_api.map
+# Every symbol resolved at link time, except with sanitizers, whose runtime
+# (clang's) the executable brings.
+SO_NO_UNDEFINED = $(if $(SAN_FLAGS),,-Wl,--no-undefined)
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+
+.PHONY: install libs test-prefix
+all: $(LIB_PUBLIC) $(LIB_SHARED)
+libs: $(LIB_PUBLIC) $(LIB_SHARED) $(LIB)
+
+$(API_SYMS): include/rlx.h scripts/api_symbols.sh
+	@mkdir -p $(dir $@)
+	CC="$(CC)" sh scripts/api_symbols.sh include/rlx.h > $@.tmp && mv $@.tmp $@
+
+$(API_MAP): $(API_SYMS)
+	{ echo 'RLX_$(SOVERSION) {'; echo '  global:'; sed 's/.*/    &;/' $<; echo '  local: *;'; echo '};'; } > $@
+
+$(BUILD)/rlx_public.o: $(LIB_OBJ) $(API_SYMS)
+	$(LD) -r -o $@.all $(LIB_OBJ)
+	objcopy --keep-global-symbols=$(API_SYMS) $@.all $@
+	@rm -f $@.all
+
+$(LIB_PUBLIC): $(BUILD)/rlx_public.o
+	@rm -f $@
+	ar rcs $@ $<
+
+$(LIB_SHARED): $(LIB_OBJ) $(API_MAP)
+	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,librlx.so.$(SOVERSION) -Wl,--version-script=$(API_MAP) \
+	    $(SO_NO_UNDEFINED) -o $@ $(LIB_OBJ) $(LDLIBS)
+	ln -sf librlx.so.$(SOVERSION) $(BUILD)/librlx.so
+
+# Installs the header, both libraries, rlx.pc and the CLI under $(DESTDIR)$(PREFIX).
+install: $(LIB_PUBLIC) $(LIB_SHARED) $(RLX)
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/rlx.h $(DESTDIR)$(PREFIX)/include/rlx.h
+	install -m 644 $(LIB_PUBLIC) $(DESTDIR)$(PREFIX)/lib/librlx.a
+	install -m 755 $(LIB_SHARED) $(DESTDIR)$(PREFIX)/lib/librlx.so.$(SOVERSION)
+	ln -sf librlx.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/librlx.so
+	install -m 755 $(RLX) $(DESTDIR)$(PREFIX)/bin/rlx
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e "s|@VERSION@|$$(sed -n 's/.*rlx_version(void) { return "\(.*\)".*/\1/p' src/core/status.c)|" \
+	    scripts/rlx.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/rlx.pc
+
+# The suite's install tests (tests/test_install.c) build programs against a
+# tree installed here first, with the suite's compiler and sanitizer flags.
+test: export RLX_INSTALL_PREFIX = $(abspath $(BUILD))/test-prefix
+test: export RLX_TEST_CC = $(CC)
+test: export RLX_TEST_CFLAGS = $(SAN_FLAGS)
+test: test-prefix
+test-prefix: setup
+	@rm -rf $(BUILD)/test-prefix
+	@$(MAKE) --no-print-directory -j$(NPROC) install PREFIX=$(abspath $(BUILD))/test-prefix >/dev/null
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOL_OBJ:.o=.d)
 

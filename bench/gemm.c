@@ -1,18 +1,23 @@
 /*
  * bench/gemm.c — rlx_sgemm against OpenBLAS cblas_sgemm, measured in the same
- * run, plus the machine's FMA peak measured here (AVX-512 and AVX2 FMA
- * throughput loops), so "% of peak" is against what this core really does.
+ * run, plus the FMA peak of the ISA this run uses, measured here (bench_cpu.h:
+ * AVX-512, AVX2 + FMA or scalar, checked before any SIMD code runs), so
+ * "% of peak" is against what this core really does with that ISA.
  *
  * Prints one table: shape, threads, rlx GFLOP/s, OpenBLAS GFLOP/s, ratio,
- * rlx % of AVX-512 FMA peak (per-core peak x threads). GFLOP/s are medians
- * over the reps after warm-up. Usage: bench_gemm [--tb] (--tb: rlx uses a
- * transposed [N,K] B, as linear layers do; OpenBLAS gets CblasTrans too).
+ * rlx % of the FMA peak (per-core peak x threads). GFLOP/s are medians over
+ * the reps after warm-up.
+ * Usage: bench_gemm [--tb] [--isa avx512|avx2|scalar]
+ *   --tb: rlx uses a transposed [N,K] B, as linear layers do; OpenBLAS gets
+ *   CblasTrans too. --isa (or RLX_BENCH_ISA): run a lower ISA than the CPU's
+ *   best; rlx's kernel is forced to match. OpenBLAS picks its kernel when it
+ *   loads: OPENBLAS_CORETYPE=Haswell (AVX2) or Prescott (SSE3) makes it match.
  */
 #include "core/threadpool.h"
 #include "cpu/kernels/gemm.h"
+#include "bench_cpu.h"
 
 #include <cblas.h>
-#include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,73 +26,11 @@
 void openblas_set_num_threads(int num_threads);
 char *openblas_get_corename(void);
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static double now_s(void) { return bench_now_s(); }
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
-}
-
-/* ------------------------------------------------------------ FMA peak */
-
-/* Independent accumulators in named registers (an array would be kept in
- * memory): more chains than FMA latency x pipes on any current core, so the
- * loop is throughput bound. Returns GFLOP/s. */
-#define FMA_CHAINS(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11) F(12) F(13) F(14) F(15)
-/* AVX2 has 16 ymm registers: 12 chains leave room for the operands. */
-#define FMA_CHAINS12(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
-
-__attribute__((target("avx512f"))) static double fma_peak_avx512(long iters) {
-    __m512 x = _mm512_set1_ps(1.0000001f), y = _mm512_set1_ps(0.9999999f);
-#define DECL(i) __m512 a##i = _mm512_set1_ps((float)i);
-#define STEP(i) a##i = _mm512_fmadd_ps(a##i, x, y);
-#define SUM(i) s = _mm512_add_ps(s, a##i);
-    FMA_CHAINS(DECL)
-    double t0 = now_s();
-    for (long it = 0; it < iters; it++) { FMA_CHAINS(STEP) }
-    double t = now_s() - t0;
-    __m512 s = _mm512_setzero_ps();
-    FMA_CHAINS(SUM)
-    volatile float sink = _mm512_reduce_add_ps(s);
-    (void)sink;
-#undef DECL
-#undef STEP
-#undef SUM
-    return (double)iters * 16 * 16 * 2 / t * 1e-9;
-}
-
-__attribute__((target("avx2,fma"))) static double fma_peak_avx2(long iters) {
-    __m256 x = _mm256_set1_ps(1.0000001f), y = _mm256_set1_ps(0.9999999f);
-#define DECL(i) __m256 a##i = _mm256_set1_ps((float)i);
-#define STEP(i) a##i = _mm256_fmadd_ps(a##i, x, y);
-#define SUM(i) s = _mm256_add_ps(s, a##i);
-    FMA_CHAINS12(DECL)
-    double t0 = now_s();
-    for (long it = 0; it < iters; it++) { FMA_CHAINS12(STEP) }
-    double t = now_s() - t0;
-    __m256 s = _mm256_setzero_ps();
-    FMA_CHAINS12(SUM)
-    float v[8];
-    _mm256_storeu_ps(v, s);
-    volatile float sink = v[0];
-    (void)sink;
-#undef DECL
-#undef STEP
-#undef SUM
-    return (double)iters * 12 * 8 * 2 / t * 1e-9;
-}
-
-static double best_of(double (*f)(long), long iters, int reps) {
-    double best = 0;
-    for (int r = 0; r < reps; r++) {
-        double g = f(iters);
-        if (g > best) best = g;
-    }
-    return best;
 }
 
 /* ---------------------------------------------------------------- gemm */
@@ -147,7 +90,21 @@ static void pause_ms(int ms) {
 }
 
 int main(int argc, char **argv) {
-    int tb = argc > 1 && strcmp(argv[1], "--tb") == 0;
+    int tb = 0;
+    for (int a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--tb") == 0) tb = 1;
+        else if (strcmp(argv[a], "--isa") == 0 && a + 1 < argc) {
+            if (bench_isa_limit(argv[++a]) != 0) return 2;
+        } else {
+            fprintf(stderr, "usage: bench_gemm [--tb] [--isa avx512|avx2|scalar]\n");
+            return 2;
+        }
+    }
+    bench_isa isa = bench_cpu_isa();
+    if (rlx_sgemm_force_kernel(isa == BENCH_ISA_SCALAR ? "portable" : bench_isa_name(isa)) != 0) {
+        fprintf(stderr, "bench_gemm: rlx has no %s sgemm kernel for this CPU\n", bench_isa_name(isa));
+        return 1;
+    }
     const shape shapes[] = {
         { "256^3", 256, 256, 256 },
         { "1024^3", 1024, 1024, 1024 },
@@ -156,10 +113,9 @@ int main(int argc, char **argv) {
         { "128x3072x768", 128, 3072, 768 },
         { "128x768x3072", 128, 768, 3072 },
     };
-    double peak512 = best_of(fma_peak_avx512, 20000000, 3);
-    double peak256 = best_of(fma_peak_avx2, 20000000, 3);
-    printf("FMA peak per core (measured): AVX-512 %.1f GFLOP/s, AVX2 %.1f GFLOP/s\n", peak512,
-           peak256);
+    double peak = bench_fma_peak(isa);
+    printf("CPU ISA: %s (best here: %s); peak per core (measured, %s): %.1f GFLOP/s\n", bench_isa_name(isa),
+           bench_isa_name(bench_isa_detected()), bench_isa_peak_kind(isa), peak);
     printf("rlx kernel: %s; OpenBLAS core: %s; B layout: %s\n", rlx_sgemm_kernel_name(),
            openblas_get_corename(), tb ? "transposed [N,K]" : "[K,N]");
     rlx_threadpool *pool2 = rlx_threadpool_new(2);
@@ -198,7 +154,7 @@ int main(int argc, char **argv) {
             double t_rlx = median(s_rlx, n_rlx), t_ob = median(s_ob, n_ob);
             double g_rlx = flops / t_rlx * 1e-9, g_ob = flops / t_ob * 1e-9;
             printf("| %s | %d | %.1f | %.1f | %.2f | %.0f%% |\n", sh->name, threads, g_rlx, g_ob,
-                   g_rlx / g_ob, 100.0 * g_rlx / (peak512 * threads));
+                   g_rlx / g_ob, 100.0 * g_rlx / (peak * threads));
             fflush(stdout);
         }
         free(A); free(B); free(C);

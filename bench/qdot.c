@@ -9,14 +9,16 @@
  * matrix (independent params, each its own dequant_matmul) that one run
  * streams >= 256 MiB, more than this VM's last-level cache; time per matvec
  * is run time / copies. The floor is the read bandwidth measured here (a
- * large-array sum, 1 GiB, AVX2) with the same thread count.
+ * large-array sum, 1 GiB, AVX2 or SSE2 as this run's ISA allows) with the same
+ * thread count.
  *
  * Prints one table: shape, type, threads, fast us and GB/s (weight bytes per
  * second), generic us and GB/s, speedup, fast GB/s as % of the read floor.
  * --types q4_K,q8_0 limits the types (by dtype name) in both modes.
  * Times are medians after a warm-up.
  * Usage: bench_qdot [--quick] [--isa avx512|avx2|portable] (default: the
- * run-time choice; --isa forces qdot_force_isa for the AVX2 vs AVX-512 rows)
+ * run-time choice, checked first (bench_cpu.h); --isa or RLX_BENCH_ISA forces
+ * a lower ISA for the qdot and sgemm kernels and the read floor)
  * [--no-exact] (skip the slow exact path: its columns then repeat "fast").
  *
  * Prefill mode, --m M (M > 1): DEQUANT_MATMUL with M x rows for every type
@@ -36,8 +38,8 @@
 #include "cpu/kernels/gemm.h"
 #include "cpu/kernels/qdot.h"
 #include "io/quant.h"
+#include "bench_cpu.h"
 
-#include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +69,8 @@ static float frand(void) {
 
 typedef struct { const float *x; size_t n; float part[64]; } sum_ctx;
 
-__attribute__((target("avx2"))) static void sum_range(void *p, int64_t b, int64_t e, int worker) {
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) static void sum_range_avx2(void *p, int64_t b, int64_t e, int worker) {
     sum_ctx *c = p;
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     for (int64_t blk = b; blk < e; blk++) {
@@ -83,6 +86,22 @@ __attribute__((target("avx2"))) static void sum_range(void *p, int64_t b, int64_
     _mm256_storeu_ps(o, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
     c->part[worker] += o[0] + o[3] + o[7];
 }
+#endif
+
+/* Baseline x86-64 (SSE2) or portable C: the same sum, 4 lanes. */
+static void sum_range_base(void *p, int64_t b, int64_t e, int worker) {
+    sum_ctx *c = p;
+    float a0[4] = {0}, a1[4] = {0};
+    for (int64_t blk = b; blk < e; blk++) {
+        const float *x = c->x + (size_t)blk * 4096;
+        for (int i = 0; i < 4096; i += 8)
+            for (int l = 0; l < 4; l++) {
+                a0[l] += x[i + l];
+                a1[l] += x[i + 4 + l];
+            }
+    }
+    c->part[worker] += a0[0] + a1[1] + a0[3];
+}
 
 /* Median GB/s of summing 1 GiB of floats with `threads` threads. */
 static double read_bw(int threads) {
@@ -95,7 +114,11 @@ static double read_bw(int threads) {
     double t[9];
     for (int r = 0; r < 9; r++) {
         double t0 = now_s();
-        rlx_parallel_for(pool, (int64_t)(n / 4096), 1024, sum_range, &c);
+#if defined(__x86_64__)
+        rlx_parallel_for(pool, (int64_t)(n / 4096), 1024, bench_cpu_isa() >= BENCH_ISA_AVX2 ? sum_range_avx2 : sum_range_base, &c);
+#else
+        rlx_parallel_for(pool, (int64_t)(n / 4096), 1024, sum_range_base, &c);
+#endif
         t[r] = now_s() - t0;
     }
     qsort(t, 9, sizeof t[0], cmp_d);
@@ -347,11 +370,12 @@ int main(int argc, char **argv) {
     int64_t m_rows = 1;
     int kernels = 0;
     int threads_max = 2;
+    const char *isa_arg = NULL;
     for (int a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--quick") == 0) {
             quick = 1;
         } else if (strcmp(argv[a], "--isa") == 0 && a + 1 < argc) {
-            if (qdot_force_isa(argv[++a]) != 0) { fprintf(stderr, "bench_qdot: ISA %s not available\n", argv[a]); return 1; }
+            isa_arg = argv[++a];
         } else if (strcmp(argv[a], "--m") == 0 && a + 1 < argc) {
             m_rows = atoll(argv[++a]);
         } else if (strcmp(argv[a], "--threads") == 0 && a + 1 < argc) {
@@ -369,13 +393,23 @@ int main(int argc, char **argv) {
         }
     }
     if (m_rows < 1 || threads_max < 1) { fprintf(stderr, "bench_qdot: bad --m or --threads\n"); return 1; }
+    if (isa_arg && bench_isa_limit(isa_arg) != 0) return 1;
+    bench_isa isa = bench_cpu_isa();   /* --isa, else RLX_BENCH_ISA, else the CPU's best */
+    if (isa_arg || isa != bench_isa_detected()) {
+        const char *k = isa == BENCH_ISA_SCALAR ? "portable" : bench_isa_name(isa);
+        if (qdot_force_isa(k) != 0 || rlx_sgemm_force_kernel(k) != 0) {
+            fprintf(stderr, "bench_qdot: ISA %s not available for the qdot or sgemm kernels\n", k);
+            return 1;
+        }
+    }
     if (kernels) return kernels_table();
     if (m_rows > 1) return prefill_table(m_rows, threads_max);
     static const struct { int64_t N, K; } shapes[] = {{2048, 2048}, {8192, 2048}, {2048, 8192}, {128256, 2048}};
     static const rlx_dtype types[] = {RLX_Q8_0, RLX_Q4_0, RLX_Q4_1, RLX_Q5_0, RLX_Q5_1, RLX_Q2_K,
                                       RLX_Q3_K, RLX_Q4_K, RLX_Q5_K, RLX_Q6_K, RLX_F32};
     double bw[3] = {0, read_bw(1), read_bw(2)};
-    printf("read bandwidth floor (1 GiB sum, AVX2): 1 thread %.1f GB/s, 2 threads %.1f GB/s\n", bw[1], bw[2]);
+    printf("read bandwidth floor (1 GiB sum, %s): 1 thread %.1f GB/s, 2 threads %.1f GB/s\n",
+           bench_cpu_isa() >= BENCH_ISA_AVX2 ? "AVX2" : "portable C", bw[1], bw[2]);
     printf("qdot ISA: %s; sgemm kernel: %s; weights streamed per run >= 256 MiB (cold)\n\n", qdot_isa_name(),
            rlx_sgemm_kernel_name());
     printf("| N x K | type | threads | fast us | fast GB/s | generic us | generic GB/s | fast/generic | fast %% of read BW |\n");

@@ -402,6 +402,47 @@ int rlx_vulkan_device_count(void);
  * malloc'ed; free(). NULL on error. */
 char *rlx_vulkan_device_describe(int i);
 
+/* Device capabilities as data, for programs that choose a device or a test
+ * that needs a feature. Devices are numbered 0..rlx_device_count()-1:
+ * 0 is the CPU (always there), then every Vulkan device in driver order (the
+ * order `rlx devices` prints; rlx_device_count() - 1 of them, 0 when there is
+ * no Vulkan, with the reason in rlx_vulkan_device_count()'s message). */
+typedef enum rlx_device_kind {
+    RLX_DEVICE_CPU          = 0,   /* the host CPU (the CPU backend) */
+    RLX_DEVICE_GPU          = 1,   /* a hardware GPU: discrete, integrated or virtual */
+    RLX_DEVICE_SOFTWARE_GPU = 2,   /* a GPU API implemented on the CPU (Mesa lavapipe) */
+} rlx_device_kind;
+
+typedef struct rlx_device_info {
+    char            name[256];
+    rlx_device_kind kind;
+    rlx_backend     backend;            /* RLX_BACKEND_CPU or RLX_BACKEND_VULKAN */
+    int             backend_index;      /* index among its backend's devices: compile options' device_index */
+    int             usable;             /* 1: rlx can compile for it; 0: see unusable_reason */
+    char            unusable_reason[160];
+    char            driver[256];        /* driver name and version; "" for the CPU */
+    uint32_t        api_version;        /* Vulkan: VK_MAKE_API_VERSION of the device; 0 for the CPU */
+    int             compute_units;      /* CPU: online cores; GPU: SMs when the driver reports them, else 0 */
+    int             lanes_per_unit;     /* GPU: resident lanes per compute unit when reported, else 0 */
+    int             subgroup_size;      /* GPU: lanes per subgroup; CPU: 0 */
+    int             fp16;               /* 1: f16 arithmetic in shaders (CPU: 0) */
+    int             storage16;          /* 1: 16-bit storage buffers */
+    int             bf16;               /* 1: bf16 shader type (VK_KHR_shader_bfloat16) */
+    int             cooperative_matrix_nv;  /* 1: VK_NV_cooperative_matrix, feature on */
+    int             cooperative_matrix_khr; /* 1: VK_KHR_cooperative_matrix */
+    int             integer_dot;        /* 1: shader integer dot products */
+    int             integer_dot_accelerated; /* 1: 4x8-bit packed signed dots are hardware-accelerated */
+    int             integer_dot_used;   /* 1: rlx's i8 decode matvec uses them on this device */
+    int             buffer_device_address;
+    uint64_t        device_local_bytes; /* sum of device-local memory heaps; CPU: 0 */
+} rlx_device_info;
+
+/* 1 + the number of Vulkan devices (always >= 1); clears rlx_last_error(). */
+int        rlx_device_count(void);
+/* Fills *out for device i (0 <= i < rlx_device_count()); INVALID_ARGUMENT for
+ * a NULL out or an i out of range. */
+rlx_status rlx_device_get_info(int i, rlx_device_info *out);
+
 rlx_status rlx_exec_get_stats(const rlx_exec *e, rlx_exec_stats *stats);
 
 /* Per-step report of the most recently used specialization: one line per step

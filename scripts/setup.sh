@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what the build, tests and benches need on Debian, once:
-# a C compiler and make; the Vulkan headers, glslc and Mesa's lavapipe (the
-# software Vulkan device the GPU tests run on). `setup.sh bench` adds OpenBLAS.
+# a C compiler, make and pkg-config (the install tests build through rlx.pc);
+# the Vulkan headers, glslc and Mesa's lavapipe (the software Vulkan device
+# the GPU tests run on). `setup.sh bench` adds OpenBLAS.
 set -eu
 need=()
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v make >/dev/null 2>&1 || need+=(make)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 [ -f /usr/include/vulkan/vulkan.h ] || need+=(libvulkan-dev)
 command -v glslc >/dev/null 2>&1 || need+=(glslc)
 ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || need+=(mesa-vulkan-drivers)

@@ -1,6 +1,7 @@
 /*
  * harness.c — runs registered tests (optionally filtered by substring args)
- * and prints one line per test and the summary line "N passed, N failed".
+ * and prints one line per test ("ok", "FAIL" or "skip") and the summary line
+ * "N passed, N failed, N skipped". The exit status is 1 when any test failed.
  */
 #include "harness.h"
 #include "core/core.h"
@@ -15,7 +16,7 @@
 
 static struct { const char *name; test_fn fn; } tests[MAX_TESTS];
 static int n_tests;
-static bool current_failed;
+static bool current_failed, current_skipped;
 static uint64_t rng_state;
 
 void harness_register(const char *name, test_fn fn) {
@@ -33,6 +34,17 @@ void harness_fail(const char *file, int line, const char *fmt, ...) {
 }
 
 bool harness_failed(void) { return current_failed; }
+
+void harness_skip(const char *file, int line, const char *fmt, ...) {
+    if (current_skipped) return;   /* the first reason is the one printed */
+    current_skipped = true;
+    fprintf(stdout, "    skipped (%s:%d): ", file, line);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    fputc('\n', stdout);
+}
 
 uint64_t test_rand_u64(void) {
     uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
@@ -146,20 +158,22 @@ static bool selected(const char *name, int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-    int passed = 0, failed = 0;
+    int passed = 0, failed = 0, skipped = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 0; i < n_tests; i++) {
         if (!selected(tests[i].name, argc, argv)) continue;
-        current_failed = false;
+        current_failed = current_skipped = false;
         rng_state = rlx_hash_str(tests[i].name);
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         tests[i].fn();
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-        printf("%s %-48s %8.1f ms\n", current_failed ? "FAIL" : "ok  ", tests[i].name, ms);
-        if (current_failed) failed++; else passed++;
+        printf("%s %-48s %8.1f ms\n", current_failed ? "FAIL" : current_skipped ? "skip" : "ok  ", tests[i].name, ms);
+        if (current_failed) failed++;
+        else if (current_skipped) skipped++;
+        else passed++;
     }
-    printf("%d passed, %d failed\n", passed, failed);
+    printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     return failed ? 1 : 0;
 }

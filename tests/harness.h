@@ -1,7 +1,10 @@
 /*
  * harness.h — the test framework: self-registering tests, checks that report
  * file:line, a seeded RNG, and norm-relative comparisons against float64
- * references. One binary runs every test and ends with "N passed, N failed".
+ * references. One binary runs every test and ends with
+ * "N passed, N failed, N skipped". A test that cannot run here (no device, a
+ * CPU without the ISA) calls SKIP(reason): it counts as skipped, with the
+ * reason printed, never as passed.
  */
 #ifndef RLX_TEST_HARNESS_H
 #define RLX_TEST_HARNESS_H
@@ -15,6 +18,9 @@ typedef void (*test_fn)(void);
 void harness_register(const char *name, test_fn fn);
 void harness_fail(const char *file, int line, const char *fmt, ...);
 bool harness_failed(void);   /* current test has failed */
+/* Marks the current test skipped and prints why; a failure recorded in the
+ * same test still makes it fail. Use SKIP(...) to also return. */
+void harness_skip(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #define TEST(name)                                                              \
     static void test_##name(void);                                              \
@@ -28,6 +34,9 @@ bool harness_failed(void);   /* current test has failed */
     do { if (!(cond)) { harness_fail(__FILE__, __LINE__, "%s", #cond); return; } } while (0)
 #define CHECK_MSG(cond, ...)                                                    \
     do { if (!(cond)) { harness_fail(__FILE__, __LINE__, __VA_ARGS__); return; } } while (0)
+/* The test cannot run here: record the reason (printf format) and return. */
+#define SKIP(...)                                                               \
+    do { harness_skip(__FILE__, __LINE__, __VA_ARGS__); return; } while (0)
 /* An rlx call that must succeed. */
 #define CHECK_OK(expr)                                                          \
     do { rlx_status st_ = (expr);                                               \

@@ -830,7 +830,7 @@ TEST(gguf_cli_inspect_and_quantize) {
     snprintf(cmd, sizeof cmd, "%s inspect %s 2>&1", rlx, path);
     int code = test_run_command(cmd, out, sizeof out);
     if (code == 2 && strstr(out, "unknown command")) {
-        printf("  (skipped: this rlx has no inspect command yet)\n");
+        harness_skip(__FILE__, __LINE__, "this rlx has no inspect command");
         goto cleanup;
     }
     CHECK_MSG(code == 0, "inspect exited %d: %s", code, out);

@@ -494,10 +494,7 @@ TEST(quantize_stream_peak_memory) {
     rmdir(dir);
     CHECK_OK(s1);
     CHECK_OK(sn);
-    if (r1 == -2 || rn == -2) {
-        printf("  (skipped: ptrace is not allowed here, so the child's peak cannot be read)\n");
-        return;
-    }
+    if (r1 == -2 || rn == -2) SKIP("ptrace is not allowed here, so the child's peak cannot be read");
     CHECK_MSG(r1 > 0 && rn > 0 && out_ok, "quantize did not run (%ld, %ld KiB)", r1, rn);
     long in_kib = (long)(N - 1) * ROWS * COLS * 2 / 1024, out_kib = (long)(N - 1) * ROWS * COLS * 4 / 1024;
     long grew = rn - r1;

@@ -325,7 +325,7 @@ TEST(qdot_isas_agree_with_portable) {
  * one-signed x (largest mins terms), to 1e-5: only float order differs. */
 TEST(qdot_q5_K_avx512_dot) {
 #if defined(RLX_QDOT_HAVE_AVX512)
-    if (qdot_force_isa("avx512") != 0) { printf("    no AVX-512 VNNI on this CPU, skipped\n"); return; }
+    if (qdot_force_isa("avx512") != 0) SKIP("no AVX-512 VNNI on this CPU");
     qdot_kernel k;
     CHECK(qdot_find(QTYPE_Q5_K, &k) && strcmp(k.isa, "avx512") == 0);
     CHECK(k.dot == rlx_qdot_avx512.dot[QD_Q5_K] && k.dot != rlx_qgemm_avx512_dots[QD_Q5_K] &&
@@ -374,7 +374,7 @@ TEST(qdot_q5_K_avx512_dot) {
     }
     qdot_force_isa(NULL);
 #else
-    printf("    not an x86-64 build, skipped\n");
+    SKIP("not an x86-64 build");
 #endif
 }
 
@@ -514,7 +514,7 @@ TEST(qdot_dequant_matmul_prefill_path) {
  * own, so row m of an M-row call (gemm kernels) must match the same row run
  * alone (M = 1, the dot kernels) up to f32 summation order. */
 TEST(qdot_prefill_rows_equal_decode_rows) {
-    if (!qdot_find(QTYPE_Q8_0, &(qdot_kernel){0})) { printf("    no fast path on this CPU, skipped\n"); return; }
+    if (!qdot_find(QTYPE_Q8_0, &(qdot_kernel){0})) SKIP("no fast 8-bit path on this CPU");
     const int64_t M = 11, N = 67;
     for (size_t t = 0; t < N_FAST; t++) {
         uint32_t qt = fast_types[t];

@@ -156,10 +156,7 @@ static bool run_case(const fcase *c) {
 
 TEST(vk_combine_fold_decode) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) {
-        printf("    (skipped: the fold takes the i8 matvec, which needs integer dot products)\n");
-        return;
-    }
+    if (!vkp_require_int_dot()) return;   /* the fold takes the i8 matvec */
     const fcase cases[] = {
         {RLX_Q4_K, true, false, 200, false, 1, 0}, {RLX_Q6_K, false, false, 200, false, 1, 0},
         {RLX_Q8_0, true, false, 200, false, 1, 0}, {RLX_Q4_K, true, true, 200, false, 1, 0},

@@ -51,18 +51,12 @@ static int device_has_coopmat(void) {
     const char *no = getenv("RLX_VK_NO_COOPMAT");
     if (no && *no && strcmp(no, "0") != 0) return 0;
     const char *want = getenv("RLX_TEST_VK_DEVICE");
-    int n = rlx_vulkan_device_count(), found = -1;
+    int n = rlx_device_count(), found = -1;
     for (int i = 0; i < n && found < 0; i++) {
-        char *d = rlx_vulkan_device_describe(i);
-        if (!d) continue;
-        char *eol = strchr(d, '\n');
-        if (eol) *eol = 0;
-        bool match = want && *want ? strstr(d, want) != NULL : n == 1;
-        if (eol) *eol = '\n';
-        if (match)
-            found = strstr(d, "coop. matrix     NV yes;") && strstr(d, "subgroup size    32\n") &&
-                    strstr(d, "fp16 arithmetic  yes");
-        free(d);
+        rlx_device_info d;
+        if (rlx_device_get_info(i, &d) != RLX_OK || d.backend != RLX_BACKEND_VULKAN) continue;
+        bool match = want && *want ? strstr(d.name, want) != NULL : n == 2;   /* the CPU and one Vulkan device */
+        if (match) found = d.cooperative_matrix_nv && d.subgroup_size == 32 && d.fp16;
     }
     return found;
 }

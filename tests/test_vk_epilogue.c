@@ -116,10 +116,7 @@ static bool run_case(const ecase *c, int want_epilogues) {
 /* i8 products (Q4_K, Q5_K, Q6_K; Q8_0 with a folded norm) absorb all three consumers. */
 TEST(vk_epilogue_rope_and_kv_writes) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) {
-        printf("    (skipped: the i8 matvec needs integer dot products on every device)\n");
-        return;
-    }
+    if (!vkp_require_int_dot()) return;
     static const rlx_dtype dts[] = {RLX_Q4_K, RLX_Q5_K, RLX_Q6_K, RLX_Q8_0};
     for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
         for (int norm = 0; norm < 2; norm++)
@@ -136,7 +133,7 @@ TEST(vk_epilogue_rope_and_kv_writes) {
  * shapes keep every consumer; a product with another use keeps its rope. */
 TEST(vk_epilogue_left_alone) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
+    if (!vkp_require_int_dot()) return;
     ecase partial = {RLX_Q4_K, true, RLX_ROPE_GPTJ, false, ED / 2, 1, false};
     CHECK(run_case(&partial, 1));
     ecase prefill = {RLX_Q4_K, true, RLX_ROPE_GPTJ, false, 0, 3, false};
@@ -148,7 +145,7 @@ TEST(vk_epilogue_left_alone) {
 /* RLX_VK_NO_EPILOGUE=1 turns it off; the results stay the same. */
 TEST(vk_epilogue_option_off) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
+    if (!vkp_require_int_dot()) return;
     char *old = getenv("RLX_VK_NO_EPILOGUE") ? strdup(getenv("RLX_VK_NO_EPILOGUE")) : NULL;
     setenv("RLX_VK_NO_EPILOGUE", "1", 1);
     ecase c = {RLX_Q4_K, true, RLX_ROPE_GPTJ, true, 0, 1, false};

@@ -48,7 +48,7 @@ TEST(vk_norm_huge_rows) {
 /* The folded norm (rms_dequant_matmul, i8 kernel) on huge rows, one per run. */
 TEST(vk_norm_fold_huge_rows) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
+    if (!vkp_require_int_dot()) return;
     static float x[6 * QK], g[QK];
     fill_rows(x, 6, QK);
     test_fill_uniform_f32(g, QK, 0.5f, 1.5f);

@@ -93,10 +93,7 @@ static double rel_diff(const float *a, const float *b, int64_t n) {
 
 TEST(vk_x_image_chain) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) {
-        printf("    (skipped: the i8 matvec needs integer dot products on every device)\n");
-        return;
-    }
+    if (!vkp_require_int_dot()) return;
     xweights b;
     size_t bytes;
     for (int i = 0; i < N_W; i++) b.w[i] = ops_quantized_weights(w_type[i], w_rows[i], w_cols[i], &b.wd[i], &bytes);
@@ -206,7 +203,7 @@ static bool write_llama(uint32_t weight_type, const char *tag, tiny_model_spec *
 
 TEST(vk_x_image_llama_decode) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
+    if (!vkp_require_int_dot()) return;
     tiny_model_spec spec;
     char path[128];
     CHECK(write_llama(QTYPE_Q4_K, "xim", &spec, path, sizeof path));
@@ -302,7 +299,7 @@ static void knob_decode(uint32_t weight_type, const char *knob, const char *valu
  * a wrong pair path gives differences of order 1. */
 TEST(vk_unit_pairs_llama_decode) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
+    if (!vkp_require_int_dot()) return;
     knob_decode(QTYPE_Q4_K, "RLX_VK_DQ_PAIR", "1", 1e-5);
     knob_decode(QTYPE_Q8_0, "RLX_VK_DQ_PAIR", "1", 5e-2);
 }
@@ -327,7 +324,7 @@ static rlx_graph *build_pair(int64_t M, int64_t K, int64_t N, int64_t O, void *w
 
 TEST(vk_x_image_wide_plain_producer) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
+    if (!vkp_require_int_dot()) return;
     size_t bytes;
     double *d1, *d2;
     void *w1 = ops_quantized_weights(RLX_Q4_K, WN, WK, &d1, &bytes), *w2 = ops_quantized_weights(RLX_Q6_K, WO, WN, &d2, &bytes);
@@ -367,7 +364,7 @@ TEST(vk_x_image_wide_plain_producer) {
  * consumer (>= 32768 rows). Against the CPU, and the report's marks. */
 TEST(vk_x_image_default_rule) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
+    if (!vkp_require_int_dot()) return;
     static const struct { int64_t N, O; int images; } cases[] = {{256, 32768, 1}, {256, 16384, 0}, {2048, 256, 0}};
     char *old_xim = test_env_swap("RLX_VK_XIMAGE", NULL);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0] && !harness_failed(); c++) {
@@ -412,7 +409,7 @@ TEST(vk_x_image_default_rule) {
  * Without the setting no Q8_0 image is made. */
 TEST(vk_x_image_q8_0_llama_decode) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
+    if (!vkp_require_int_dot()) return;
     tiny_model_spec spec;
     char path[128];
     CHECK(write_llama(QTYPE_Q8_0, "xim8", &spec, path, sizeof path));
@@ -464,7 +461,7 @@ TEST(vk_x_image_q8_0_llama_decode) {
  * model, or a tier only as part of a longer name, changes no bit. */
 TEST(vk_skip_diagnostic) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
+    if (!vkp_require_int_dot()) return;
     knob_decode(QTYPE_Q4_K, "RLX_VK_SKIP", "no-such-tier,dequant-i8-norm-swiglu", 0);
     knob_decode(QTYPE_Q4_K, "RLX_VK_SKIP", "no-such-tier,dequant-i8-norm-swiglu-q4_K", -1);
 }
@@ -490,7 +487,7 @@ TEST(knob_lists_match_whole_entries) {
  * SwiGLU to down, and the lm head after the last down. */
 TEST(vk_chain_llama_decode) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
+    if (!vkp_require_int_dot()) return;
     char *old_last = test_env_swap("RLX_VK_ATT_LAST_COMBINE", "1");
     char *old_i8 = test_env_swap("RLX_VK_DQ_I8", "q8_0");   /* every product rounds x alike: only sum order differs */
     knob_decode(QTYPE_Q8_0, "RLX_VK_CHAIN", "1", 1e-2);
@@ -545,7 +542,7 @@ TEST(vk_chain_llama_decode) {
  * decodes normally with chains off. */
 TEST(vk_chain_timeout_fails_the_run) {
     VKP_REQUIRE();
-    if (vkp_devices_int_dot() != 1) return;
+    if (!vkp_require_int_dot()) return;
     tiny_model_spec spec;
     char path[128];
     CHECK(write_llama(QTYPE_Q8_0, "chain_timeout", &spec, path, sizeof path));

@@ -21,7 +21,7 @@ bool vkp_available(void) {
         harness_fail(__FILE__, __LINE__, "no Vulkan device (RLX_REQUIRE_VULKAN=1): %s", reason);
         return false;
     }
-    printf("    skipped: no Vulkan device: %s\n", reason);
+    harness_skip(__FILE__, __LINE__, "no Vulkan device: %s", reason);
     return false;
 }
 
@@ -151,12 +151,19 @@ rlx_exec *vkp_compile(const rlx_graph *g, bool vulkan) {
 }
 
 int vkp_devices_int_dot(void) {
-    int n = rlx_vulkan_device_count(), yes = 0;
+    int n = rlx_device_count(), vulkan = 0, yes = 0;
     for (int i = 0; i < n; i++) {
-        char *s = rlx_vulkan_device_describe(i);
-        const char *l = s ? strstr(s, "integer dot") : NULL;
-        if (l && strncmp(l, "integer dot      yes", 20) == 0 && !strstr(l, "not used")) yes++;
-        free(s);
+        rlx_device_info d;
+        if (rlx_device_get_info(i, &d) != RLX_OK || d.backend != RLX_BACKEND_VULKAN) continue;
+        vulkan++;
+        yes += d.integer_dot_used;
     }
-    return yes == n ? 1 : yes == 0 ? 0 : -1;
+    return yes == vulkan ? 1 : yes == 0 ? 0 : -1;
+}
+
+bool vkp_require_int_dot(void) {
+    if (!vkp_available()) return false;
+    if (vkp_devices_int_dot() == 1) return true;
+    harness_skip(__FILE__, __LINE__, "the i8 matvec needs integer dot products on every Vulkan device");
+    return false;
 }

@@ -2,8 +2,8 @@
  * vk_parity.h — helpers for CPU <-> Vulkan parity tests.
  *
  * vkp_available(): whether a Vulkan device can run the tests. Where none is
- * found it prints the reason and returns false (the test is skipped), except
- * when RLX_REQUIRE_VULKAN=1 (CI): then the test fails.
+ * found it records the reason and returns false (the test counts as skipped),
+ * except when RLX_REQUIRE_VULKAN=1 (CI): then the test fails.
  * vkp_compare(): compiles the graph for the CPU and for Vulkan, gives both
  * the same random params, runs both on the inputs and compares every output
  * (floats norm-relative, other dtypes exactly). With require_gpu it also fails
@@ -21,6 +21,9 @@ bool vkp_compare(const rlx_graph *g, const rlx_tensor *in, int n_in, double tol,
 /* 1 when every Vulkan device here has usable integer dot products (then the
  * i8 matvec tiers must be chosen), 0 when none has, -1 when they differ. */
 int vkp_devices_int_dot(void);
+/* vkp_available() and every Vulkan device has usable integer dot products;
+ * otherwise the test is skipped with that reason. */
+bool vkp_require_int_dot(void);
 /* g compiled for Vulkan (vkp_options) or the CPU; NULL, with the error
  * printed, if it does not compile. */
 rlx_exec *vkp_compile(const rlx_graph *g, bool vulkan);

@@ -47,15 +47,43 @@ static int cmd_ops(void) {
     return 0;
 }
 
-static int cmd_devices(void) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("cpu       %ld cores (always available)\n", cores);
-    int n = rlx_vulkan_device_count();
-    if (n == 0) printf("vulkan    none: %s\n", rlx_last_error());
-    for (int i = 0; i < n; i++) {
-        char *d = rlx_vulkan_device_describe(i);
-        if (d) { printf("%s", d); free(d); }
+static const char *yes_no(int v) { return v ? "yes" : "no"; }
+
+/* Prints device i from rlx_device_get_info: what a user needs to choose a
+ * device and what the GPU kernels will use on it. */
+static void print_device(const rlx_device_info *d) {
+    if (d->backend == RLX_BACKEND_CPU) {
+        printf("cpu       %d cores (always available): %s\n", d->compute_units, d->name);
+        return;
     }
+    char units[64] = "not reported";
+    if (d->compute_units) snprintf(units, sizeof units, "%d SMs, %d lanes each", d->compute_units, d->lanes_per_unit);
+    printf("vulkan %d  %s\n", d->backend_index, d->name);
+    printf("  type             %s\n", d->kind == RLX_DEVICE_SOFTWARE_GPU ? "software (runs on the CPU)" : "GPU");
+    printf("  driver           %s (api %u.%u.%u)\n", d->driver, d->api_version >> 22, (d->api_version >> 12) & 0x3ffu,
+           d->api_version & 0xfffu);
+    printf("  subgroup size    %d\n", d->subgroup_size);
+    printf("  fp16 arithmetic  %s; 16-bit storage %s; bf16 %s\n", yes_no(d->fp16), yes_no(d->storage16), yes_no(d->bf16));
+    printf("  coop. matrix     NV %s; KHR %s\n", yes_no(d->cooperative_matrix_nv), yes_no(d->cooperative_matrix_khr));
+    printf("  integer dot      %s%s%s\n", yes_no(d->integer_dot),
+           d->integer_dot && d->integer_dot_accelerated ? ", 4x8-bit accelerated" : "",
+           d->integer_dot && !d->integer_dot_used ? " (not used: RLX_VK_NO_INT_DOT or no subgroup shuffles)" : "");
+    printf("  compute units    %s\n", units);
+    printf("  buffer address   %s\n", yes_no(d->buffer_device_address));
+    printf("  device memory    %.1f GiB\n", (double)d->device_local_bytes / 1073741824.0);
+    printf("  usable by rlx    %s%s%s\n", yes_no(d->usable), d->usable ? "" : ", ", d->unusable_reason);
+}
+
+static int cmd_devices(void) {
+    char no_vulkan[512] = "";
+    if (rlx_vulkan_device_count() == 0) snprintf(no_vulkan, sizeof no_vulkan, "%s", rlx_last_error());
+    int n = rlx_device_count();
+    for (int i = 0; i < n; i++) {
+        rlx_device_info d;
+        if (rlx_device_get_info(i, &d) != RLX_OK) printf("device %d: %s\n", i, rlx_last_error());
+        else print_device(&d);
+    }
+    if (n == 1) printf("vulkan    none: %s\n", no_vulkan);
     return 0;
 }
 

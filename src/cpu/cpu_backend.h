@@ -18,6 +18,8 @@ typedef struct cpu_program cpu_program;
 rlx_status cpu_device_new(int threads, cpu_device **out);
 void       cpu_device_free(cpu_device *dev);
 int        cpu_device_threads(const cpu_device *dev);
+/* The host CPU's rlx_device_info (cpu_device_info.c). */
+void       cpu_device_info(rlx_device_info *out);
 
 /* Param storage: zero-filled host memory; the handle is the data pointer. */
 rlx_status cpu_param_alloc(cpu_device *dev, size_t bytes, void **handle);

@@ -30,6 +30,8 @@ typedef struct vk_device_options {
 
 int   vk_device_count(void);
 char *vk_device_describe(int i);
+/* Device i's capabilities for rlx_device_get_info (backend fields set). */
+rlx_status vk_device_info(int i, rlx_device_info *out);
 bool  vk_hardware_present(void);
 
 rlx_status  vk_backend_device_new(const vk_device_options *o, vk_device **out);

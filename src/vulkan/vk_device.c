@@ -208,6 +208,39 @@ char *vk_device_describe(int i) {
     return s;
 }
 
+rlx_status vk_device_info(int i, rlx_device_info *out) {
+    vk_probe p[VK_MAX_DEVICES];
+    int n;
+    rlx_status st = probe_all(p, &n);
+    if (st != RLX_OK) return st;
+    if (i < 0 || i >= n) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "vulkan device %d: there are %d devices", i, n);
+    const vk_probe *d = &p[i];
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", d->props.deviceName);
+    out->kind = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? RLX_DEVICE_SOFTWARE_GPU : RLX_DEVICE_GPU;
+    out->backend = RLX_BACKEND_VULKAN;
+    out->backend_index = i;
+    out->usable = d->usable;
+    snprintf(out->unusable_reason, sizeof out->unusable_reason, "%s", d->usable ? "" : d->unusable_reason);
+    snprintf(out->driver, sizeof out->driver, "%s", d->driver);
+    out->api_version = d->props.apiVersion;
+    out->compute_units = (int)d->sm_count;
+    out->lanes_per_unit = (int)d->lanes_per_sm;
+    out->subgroup_size = (int)d->subgroup_size;
+    out->fp16 = d->float16;
+    out->storage16 = d->storage16;
+    out->bf16 = d->ext_bf16;
+    out->cooperative_matrix_nv = d->coopmat_nv_feature;
+    out->cooperative_matrix_khr = d->ext_coopmat_khr;
+    out->integer_dot = d->int_dot_feature;
+    out->integer_dot_accelerated = d->int_dot_accel;
+    out->integer_dot_used = int_dot_usable(d);
+    out->buffer_device_address = d->bda;
+    for (uint32_t h = 0; h < d->mem.memoryHeapCount; h++)
+        if (d->mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) out->device_local_bytes += d->mem.memoryHeaps[h].size;
+    return RLX_OK;
+}
+
 static int rank_type(VkPhysicalDeviceType t) {
     switch (t) {
     case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4;
