@@ -196,9 +196,9 @@ clean:
 FUZZ_CC ?= clang
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Isrc -O1 -g \
              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_SRC = src/io/gguf.c src/io/quant.c src/io/quant_k.c src/core/status.c src/core/util.c src/core/dtype.c src/core/log.c
+FUZZ_SRC = src/io/gguf.c src/quant/quant.c src/quant/quant_k.c src/core/status.c src/core/util.c src/core/dtype.c src/core/log.c
 .PHONY: fuzz
 fuzz: $(BUILD)/fuzz/fuzz_gguf
-$(BUILD)/fuzz/fuzz_gguf: tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) $(wildcard src/io/*.h)
+$(BUILD)/fuzz/fuzz_gguf: tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) $(wildcard src/io/*.h) $(wildcard src/quant/*.h)
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) -lm -pthread

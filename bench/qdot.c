@@ -35,7 +35,7 @@
 #include "core/threadpool.h"
 #include "cpu/kernels/gemm.h"
 #include "cpu/kernels/qdot.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 
 #include <immintrin.h>
 #include <stdio.h>
