@@ -15,6 +15,7 @@ typedef void (*test_fn)(void);
 void harness_register(const char *name, test_fn fn);
 void harness_fail(const char *file, int line, const char *fmt, ...);
 bool harness_failed(void);   /* current test has failed */
+bool harness_has_test(const char *name);   /* a test of that exact name is registered */
 
 #define TEST(name)                                                              \
     static void test_##name(void);                                              \

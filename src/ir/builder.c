@@ -376,7 +376,7 @@ rlx_node rlx_reduce_max(rlx_graph *g, rlx_node x, uint32_t m, int k) { return re
 rlx_node rlx_reduce_min(rlx_graph *g, rlx_node x, uint32_t m, int k) { return reduce(g, "rlx_reduce_min", IR_OP_REDUCE_MIN, x, m, k); }
 rlx_node rlx_reduce_prod(rlx_graph *g, rlx_node x, uint32_t m, int k) { return reduce(g, "rlx_reduce_prod", IR_OP_REDUCE_PROD, x, m, k); }
 
-/* The axis_op family (op_attrs.def): the axis, and extra as keepdim. */
+/* One axis attribute (the axis_op family of op_attrs.def; argmax/argmin: argreduce, with extra as keepdim). */
 static rlx_node axis_op(rlx_graph *g, const char *fn, ir_op op, rlx_node x, int axis, int64_t extra) {
     if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
     int rank = rank_of(g, x);
@@ -387,8 +387,8 @@ static rlx_node axis_op(rlx_graph *g, const char *fn, ir_op op, rlx_node x, int 
     }
     ir_node n;
     node_init(&n, op);
-    ir_attr_set_axis_op_axis(&n, a);
-    ir_attr_set_axis_op_keepdim(&n, extra);
+    if (op == IR_OP_ARGMAX || op == IR_OP_ARGMIN) ir_attr_set_argreduce_axis(&n, a); else ir_attr_set_axis_op_axis(&n, a);
+    if (op == IR_OP_ARGMAX || op == IR_OP_ARGMIN) ir_attr_set_argreduce_keepdim(&n, extra);
     return make(g, fn, op, &x, 1, &n);
 }
 

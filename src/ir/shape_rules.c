@@ -309,12 +309,12 @@ static rlx_status check_axis(const ir_graph *g, ir_node *n, int64_t axis, int ra
 
 rlx_status shape_argreduce(const ir_graph *g, ir_node *n) {
     const ir_shape *x = in_shape(g, n, 0);
-    TRY(check_axis(g, n, ir_attr_axis_op_axis(n), x->rank));
+    TRY(check_axis(g, n, ir_attr_argreduce_axis(n), x->rank));
     if (in_dtype(g, n, 0) == RLX_BOOL) FAIL(RLX_STATUS_SHAPE, "argmax/argmin over bool is not supported");
-    if (dim_is(x->d[ir_attr_axis_op_axis(n)], 0)) FAIL(RLX_STATUS_SHAPE, "reduced axis is empty");
+    if (dim_is(x->d[ir_attr_argreduce_axis(n)], 0)) FAIL(RLX_STATUS_SHAPE, "reduced axis is empty");
     ir_shape out = {0};
     for (int i = 0; i < x->rank; i++) {
-        if (i == ir_attr_axis_op_axis(n)) { if (ir_attr_axis_op_keepdim(n)) out.d[out.rank++] = ir_dim_const(1); }
+        if (i == ir_attr_argreduce_axis(n)) { if (ir_attr_argreduce_keepdim(n)) out.d[out.rank++] = ir_dim_const(1); }
         else out.d[out.rank++] = x->d[i];
     }
     n->shape = out;

@@ -448,7 +448,7 @@ static void arg_generic(void *ctx, int64_t begin, int64_t end, int worker)
 rlx_status cpu_argreduce(const cpu_kernel_ctx *k)
 {
     const cpu_tensor *in = &k->in[0];
-    int64_t axis = ir_attr_axis_op_axis(k->node);
+    int64_t axis = ir_attr_argreduce_axis(k->node);
     if (k->n_in != 1 || k->out.dtype != RLX_I32 || axis < 0 || axis >= in->rank)
         return rlx_fail(RLX_STATUS_INTERNAL, "%s '%s': bad axis %lld or output dtype", op_name(k), node_name(k),
                         (long long)axis);

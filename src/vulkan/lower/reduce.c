@@ -102,7 +102,7 @@ rlx_status vk_lower_reduce(vk_lower_ctx *c)
     g.last = -1;
     int64_t count = 1;
     if (is_arg) {
-        int64_t axis = ir_attr_axis_op_axis(c->node);
+        int64_t axis = ir_attr_argreduce_axis(c->node);
         if (axis < 0 || axis >= in->rank)
             return rlx_fail(RLX_STATUS_INTERNAL, "%s: axis %lld outside rank %d", op_name(c), (long long)axis, in->rank);
         /* the axis is always a group of its own (even of size 1): r is its index */
