@@ -70,7 +70,7 @@ $(BUILD)/src/cpu/kernels/qgemm_avx512.o: ISA_FLAGS = -mavx512f -mavx512bw -mavx5
 $(BUILD)/src/cpu/kernels/qgemm_packed_avx512.o: ISA_FLAGS = -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mfma -mf16c -mavx2
 endif
 
-.PHONY: all test demo sanitize bench bench-qdot bench-sampler gpu-bench setup clean
+.PHONY: all test demo sanitize bench bench-qdot bench-sampler gpu-bench setup clean ops-doc
 
 all: $(LIB) $(RLX)
 
@@ -263,9 +263,17 @@ test-prefix: setup
 FUZZ_CC ?= clang
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Isrc -O1 -g \
              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_SRC = src/io/gguf.c src/io/quant.c src/io/quant_k.c src/core/status.c src/core/util.c src/core/dtype.c src/core/log.c
+FUZZ_SRC = src/io/gguf.c src/quant/quant.c src/quant/quant_k.c src/core/status.c src/core/util.c src/core/dtype.c src/core/log.c
 .PHONY: fuzz
 fuzz: $(BUILD)/fuzz/fuzz_gguf
-$(BUILD)/fuzz/fuzz_gguf: tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) $(wildcard src/io/*.h)
+$(BUILD)/fuzz/fuzz_gguf: tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) $(wildcard src/io/*.h) $(wildcard src/quant/*.h)
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) -lm -pthread
+
+# docs/ops.md's op x backend x dtype matrix, regenerated from the tables
+# (`rlx ops --matrix`); tests/test_op_table.c fails when it is out of date.
+ops-doc: $(RLX)
+	$(RLX) ops --matrix > $(BUILD)/ops_matrix.md
+	awk -v f=$(BUILD)/ops_matrix.md '/^<!-- rlx ops --matrix: begin/ { print; while ((getline l < f) > 0) print l; skip = 1; next } \
+	    /^<!-- rlx ops --matrix: end -->/ { skip = 0 } !skip' docs/ops.md > $(BUILD)/ops.md.new
+	mv $(BUILD)/ops.md.new docs/ops.md

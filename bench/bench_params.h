@@ -9,7 +9,7 @@
 #ifndef RLX_BENCH_PARAMS_H
 #define RLX_BENCH_PARAMS_H
 #include "rlx.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>

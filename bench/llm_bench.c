@@ -30,7 +30,7 @@
  */
 #include "rlx.h"
 #include "io/gguf.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include "models/llama.h"
 #include "bench_params.h"
 #include <math.h>

@@ -37,7 +37,7 @@
 #include "core/threadpool.h"
 #include "cpu/kernels/gemm.h"
 #include "cpu/kernels/qdot.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include "bench_cpu.h"
 
 #include <stdio.h>

@@ -44,7 +44,7 @@
  */
 #define BENCH_TOOL "vk_chain"
 #include "vk_bench_common.h"   /* CHECK_VK, die_on, shaders, pipelines, lists */
-#include "io/quant.h"
+#include "quant/quant.h"
 #include "vulkan/vk_weight_layout.h"   /* Q8_0 rows planar, as the library lays them out */
 
 #include <math.h>

@@ -46,6 +46,11 @@ void harness_skip(const char *file, int line, const char *fmt, ...) {
     fputc('\n', stdout);
 }
 
+bool harness_has_test(const char *name) {
+    for (int i = 0; i < n_tests; i++) if (strcmp(tests[i].name, name) == 0) return true;
+    return false;
+}
+
 uint64_t test_rand_u64(void) {
     uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;

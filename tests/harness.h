@@ -21,6 +21,7 @@ bool harness_failed(void);   /* current test has failed */
 /* Marks the current test skipped and prints why; a failure recorded in the
  * same test still makes it fail. Use SKIP(...) to also return. */
 void harness_skip(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+bool harness_has_test(const char *name);   /* a test of that exact name is registered */
 
 #define TEST(name)                                                              \
     static void test_##name(void);                                              \

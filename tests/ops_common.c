@@ -3,7 +3,7 @@
  * tracked scratch allocations for the op tests.
  */
 #include "ops_common.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

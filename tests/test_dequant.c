@@ -7,7 +7,7 @@
  */
 #include "vk_parity.h"
 #include "ops_common.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -21,7 +21,7 @@
 #include "tiny_model.h"
 #include "core/core.h"
 #include "io/gguf.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -17,7 +17,7 @@
 #include "harness.h"
 #include "core/core.h"
 #include "io/gguf.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <glob.h>
 #include <stddef.h>
 #include <stdlib.h>

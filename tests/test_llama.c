@@ -11,7 +11,7 @@
 #include "ref64.h"
 #include "models/llama.h"
 #include "io/gguf.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <stdio.h>
 #include <unistd.h>
 #include <math.h>

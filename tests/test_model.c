@@ -8,7 +8,7 @@
 #include "vk_parity.h"
 #include "tiny_model.h"
 #include "io/gguf.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
 #include "ops_common.h"
 #include "cpu/kernels/qdot.h"
 #include "cpu/kernels/qdot_internal.h"   /* the ISA tables: which dot the dispatch picked */
-#include "io/quant.h"
+#include "quant/quant.h"
 #include "core/core.h"
 #include <math.h>
 #include <stdlib.h>

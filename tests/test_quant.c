@@ -17,7 +17,7 @@
  */
 #include "harness.h"
 #include "core/core.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

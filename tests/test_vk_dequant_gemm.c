@@ -16,7 +16,7 @@
  * tier rounds x and the weights to f16, so its bound is 3e-3 instead of 2e-5.
  */
 #include "vk_parity.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <stdlib.h>
 #include <string.h>
 

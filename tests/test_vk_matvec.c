@@ -11,7 +11,7 @@
  */
 #include "vk_parity.h"
 #include "ops_common.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>

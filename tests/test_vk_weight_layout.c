@@ -8,7 +8,7 @@
  * RLX_CPU_EXACT_QUANT, RLX_VK_EXACT_QUANT).
  */
 #include "vk_parity.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include "vulkan/vk_weight_layout.h"
 #include <math.h>
 #include <stdlib.h>

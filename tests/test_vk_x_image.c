@@ -24,7 +24,7 @@
 #include "tiny_model.h"
 #include "vk_parity.h"
 #include "io/gguf.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 #include "core/core.h"
 #include "vk_parity.h"
 #include "io/gguf.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

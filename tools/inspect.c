@@ -6,7 +6,7 @@
  */
 #include "io_cmds.h"
 #include "io/gguf.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <stdio.h>
 #include <string.h>
 

@@ -17,7 +17,7 @@
 #include "io_cmds.h"
 #include "core/threadpool.h"
 #include "io/gguf.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

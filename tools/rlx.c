@@ -13,6 +13,7 @@
 #include "generate.h"
 #include "io_cmds.h"
 #include "rlx.h"
+#include "runtime/op_support.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ static int usage(FILE *f) {
             "usage: rlx <command> [options]\n"
             "  version                 print the version\n"
             "  ops                     list every op with its arity and semantics\n"
+            "  ops --matrix            the op x backend x dtype support table of docs/ops.md\n"
             "  devices                 list the backends and devices available here\n"
             "  demo [--layers N] [--d-model N] [--heads N] [--d-ff N] [--seq N] [--batch N]\n"
             "       [--runs N] [--threads N] [--device auto|cpu|vulkan|INDEX|NAME] [--report]\n"
@@ -36,7 +38,20 @@ static int usage(FILE *f) {
     return f == stderr ? 2 : 0;
 }
 
-static int cmd_ops(void) {
+/* `rlx ops --matrix`: the support matrix of docs/ops.md (runtime/op_support.c) */
+static int cmd_ops_matrix(void) {
+    char *m = rt_op_matrix_markdown();
+    if (!m) { fprintf(stderr, "rlx ops: out of memory\n"); return 1; }
+    fputs(m, stdout);
+    free(m);
+    if (!rt_support_backend_built(RT_SUPPORT_VULKAN))
+        fprintf(stderr, "rlx ops: built without Vulkan: its column shows '?'\n");
+    return 0;
+}
+
+static int cmd_ops(int argc, char **argv) {
+    if (argc == 1 && strcmp(argv[0], "--matrix") == 0) return cmd_ops_matrix();
+    if (argc > 0) { fprintf(stderr, "rlx ops: unknown option '%s' (--matrix)\n", argv[0]); return 2; }
     printf("%-28s %-6s %s\n", "op", "arity", "semantics");
     for (int i = 0; i < rlx_op_count(); i++) {
         char arity[8];
@@ -127,7 +142,7 @@ int main(int argc, char **argv) {
     if (argc < 2) return usage(stderr);
     const char *cmd = argv[1];
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) { printf("rlx %s\n", rlx_version()); return 0; }
-    if (strcmp(cmd, "ops") == 0) return cmd_ops();
+    if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 2, argv + 2);
     if (strcmp(cmd, "devices") == 0) return cmd_devices();
     if (strcmp(cmd, "demo") == 0) return cmd_demo(argc - 2, argv + 2);
     if (strcmp(cmd, "generate") == 0) return cmd_generate(argc - 2, argv + 2);

@@ -47,5 +47,7 @@ char      *cpu_program_report(const cpu_program *p);
 /* Runs one node's kernel on host memory, single-threaded (for other backends'
  * host steps, through the runtime). inputs follow the node's input order. */
 rlx_status cpu_run_node(const ir_graph *g, int32_t node, void *const *inputs, void *output);
+/* Whether the kernel table has a kernel for op (sources have none). */
+bool       cpu_backend_has_kernel(ir_op op);
 
 #endif

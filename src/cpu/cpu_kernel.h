@@ -3,7 +3,7 @@
  *
  * A kernel gets one node of a specialized graph (all shapes static), its input
  * tensors and its output tensor, all dense row-major, and computes the output.
- * Kernels read attributes from node->ia / node->fa (meanings in ir/ir.h).
+ * Kernels read attributes through ir/op_attrs.h (meanings in ir/op_attrs.def).
  * A kernel returns RLX_OK, or an error via rlx_fail() (e.g. an unsupported
  * dtype or an out-of-range id); it never aborts.
  */

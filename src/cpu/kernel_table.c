@@ -6,6 +6,7 @@
  * Sources (INPUT/PARAM/CONST) need no kernel: their data is already in place.
  */
 #include "cpu/cpu_kernel.h"
+#include "cpu/cpu_backend.h"
 
 static const cpu_kernel_fn kernel_table[IR_OP_COUNT] = {
     [IR_OP_INPUT] = NULL,
@@ -99,3 +100,5 @@ cpu_kernel_fn cpu_kernel_for(ir_op op)
         return NULL;
     return kernel_table[op];
 }
+
+bool cpu_backend_has_kernel(ir_op op) { return cpu_kernel_for(op) != NULL; }

@@ -18,7 +18,7 @@
  *  - every loop consumes input, so parsing is linear in the file size.
  */
 #include "io/gguf.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
  * copy of the model.
  */
 #include "io/gguf.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>

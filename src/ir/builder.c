@@ -320,8 +320,8 @@ rlx_node rlx_fma(rlx_graph *g, rlx_node a, rlx_node b, rlx_node c) {
 rlx_node rlx_clamp(rlx_graph *g, rlx_node x, double lo, double hi) {
     ir_node n;
     node_init(&n, IR_OP_CLAMP);
-    n.fa[0] = lo;
-    n.fa[1] = hi;
+    ir_attr_set_clamp_lo(&n, lo);
+    ir_attr_set_clamp_hi(&n, hi);
     return make(g, "rlx_clamp", IR_OP_CLAMP, &x, 1, &n);
 }
 
@@ -337,7 +337,7 @@ rlx_node rlx_cast(rlx_graph *g, rlx_node x, rlx_dtype to) {
 rlx_node rlx_matmul(rlx_graph *g, rlx_node a, rlx_node b, int transpose_b) {
     ir_node n;
     node_init(&n, IR_OP_MATMUL);
-    n.ia[0] = transpose_b != 0;
+    ir_attr_set_matmul_transpose_b(&n, transpose_b != 0);
     rlx_node in[2] = {a, b};
     return make(g, "rlx_matmul", IR_OP_MATMUL, in, 2, &n);
 }
@@ -346,9 +346,9 @@ rlx_node rlx_matmul_bias_act(rlx_graph *g, rlx_node a, rlx_node b, int transpose
                              rlx_activation act) {
     ir_node n;
     node_init(&n, IR_OP_MATMUL_BIAS_ACT);
-    n.ia[0] = transpose_b != 0;
-    n.ia[1] = act;
-    n.ia[2] = bias != RLX_NO_NODE;
+    ir_attr_set_matmul_transpose_b(&n, transpose_b != 0);
+    ir_attr_set_matmul_act(&n, act);
+    ir_attr_set_matmul_has_bias(&n, bias != RLX_NO_NODE);
     rlx_node in[3] = {a, b, bias};
     return make(g, "rlx_matmul_bias_act", IR_OP_MATMUL_BIAS_ACT, in, bias != RLX_NO_NODE ? 3 : 2, &n);
 }
@@ -365,8 +365,8 @@ static rlx_node reduce(rlx_graph *g, const char *fn, ir_op op, rlx_node x, uint3
     int rank = rank_of(g, x);
     ir_node n;
     node_init(&n, op);
-    n.ia[0] = mask ? mask : (rank ? (int64_t)((1ull << rank) - 1) : 0);
-    n.ia[1] = keepdim != 0;
+    ir_attr_set_reduce_axes(&n, mask ? mask : (rank ? (int64_t)((1ull << rank) - 1) : 0));
+    ir_attr_set_reduce_keepdim(&n, keepdim != 0);
     return make(g, fn, op, &x, 1, &n);
 }
 
@@ -376,7 +376,7 @@ rlx_node rlx_reduce_max(rlx_graph *g, rlx_node x, uint32_t m, int k) { return re
 rlx_node rlx_reduce_min(rlx_graph *g, rlx_node x, uint32_t m, int k) { return reduce(g, "rlx_reduce_min", IR_OP_REDUCE_MIN, x, m, k); }
 rlx_node rlx_reduce_prod(rlx_graph *g, rlx_node x, uint32_t m, int k) { return reduce(g, "rlx_reduce_prod", IR_OP_REDUCE_PROD, x, m, k); }
 
-/* Ops with one axis attribute in ia[0]; extra goes to ia[1]. */
+/* One axis attribute (the axis_op family of op_attrs.def; argmax/argmin: argreduce, with extra as keepdim). */
 static rlx_node axis_op(rlx_graph *g, const char *fn, ir_op op, rlx_node x, int axis, int64_t extra) {
     if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
     int rank = rank_of(g, x);
@@ -387,8 +387,8 @@ static rlx_node axis_op(rlx_graph *g, const char *fn, ir_op op, rlx_node x, int 
     }
     ir_node n;
     node_init(&n, op);
-    n.ia[0] = a;
-    n.ia[1] = extra;
+    if (op == IR_OP_ARGMAX || op == IR_OP_ARGMIN) ir_attr_set_argreduce_axis(&n, a); else ir_attr_set_axis_op_axis(&n, a);
+    if (op == IR_OP_ARGMAX || op == IR_OP_ARGMIN) ir_attr_set_argreduce_keepdim(&n, extra);
     return make(g, fn, op, &x, 1, &n);
 }
 
@@ -403,8 +403,8 @@ rlx_node rlx_cumsum(rlx_graph *g, rlx_node x, int axis) { return axis_op(g, "rlx
 static rlx_node norm(rlx_graph *g, const char *fn, ir_op op, rlx_node x, rlx_node gamma, rlx_node beta, float eps) {
     ir_node n;
     node_init(&n, op);
-    n.fa[0] = eps;
-    n.ia[0] = beta != RLX_NO_NODE;
+    ir_attr_set_norm_eps(&n, eps);
+    ir_attr_set_norm_has_beta(&n, beta != RLX_NO_NODE);
     rlx_node in[3] = {x, gamma, beta};
     return make(g, fn, op, in, beta != RLX_NO_NODE ? 3 : 2, &n);
 }
@@ -478,7 +478,7 @@ rlx_node rlx_transpose(rlx_graph *g, rlx_node x, const int *perm) {
     if (rank > 0 && !perm) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "perm is NULL");
     ir_node n;
     node_init(&n, IR_OP_TRANSPOSE);
-    for (int i = 0; i < rank; i++) n.ia[i] = perm[i];
+    for (int i = 0; i < rank; i++) ir_attr_set_transpose_perm(&n, i, perm[i]);
     return make(g, fn, IR_OP_TRANSPOSE, &x, 1, &n);
 }
 
@@ -515,9 +515,9 @@ rlx_node rlx_slice(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t en
     }
     ir_node n;
     node_init(&n, IR_OP_SLICE);
-    n.ia[0] = a;
-    n.ia[1] = start;
-    n.ia[2] = step;
+    ir_attr_set_slice_axis(&n, a);
+    ir_attr_set_slice_start(&n, start);
+    ir_attr_set_slice_step(&n, step);
     n.shape = *xs;
     int64_t span = end - start;   /* 0 <= start <= end: no overflow; ceil without the + step - 1 */
     n.shape.d[a] = ir_dim_const(span / step + (span % step != 0));
@@ -532,10 +532,10 @@ rlx_node rlx_slice_last(rlx_graph *g, rlx_node x, int axis, int64_t length) {
     if (length < 1) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "length must be >= 1");
     ir_node n;
     node_init(&n, IR_OP_SLICE);
-    n.ia[0] = a;
-    n.ia[1] = 0;   /* start: dim - length, set by the shape rule once dim is static */
-    n.ia[2] = 1;
-    n.ia[3] = length;
+    ir_attr_set_slice_axis(&n, a);
+    ir_attr_set_slice_start(&n, 0);   /* start: dim - length, set by the shape rule once dim is static */
+    ir_attr_set_slice_step(&n, 1);
+    ir_attr_set_slice_last(&n, length);
     n.shape = *xs;
     n.shape.d[a] = ir_dim_const(length);
     return make(g, fn, IR_OP_SLICE, &x, 1, &n);
@@ -565,7 +565,7 @@ rlx_node rlx_concat(rlx_graph *g, const rlx_node *xs, int count, int axis) {
     }
     ir_node n;
     node_init(&n, IR_OP_CONCAT);
-    n.ia[0] = a;
+    ir_attr_set_axis_op_axis(&n, a);
     return make(g, fn, IR_OP_CONCAT, xs, count, &n);
 }
 
@@ -596,7 +596,7 @@ rlx_node rlx_gather(rlx_graph *g, rlx_node x, rlx_node index, int axis) {
     }
     ir_node n;
     node_init(&n, IR_OP_GATHER);
-    n.ia[0] = a;
+    ir_attr_set_axis_op_axis(&n, a);
     return make(g, fn, IR_OP_GATHER, in, 2, &n);
 }
 
@@ -611,7 +611,7 @@ rlx_status rlx_topk(rlx_graph *g, rlx_node x, int k, rlx_node *values, rlx_node 
     }
     ir_node n;
     node_init(&n, IR_OP_TOPK_VALUES);
-    n.ia[0] = k;
+    ir_attr_set_topk_k(&n, k);
     if (values) {
         *values = make(g, fn, IR_OP_TOPK_VALUES, &x, 1, &n);
         if (*values == RLX_NO_NODE) return g->g.first_error;
@@ -641,14 +641,14 @@ rlx_node rlx_attention_kv(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v, rlx_
     }
     ir_node n;
     node_init(&n, IR_OP_ATTENTION);
-    n.ia[0] = mask_kind;
-    n.ia[1] = kv_len != RLX_NO_NODE;
-    n.fa[0] = scale;
+    ir_attr_set_attention_mask(&n, mask_kind);
+    ir_attr_set_attention_has_kv_len(&n, kv_len != RLX_NO_NODE);
+    ir_attr_set_attention_scale(&n, scale);
     if (!(scale > 0)) {
         ir_dim d = g->g.nodes[q].shape.rank == 4 ? g->g.nodes[q].shape.d[3] : ir_dim_const(0);
         if (!ir_dim_is_static(d) || d.k <= 0)
             return fail_msg(g, RLX_STATUS_SHAPE, fn, "default scale needs a static head dim D > 0 (pass a scale)");
-        n.fa[0] = 1.0 / sqrt((double)d.k);
+        ir_attr_set_attention_scale(&n, 1.0 / sqrt((double)d.k));
     }
     return make(g, fn, IR_OP_ATTENTION, in, n_in, &n);
 }
@@ -673,16 +673,16 @@ rlx_node rlx_rope_scaled(rlx_graph *g, rlx_node x, rlx_node offset, rlx_rope_sty
     if (!inputs_ok(g, fn, in, n_in)) return RLX_NO_NODE;
     ir_node n;
     node_init(&n, IR_OP_ROPE);
-    n.ia[0] = style;
-    n.ia[1] = rotary_dims;
-    n.ia[2] = offset != RLX_NO_NODE;
-    n.ia[3] = freq_factors != RLX_NO_NODE;
-    n.fa[0] = theta;
+    ir_attr_set_rope_style(&n, style);
+    ir_attr_set_rope_rotary_dims(&n, rotary_dims);
+    ir_attr_set_rope_has_offset(&n, offset != RLX_NO_NODE);
+    ir_attr_set_rope_has_freq_factors(&n, freq_factors != RLX_NO_NODE);
+    ir_attr_set_rope_theta(&n, theta);
     if (rotary_dims == 0) {
         const ir_shape *xs = &g->g.nodes[x].shape;
         ir_dim d = xs->rank == 4 ? xs->d[3] : ir_dim_const(0);
         if (!ir_dim_is_static(d)) return fail_msg(g, RLX_STATUS_SHAPE, fn, "rotary_dims 0 needs a static head dim");
-        n.ia[1] = d.k;
+        ir_attr_set_rope_rotary_dims(&n, d.k);
     }
     return make(g, fn, IR_OP_ROPE, in, n_in, &n);
 }

@@ -1,6 +1,6 @@
 /*
  * dump.c — a readable text form of a graph, one node per line:
- *   %3 = matmul(%1, %2) 'q' f32[seq,64] {transpose_b=1}
+ *   %3 = matmul(%1, %2) 'q' f32[seq,64] {transpose_b=1 act=0 has_bias=0}
  * used by `rlx_graph_dump`, the CLI and failing tests.
  */
 #include "ir/ir.h"
@@ -33,49 +33,26 @@ static void append_text(text_buf *b, const char *fmt, ...) {
     }
 }
 
+/* " {name=value ...}" from the op's attribute family (ir/op_attrs.def). */
 static void dump_attrs(text_buf *b, const ir_node *n) {
-    switch (n->op) {
-    case IR_OP_MATMUL: case IR_OP_MATMUL_BIAS_ACT:
-        append_text(b, " {transpose_b=%lld act=%lld bias=%lld}", (long long)n->ia[0], (long long)n->ia[1], (long long)n->ia[2]);
-        break;
-    case IR_OP_REDUCE_SUM: case IR_OP_REDUCE_MEAN: case IR_OP_REDUCE_MAX: case IR_OP_REDUCE_MIN: case IR_OP_REDUCE_PROD:
-        append_text(b, " {axes=0x%llx keepdim=%lld}", (unsigned long long)n->ia[0], (long long)n->ia[1]);
-        break;
-    case IR_OP_ARGMAX: case IR_OP_ARGMIN:
-        append_text(b, " {axis=%lld keepdim=%lld}", (long long)n->ia[0], (long long)n->ia[1]);
-        break;
-    case IR_OP_SOFTMAX: case IR_OP_LOG_SOFTMAX: case IR_OP_CUMSUM: case IR_OP_CONCAT: case IR_OP_GATHER:
-        append_text(b, " {axis=%lld}", (long long)n->ia[0]);
-        break;
-    case IR_OP_LAYER_NORM: case IR_OP_RMS_NORM: case IR_OP_ADD_LAYER_NORM: case IR_OP_ADD_RMS_NORM:
-    case IR_OP_RMS_DEQUANT_MATMUL: case IR_OP_RMS_DEQUANT_SWIGLU:
-        append_text(b, " {eps=%g}", n->fa[0]);
-        break;
-    case IR_OP_CLAMP:
-        append_text(b, " {lo=%g hi=%g}", n->fa[0], n->fa[1]);
-        break;
-    case IR_OP_SLICE:
-        if (n->ia[3] > 0)   /* the start is resolved once the axis is static (specialized graphs) */
-            append_text(b, " {axis=%lld last=%lld start=%lld}", (long long)n->ia[0], (long long)n->ia[3], (long long)n->ia[1]);
-        else append_text(b, " {axis=%lld start=%lld step=%lld}", (long long)n->ia[0], (long long)n->ia[1], (long long)n->ia[2]);
-        break;
-    case IR_OP_TRANSPOSE:
-        append_text(b, " {perm=");
-        for (int i = 0; i < n->shape.rank; i++) append_text(b, "%s%lld", i ? "," : "", (long long)n->ia[i]);
-        append_text(b, "}");
-        break;
-    case IR_OP_TOPK_VALUES: case IR_OP_TOPK_INDICES:
-        append_text(b, " {k=%lld}", (long long)n->ia[0]);
-        break;
-    case IR_OP_ATTENTION:
-        append_text(b, " {mask=%lld scale=%g}", (long long)n->ia[0], n->fa[0]);
-        break;
-    case IR_OP_ROPE: case IR_OP_ROPE_KV_WRITE:
-        append_text(b, " {style=%s dims=%lld theta=%g}", n->ia[0] ? "gptj" : "neox", (long long)n->ia[1], n->fa[0]);
-        break;
-    default:
-        break;
+    ir_attr_family fam = ir_op_attr_family(n->op);
+    if (fam == IR_ATTR_FAMILY_NONE) return;
+    int count;
+    const ir_attr_desc *t = ir_attr_table(&count);
+    const char *sep = " {";
+    for (int i = 0; i < count; i++) {
+        if (t[i].family != fam) continue;
+        append_text(b, "%s%s=", sep, t[i].name);
+        sep = " ";
+        if (t[i].kind == IR_ATTR_FLOAT) {
+            append_text(b, "%g", n->fa[t[i].slot]);
+        } else if (t[i].kind == IR_ATTR_INT) {
+            append_text(b, "%lld", (long long)n->ia[t[i].slot]);
+        } else {
+            for (int d = 0; d < n->shape.rank; d++) append_text(b, "%s%lld", d ? "," : "", (long long)n->ia[t[i].slot + d]);
+        }
     }
+    append_text(b, "}");
 }
 
 char *ir_graph_dump(const ir_graph *g) {

@@ -37,7 +37,8 @@ typedef enum ir_op {
     IR_OP_COUNT
 } ir_op;
 
-/* Attribute slots. Each op documents which slots it uses (ops.def / shape_rules.c). */
+/* Attribute slots. Only the named accessors of ir/op_attrs.h (generated from
+ * ir/op_attrs.def, which says what each op's attributes mean) index them. */
 #define IR_MAX_IATTR 12
 #define IR_MAX_FATTR 4
 
@@ -53,6 +54,8 @@ typedef struct ir_node {
     void     *data;        /* CONST: owned copy of the bytes */
     size_t    data_bytes;
 } ir_node;
+
+#include "ir/op_attrs.h"
 
 typedef struct ir_output {
     char   *name;
@@ -76,25 +79,11 @@ struct rlx_graph {
     char     first_error_msg[512];
 };
 
-/* Attribute meanings, by op:
- *   CLAMP:        fa[0]=lo fa[1]=hi
+/* Attributes: ir/op_attrs.def. Inputs and outputs beyond ops.def:
  *   CAST:         (dtype = target)
- *   MATMUL(_BIAS_ACT): ia[0]=transpose_b ia[1]=activation ia[2]=has_bias
- *   REDUCE_*:     ia[0]=axes mask ia[1]=keepdim
- *   ARGMAX/MIN:   ia[0]=axis (normalized) ia[1]=keepdim
- *   SOFTMAX, LOG_SOFTMAX, CUMSUM: ia[0]=axis (normalized)
- *   *NORM:        fa[0]=eps ia[0]=has_beta
- *   RMS_DEQUANT_MATMUL/_SWIGLU: fa[0]=eps; inputs x, w[, wu], gamma (the norm fused in, gamma last)
- *   TRANSPOSE:    ia[0..rank) = perm
- *   SLICE:        ia[0]=axis ia[1]=start ia[2]=step (length = out dim); ia[3] > 0: the last ia[3]
- *                 entries (rlx_slice_last), start = dim - ia[3], set by the shape rule once dim is static
- *   CONCAT:       ia[0]=axis
- *   GATHER:       ia[0]=axis
- *   TOPK_*:       ia[0]=k
- *   ATTENTION:    ia[0]=mask kind ia[1]=has kv_len input (last) fa[0]=scale (resolved, > 0)
+ *   RMS_DEQUANT_MATMUL/_SWIGLU: inputs x, w[, wu], gamma (the norm fused in, gamma last)
  *   KV_WRITE:     (inputs cache, rows, pos; output aliases the cache param)
- *   ROPE:         ia[0]=style ia[1]=rotary dims (resolved) ia[2]=has_offset ia[3]=has_freq_factors fa[0]=theta
- *   ROPE_KV_WRITE: ROPE's attributes; inputs cache, x, pos [, offset] [, freq factors]; output aliases the cache
+ *   ROPE_KV_WRITE: inputs cache, x, pos [, offset] [, freq factors]; output aliases the cache
  *   INPUT/PARAM:  name = interface name
  */
 

@@ -19,3 +19,34 @@ const char *rlx_op_name(int op) { return (unsigned)op < IR_OP_COUNT ? op_table[o
 int rlx_op_arity(int op) { return (unsigned)op < IR_OP_COUNT ? op_table[op].arity : -1; }
 
 const char *rlx_op_doc(int op) { return (unsigned)op < IR_OP_COUNT ? op_table[op].doc : NULL; }
+
+/* ------------------------------------------------ attributes (op_attrs.def) */
+
+static const ir_attr_family op_attr_family[IR_OP_COUNT] = {
+#define ATTR_OP(id, family) [IR_OP_##id] = IR_ATTR_FAMILY_##family,
+#include "ir/op_attrs.def"
+};
+
+static const char *const attr_family_names[IR_ATTR_FAMILY_COUNT][2] = {
+    [IR_ATTR_FAMILY_NONE] = {"", ""},
+#define ATTR_FAMILY(family, doc) [IR_ATTR_FAMILY_##family] = {#family, doc},
+#include "ir/op_attrs.def"
+};
+
+static const ir_attr_desc attr_table[] = {
+#define IA(family, slot, name, doc) {IR_ATTR_FAMILY_##family, IR_ATTR_INT, slot, #name, doc},
+#define IAV(family, slot, name, doc) {IR_ATTR_FAMILY_##family, IR_ATTR_INT_DIMS, slot, #name, doc},
+#define FA(family, slot, name, doc) {IR_ATTR_FAMILY_##family, IR_ATTR_FLOAT, slot, #name, doc},
+#include "ir/op_attrs.def"
+};
+
+ir_attr_family ir_op_attr_family(ir_op op) { return (unsigned)op < IR_OP_COUNT ? op_attr_family[op] : IR_ATTR_FAMILY_NONE; }
+
+const char *ir_attr_family_name(ir_attr_family f) { return (unsigned)f < IR_ATTR_FAMILY_COUNT ? attr_family_names[f][0] : ""; }
+
+const char *ir_attr_family_doc(ir_attr_family f) { return (unsigned)f < IR_ATTR_FAMILY_COUNT ? attr_family_names[f][1] : ""; }
+
+const ir_attr_desc *ir_attr_table(int *count) {
+    *count = (int)(sizeof attr_table / sizeof attr_table[0]);
+    return attr_table;
+}

@@ -158,7 +158,7 @@ rlx_status shape_dequant_fused(const ir_graph *g, ir_node *n) {
 
 /* The rms-norm prologue forms (made by passes/fuse.c): x, w[, wu] checked as
  * the plain dequant_matmul / dequant_swiglu, then gamma (last) f32 [K] and
- * fa[0] = eps >= 0 as rms_norm has them. */
+ * eps >= 0 as rms_norm has them. */
 rlx_status shape_rms_dequant(const ir_graph *g, ir_node *n) {
     TRY(n->op == IR_OP_RMS_DEQUANT_SWIGLU ? shape_dequant_fused(g, n) : shape_dequant_matmul(g, n));
     const ir_shape *x = in_shape(g, n, 0), *gamma = in_shape(g, n, n->n_in - 1);
@@ -166,7 +166,7 @@ rlx_status shape_rms_dequant(const ir_graph *g, ir_node *n) {
     if (in_dtype(g, n, n->n_in - 1) != RLX_F32 || gamma->rank != 1 || !dims_compatible(gamma->d[0], x->d[x->rank - 1]))
         FAIL(RLX_STATUS_SHAPE, "gamma %s %s must be f32 [K] matching x's last dim", rlx_dtype_name(in_dtype(g, n, n->n_in - 1)),
              fmt_shape(g, gamma, s, sizeof s));
-    if (!(n->fa[0] >= 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "eps must be >= 0, got %g", n->fa[0]);
+    if (!(ir_attr_rms_dequant_eps(n) >= 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "eps must be >= 0, got %g", ir_attr_rms_dequant_eps(n));
     return RLX_OK;
 }
 
@@ -178,8 +178,8 @@ rlx_status shape_unary(const ir_graph *g, ir_node *n) {
     if (!ir_dtype_is_float(dt) && !(int_ok && ir_dtype_is_int(dt)))
         FAIL(RLX_STATUS_SHAPE, "dtype %s is not supported (%s)", rlx_dtype_name(dt),
              int_ok ? "numeric dtypes only" : "float dtypes only");
-    if (n->op == IR_OP_CLAMP && !(n->fa[0] <= n->fa[1]))
-        FAIL(RLX_STATUS_INVALID_ARGUMENT, "lo %g must be <= hi %g", n->fa[0], n->fa[1]);
+    if (n->op == IR_OP_CLAMP && !(ir_attr_clamp_lo(n) <= ir_attr_clamp_hi(n)))
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "lo %g must be <= hi %g", ir_attr_clamp_lo(n), ir_attr_clamp_hi(n));
     n->shape = *in_shape(g, n, 0);
     n->dtype = dt;
     return RLX_OK;
@@ -237,7 +237,7 @@ rlx_status shape_cast(const ir_graph *g, ir_node *n) {
 
 rlx_status shape_matmul(const ir_graph *g, ir_node *n) {
     bool fused = n->op == IR_OP_MATMUL_BIAS_ACT;
-    int want_in = 2 + (fused && n->ia[2] ? 1 : 0);
+    int want_in = 2 + (fused && ir_attr_matmul_has_bias(n) ? 1 : 0);
     if (n->n_in != want_in) FAIL(RLX_STATUS_INTERNAL, "has %d inputs, expected %d", n->n_in, want_in);
     const ir_shape *a = in_shape(g, n, 0), *b = in_shape(g, n, 1);
     char sa[128], sb[128];
@@ -246,7 +246,7 @@ rlx_status shape_matmul(const ir_graph *g, ir_node *n) {
              fmt_shape(g, a, sa, sizeof sa), fmt_shape(g, b, sb, sizeof sb));
     TRY(require_same_dtype(g, n, 0, 1));
     TRY(require_float(g, n, in_dtype(g, n, 0), "matmul operand"));
-    bool tb = n->ia[0] != 0;
+    bool tb = ir_attr_matmul_transpose_b(n) != 0;
     ir_dim m = a->d[a->rank - 2], ka = a->d[a->rank - 1];
     ir_dim kb = tb ? b->d[b->rank - 1] : b->d[b->rank - 2];
     ir_dim nn = tb ? b->d[b->rank - 2] : b->d[b->rank - 1];
@@ -260,9 +260,9 @@ rlx_status shape_matmul(const ir_graph *g, ir_node *n) {
         FAIL(RLX_STATUS_SHAPE, "batch dims of %s and %s do not broadcast",
              fmt_shape(g, a, sa, sizeof sa), fmt_shape(g, b, sb, sizeof sb));
     if (fused) {
-        if (n->ia[1] < RLX_ACT_NONE || n->ia[1] > RLX_ACT_TANH)
-            FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown activation %lld", (long long)n->ia[1]);
-        if (n->ia[2]) {
+        if (ir_attr_matmul_act(n) < RLX_ACT_NONE || ir_attr_matmul_act(n) > RLX_ACT_TANH)
+            FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown activation %lld", (long long)ir_attr_matmul_act(n));
+        if (ir_attr_matmul_has_bias(n)) {
             const ir_shape *bias = in_shape(g, n, 2);
             TRY(require_same_dtype(g, n, 0, 2));
             if (bias->rank != 1 || !dims_compatible(bias->d[0], nn))
@@ -285,13 +285,13 @@ rlx_status shape_reduce(const ir_graph *g, ir_node *n) {
     rlx_dtype dt = in_dtype(g, n, 0);
     if (dt == RLX_BOOL) FAIL(RLX_STATUS_SHAPE, "reductions over bool are not supported; cast first");
     if (n->op == IR_OP_REDUCE_MEAN) TRY(require_float(g, n, dt, "mean input"));
-    uint64_t mask = (uint64_t)n->ia[0];
+    uint64_t mask = (uint64_t)ir_attr_reduce_axes(n);
     if (x->rank < 64 && (mask >> x->rank) != 0)
         FAIL(RLX_STATUS_INVALID_ARGUMENT, "axes mask 0x%llx names axes beyond rank %d", (unsigned long long)mask, x->rank);
     ir_shape out = {0};
     for (int i = 0; i < x->rank; i++) {
         if (mask & (1ull << i)) {
-            if (n->ia[1]) out.d[out.rank++] = ir_dim_const(1);
+            if (ir_attr_reduce_keepdim(n)) out.d[out.rank++] = ir_dim_const(1);
         } else {
             out.d[out.rank++] = x->d[i];
         }
@@ -301,20 +301,20 @@ rlx_status shape_reduce(const ir_graph *g, ir_node *n) {
     return RLX_OK;
 }
 
-static rlx_status check_axis(const ir_graph *g, ir_node *n, int rank) {
-    if (n->ia[0] < 0 || n->ia[0] >= rank)
-        FAIL(RLX_STATUS_INVALID_ARGUMENT, "axis %lld is outside rank %d", (long long)n->ia[0], rank);
+static rlx_status check_axis(const ir_graph *g, ir_node *n, int64_t axis, int rank) {
+    if (axis < 0 || axis >= rank)
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "axis %lld is outside rank %d", (long long)axis, rank);
     return RLX_OK;
 }
 
 rlx_status shape_argreduce(const ir_graph *g, ir_node *n) {
     const ir_shape *x = in_shape(g, n, 0);
-    TRY(check_axis(g, n, x->rank));
+    TRY(check_axis(g, n, ir_attr_argreduce_axis(n), x->rank));
     if (in_dtype(g, n, 0) == RLX_BOOL) FAIL(RLX_STATUS_SHAPE, "argmax/argmin over bool is not supported");
-    if (dim_is(x->d[n->ia[0]], 0)) FAIL(RLX_STATUS_SHAPE, "reduced axis is empty");
+    if (dim_is(x->d[ir_attr_argreduce_axis(n)], 0)) FAIL(RLX_STATUS_SHAPE, "reduced axis is empty");
     ir_shape out = {0};
     for (int i = 0; i < x->rank; i++) {
-        if (i == n->ia[0]) { if (n->ia[1]) out.d[out.rank++] = ir_dim_const(1); }
+        if (i == ir_attr_argreduce_axis(n)) { if (ir_attr_argreduce_keepdim(n)) out.d[out.rank++] = ir_dim_const(1); }
         else out.d[out.rank++] = x->d[i];
     }
     n->shape = out;
@@ -325,7 +325,7 @@ rlx_status shape_argreduce(const ir_graph *g, ir_node *n) {
 rlx_status shape_axis_op(const ir_graph *g, ir_node *n) {
     const ir_shape *x = in_shape(g, n, 0);
     rlx_dtype dt = in_dtype(g, n, 0);
-    TRY(check_axis(g, n, x->rank));
+    TRY(check_axis(g, n, ir_attr_axis_op_axis(n), x->rank));
     if (n->op == IR_OP_CUMSUM) {
         if (dt == RLX_BOOL) FAIL(RLX_STATUS_SHAPE, "cumsum over bool is not supported; cast first");
     } else {
@@ -340,7 +340,7 @@ rlx_status shape_axis_op(const ir_graph *g, ir_node *n) {
 
 static rlx_status check_norm_params(const ir_graph *g, ir_node *n, int first_param, ir_dim d) {
     char s[128];
-    int count = 1 + (n->ia[0] ? 1 : 0);
+    int count = 1 + (ir_attr_norm_has_beta(n) ? 1 : 0);
     if (n->n_in != first_param + count)
         FAIL(RLX_STATUS_INTERNAL, "has %d inputs, expected %d", n->n_in, first_param + count);
     for (int i = first_param; i < first_param + count; i++) {
@@ -350,7 +350,7 @@ static rlx_status check_norm_params(const ir_graph *g, ir_node *n, int first_par
             FAIL(RLX_STATUS_SHAPE, "%s must be [D] matching the last dim, got %s",
                  i == first_param ? "gamma" : "beta", fmt_shape(g, p, s, sizeof s));
     }
-    if (!(n->fa[0] >= 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "eps must be >= 0, got %g", n->fa[0]);
+    if (!(ir_attr_norm_eps(n) >= 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "eps must be >= 0, got %g", ir_attr_norm_eps(n));
     return RLX_OK;
 }
 
@@ -428,7 +428,7 @@ rlx_status shape_transpose(const ir_graph *g, ir_node *n) {
     bool seen[IR_MAX_RANK] = {0};
     ir_shape out = {.rank = x->rank};
     for (int i = 0; i < x->rank; i++) {
-        int64_t p = n->ia[i];
+        int64_t p = ir_attr_transpose_perm(n, i);
         if (p < 0 || p >= x->rank || seen[p])
             FAIL(RLX_STATUS_INVALID_ARGUMENT, "perm is not a permutation of 0..%d (entry %d is %lld)",
                  x->rank - 1, i, (long long)p);
@@ -442,19 +442,19 @@ rlx_status shape_transpose(const ir_graph *g, ir_node *n) {
 
 rlx_status shape_slice(const ir_graph *g, ir_node *n) {
     const ir_shape *x = in_shape(g, n, 0);
-    TRY(check_axis(g, n, x->rank));
-    int axis = (int)n->ia[0];
+    TRY(check_axis(g, n, ir_attr_slice_axis(n), x->rank));
+    int axis = (int)ir_attr_slice_axis(n);
     ir_dim dim = x->d[axis];
-    if (n->ia[3] > 0) {   /* the last ia[3] entries: the start follows the dim */
-        int64_t last = n->ia[3];
+    if (ir_attr_slice_last(n) > 0) {   /* the last `last` entries: the start follows the dim */
+        int64_t last = ir_attr_slice_last(n);
         if (ir_dim_is_static(dim)) {
             if (last > dim.k)
                 FAIL(RLX_STATUS_SHAPE, "the last %lld entries of axis %d, whose size is %lld", (long long)last, axis,
                      (long long)dim.k);
-            n->ia[1] = dim.k - last;   /* step 1 and the length: the builder's */
+            ir_attr_set_slice_start(n, dim.k - last);   /* step 1 and the length: the builder's */
         }
     }
-    int64_t start = n->ia[1], step = n->ia[2];
+    int64_t start = ir_attr_slice_start(n), step = ir_attr_slice_step(n);
     ir_dim len = n->shape.d[axis];   /* the builder stored the length */
     if (step < 1) FAIL(RLX_STATUS_INVALID_ARGUMENT, "step must be >= 1, got %lld", (long long)step);
     if (start < 0) FAIL(RLX_STATUS_INVALID_ARGUMENT, "start must be >= 0, got %lld", (long long)start);
@@ -474,8 +474,8 @@ rlx_status shape_slice(const ir_graph *g, ir_node *n) {
 rlx_status shape_concat(const ir_graph *g, ir_node *n) {
     if (n->n_in < 1 || n->n_in > IR_MAX_INPUTS) FAIL(RLX_STATUS_INVALID_ARGUMENT, "needs 1 to %d inputs", IR_MAX_INPUTS);
     const ir_shape *x0 = in_shape(g, n, 0);
-    TRY(check_axis(g, n, x0->rank));
-    int axis = (int)n->ia[0];
+    TRY(check_axis(g, n, ir_attr_axis_op_axis(n), x0->rank));
+    int axis = (int)ir_attr_axis_op_axis(n);
     ir_shape out = *x0;
     char s0[128], si[128];
     for (int i = 1; i < n->n_in; i++) {
@@ -528,10 +528,10 @@ rlx_status shape_gather_rows(const ir_graph *g, ir_node *n) {
 rlx_status shape_gather(const ir_graph *g, ir_node *n) {
     const ir_shape *x = in_shape(g, n, 0), *idx = in_shape(g, n, 1);
     TRY(require_index(g, n, in_dtype(g, n, 1), "index"));
-    TRY(check_axis(g, n, x->rank));
+    TRY(check_axis(g, n, ir_attr_axis_op_axis(n), x->rank));
     if (idx->rank != x->rank) FAIL(RLX_STATUS_SHAPE, "index rank %d differs from input rank %d", idx->rank, x->rank);
     for (int d = 0; d < x->rank; d++) {
-        if (d == n->ia[0] || !ir_dim_is_static(idx->d[d]) || !ir_dim_is_static(x->d[d])) continue;
+        if (d == ir_attr_axis_op_axis(n) || !ir_dim_is_static(idx->d[d]) || !ir_dim_is_static(x->d[d])) continue;
         if (idx->d[d].k > x->d[d].k)   /* as in torch.gather: other axes index x directly */
             FAIL(RLX_STATUS_SHAPE, "index dim %d is %lld, larger than the input's %lld", d, (long long)idx->d[d].k,
                  (long long)x->d[d].k);
@@ -546,10 +546,10 @@ rlx_status shape_topk(const ir_graph *g, ir_node *n) {
     if (x->rank < 1) FAIL(RLX_STATUS_SHAPE, "input needs rank >= 1");
     if (in_dtype(g, n, 0) == RLX_BOOL) FAIL(RLX_STATUS_SHAPE, "topk over bool is not supported");
     ir_dim last = x->d[x->rank - 1];
-    if (n->ia[0] < 1 || (ir_dim_is_static(last) && n->ia[0] > last.k))
-        FAIL(RLX_STATUS_INVALID_ARGUMENT, "k = %lld must be in [1, %lld]", (long long)n->ia[0], (long long)last.k);
+    if (ir_attr_topk_k(n) < 1 || (ir_dim_is_static(last) && ir_attr_topk_k(n) > last.k))
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "k = %lld must be in [1, %lld]", (long long)ir_attr_topk_k(n), (long long)last.k);
     n->shape = *x;
-    n->shape.d[x->rank - 1] = ir_dim_const(n->ia[0]);
+    n->shape.d[x->rank - 1] = ir_dim_const(ir_attr_topk_k(n));
     n->dtype = n->op == IR_OP_TOPK_INDICES ? RLX_I32 : in_dtype(g, n, 0);
     return RLX_OK;
 }
@@ -559,13 +559,13 @@ rlx_status shape_topk(const ir_graph *g, ir_node *n) {
 rlx_status shape_attention(const ir_graph *g, ir_node *n) {
     const ir_shape *q = in_shape(g, n, 0), *k = in_shape(g, n, 1), *v = in_shape(g, n, 2);
     char sq[128], sk[128], sv[128];
-    bool additive = n->ia[0] == RLX_MASK_ADDITIVE;
-    if (n->ia[0] < RLX_MASK_NONE || n->ia[0] > RLX_MASK_ADDITIVE)
-        FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown mask kind %lld", (long long)n->ia[0]);
-    int want_in = (additive ? 4 : 3) + (n->ia[1] ? 1 : 0);
+    bool additive = ir_attr_attention_mask(n) == RLX_MASK_ADDITIVE;
+    if (ir_attr_attention_mask(n) < RLX_MASK_NONE || ir_attr_attention_mask(n) > RLX_MASK_ADDITIVE)
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown mask kind %lld", (long long)ir_attr_attention_mask(n));
+    int want_in = (additive ? 4 : 3) + (ir_attr_attention_has_kv_len(n) ? 1 : 0);
     if (n->n_in != want_in)
         FAIL(RLX_STATUS_INVALID_ARGUMENT, "%s", additive ? "additive mask needs a mask tensor" : "mask tensor given without RLX_MASK_ADDITIVE");
-    if (n->ia[1]) {
+    if (ir_attr_attention_has_kv_len(n)) {
         const ir_shape *L = in_shape(g, n, want_in - 1);
         if (in_dtype(g, n, want_in - 1) != RLX_I32 || (ir_shape_is_static(L) && ir_shape_numel(L) != 1))
             FAIL(RLX_STATUS_SHAPE, "kv_len must be an i32 tensor of one element");
@@ -586,7 +586,7 @@ rlx_status shape_attention(const ir_graph *g, ir_node *n) {
              fmt_shape(g, q, sq, sizeof sq), fmt_shape(g, k, sk, sizeof sk), fmt_shape(g, v, sv, sizeof sv));
     /* Queries sit at the end of the keys, so under a causal mask Sq > Skv
      * would give the first queries no key at all: a caller's mistake. */
-    if (n->ia[0] == RLX_MASK_CAUSAL && !n->ia[1] && ir_dim_is_static(q->d[2]) && ir_dim_is_static(k->d[2]) &&
+    if (ir_attr_attention_mask(n) == RLX_MASK_CAUSAL && !ir_attr_attention_has_kv_len(n) && ir_dim_is_static(q->d[2]) && ir_dim_is_static(k->d[2]) &&
         q->d[2].k > k->d[2].k)
         FAIL(RLX_STATUS_SHAPE, "causal attention needs Sq <= Skv (queries sit at the end of the keys), got Sq %lld > Skv %lld",
              (long long)q->d[2].k, (long long)k->d[2].k);
@@ -597,7 +597,7 @@ rlx_status shape_attention(const ir_graph *g, ir_node *n) {
         if (m->rank > 4 || ir_broadcast_shapes(m, &scores, &out) != RLX_OK)
             FAIL(RLX_STATUS_SHAPE, "mask %s does not broadcast to the scores [B,H,Sq,Skv]", fmt_shape(g, m, sk, sizeof sk));
     }
-    if (!(n->fa[0] > 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "scale must be > 0");
+    if (!(ir_attr_attention_scale(n) > 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "scale must be > 0");
     n->shape = *q;
     n->dtype = in_dtype(g, n, 0);
     return RLX_OK;
@@ -606,29 +606,29 @@ rlx_status shape_attention(const ir_graph *g, ir_node *n) {
 /* ROPE's checks with x at input xi and the optional offset at offi (the
  * factors, if any, are last): ROPE_KV_WRITE puts cache, rows, pos first. */
 static rlx_status check_rope(const ir_graph *g, ir_node *n, int xi, int offi) {
-    if (n->n_in != offi + (n->ia[2] ? 1 : 0) + (n->ia[3] ? 1 : 0)) FAIL(RLX_STATUS_INTERNAL, "rope input count mismatch");
+    if (n->n_in != offi + (ir_attr_rope_has_offset(n) ? 1 : 0) + (ir_attr_rope_has_freq_factors(n) ? 1 : 0)) FAIL(RLX_STATUS_INTERNAL, "rope input count mismatch");
     const ir_shape *x = in_shape(g, n, xi);
     char s[128];
     TRY(require_float(g, n, in_dtype(g, n, xi), "input"));
     if (x->rank != 4) FAIL(RLX_STATUS_SHAPE, "input must be [B,H,S,D], got %s", fmt_shape(g, x, s, sizeof s));
-    if (n->ia[3]) {
+    if (ir_attr_rope_has_freq_factors(n)) {
         const ir_shape *ff = in_shape(g, n, n->n_in - 1);
         if (in_dtype(g, n, n->n_in - 1) != RLX_F32 || ff->rank != 1 ||
-            (ir_dim_is_static(ff->d[0]) && ff->d[0].k != n->ia[1] / 2))
-            FAIL(RLX_STATUS_SHAPE, "frequency factors must be f32 [rotary_dims / 2] = [%lld]", (long long)(n->ia[1] / 2));
+            (ir_dim_is_static(ff->d[0]) && ff->d[0].k != ir_attr_rope_rotary_dims(n) / 2))
+            FAIL(RLX_STATUS_SHAPE, "frequency factors must be f32 [rotary_dims / 2] = [%lld]", (long long)(ir_attr_rope_rotary_dims(n) / 2));
     }
-    if (n->ia[2]) {
+    if (ir_attr_rope_has_offset(n)) {
         const ir_shape *o = in_shape(g, n, offi);
         if (in_dtype(g, n, offi) != RLX_I32) FAIL(RLX_STATUS_SHAPE, "offset must be i32, got %s", rlx_dtype_name(in_dtype(g, n, offi)));
         if (ir_shape_is_static(o) && ir_shape_numel(o) != 1) FAIL(RLX_STATUS_SHAPE, "offset must have one element");
     }
-    if (n->ia[0] != RLX_ROPE_NEOX && n->ia[0] != RLX_ROPE_GPTJ)
-        FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown rope style %lld", (long long)n->ia[0]);
+    if (ir_attr_rope_style(n) != RLX_ROPE_NEOX && ir_attr_rope_style(n) != RLX_ROPE_GPTJ)
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown rope style %lld", (long long)ir_attr_rope_style(n));
     ir_dim d = x->d[3];
-    int64_t r = n->ia[1];
+    int64_t r = ir_attr_rope_rotary_dims(n);
     if (r <= 0 || r % 2 || (ir_dim_is_static(d) && r > d.k))
         FAIL(RLX_STATUS_INVALID_ARGUMENT, "rotary dims %lld must be even, > 0 and <= D", (long long)r);
-    if (!(n->fa[0] > 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "theta must be > 0, got %g", n->fa[0]);
+    if (!(ir_attr_rope_theta(n) > 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "theta must be > 0, got %g", ir_attr_rope_theta(n));
     return RLX_OK;
 }
 

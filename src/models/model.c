@@ -10,7 +10,7 @@
  * between calls; decode steps replay one cached specialization.
  */
 #include "io/gguf.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include "models/llama.h"
 #include "models/sampler.h"
 #include "models/tokenizer.h"

@@ -164,7 +164,7 @@ static fusion *match_rope_kv_write(const ir_graph *g, const int32_t *uses, int32
 
 /* A norm node that is a plain f32 rms_norm: no beta, gamma f32 [K]. */
 static bool plain_rms_norm(const ir_graph *g, const ir_node *n) {
-    return n->op == IR_OP_RMS_NORM && n->n_in == 2 && n->ia[0] == 0 && n->dtype == RLX_F32 &&
+    return n->op == IR_OP_RMS_NORM && n->n_in == 2 && ir_attr_norm_has_beta(n) == 0 && n->dtype == RLX_F32 &&
            g->nodes[n->in[0]].dtype == RLX_F32 && g->nodes[n->in[1]].dtype == RLX_F32;
 }
 
@@ -207,7 +207,7 @@ static rlx_status fuse_norm_prologue(const ir_graph *g, const int32_t *uses, int
         }
         f->in[0] = norm->in[0];
         f->in[f->n_in++] = norm->in[1];   /* gamma last: x and weights keep their places */
-        f->fa[0] = norm->fa[0];
+        ir_attr_set_rms_dequant_eps(f, ir_attr_norm_eps(norm));
     }
     absorbed[i] = true;
     return RLX_OK;
@@ -251,7 +251,7 @@ rlx_status pass_fold_norm_inplace(ir_graph *g, int64_t max_rows, fold_norm_pred 
             u->op = u->op == IR_OP_DEQUANT_MATMUL ? IR_OP_RMS_DEQUANT_MATMUL : IR_OP_RMS_DEQUANT_SWIGLU;
             u->in[0] = norm->in[0];
             u->in[u->n_in++] = norm->in[1];
-            u->fa[0] = norm->fa[0];
+            ir_attr_set_rms_dequant_eps(u, ir_attr_norm_eps(norm));
             (*n_folded)++;
         }
         norm->op = IR_OP_RESHAPE;   /* unused now: a view, no step */
@@ -305,8 +305,8 @@ rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *d
             f->fused.op = IR_OP_MATMUL_BIAS_ACT;
             f->fused.name = src->nodes[root].name;
             f->fused.shape = src->nodes[root].shape;
-            f->fused.ia[1] = act;
-            f->fused.ia[2] = bias >= 0;
+            ir_attr_set_matmul_act(&f->fused, act);
+            ir_attr_set_matmul_has_bias(&f->fused, bias >= 0);
             f->fused.n_in = bias >= 0 ? 3 : 2;
             if (bias >= 0) f->fused.in[2] = bias;
             absorbed[i] = true;

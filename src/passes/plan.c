@@ -19,12 +19,12 @@ static int64_t align_up(int64_t v) { return (v + PLAN_ALIGN - 1) / PLAN_ALIGN * 
 
 static bool slice_is_contiguous(const ir_graph *g, const ir_node *n, int64_t *byte_offset) {
     const ir_node *x = &g->nodes[n->in[0]];
-    int axis = (int)n->ia[0];
-    if (n->ia[2] != 1) return false;
+    int axis = (int)ir_attr_slice_axis(n);
+    if (ir_attr_slice_step(n) != 1) return false;
     for (int i = 0; i < axis; i++) if (x->shape.d[i].k != 1) return false;
     int64_t inner = 1;
     for (int i = axis + 1; i < x->shape.rank; i++) inner *= x->shape.d[i].k;
-    *byte_offset = n->ia[1] * inner * (int64_t)rlx_dtype_size(n->dtype);
+    *byte_offset = ir_attr_slice_start(n) * inner * (int64_t)rlx_dtype_size(n->dtype);
     return true;
 }
 
@@ -34,7 +34,7 @@ static bool transpose_is_identity_layout(const ir_graph *g, const ir_node *n) {
     const ir_shape *x = &g->nodes[n->in[0]].shape;
     int64_t last = -1;
     for (int i = 0; i < x->rank; i++) {
-        int64_t src = n->ia[i];
+        int64_t src = ir_attr_transpose_perm(n, i);
         if (x->d[src].k == 1) continue;
         if (src < last) return false;
         last = src;

@@ -64,5 +64,7 @@ int        vk_program_host_steps(const vk_program *p);
 char      *vk_program_report(const vk_program *p);
 /* GPU time of the last run in seconds (timestamp queries), or -1 if unknown. */
 double     vk_program_gpu_seconds(const vk_program *p);
+/* Whether the lowering table has a lowering for op (else: a host step). */
+bool       vk_backend_has_lowering(ir_op op);
 
 #endif

@@ -3,6 +3,7 @@
  * An op mapped to NULL always runs as a host step.
  */
 #include "vulkan/vk_lower.h"
+#include "vulkan/vk_backend.h"
 
 static const vk_lower_fn table[IR_OP_COUNT] = {
     [IR_OP_ADD] = vk_lower_binary, [IR_OP_SUB] = vk_lower_binary, [IR_OP_MUL] = vk_lower_binary,
@@ -39,3 +40,5 @@ static const vk_lower_fn table[IR_OP_COUNT] = {
 };
 
 vk_lower_fn vk_lowering_for(ir_op op) { return (unsigned)op < IR_OP_COUNT ? table[op] : NULL; }
+
+bool vk_backend_has_lowering(ir_op op) { return vk_lowering_for(op) != NULL; }

@@ -10,7 +10,7 @@
  * It lives in tests/fuzz/, outside the tests/ wildcard, so rlx_tests does not link it.
  */
 #include "io/gguf.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

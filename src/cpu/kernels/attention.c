@@ -313,7 +313,7 @@ rlx_status cpu_attention(const cpu_kernel_ctx *k)
     const ir_node *n = k->node;
     const cpu_tensor *q = &k->in[0], *kk = &k->in[1], *v = &k->in[2];
     char lb[160];
-    int kind = (int)n->ia[0];
+    int kind = (int)ir_attr_attention_mask(n);
 
     if (q->dtype != RLX_F32 || kk->dtype != RLX_F32 || v->dtype != RLX_F32)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: only f32 is supported, got %s",
@@ -344,7 +344,7 @@ rlx_status cpu_attention(const cpu_kernel_ctx *k)
     c.k = kk->data;
     c.v = v->data;
     c.out = k->out.data;
-    c.scale = (float)n->fa[0];
+    c.scale = (float)ir_attr_attention_scale(n);
     c.causal = kind == RLX_MASK_CAUSAL;
     if (kind == RLX_MASK_ADDITIVE) {
         const cpu_tensor *mk = &k->in[3];
@@ -368,7 +368,7 @@ rlx_status cpu_attention(const cpu_kernel_ctx *k)
         c.mask = mk->data;
     }
     c.Lkv = c.Skv;
-    if (n->ia[1]) {   /* active extent: only the first kv_len keys exist */
+    if (ir_attr_attention_has_kv_len(n)) {   /* active extent: only the first kv_len keys exist */
         const cpu_tensor *lt = &k->in[kind == RLX_MASK_ADDITIVE ? 4 : 3];
         int64_t L = lt->dtype == RLX_I32 ? ((const int32_t *)lt->data)[0] : -1;
         if (L < 0 || L > c.Skv)

@@ -1,5 +1,5 @@
 /*
- * cumsum.c — CPU kernel for CUMSUM: inclusive prefix sum along ia[0] = axis.
+ * cumsum.c — CPU kernel for CUMSUM: inclusive prefix sum along its axis attribute.
  *
  * f32 and the other floats accumulate in double and round each output once,
  * so long scans do not drift. Integers accumulate in int64 and wrap to their
@@ -87,7 +87,7 @@ rlx_status cpu_cumsum(const cpu_kernel_ctx *k)
 {
     const cpu_tensor *in = &k->in[0];
     const char *name = k->node->name ? k->node->name : "";
-    int64_t axis = k->node->ia[0];
+    int64_t axis = ir_attr_axis_op_axis(k->node);
     if (k->n_in != 1 || in->dtype != k->out.dtype || axis < 0 || axis >= in->rank)
         return rlx_fail(RLX_STATUS_INTERNAL, "cumsum '%s': bad axis %lld or dtypes", name, (long long)axis);
     if ((unsigned)in->dtype >= RLX_DTYPE_COUNT)

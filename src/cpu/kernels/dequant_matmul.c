@@ -27,7 +27,7 @@
 #include "cpu/cpu_kernel.h"
 #include "cpu/kernels/gemm.h"
 #include "cpu/kernels/qdot.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>

@@ -386,7 +386,7 @@ rlx_status cpu_unary(const cpu_kernel_ctx *k)
         op != IR_OP_ROUND && op != IR_OP_CLAMP)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s '%s': needs a float dtype, got %s", op_name(k),
                         node_name(k), rlx_dtype_name(dt));
-    un_ctx c = {op, dt, k->in[0].data, k->out.data, k->node->fa[0], k->node->fa[1], 0, 0};
+    un_ctx c = {op, dt, k->in[0].data, k->out.data, op == IR_OP_CLAMP ? ir_attr_clamp_lo(k->node) : 0, op == IR_OP_CLAMP ? ir_attr_clamp_hi(k->node) : 0, 0, 0};
     if (op == IR_OP_CLAMP) {
         c.ilo = clamp_bound(c.lo, true);
         c.ihi = clamp_bound(c.hi, false);

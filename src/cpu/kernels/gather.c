@@ -8,7 +8,7 @@
  * because the error message is kept per thread.
  */
 #include "cpu/cpu_kernel.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -161,7 +161,7 @@ static void gather_range(void *ctx, int64_t begin, int64_t end, int worker)
 rlx_status cpu_gather(const cpu_kernel_ctx *k)
 {
     const cpu_tensor *x = &k->in[0], *index = &k->in[1];
-    int axis = (int)k->node->ia[0];
+    int axis = (int)ir_attr_axis_op_axis(k->node);
     rlx_status st = check_ids(k, index, x->dims[axis]);
     if (st != RLX_OK || k->out.numel == 0)
         return st;

@@ -168,7 +168,7 @@ rlx_status cpu_matmul(const cpu_kernel_ctx *k)
 {
     const ir_node *n = k->node;
     const cpu_tensor *a = &k->in[0], *b = &k->in[1];
-    const cpu_tensor *bias = n->ia[2] && k->n_in > 2 ? &k->in[2] : NULL;
+    const cpu_tensor *bias = ir_attr_matmul_has_bias(n) && k->n_in > 2 ? &k->in[2] : NULL;
     char lb[160];
     rlx_dtype dt = a->dtype;
 
@@ -182,7 +182,7 @@ rlx_status cpu_matmul(const cpu_kernel_ctx *k)
 
     mm_ctx c;
     memset(&c, 0, sizeof c);
-    c.tb = n->ia[0] != 0;
+    c.tb = ir_attr_matmul_transpose_b(n) != 0;
     c.M = a->dims[a->rank - 2];
     c.K = a->dims[a->rank - 1];
     c.N = c.tb ? b->dims[b->rank - 2] : b->dims[b->rank - 1];
@@ -193,7 +193,7 @@ rlx_status cpu_matmul(const cpu_kernel_ctx *k)
     if (bias && bias->numel != c.N)
         return rlx_fail(RLX_STATUS_SHAPE, "%s: bias has %lld elements, N is %lld",
                         cpu_node_label(n, lb, sizeof lb), (long long)bias->numel, (long long)c.N);
-    c.epi.act = n->op == IR_OP_MATMUL_BIAS_ACT ? (int)n->ia[1] : RLX_ACT_NONE;
+    c.epi.act = n->op == IR_OP_MATMUL_BIAS_ACT ? (int)ir_attr_matmul_act(n) : RLX_ACT_NONE;
     c.epi.accumulate = 0;
     if (k->out.numel == 0)
         return RLX_OK;

@@ -147,7 +147,7 @@ static void transpose_range(void *ctx, int64_t begin, int64_t end, int worker)
 rlx_status cpu_transpose(const cpu_kernel_ctx *k)
 {
     const cpu_tensor *in = &k->in[0];
-    const int64_t *perm = k->node->ia;
+    const int64_t *perm = ir_attr_transpose_perm_dims(k->node);
     int rank = in->rank;
     size_t es = rlx_dtype_size(in->dtype);
     if (k->out.numel == 0)
@@ -230,8 +230,8 @@ static void slice_range(void *ctx, int64_t begin, int64_t end, int worker)
 rlx_status cpu_slice(const cpu_kernel_ctx *k)
 {
     const cpu_tensor *in = &k->in[0];
-    int axis = (int)k->node->ia[0];
-    int64_t start = k->node->ia[1], step = k->node->ia[2];
+    int axis = (int)ir_attr_slice_axis(k->node);
+    int64_t start = ir_attr_slice_start(k->node), step = ir_attr_slice_step(k->node);
     int64_t len = k->out.dims[axis];
     if (k->out.numel == 0)
         return RLX_OK;
@@ -288,7 +288,7 @@ static void concat_range(void *ctx, int64_t begin, int64_t end, int worker)
 
 rlx_status cpu_concat(const cpu_kernel_ctx *k)
 {
-    int axis = (int)k->node->ia[0];
+    int axis = (int)ir_attr_axis_op_axis(k->node);
     if (k->out.numel == 0)
         return RLX_OK;
     size_t inner = rlx_dtype_size(k->out.dtype);

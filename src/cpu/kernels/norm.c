@@ -2,8 +2,8 @@
  * norm.c — CPU kernel for LAYER_NORM, RMS_NORM and the fused residual forms
  * ADD_LAYER_NORM / ADD_RMS_NORM, all over the last dim.
  *
- * Inputs: x, gamma[, beta] or, fused, x, r, gamma[, beta] (ia[0] = has_beta,
- * fa[0] = eps). layer_norm: (s - mean) / sqrt(var + eps) * gamma + beta with
+ * Inputs: x, gamma[, beta] or, fused, x, r, gamma[, beta] (attributes has_beta,
+ * eps). layer_norm: (s - mean) / sqrt(var + eps) * gamma + beta with
  * the biased variance; rms_norm: s / sqrt(mean(s^2) + eps) * gamma + beta;
  * s = x, or x + r rounded to x's dtype (so fused and unfused graphs agree).
  *
@@ -151,7 +151,7 @@ rlx_status cpu_norm(const cpu_kernel_ctx *k)
     const char *what = info ? info->name : "norm";
     const char *name = k->node->name ? k->node->name : "";
     bool fused = op == IR_OP_ADD_LAYER_NORM || op == IR_OP_ADD_RMS_NORM;
-    bool has_beta = k->node->ia[0] != 0;
+    bool has_beta = ir_attr_norm_has_beta(k->node) != 0;
     int first = fused ? 2 : 1;
     const cpu_tensor *x = &k->in[0];
     rlx_dtype dt = x->dtype;
@@ -183,7 +183,7 @@ rlx_status cpu_norm(const cpu_kernel_ctx *k)
         .beta = has_beta ? k->in[first + 1].data : NULL,
         .out = k->out.data,
         .d = d,
-        .eps = k->node->fa[0],
+        .eps = ir_attr_norm_eps(k->node),
     };
     run_rows(k->pool, &p, x->numel / d);
     return RLX_OK;

@@ -16,7 +16,7 @@
  */
 #include "cpu/kernels/qdot_internal.h"
 #include "core/core.h"
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <math.h>
 #include <stdatomic.h>
 #if defined(RLX_QDOT_HAVE_X86)

@@ -323,7 +323,7 @@ rlx_status cpu_reduce(const cpu_kernel_ctx *k)
     p.dt = in->dtype;
     p.x = in->data;
     p.out = k->out.data;
-    plan_groups(&p, in, (uint64_t)k->node->ia[0]);
+    plan_groups(&p, in, (uint64_t)ir_attr_reduce_axes(k->node));
 
     int64_t n_out = k->out.numel;
     int64_t *roff = NULL;
@@ -448,7 +448,7 @@ static void arg_generic(void *ctx, int64_t begin, int64_t end, int worker)
 rlx_status cpu_argreduce(const cpu_kernel_ctx *k)
 {
     const cpu_tensor *in = &k->in[0];
-    int64_t axis = k->node->ia[0];
+    int64_t axis = ir_attr_argreduce_axis(k->node);
     if (k->n_in != 1 || k->out.dtype != RLX_I32 || axis < 0 || axis >= in->rank)
         return rlx_fail(RLX_STATUS_INTERNAL, "%s '%s': bad axis %lld or output dtype", op_name(k), node_name(k),
                         (long long)axis);

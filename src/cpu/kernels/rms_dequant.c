@@ -3,7 +3,7 @@
  * unfused semantics:
  *   RMS_DEQUANT_MATMUL(x, w, gamma)      = dequant_matmul(rms_norm(x, gamma, eps), w)
  *   RMS_DEQUANT_SWIGLU(x, wg, wu, gamma) = dequant_swiglu(rms_norm(x, gamma, eps), wg, wu)
- * with eps = fa[0]. The CPU gains nothing from the fusion (the GPU does: its
+ * with its eps attribute. The CPU gains nothing from the fusion (the GPU does: its
  * matvec normalizes x in shared memory), so this normalizes x into a
  * temporary with RMS_NORM's own f32 code and runs the plain kernel on it:
  * the result is the unfused graph's bit for bit.
@@ -22,13 +22,13 @@ rlx_status cpu_rms_dequant(const cpu_kernel_ctx *k) {
     int64_t d = x->dims[x->rank - 1];
     float *xn = malloc(x->numel > 0 ? sizeof(float) * (size_t)x->numel : 1);
     if (!xn) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: out of memory", cpu_node_label(k->node, lb, sizeof lb));
-    if (d > 0) cpu_rms_norm_f32(k->pool, x->data, gamma->data, xn, x->numel / d, d, k->node->fa[0]);
+    if (d > 0) cpu_rms_norm_f32(k->pool, x->data, gamma->data, xn, x->numel / d, d, ir_attr_rms_dequant_eps(k->node));
 
     /* The plain node and context: same inputs but gamma, x read from xn. */
     ir_node n = *k->node;
     n.op = swiglu ? IR_OP_DEQUANT_SWIGLU : IR_OP_DEQUANT_MATMUL;
     n.n_in = n_plain;
-    n.fa[0] = 0;
+    ir_attrs_clear(&n);
     cpu_kernel_ctx c = *k;
     c.node = &n;
     c.n_in = n_plain;

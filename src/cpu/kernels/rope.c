@@ -104,10 +104,10 @@ rlx_status cpu_rope(const cpu_kernel_ctx *k)
     c.out = k->out.data;
     c.S = x->dims[2];
     c.D = x->dims[3];
-    c.R = n->ia[1] > 0 ? n->ia[1] : c.D;
+    c.R = ir_attr_rope_rotary_dims(n) > 0 ? ir_attr_rope_rotary_dims(n) : c.D;
     c.half = c.R / 2;
-    c.style = (int)n->ia[0];
-    c.theta = n->fa[0];
+    c.style = (int)ir_attr_rope_style(n);
+    c.theta = ir_attr_rope_theta(n);
     c.offset = 0;
     c.cap = c.cache_pos = 0;
     if (c.R % 2 != 0 || c.R > c.D)
@@ -116,7 +116,7 @@ rlx_status cpu_rope(const cpu_kernel_ctx *k)
     if (c.style != RLX_ROPE_NEOX && c.style != RLX_ROPE_GPTJ)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: unknown rope style %d",
                         cpu_node_label(n, lb, sizeof lb), c.style);
-    if (n->ia[2]) {
+    if (ir_attr_rope_has_offset(n)) {
         const cpu_tensor *off = &k->in[kv ? 3 : 1];
         if (off->dtype != RLX_I32 || off->numel != 1)
             return rlx_fail(RLX_STATUS_SHAPE, "%s: offset must be one i32 element",
@@ -142,7 +142,7 @@ rlx_status cpu_rope(const cpu_kernel_ctx *k)
     c.cos_t = (float *)(void *)(c.inv_freq + c.half);
     c.sin_t = c.cos_t + c.S * c.half;
     /* llama3-style scaling: frequency i is divided by factor i */
-    const float *factors = n->ia[3] ? (const float *)k->in[k->n_in - 1].data : NULL;
+    const float *factors = ir_attr_rope_has_freq_factors(n) ? (const float *)k->in[k->n_in - 1].data : NULL;
     for (int64_t i = 0; i < c.half; i++)
         c.inv_freq[i] = pow(c.theta, -2.0 * (double)i / (double)c.R) / (factors ? (double)factors[i] : 1.0);
 

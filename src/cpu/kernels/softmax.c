@@ -124,7 +124,7 @@ rlx_status cpu_softmax(const cpu_kernel_ctx *k)
     const cpu_tensor *in = &k->in[0];
     const char *name = k->node->name ? k->node->name : "";
     const char *what = k->node->op == IR_OP_LOG_SOFTMAX ? "log_softmax" : "softmax";
-    int64_t axis = k->node->ia[0];
+    int64_t axis = ir_attr_axis_op_axis(k->node);
     if (k->n_in != 1 || in->dtype != k->out.dtype || axis < 0 || axis >= in->rank)
         return rlx_fail(RLX_STATUS_INTERNAL, "%s '%s': bad axis %lld or dtypes", what, name, (long long)axis);
     if (in->dtype != RLX_F32 && in->dtype != RLX_F64 && in->dtype != RLX_F16 && in->dtype != RLX_BF16)

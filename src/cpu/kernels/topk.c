@@ -1,6 +1,6 @@
 /*
  * topk.c — CPU kernel for TOPK_VALUES and TOPK_INDICES: the k largest along
- * the last axis (ia[0] = k), sorted descending.
+ * the last axis (attribute k), sorted descending.
  *
  * Order: larger value first; equal values by lower index; NaN ranks above
  * every number (including +inf), NaNs among themselves by lower index. -0 and
@@ -118,7 +118,7 @@ rlx_status cpu_topk(const cpu_kernel_ctx *k)
     const char *name = k->node->name ? k->node->name : "";
     bool want_indices = k->node->op == IR_OP_TOPK_INDICES;
     const char *what = want_indices ? "topk_indices" : "topk_values";
-    int64_t kk = k->node->ia[0];
+    int64_t kk = ir_attr_topk_k(k->node);
     if (k->n_in != 1 || in->rank < 1)
         return rlx_fail(RLX_STATUS_INTERNAL, "%s '%s': needs one input of rank >= 1", what, name);
     if (k->out.dtype != (want_indices ? RLX_I32 : in->dtype))

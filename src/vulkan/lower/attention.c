@@ -57,7 +57,7 @@ static uint64_t att_smem(uint64_t D, uint32_t bq, uint32_t bk, bool split, bool 
 
 rlx_status vk_lower_attention(vk_lower_ctx *c) {
     const vk_tensor *q = &c->in[0], *k = &c->in[1], *v = &c->in[2];
-    const int kind = (int)c->node->ia[0];
+    const int kind = (int)ir_attr_attention_mask(c->node);
     if (q->dtype != RLX_F32 || k->dtype != RLX_F32 || v->dtype != RLX_F32)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: the Vulkan kernel is f32 only, got %s",
                         rlx_dtype_name(q->dtype));
@@ -95,8 +95,8 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     pc.Hkv = (uint32_t)Hkv;
     pc.rows = (uint32_t)rows;
     pc.kind = (uint32_t)kind;
-    pc.scale_log2 = (float)(c->node->fa[0] * 1.4426950408889634);
-    if (c->node->ia[1]) pc.kvlen = c->in[c->n_in - 1].addr;   /* active extent, read on the device */
+    pc.scale_log2 = (float)(ir_attr_attention_scale(c->node) * 1.4426950408889634);
+    if (ir_attr_attention_has_kv_len(c->node)) pc.kvlen = c->in[c->n_in - 1].addr;   /* active extent, read on the device */
     if (mk) {
         /* element strides of the mask broadcast right-aligned to [B,H,Sq,Skv] */
         const int64_t full[4] = {B, H, Sq, Skv};

@@ -1,5 +1,5 @@
 /*
- * cumsum.c — Vulkan lowering of CUMSUM (inclusive, along axis ia[0]) onto
+ * cumsum.c — Vulkan lowering of CUMSUM (inclusive, along its axis) onto
  * cumsum.comp: a chunked workgroup scan per line for long lines along the
  * last axis (or few lines), an invocation per line otherwise. f32/f16/bf16
  * and the integer dtypes (64-bit running sums, wrapped on store).
@@ -25,7 +25,7 @@ rlx_status vk_lower_cumsum(vk_lower_ctx *c)
     if (in->numel >= ((int64_t)1 << 31))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "cumsum: %lld elements exceed 32-bit shader indices",
                         (long long)in->numel);
-    int64_t axis = c->node->ia[0];
+    int64_t axis = ir_attr_axis_op_axis(c->node);
     if (axis < 0 || axis >= in->rank)
         return rlx_fail(RLX_STATUS_INTERNAL, "cumsum: axis %lld outside rank %d", (long long)axis, in->rank);
     c->tier = "scan";

@@ -731,7 +731,7 @@ rlx_status vk_lower_rms_dequant(vk_lower_ctx *c) {
         c->tier = "empty";
         return RLX_OK;
     }
-    float eps = (float)c->node->fa[0];
+    float eps = (float)ir_attr_rms_dequant_eps(c->node);
     /* wg and wu alike: checked by the shape rule (shape_rms_dequant) */
     if (takes_matvec(c, &d) && emit_matvec_i8(c, w->dtype, x->addr, w->addr, swiglu ? c->in[2].addr : 0, 0, o->addr, d.M,
                                               d.N, d.K, d.row_bytes, swiglu ? 2 : 0, (dq_norm){gamma->addr, eps}, NULL, &st))
@@ -776,17 +776,17 @@ rlx_status vk_lower_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons) 
     ep.out = o->addr;
     ep.D = (uint32_t)xs->dims[3];
     if (rope) {
-        const int style = (int)cn->ia[0];
-        if ((cn->ia[1] > 0 && cn->ia[1] != xs->dims[3]) || (style != RLX_ROPE_GPTJ && style != RLX_ROPE_NEOX))
+        const int style = (int)ir_attr_rope_style(cn);
+        if ((ir_attr_rope_rotary_dims(cn) > 0 && ir_attr_rope_rotary_dims(cn) != xs->dims[3]) || (style != RLX_ROPE_GPTJ && style != RLX_ROPE_NEOX))
             return RLX_STATUS_UNSUPPORTED;   /* partial rotary dims stay with rope.comp */
         ep.rope = style == RLX_ROPE_GPTJ ? 1 : 2;
-        ep.theta = cn->fa[0];
-        if (cn->ia[2]) {
+        ep.theta = ir_attr_rope_theta(cn);
+        if (ir_attr_rope_has_offset(cn)) {
             const vk_tensor *off = &cons->in[kv ? 3 : 1];
             if (off->dtype != RLX_I32 || off->numel != 1) return RLX_STATUS_UNSUPPORTED;
             ep.off = off->addr;
         }
-        if (cn->ia[3]) ep.ff = cons->in[cons->n_in - 1].addr;
+        if (ir_attr_rope_has_freq_factors(cn)) ep.ff = cons->in[cons->n_in - 1].addr;
         if (ep.ff && cons->in[cons->n_in - 1].dtype != RLX_F32) return RLX_STATUS_UNSUPPORTED;
     }
     if (kv) {
@@ -805,7 +805,7 @@ rlx_status vk_lower_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons) 
     dq_norm nm = {0, 0};
     if (norm) {
         if (c->in[2].dtype != RLX_F32 || c->in[2].numel != d.K) return RLX_STATUS_UNSUPPORTED;
-        nm = (dq_norm){c->in[2].addr, (float)c->node->fa[0]};
+        nm = (dq_norm){c->in[2].addr, (float)ir_attr_rms_dequant_eps(c->node)};
     }
     rlx_status st = RLX_OK;
     if (!emit_matvec_i8(c, w->dtype, x->addr, w->addr, 0, 0, o->addr, 1, d.N, d.K, d.row_bytes, 0, nm, &ep, &st))

@@ -207,10 +207,10 @@ rlx_status vk_lower_unary(vk_lower_ctx *c)
     p.out = c->out.addr;
     p.n = (uint32_t)c->out.numel;
     if (op == IR_OP_CLAMP) {
-        p.lo = (float)c->node->fa[0];
-        p.hi = (float)c->node->fa[1];
-        p.ilo = clamp_bound(c->node->fa[0], true);
-        p.ihi = clamp_bound(c->node->fa[1], false);
+        p.lo = (float)ir_attr_clamp_lo(c->node);
+        p.hi = (float)ir_attr_clamp_hi(c->node);
+        p.ilo = clamp_bound(ir_attr_clamp_lo(c->node), true);
+        p.ihi = clamp_bound(ir_attr_clamp_hi(c->node), false);
     }
     vk_dispatch *d = vk_emit(c, "unary", &p, sizeof p);
     if (!d) return RLX_STATUS_INTERNAL;

@@ -1,6 +1,6 @@
 /*
  * gather.c — Vulkan lowerings of GATHER_ROWS (embedding lookup) and GATHER
- * (torch.gather along ia[0]) through shaders/gather.comp.
+ * (torch.gather along its axis) through shaders/gather.comp.
  *
  * Out-of-range ids: the CPU backend checks every id first and returns
  * RLX_STATUS_INVALID_ARGUMENT. A dispatch cannot fail, so on the GPU an id
@@ -58,7 +58,7 @@ rlx_status vk_lower_gather(vk_lower_ctx *c) {
         pc.row_units = (uint32_t)(row_bytes / unit);
         n = (uint64_t)ids->numel * pc.row_units;
     } else {
-        const int axis = (int)c->node->ia[0];
+        const int axis = (int)ir_attr_axis_op_axis(c->node);
         if (ids->rank != x->rank) return rlx_fail(RLX_STATUS_SHAPE, "gather: index rank differs from input rank");
         if ((uint64_t)x->numel >= ((uint64_t)1 << 32))
             return rlx_fail(RLX_STATUS_UNSUPPORTED, "gather: input of 2^32 elements or more");

@@ -89,7 +89,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     char lb[160];
     if (c->n_in < 2) return rlx_fail(RLX_STATUS_INTERNAL, "%s: %d inputs", vk_node_label(c, lb, sizeof lb), c->n_in);
     const vk_tensor *a = &c->in[0], *b = &c->in[1], *o = &c->out;
-    const vk_tensor *bias = n->ia[2] && c->n_in > 2 ? &c->in[2] : NULL;
+    const vk_tensor *bias = ir_attr_matmul_has_bias(n) && c->n_in > 2 ? &c->in[2] : NULL;
     rlx_dtype dt = a->dtype;
 
     if (dt == RLX_F64)
@@ -105,8 +105,8 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
         return rlx_fail(RLX_STATUS_SHAPE, "%s: operands need rank >= 2, got %d and %d", vk_node_label(c, lb, sizeof lb),
                         a->rank, b->rank);
 
-    int tb = n->ia[0] != 0;
-    int64_t act = n->op == IR_OP_MATMUL_BIAS_ACT ? n->ia[1] : RLX_ACT_NONE;
+    int tb = ir_attr_matmul_transpose_b(n) != 0;
+    int64_t act = n->op == IR_OP_MATMUL_BIAS_ACT ? ir_attr_matmul_act(n) : RLX_ACT_NONE;
     if (act < RLX_ACT_NONE || act > RLX_ACT_TANH)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: unknown activation %lld", vk_node_label(c, lb, sizeof lb), (long long)act);
     int64_t M = a->dims[a->rank - 2], K = a->dims[a->rank - 1];

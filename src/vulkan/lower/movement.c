@@ -141,7 +141,7 @@ rlx_status vk_lower_movement(vk_lower_ctx *c) {
     case IR_OP_TRANSPOSE:
         p.rank = out->rank;
         for (int i = 0; i < out->rank; i++) {
-            int64_t pi = nd->ia[i];
+            int64_t pi = ir_attr_transpose_perm(nd, i);
             if (pi < 0 || pi >= x->rank) return rlx_fail(RLX_STATUS_INTERNAL, "transpose: bad perm");
             p.dims[i] = out->dims[i];
             p.ss[i] = xs[pi];
@@ -149,8 +149,8 @@ rlx_status vk_lower_movement(vk_lower_ctx *c) {
         dense_strides(out->rank, out->dims, p.ds);
         return emit_plan(c, &p, x->addr, out->addr, es);
     case IR_OP_SLICE: {
-        int axis = (int)nd->ia[0];
-        int64_t start = nd->ia[1], step = nd->ia[2];
+        int axis = (int)ir_attr_slice_axis(nd);
+        int64_t start = ir_attr_slice_start(nd), step = ir_attr_slice_step(nd);
         if (axis < 0 || axis >= x->rank || step < 1 || start < 0 ||
             start + (out->dims[axis] - 1) * step >= x->dims[axis])
             return rlx_fail(RLX_STATUS_INTERNAL, "slice: attributes do not fit the input");
@@ -164,7 +164,7 @@ rlx_status vk_lower_movement(vk_lower_ctx *c) {
         return emit_plan(c, &p, x->addr, out->addr, es);
     }
     case IR_OP_CONCAT: {
-        int axis = (int)nd->ia[0];
+        int axis = (int)ir_attr_axis_op_axis(nd);
         int64_t os[IR_MAX_RANK], at = 0;
         dense_strides(out->rank, out->dims, os);
         for (int k = 0; k < c->n_in; k++) {

@@ -3,7 +3,7 @@
  * and the fused residual forms ADD_LAYER_NORM / ADD_RMS_NORM (x, r, gamma[,
  * beta]) onto norm.comp: one workgroup per row of the last dim, the residual
  * add, both statistics passes and the affine output in one kernel.
- * eps = fa[0], has_beta = ia[0].
+ * attributes eps and has_beta (op_attrs.def).
  */
 #include "vulkan/vk_lower.h"
 #include <string.h>
@@ -22,7 +22,7 @@ rlx_status vk_lower_norm(vk_lower_ctx *c)
     const char *what = info ? info->name : "norm";
     bool fused = op == IR_OP_ADD_LAYER_NORM || op == IR_OP_ADD_RMS_NORM;
     bool layer = op == IR_OP_LAYER_NORM || op == IR_OP_ADD_LAYER_NORM;
-    bool has_beta = c->node->ia[0] != 0;
+    bool has_beta = ir_attr_norm_has_beta(c->node) != 0;
     int first = fused ? 2 : 1;
     if ((!fused && op != IR_OP_LAYER_NORM && op != IR_OP_RMS_NORM) || c->n_in != first + 1 + (int)has_beta)
         return rlx_fail(RLX_STATUS_INTERNAL, "vulkan norm lowering: %s with %d inputs", what, c->n_in);
@@ -52,7 +52,7 @@ rlx_status vk_lower_norm(vk_lower_ctx *c)
     p.out = c->out.addr;
     p.rows = (uint32_t)(x->numel / d);
     p.d = (uint32_t)d;
-    p.eps = (float)c->node->fa[0];
+    p.eps = (float)ir_attr_norm_eps(c->node);
     vk_dispatch *dp = vk_emit(c, "norm", &p, sizeof p);
     if (!dp) return RLX_STATUS_INTERNAL;
     dp->spec[0] = layer ? 0u : 1u;

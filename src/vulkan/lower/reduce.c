@@ -1,6 +1,6 @@
 /*
  * reduce.c — Vulkan lowering of REDUCE_{SUM,MEAN,MAX,MIN,PROD} (axes mask
- * ia[0], keepdim ia[1]) and ARGMAX/ARGMIN (axis ia[0]) onto reduce.comp.
+ * attribute axes, keepdim) and ARGMAX/ARGMIN (attribute axis) onto reduce.comp.
  *
  * The input's dims are coalesced, as in the CPU kernel, into alternating kept
  * and reduced groups (size-1 dims dropped, neighbours of one kind merged);
@@ -102,7 +102,7 @@ rlx_status vk_lower_reduce(vk_lower_ctx *c)
     g.last = -1;
     int64_t count = 1;
     if (is_arg) {
-        int64_t axis = c->node->ia[0];
+        int64_t axis = ir_attr_argreduce_axis(c->node);
         if (axis < 0 || axis >= in->rank)
             return rlx_fail(RLX_STATUS_INTERNAL, "%s: axis %lld outside rank %d", op_name(c), (long long)axis, in->rank);
         /* the axis is always a group of its own (even of size 1): r is its index */
@@ -119,7 +119,7 @@ rlx_status vk_lower_reduce(vk_lower_ctx *c)
             }
         }
     } else {
-        uint64_t mask = (uint64_t)c->node->ia[0];
+        uint64_t mask = (uint64_t)ir_attr_reduce_axes(c->node);
         if (mask == 0) mask = ~(uint64_t)0;
         for (int d = 0; d < in->rank; d++) {
             int red = (int)((mask >> d) & 1);

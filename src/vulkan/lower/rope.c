@@ -1,7 +1,7 @@
 /*
  * rope.c — Vulkan lowering of ROPE through shaders/rope.comp (f32).
  *
- * The offset input (ia[2]) is read by the shader from its buffer on every
+ * The offset input (has_offset) is read by the shader from its buffer on every
  * run, so one recorded command buffer serves every decode position. The
  * per-pair frequency is rebuilt in the shader from q = theta^(-2/R) and
  * 1/(2 pi), passed as hi/lo float pairs computed here in double; see the
@@ -39,12 +39,12 @@ rlx_status vk_lower_rope(vk_lower_ctx *c) {
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "rope: the Vulkan kernel is f32 only, got %s", rlx_dtype_name(x->dtype));
     if (x->rank != 4) return rlx_fail(RLX_STATUS_SHAPE, "rope: x must be [B,H,S,D]");
     const int64_t S = x->dims[2], D = x->dims[3];
-    const int64_t R = nd->ia[1] > 0 ? nd->ia[1] : D;
-    const int style = (int)nd->ia[0];
+    const int64_t R = ir_attr_rope_rotary_dims(nd) > 0 ? ir_attr_rope_rotary_dims(nd) : D;
+    const int style = (int)ir_attr_rope_style(nd);
     if (R % 2 || R > D) return rlx_fail(RLX_STATUS_SHAPE, "rope: rotary dims %lld must be even and <= D", (long long)R);
     if (style != RLX_ROPE_NEOX && style != RLX_ROPE_GPTJ)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rope: unknown style %d", style);
-    const bool has_off = nd->ia[2] != 0;
+    const bool has_off = ir_attr_rope_has_offset(nd) != 0;
     if (has_off && (c->n_in < (kv ? 4 : 2) || off->dtype != RLX_I32 || off->numel != 1))
         return rlx_fail(RLX_STATUS_SHAPE, "rope: offset must be one i32 element");
     c->tier = kv ? "rope-kv-write" : "rope";
@@ -65,9 +65,9 @@ rlx_status vk_lower_rope(vk_lower_ctx *c) {
     pc.D = (uint32_t)D;
     pc.R = (uint32_t)R;
     pc.half = (uint32_t)(R / 2);
-    vk_split_df(pow(nd->fa[0], -2.0 / (double)R), &pc.q_hi, &pc.q_lo);
+    vk_split_df(pow(ir_attr_rope_theta(nd), -2.0 / (double)R), &pc.q_hi, &pc.q_lo);
     vk_split_df(1.0 / (2.0 * 3.14159265358979323846), &pc.f0_hi, &pc.f0_lo);
-    if (nd->ia[3]) pc.ff = c->in[c->n_in - 1].addr;
+    if (ir_attr_rope_has_freq_factors(nd)) pc.ff = c->in[c->n_in - 1].addr;
     if (kv) {
         pc.pos = c->in[2].addr;
         pc.C = (uint32_t)c->out.dims[2];
@@ -76,7 +76,7 @@ rlx_status vk_lower_rope(vk_lower_ctx *c) {
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = style == RLX_ROPE_GPTJ;
     d->spec[1] = has_off;
-    d->spec[2] = nd->ia[3] != 0;
+    d->spec[2] = ir_attr_rope_has_freq_factors(nd) != 0;
     d->spec[3] = kv;
     d->n_spec = 4;
     vk_grid_1d(c->caps, pc.n, 256, d->groups);

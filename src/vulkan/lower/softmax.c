@@ -1,5 +1,5 @@
 /*
- * softmax.c — Vulkan lowering of SOFTMAX / LOG_SOFTMAX along axis ia[0] onto
+ * softmax.c — Vulkan lowering of SOFTMAX / LOG_SOFTMAX along its axis onto
  * softmax.comp: one workgroup per row, or one invocation per row when the
  * axis is not the last and there are many rows (column-wise access then
  * stays coalesced) or the rows are very short.
@@ -26,7 +26,7 @@ rlx_status vk_lower_softmax(vk_lower_ctx *c)
     if (in->numel >= ((int64_t)1 << 31))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: %lld elements exceed 32-bit shader indices", what,
                         (long long)in->numel);
-    int64_t axis = c->node->ia[0];
+    int64_t axis = ir_attr_axis_op_axis(c->node);
     if (axis < 0 || axis >= in->rank)
         return rlx_fail(RLX_STATUS_INTERNAL, "%s: axis %lld outside rank %d", what, (long long)axis, in->rank);
     c->tier = "softmax";

@@ -24,7 +24,7 @@ _Static_assert(sizeof(topk_push) == 32, "topk_push must match topk.comp's push b
 rlx_status vk_lower_topk(vk_lower_ctx *c) {
     const vk_tensor *x = &c->in[0];
     const bool want_idx = c->node->op == IR_OP_TOPK_INDICES;
-    const int64_t k = c->node->ia[0];
+    const int64_t k = ir_attr_topk_k(c->node);
     if (x->rank < 1) return rlx_fail(RLX_STATUS_SHAPE, "topk: input needs rank >= 1");
     const int64_t n = x->dims[x->rank - 1];
     if (x->dtype == RLX_BOOL || rlx_dtype_size(x->dtype) == 0)

@@ -7,8 +7,8 @@
  * each type_size bytes. Conversions here are the scalar reference that fast
  * kernels (CPU SIMD, Vulkan shaders) are tested against.
  */
-#ifndef RLX_IO_QUANT_H
-#define RLX_IO_QUANT_H
+#ifndef RLX_QUANT_QUANT_H
+#define RLX_QUANT_QUANT_H
 
 #include "core/core.h"
 

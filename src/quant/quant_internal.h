@@ -3,10 +3,10 @@
  * little-endian loads and stores (blocks sit at any byte offset inside a
  * mapped file) and a float-to-int rounding that is defined for every input.
  */
-#ifndef RLX_IO_QUANT_INTERNAL_H
-#define RLX_IO_QUANT_INTERNAL_H
+#ifndef RLX_QUANT_QUANT_INTERNAL_H
+#define RLX_QUANT_QUANT_INTERNAL_H
 
-#include "io/quant.h"
+#include "quant/quant.h"
 #include <math.h>
 #include <string.h>
 

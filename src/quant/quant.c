@@ -10,7 +10,7 @@
  *   Q5_1  d m | qh[4] | qs[16]  x = d * q + m
  *   Q8_0  d | qs[32] (int8)     x = d * q
  */
-#include "io/quant_internal.h"
+#include "quant/quant_internal.h"
 #include <ctype.h>
 
 /* ---------------------------------------------------------------- floats */

@@ -28,7 +28,7 @@
  * super-block scale (rounded to f16 first, since that is what the decoder
  * sees), and finally re-rounds every element against its final scale.
  */
-#include "io/quant_internal.h"
+#include "quant/quant_internal.h"
 
 /* --------------------------------------------------------- scale fitting */
 
