@@ -11,6 +11,7 @@
 #ifndef RLX_VK_BACKEND_H
 #define RLX_VK_BACKEND_H
 
+#include "core/trace.h"
 #include "passes/passes.h"
 
 typedef struct vk_device  vk_device;
@@ -62,5 +63,14 @@ int        vk_program_host_steps(const vk_program *p);
 char      *vk_program_report(const vk_program *p);
 /* GPU time of the last run in seconds (timestamp queries), or -1 if unknown. */
 double     vk_program_gpu_seconds(const vk_program *p);
+/* Programs built after this record their build phases and each run's host
+ * work on track host_tid of trace t, and each node's GPU time (timestamps,
+ * placed on the host clock) on gpu_tid; per-node timestamps serialize the
+ * nodes, as RLX_PROFILE=1 does. t is borrowed; NULL turns it off. */
+void       vk_backend_device_trace(vk_device *d, rlx_trace *t, int host_tid, int gpu_tid);
+/* After a run: node's result copied to scratch (its bytes) and *data =
+ * scratch, or *data NULL when no dispatch writes its own result (it is
+ * fused into a neighbour's kernel). For the numerics check. */
+rlx_status vk_program_node_data(vk_program *p, int32_t node, void *scratch, const void **data);
 
 #endif

@@ -195,3 +195,33 @@ rlx_status vk_fill_zero(vk_ctx *c, const vk_buf *dst) {
     pthread_mutex_unlock(&c->lock);
     return st;
 }
+
+/* Device -> host through staging slot 0, a chunk at a time, each waited for:
+ * a debugging read (the numerics check), not a per-run path. */
+rlx_status vk_download(vk_ctx *c, VkBuffer src, VkDeviceSize offset, void *dst, size_t bytes) {
+    if (bytes == 0) return RLX_OK;
+    VkDeviceSize chunk = bytes < VK_UPLOAD_CHUNK ? bytes : VK_UPLOAD_CHUNK;
+    pthread_mutex_lock(&c->lock);
+    rlx_status st = staging_reserve(c, chunk);
+    for (size_t done = 0; done < bytes && st == RLX_OK; done += chunk) {
+        VkDeviceSize n = bytes - done < chunk ? bytes - done : chunk;
+        VkCommandBuffer cb = c->upload_cb[0];
+        VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+        if ((st = vk_check(c->f.vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer")) != RLX_OK) break;
+        VkBufferCopy region = {.srcOffset = offset + done, .dstOffset = 0, .size = n};
+        c->f.vkCmdCopyBuffer(cb, src, c->upload_staging[0].buf, 1, &region);
+        VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                              .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+        c->f.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0,
+                                  NULL);
+        if ((st = vk_check(c->f.vkEndCommandBuffer(cb), "vkEndCommandBuffer")) != RLX_OK) break;
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+        if ((st = vk_check(c->f.vkQueueSubmit(c->queue, 1, &si, c->upload_fence[0]), "vkQueueSubmit (download)")) != RLX_OK)
+            break;
+        if ((st = wait_slot(c, 0)) != RLX_OK) break;
+        memcpy((char *)dst + done, c->upload_staging[0].map, n);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return st;
+}
