@@ -14,8 +14,6 @@ struct rlx_trace {
     FILE      *f;
     int        refs;
     int        next_tid;
-    bool       any;        /* an event was written: the next needs a comma */
-    double     t0;         /* rlx_now_seconds() at open: timestamps start near 0 */
     rlx_trace *next;       /* the list of open traces */
 };
 
@@ -50,13 +48,11 @@ rlx_trace *rlx_trace_open(const char *path) {
     if (t && (t->path = rlx_strdup(path)) && (t->f = fopen(path, "w"))) {
         t->refs = 1;
         t->next_tid = 1;
-        t->t0 = rlx_now_seconds();
         t->next = open_traces;
         open_traces = t;
         fputs("[\n", t->f);
         fprintf(t->f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"rlx\"}}",
                 (int)getpid());
-        t->any = true;
         pthread_mutex_unlock(&trace_lock);
         return t;
     }
@@ -102,7 +98,9 @@ void rlx_trace_event(rlx_trace *t, int tid, const char *cat, const char *name, d
                      const char *args_fmt, ...) {
     if (!t) return;
     char ename[256], ecat[64];
-    double ts = (start_s - t->t0) * 1e6, dur = (end_s - start_s) * 1e6;
+    /* the monotonic clock itself, so traces of one process (and other
+     * CLOCK_MONOTONIC tools' traces) line up, and events may precede the open */
+    double ts = start_s * 1e6, dur = (end_s - start_s) * 1e6;
     if (dur < 0) dur = 0;
     pthread_mutex_lock(&trace_lock);
     fprintf(t->f, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%d",

@@ -9,7 +9,8 @@
  * array without its closing bracket), and rlx_trace_close completes it.
  * Opening the same path twice shares one file (reference-counted), so the
  * several executables of a process (a model's) write one timeline.
- * Thread-safe: events from different threads are serialized.
+ * Timestamps are the rlx_now_seconds() clock (CLOCK_MONOTONIC) in
+ * microseconds. Thread-safe: events from different threads are serialized.
  */
 #ifndef RLX_CORE_TRACE_H
 #define RLX_CORE_TRACE_H

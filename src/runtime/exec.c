@@ -611,6 +611,7 @@ rlx_status rlx_exec_read_output(rlx_exec *e, const char *name, void *dst, size_t
         char esc[160];
         TRACE_SPAN(e, "readback", "read output", t0, "\"output\":\"%s\",\"bytes\":%zu", rlx_json_escape(name, esc, sizeof esc),
                    t.bytes);
+        rlx_trace_flush(e->trace);   /* a run's last events: flushed as the caller takes its results */
     }
     return RLX_OK;
 }
