@@ -868,7 +868,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     VkDeviceSize scratch_need, hostio_need;
     double t_lower = rlx_now_seconds();
     if ((st = plan_lowering(p, &scratch_need, &hostio_need)) != RLX_OK) goto fail;
-    rlx_trace_event(d->trace, d->trace_host, "compile", "vulkan: lower (and create pipelines)", t_lower, rlx_now_seconds(),
+    rlx_trace_event(d->trace, d->trace_host, "compile", "vulkan: plan lowering", t_lower, rlx_now_seconds(),
                     NULL);
     if ((st = vk_buf_create(c, scratch_need, false, "scratch", &p->scratch)) != RLX_OK) goto fail;
     if ((st = vk_buf_create(c, hostio_need, true, "host-step staging", &p->hostio)) != RLX_OK) goto fail;
@@ -907,7 +907,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     if (st == RLX_OK) st = end_segment(p, &r, true);
     if (st == RLX_OK) st = vk_chain_upload(p);
     if (st != RLX_OK) goto fail;
-    rlx_trace_event(d->trace, d->trace_host, "compile", "vulkan: record command buffers", t_record, rlx_now_seconds(),
+    rlx_trace_event(d->trace, d->trace_host, "compile", "vulkan: lower, create pipelines, record", t_record, rlx_now_seconds(),
                     "\"segments\":%d,\"dispatches\":%d", p->n_segs, p->n_dispatches);
     free(r.reads);
     free(r.writes);
