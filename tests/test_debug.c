@@ -5,6 +5,8 @@
  * uploads and readbacks, valid ts/dur, readable before the exec is freed),
  * and check_numerics names the first node whose result is not finite.
  */
+#include "io/quant.h"
+#include "tiny_model.h"
 #include "vk_parity.h"
 #include <math.h>
 #include <stdlib.h>
@@ -273,4 +275,47 @@ TEST(debug_numerics_off_and_bad_option) {
     CHECK_STATUS(bad, RLX_STATUS_INVALID_ARGUMENT);
     CHECK(strstr(rlx_last_error(), "check_numerics") != NULL);
     CHECK_STATUS(rlx_exec_numerics(NULL, &r), RLX_STATUS_INVALID_ARGUMENT);
+}
+
+/* A model through the environment: RLX_CHECK_NUMERICS finds nothing in a
+ * clean decoder (on Vulkan, the nodes fused into a neighbour's kernel are
+ * skipped, not read as garbage), and RLX_TRACE records its prompt and
+ * decode runs in a trace Python's json reads. */
+TEST(debug_model_numerics_and_trace) {
+    char path[256], trace[] = "/tmp/rlx_model_trace_XXXXXX";
+    tiny_model_spec spec;
+    tiny_model_spec_init(&spec);
+    spec.weight_type = QTYPE_Q8_0;
+    tiny_model_tmp_path(path, sizeof path, "debug");
+    CHECK_MSG(tiny_model_write(&spec, path) == 0, "write %s", rlx_last_error());
+    CHECK(test_temp_file(trace));
+    for (int vk = 0; vk < 2; vk++) {
+        if (vk && !vkp_available()) break;
+        char *saved_check = test_env_swap("RLX_CHECK_NUMERICS", "1"), *saved_trace = test_env_swap("RLX_TRACE", trace);
+        logged[0] = 0;
+        rlx_set_log_callback(capture_log, NULL, RLX_LOG_WARN);
+        rlx_model *m = tiny_model_load(path, vk ? RLX_BACKEND_VULKAN : RLX_BACKEND_CPU);
+        int32_t ids[3] = {1, 5, 9};
+        const float *logits = NULL;
+        bool ok = m && rlx_model_eval(m, ids, 3, &logits) == RLX_OK && rlx_model_eval(m, ids, 1, &logits) == RLX_OK;
+        if (!ok) printf("    %s: %s\n", vk ? "vulkan" : "cpu", rlx_last_error());
+        rlx_model_free(m);
+        rlx_set_log_callback(NULL, NULL, RLX_LOG_WARN);
+        test_env_restore("RLX_TRACE", saved_trace);
+        test_env_restore("RLX_CHECK_NUMERICS", saved_check);
+        if (ok && logged[0]) { printf("    %s: clean model reported: %s\n", vk ? "vulkan" : "cpu", logged); ok = false; }
+        char cmd[768], out[1024];
+        snprintf(cmd, sizeof cmd,
+                 "%s -c \"import json,sys; ev=json.load(open(sys.argv[1])); x=[e for e in ev if e.get('ph')=='X'];"
+                 " n=lambda c,k=None: sum(1 for e in x if e['cat']==c and (k is None or e['name']==k));"
+                 " assert n('run','run')>=2 and n('debug','numerics check')>=2 and n('cpu' if %d==0 else 'gpu')>0, x[:3];"
+                 " print('ok')\" %s 2>&1",
+                 test_program("RLX_PYTHON", "/usr/bin/python3"), vk, trace);
+        int code = ok ? test_run_command(cmd, out, sizeof out) : -1;
+        if (ok && (code != 0 || strncmp(out, "ok", 2) != 0)) { printf("    %s trace: %s\n", vk ? "vulkan" : "cpu", out); ok = false; }
+        if (!ok) { remove(path); remove(trace); }
+        CHECK(ok);
+    }
+    remove(path);
+    remove(trace);
 }

@@ -276,7 +276,7 @@ rlx_status rlx_compile(const rlx_graph *graph, const rlx_compile_options *opts, 
     if (opts) e->opts = *opts; else rlx_compile_options_init(&e->opts);
     if ((st = check_options(&e->opts, "")) != RLX_OK) goto fail;
     if ((st = apply_env(&e->opts)) != RLX_OK) goto fail;
-    if ((st = check_options(&e->opts, " (after the environment's overrides)")) != RLX_OK) goto fail;
+    if ((st = check_options(&e->opts, " (after RLX_THREADS / RLX_DEVICE / RLX_CHECK_NUMERICS)")) != RLX_OK) goto fail;
     if ((st = rt_backend_choose(&e->opts, &e->be)) != RLX_OK) goto fail;
     static int serial;   /* names each exec's tracks apart in a shared trace */
     int exec_id = 0;
