@@ -84,6 +84,7 @@ static rlx_status host_kernel(void *user, const ir_graph *g, int32_t node, void 
 static rlx_status vk_dev_new(const rlx_compile_options *o, void **dev) {
     vk_device_options vo = {.index = o->device_index, .name = o->device_name,
                             .allow_software = o->backend == RLX_BACKEND_VULKAN, .precision = o->precision,
+                            .poison_arena = o->check_numerics != 0,
                             .host_kernel = host_kernel, .host_user = NULL};
     return vk_backend_device_new(&vo, (vk_device **)dev);
 }

@@ -25,6 +25,8 @@ typedef struct vk_device_options {
     const char       *name;            /* substring, or NULL */
     bool              allow_software;  /* lavapipe may be chosen without index/name */
     int               precision;       /* rlx_precision */
+    bool              poison_arena;    /* fill each program's arena with NaN bytes once (the numerics
+                                        * check: a result no kernel writes reads as NaN, not as zeros) */
     vk_host_kernel_fn host_kernel;
     void             *host_user;
 } vk_device_options;

@@ -80,6 +80,8 @@ rlx_status vk_upload_as(vk_ctx *ctx, const vk_buf *dst, VkDeviceSize offset, con
 rlx_status vk_download(vk_ctx *ctx, VkBuffer src, VkDeviceSize offset, void *dst, size_t bytes);
 /* Zeros a whole buffer on the device (no host transfer). */
 rlx_status vk_fill_zero(vk_ctx *ctx, const vk_buf *dst);
+/* Fills a whole buffer with a 32-bit word (0xffffffff: f32 NaN). */
+rlx_status vk_fill_words(vk_ctx *ctx, const vk_buf *dst, uint32_t word);
 /* Frees the staging buffers (at ctx release). */
 void       vk_upload_release(vk_ctx *ctx);
 

@@ -115,16 +115,17 @@ void vk_upload_release(vk_ctx *c) {
 }
 
 /* Records into command buffer `slot` a copy of n bytes from the slot's
- * staging to dst at dst_off (or, zero: a fill of all of dst) and submits it
- * with the slot's fence, not waiting for it. */
-static rlx_status submit_slot(vk_ctx *c, int slot, const vk_buf *dst, VkDeviceSize dst_off, VkDeviceSize n, bool zero) {
+ * staging to dst at dst_off (or, with fill: all of dst filled with the word
+ * *fill) and submits it with the slot's fence, not waiting for it. */
+static rlx_status submit_slot(vk_ctx *c, int slot, const vk_buf *dst, VkDeviceSize dst_off, VkDeviceSize n,
+                              const uint32_t *fill) {
     VkCommandBuffer cb = c->upload_cb[slot];
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
     rlx_status st = vk_check(c->f.vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
     if (st != RLX_OK) return st;
-    if (zero) {
-        c->f.vkCmdFillBuffer(cb, dst->buf, 0, VK_WHOLE_SIZE, 0);
+    if (fill) {
+        c->f.vkCmdFillBuffer(cb, dst->buf, 0, VK_WHOLE_SIZE, *fill);
     } else {
         VkBufferCopy region = {.srcOffset = 0, .dstOffset = dst_off, .size = n};
         c->f.vkCmdCopyBuffer(cb, c->upload_staging[slot].buf, dst->buf, 1, &region);
@@ -173,7 +174,7 @@ rlx_status vk_upload_as(vk_ctx *c, const vk_buf *dst, VkDeviceSize offset, const
         }
         if (planar) vk_layout_to_planar(dtype, row_elems, (const char *)data + done, c->upload_staging[slot].map, n);
         else memcpy(c->upload_staging[slot].map, (const char *)data + done, n);
-        st = submit_slot(c, slot, dst, offset + done, n, false);
+        st = submit_slot(c, slot, dst, offset + done, n, NULL);
         busy[slot] = st == RLX_OK;
     }
     for (int i = 0; i < 2; i++) {   /* both drained, even after an error: the staging is reused */
@@ -188,9 +189,11 @@ rlx_status vk_upload(vk_ctx *c, const vk_buf *dst, VkDeviceSize offset, const vo
     return vk_upload_as(c, dst, offset, data, bytes, RLX_F32, 1);
 }
 
-rlx_status vk_fill_zero(vk_ctx *c, const vk_buf *dst) {
+rlx_status vk_fill_zero(vk_ctx *c, const vk_buf *dst) { return vk_fill_words(c, dst, 0); }
+
+rlx_status vk_fill_words(vk_ctx *c, const vk_buf *dst, uint32_t word) {
     pthread_mutex_lock(&c->lock);
-    rlx_status st = submit_slot(c, 0, dst, 0, 0, true);
+    rlx_status st = submit_slot(c, 0, dst, 0, 0, &word);
     if (st == RLX_OK) st = wait_slot(c, 0);
     pthread_mutex_unlock(&c->lock);
     return st;

@@ -853,6 +853,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     p->status_off = io_bytes;
     io_bytes += 64;
     if ((st = vk_buf_create(c, plan->arena_bytes, false, "the activation arena", &p->arena)) != RLX_OK) goto fail;
+    if (d->opts.poison_arena && (st = vk_fill_words(c, &p->arena, 0xffffffffu)) != RLX_OK) goto fail;
     if ((st = vk_buf_create(c, const_bytes, false, "constants", &p->consts)) != RLX_OK) goto fail;
     if ((st = vk_buf_create(c, io_bytes, true, "input/output staging", &p->io)) != RLX_OK) goto fail;
     for (int32_t i = 0; i < g->n_nodes && st == RLX_OK; i++)
