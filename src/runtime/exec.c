@@ -281,9 +281,9 @@ rlx_status rlx_compile(const rlx_graph *graph, const rlx_compile_options *opts, 
     static int serial;   /* names each exec's tracks apart in a shared trace */
     int exec_id = 0;
     if (e->opts.trace_path && *e->opts.trace_path && (e->trace = rlx_trace_open(e->opts.trace_path))) {
-        int id = exec_id = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
+        exec_id = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
         char track[64];
-        snprintf(track, sizeof track, "exec %d (%s): host", id, e->be->name);
+        snprintf(track, sizeof track, "exec %d (%s): host", exec_id, e->be->name);
         e->trace_tid = rlx_trace_track(e->trace, track);
         rlx_trace_event(e->trace, e->trace_tid, "compile", "verify", t_verify, t_verified, "\"nodes\":%d", (int)g->n_nodes);
     }

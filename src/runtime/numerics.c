@@ -53,8 +53,10 @@ rlx_status rt_numerics_scan(const rt_backend *be, void *prog, const ir_graph *g,
         out->element = at;
         snprintf(out->name, sizeof out->name, "%s", n->name ? n->name : "");
         snprintf(out->op, sizeof out->op, "%s", info ? info->name : "?");
-        snprintf(out->message, sizeof out->message, "numerics: first non-finite value in node %d '%s' (%s): %s at element %lld",
-                 i, out->name, out->op, isnan(out->value) ? "NaN" : out->value > 0 ? "+Inf" : "-Inf", (long long)at);
+        bool named = out->name[0] != 0;
+        snprintf(out->message, sizeof out->message, "numerics: first non-finite value in node %d %s%s%s(%s): %s at element %lld",
+                 i, named ? "'" : "", out->name, named ? "' " : "", out->op,
+                 isnan(out->value) ? "NaN" : out->value > 0 ? "+Inf" : "-Inf", (long long)at);
     }
     free(scratch);
     return st;
