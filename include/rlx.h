@@ -454,7 +454,9 @@ rlx_status rlx_exec_numerics(const rlx_exec *e, rlx_numerics_report *out);
 typedef struct rlx_model rlx_model;
 
 typedef struct rlx_model_options {
-    rlx_compile_options compile;   /* backend, device, threads (init: defaults) */
+    rlx_compile_options compile;   /* backend, device, threads (init: defaults); trace_path and
+                                    * check_numerics apply to the model's program (a numerics
+                                    * finding is logged as a warning) */
     int n_ctx;                     /* KV cache positions; 0 = min(trained context, 4096) */
 } rlx_model_options;
 
