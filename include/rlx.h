@@ -316,6 +316,24 @@ typedef struct rlx_compile_options {
     int         device_index;
     const char *device_name;
     rlx_precision precision;
+    /* Profiling and debugging (docs/build.md, "Profiling and debugging").
+     * trace_path: write a Chrome / Perfetto trace (JSON Trace Event Format,
+     * array form) of compilation and of every run to this file; NULL = off
+     * (default). Compile phases, each step of each run (CPU: wall time;
+     * Vulkan: GPU timestamps on a track of their own, which serializes the
+     * nodes as RLX_PROFILE=1 does), host steps, param uploads, input copies
+     * and output readbacks. The file is flushed after each run and complete
+     * JSON after rlx_exec_free; execs given the same path share the file.
+     * Env RLX_TRACE=FILE overrides. Read at compile; the string is not kept. */
+    const char *trace_path;
+    /* check_numerics: 1 = after every run, find the first node in
+     * topological order whose result holds a NaN or an Inf
+     * (rlx_exec_numerics) and log a warning naming it; 0 = off (default).
+     * A debug mode: the arena is planned without reuse (every tensor its own
+     * bytes, so up to the sum of all tensor sizes), and each run reads every
+     * floating-point result back (on a GPU: one copy to the host per node).
+     * Env RLX_CHECK_NUMERICS=0|1 overrides. */
+    int check_numerics;
 } rlx_compile_options;
 
 void rlx_compile_options_init(rlx_compile_options *opts);
@@ -449,6 +467,27 @@ rlx_status rlx_exec_get_stats(const rlx_exec *e, rlx_exec_stats *stats);
  * with its op, node name, path (kernel or host) and shapes. malloc'ed; free(). */
 char *rlx_exec_report(const rlx_exec *e);
 
+/* The numerics check of the last run (rlx_compile_options.check_numerics). */
+typedef struct rlx_numerics_report {
+    int         found;          /* 1: a result held a NaN or an Inf */
+    int         node;           /* its node in the specialized graph, numbered as in
+                                 * rlx_exec_report; -1 when none */
+    const char *name;           /* that node's name ("" when unnamed) */
+    const char *op;             /* its op, after fusion ("log", "matmul_bias_act", ...) */
+    int64_t     element;        /* flat index of its first non-finite element */
+    double      value;          /* that element: NaN, +Inf or -Inf */
+    int         nodes_checked;  /* floating-point results read (inputs included) */
+    int         nodes_skipped;  /* floating-point results the backend does not keep
+                                 * (fused into a neighbour's kernel on the GPU) */
+    const char *message;        /* one line saying all that; "" when nothing was found */
+} rlx_numerics_report;
+
+/* The check of the last successful run: params and constants are not
+ * checked (a NaN in a param shows in its first consumer), nor integer
+ * results. The strings point into the exec, valid until its next run or
+ * free. INVALID_ARGUMENT when check_numerics is off or nothing ran yet. */
+rlx_status rlx_exec_numerics(const rlx_exec *e, rlx_numerics_report *out);
+
 /* ---------------------------------------------------------------- models */
 
 /* A Llama-family decoder (llama 1/2/3, mistral, qwen2, qwen3) loaded from a
@@ -456,7 +495,9 @@ char *rlx_exec_report(const rlx_exec *e);
 typedef struct rlx_model rlx_model;
 
 typedef struct rlx_model_options {
-    rlx_compile_options compile;   /* backend, device, threads (init: defaults) */
+    rlx_compile_options compile;   /* backend, device, threads (init: defaults); trace_path and
+                                    * check_numerics apply to the model's program (a numerics
+                                    * finding is logged as a warning) */
     int n_ctx;                     /* KV cache positions; 0 = min(trained context, 4096) */
 } rlx_model_options;
 

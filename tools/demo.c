@@ -52,7 +52,42 @@ static rlx_node split_heads(rlx_graph *g, rlx_node x, const demo_options *o) {
     return rlx_transpose(g, rlx_reshape(g, x, 4, d4), perm);
 }
 
-static rlx_graph *build_encoder(const demo_options *o) {
+static int parse_int(const char *cmd, const char *flag, const char *value, int lo, int hi, int *out) {
+    char *end;
+    long v = value ? strtol(value, &end, 10) : 0;
+    if (!value || *end || v < lo || v > hi) {
+        fprintf(stderr, "%s: %s needs an integer in [%d, %d]\n", cmd, flag, lo, hi);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+int demo_parse_options(int argc, char **argv, const char *cmd, demo_options *o) {
+    struct { const char *flag; int *dst; int lo, hi; } flags[] = {
+        {"--layers", &o->layers, 1, 64},  {"--d-model", &o->d_model, 8, 8192}, {"--heads", &o->heads, 1, 128},
+        {"--d-ff", &o->d_ff, 8, 32768},   {"--seq", &o->seq, 1, 8192},         {"--batch", &o->batch, 1, 1024},
+        {"--runs", &o->runs, 1, 1000},    {"--threads", &o->threads, 0, 1024},
+    };
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--report") == 0) { o->report = 1; continue; }
+        if (strcmp(argv[i], "--device") == 0) {
+            if (i + 1 >= argc) { fprintf(stderr, "%s: --device needs a value\n", cmd); return 2; }
+            o->device = argv[++i];
+            continue;
+        }
+        size_t k = 0;
+        while (k < sizeof flags / sizeof flags[0] && strcmp(argv[i], flags[k].flag) != 0) k++;
+        if (k == sizeof flags / sizeof flags[0]) { fprintf(stderr, "%s: unknown option '%s'\n", cmd, argv[i]); return 2; }
+        if (parse_int(cmd, flags[k].flag, i + 1 < argc ? argv[i + 1] : NULL, flags[k].lo, flags[k].hi, flags[k].dst))
+            return 2;
+        i++;
+    }
+    if (o->d_model % o->heads) { fprintf(stderr, "%s: --d-model must be a multiple of --heads\n", cmd); return 2; }
+    return 0;
+}
+
+rlx_graph *demo_build_encoder(const demo_options *o) {
     rlx_graph *g = rlx_graph_new();
     if (!g) return NULL;
     int64_t xd[2] = {(int64_t)o->batch * o->seq, o->d_model};
@@ -75,6 +110,19 @@ static rlx_graph *build_encoder(const demo_options *o) {
     }
     rlx_output(g, "y", h);
     return g;
+}
+
+void demo_compile_options(const demo_options *o, rlx_compile_options *best) {
+    rlx_compile_options_init(best);
+    best->threads = o->threads;
+    if (o->device && strcmp(o->device, "auto") != 0) {
+        char *end;
+        long idx = strtol(o->device, &end, 10);
+        if (strcmp(o->device, "cpu") == 0) best->backend = RLX_BACKEND_CPU;
+        else if (strcmp(o->device, "vulkan") == 0) best->backend = RLX_BACKEND_VULKAN;
+        else if (*end == 0 && idx >= 0) { best->backend = RLX_BACKEND_VULKAN; best->device_index = (int)idx; }
+        else { best->backend = RLX_BACKEND_VULKAN; best->device_name = o->device; }
+    }
 }
 
 /* Same random values for the same param in both executables. */
@@ -103,19 +151,10 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int demo_run(const demo_options *o) {
-    rlx_graph *g = build_encoder(o);
+    rlx_graph *g = demo_build_encoder(o);
     if (!g) { fprintf(stderr, "rlx demo: out of memory\n"); return 1; }
     rlx_compile_options best, ref;
-    rlx_compile_options_init(&best);
-    best.threads = o->threads;
-    if (o->device && strcmp(o->device, "auto") != 0) {
-        char *end;
-        long idx = strtol(o->device, &end, 10);
-        if (strcmp(o->device, "cpu") == 0) best.backend = RLX_BACKEND_CPU;
-        else if (strcmp(o->device, "vulkan") == 0) best.backend = RLX_BACKEND_VULKAN;
-        else if (*end == 0 && idx >= 0) { best.backend = RLX_BACKEND_VULKAN; best.device_index = (int)idx; }
-        else { best.backend = RLX_BACKEND_VULKAN; best.device_name = o->device; }
-    }
+    demo_compile_options(o, &best);
     rlx_compile_options_init(&ref);
     ref.backend = RLX_BACKEND_CPU;
     ref.optimize = 0;

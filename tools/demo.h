@@ -14,6 +14,14 @@ typedef struct demo_options {
 } demo_options;
 
 void demo_options_init(demo_options *o);
+/* Parses the demo's flags (--layers ... --device, --report) into o; 0, or
+ * the exit code 2 with the mistake printed under cmd's name. */
+int  demo_parse_options(int argc, char **argv, const char *cmd, demo_options *o);
+/* The encoder graph of o (NULL: out of memory), and compile options for its
+ * --device and --threads. */
+struct rlx_graph *demo_build_encoder(const demo_options *o);
+struct rlx_compile_options;
+void demo_compile_options(const demo_options *o, struct rlx_compile_options *out);
 /* Returns a process exit code. */
 int demo_run(const demo_options *o);
 

@@ -8,8 +8,10 @@
  *   rlx generate ...     text generation with a GGUF model
  *   rlx inspect FILE     a GGUF file's metadata and tensor table
  *   rlx quantize IN OUT TYPE  a GGUF file with its 2-D float weights quantized
+ *   rlx dump MODEL.gguf | --demo  a compiled graph after fusion, each node's path
  */
 #include "demo.h"
+#include "dump.h"
 #include "generate.h"
 #include "io_cmds.h"
 #include "rlx.h"
@@ -34,7 +36,11 @@ static int usage(FILE *f) {
             "       [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--ctx N] [--threads N]\n"
             "                          generate text with a Llama-family GGUF model\n"
             "  inspect FILE            print a GGUF file's metadata and tensor table\n"
-            "  quantize IN OUT TYPE    quantize a GGUF file's 2-D float weights (q8_0, q4_K_M, ...)\n");
+            "  quantize IN OUT TYPE    quantize a GGUF file's 2-D float weights (q8_0, q4_K_M, ...)\n"
+            "  dump MODEL.gguf [--device D] [--ctx N] [--tokens N] [--threads N]\n"
+            "  dump --demo [demo options] [--device D]\n"
+            "                          the compiled graph after fusion: each node's op, name, path\n"
+            "                          (cpu-kernel, gpu + kernel tier, HOST + reason, view) and shape\n");
     return f == stderr ? 2 : 0;
 }
 
@@ -102,40 +108,11 @@ static int cmd_devices(void) {
     return 0;
 }
 
-static int parse_int(const char *flag, const char *value, int lo, int hi, int *out) {
-    char *end;
-    long v = value ? strtol(value, &end, 10) : 0;
-    if (!value || *end || v < lo || v > hi) {
-        fprintf(stderr, "rlx: %s needs an integer in [%d, %d]\n", flag, lo, hi);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
 static int cmd_demo(int argc, char **argv) {
     demo_options o;
     demo_options_init(&o);
-    struct { const char *flag; int *dst; int lo, hi; } flags[] = {
-        {"--layers", &o.layers, 1, 64},  {"--d-model", &o.d_model, 8, 8192}, {"--heads", &o.heads, 1, 128},
-        {"--d-ff", &o.d_ff, 8, 32768},   {"--seq", &o.seq, 1, 8192},         {"--batch", &o.batch, 1, 1024},
-        {"--runs", &o.runs, 1, 1000},    {"--threads", &o.threads, 0, 1024},
-    };
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--report") == 0) { o.report = 1; continue; }
-        if (strcmp(argv[i], "--device") == 0) {
-            if (i + 1 >= argc) { fprintf(stderr, "rlx demo: --device needs a value\n"); return 2; }
-            o.device = argv[++i];
-            continue;
-        }
-        size_t k = 0;
-        while (k < sizeof flags / sizeof flags[0] && strcmp(argv[i], flags[k].flag) != 0) k++;
-        if (k == sizeof flags / sizeof flags[0]) { fprintf(stderr, "rlx demo: unknown option '%s'\n", argv[i]); return 2; }
-        if (parse_int(flags[k].flag, i + 1 < argc ? argv[i + 1] : NULL, flags[k].lo, flags[k].hi, flags[k].dst)) return 2;
-        i++;
-    }
-    if (o.d_model % o.heads) { fprintf(stderr, "rlx demo: --d-model must be a multiple of --heads\n"); return 2; }
-    return demo_run(&o);
+    int code = demo_parse_options(argc, argv, "rlx demo", &o);
+    return code ? code : demo_run(&o);
 }
 
 int main(int argc, char **argv) {
@@ -148,6 +125,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "generate") == 0) return cmd_generate(argc - 2, argv + 2);
     if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
     if (strcmp(cmd, "quantize") == 0) return cmd_quantize(argc - 2, argv + 2);
+    if (strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) return usage(stdout);
     fprintf(stderr, "rlx: unknown command '%s'\n", cmd);
     return usage(stderr);

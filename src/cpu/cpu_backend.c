@@ -5,11 +5,14 @@
  * param buffer, constant data) and keeps one prepared cpu_kernel_ctx per
  * step, so a run is: copy inputs into the arena, call each kernel in order.
  * With RLX_PROFILE=1 (read when the program is built) each step is timed
- * (wall clock) and the report shows the mean per step and per op.
+ * (wall clock) and the report shows the mean per step and per op. With a
+ * trace (cpu_device_set_trace) each run's input copies and steps are
+ * recorded as trace events from the same clock readings.
  */
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_kernel.h"
 #include "core/profile.h"
+#include "core/trace.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,8 @@
 struct cpu_device {
     rlx_threadpool *pool;
     int             threads;
+    rlx_trace      *trace;       /* borrowed from the exec; NULL: off */
+    int             trace_tid;
 };
 
 typedef struct cpu_step {
@@ -62,6 +67,11 @@ void cpu_device_free(cpu_device *dev) {
 }
 
 int cpu_device_threads(const cpu_device *dev) { return dev->threads; }
+
+void cpu_device_set_trace(cpu_device *dev, rlx_trace *t, int tid) {
+    dev->trace = t;
+    dev->trace_tid = tid;
+}
 
 rlx_status cpu_param_alloc(cpu_device *dev, size_t bytes, void **handle) {
     (void)dev;   /* host memory needs no device; the signature matches other backends */
@@ -160,17 +170,36 @@ void cpu_program_free(cpu_program *p) {
     free(p);
 }
 
+/* A step's trace event: its op, with the node's index and name. */
+static void trace_step(const cpu_program *p, int32_t node, double t0, double t1) {
+    const ir_node *n = &p->g->nodes[node];
+    const ir_op_info *info = ir_op_info_get(n->op);
+    char esc[160];
+    rlx_trace_event(p->dev->trace, p->dev->trace_tid, "cpu", info ? info->name : "?", t0, t1,
+                    "\"node\":%d,\"name\":\"%s\"", (int)node, rlx_json_escape(n->name, esc, sizeof esc));
+}
+
 rlx_status cpu_program_run(cpu_program *p, const void *const *inputs) {
+    rlx_trace *trace = p->dev->trace;
     if (p->poison) memset(p->arena, 0xff, p->plan->arena_bytes);
+    double t_in = trace ? rlx_now_seconds() : 0;
+    size_t in_bytes = 0;
     for (int32_t i = 0; i < p->g->n_nodes; i++) {
         if (p->g->nodes[i].op != IR_OP_INPUT || !inputs[i]) continue;
         memcpy(p->ptr[i], inputs[i], (size_t)p->plan->entries[i].bytes);
+        in_bytes += (size_t)p->plan->entries[i].bytes;
     }
+    if (trace)
+        rlx_trace_event(trace, p->dev->trace_tid, "upload", "copy inputs", t_in, rlx_now_seconds(), "\"bytes\":%zu", in_bytes);
+    bool timed = p->prof_us || trace;
     for (int s = 0; s < p->n_steps; s++) {
-        double t0 = p->prof_us ? rlx_now_seconds() : 0;
+        double t0 = timed ? rlx_now_seconds() : 0;
         rlx_status st = p->steps[s].fn(&p->steps[s].ctx);
         if (st != RLX_OK) return st;
-        if (p->prof_us) p->prof_run[s] = (rlx_now_seconds() - t0) * 1e6;
+        if (!timed) continue;
+        double t1 = rlx_now_seconds();
+        if (p->prof_us) p->prof_run[s] = (t1 - t0) * 1e6;
+        if (trace) trace_step(p, p->steps[s].node, t0, t1);
     }
     if (p->prof_us) {
         for (int s = 0; s < p->n_steps; s++) p->prof_us[s] += p->prof_run[s];

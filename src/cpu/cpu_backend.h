@@ -9,6 +9,7 @@
 #ifndef RLX_CPU_BACKEND_H
 #define RLX_CPU_BACKEND_H
 
+#include "core/trace.h"
 #include "passes/passes.h"
 
 typedef struct cpu_device  cpu_device;
@@ -20,6 +21,9 @@ void       cpu_device_free(cpu_device *dev);
 int        cpu_device_threads(const cpu_device *dev);
 /* The host CPU's rlx_device_info (cpu_device_info.c). */
 void       cpu_device_info(rlx_device_info *out);
+/* Programs of this device record each run's steps on track tid of trace t
+ * (borrowed; NULL turns it off). */
+void       cpu_device_set_trace(cpu_device *dev, rlx_trace *t, int tid);
 
 /* Param storage: zero-filled host memory; the handle is the data pointer. */
 rlx_status cpu_param_alloc(cpu_device *dev, size_t bytes, void **handle);

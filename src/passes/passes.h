@@ -70,6 +70,10 @@ typedef struct mem_plan {
  * pinned (live for the whole run); params and constants stay outside the
  * arena; reshapes and contiguous slices alias their source. */
 rlx_status plan_memory(const ir_graph *g, mem_plan *plan);
+/* The same with every arena tensor pinned (no reuse: each keeps its bytes
+ * after the run), so that every node's result can be read afterwards (the
+ * numerics check). */
+rlx_status plan_memory_pinned(const ir_graph *g, mem_plan *plan);
 void       plan_free(mem_plan *plan);
 
 /* Brute-force check that no two simultaneously live arena tensors overlap and

@@ -56,7 +56,7 @@ static int cmp_offset(const void *a, const void *b) {
     return pa->offset < pb->offset ? -1 : pa->offset > pb->offset;
 }
 
-rlx_status plan_memory(const ir_graph *g, mem_plan *plan) {
+static rlx_status plan_arena(const ir_graph *g, mem_plan *plan, bool pin_all) {
     memset(plan, 0, sizeof *plan);
     int32_t n = g->n_nodes;
     plan->n = n;
@@ -107,6 +107,11 @@ rlx_status plan_memory(const ir_graph *g, mem_plan *plan) {
     for (int32_t i = 0; i < n; i++)
         if (g->nodes[i].op == IR_OP_INPUT) e[e[i].base].last = n;
     for (int32_t i = 0; i < g->n_outputs; i++) e[e[g->outputs[i].node].base].last = n;
+    if (pin_all)
+        for (int32_t i = 0; i < n; i++) {
+            e[i].first = 0;
+            e[i].last = n;
+        }
 
     /* 3. placement of arena roots, largest first */
     int32_t n_roots = 0;
@@ -188,3 +193,7 @@ rlx_status plan_validate(const ir_graph *g, const mem_plan *plan) {
                         plan->tensor_bytes);
     return RLX_OK;
 }
+
+rlx_status plan_memory(const ir_graph *g, mem_plan *p) { return plan_arena(g, p, false); }
+
+rlx_status plan_memory_pinned(const ir_graph *g, mem_plan *p) { return plan_arena(g, p, true); }

@@ -5,6 +5,7 @@
 #ifndef RLX_RT_BACKEND_H
 #define RLX_RT_BACKEND_H
 
+#include "core/trace.h"
 #include "passes/passes.h"
 
 typedef struct rt_backend {
@@ -38,6 +39,14 @@ typedef struct rt_backend {
     /* claims.norm_fold_rows > 0: whether a norm of rows x K folds into a
      * product with weights of type w on this device (pass_fold_norm_inplace) */
     bool       (*folds_norm)(void *dev, rlx_dtype w, int64_t rows, int64_t K);
+    /* Tracing (rlx_compile_options.trace_path): the device's programs record
+     * their runs' steps on track host_tid (and GPU time on gpu_tid). */
+    void       (*device_trace)(void *dev, rlx_trace *t, int host_tid, int gpu_tid);
+    /* After a run: node's result as host memory, in *data (the program's
+     * own memory, or a copy into scratch of its bytes); *data NULL when the
+     * program keeps no result for it (fused into a neighbour's kernel). For
+     * the numerics check, under a plan that keeps every result. */
+    rlx_status (*program_node_data)(void *prog, int32_t node, void *scratch, const void **data);
 } rt_backend;
 
 /* The backend for a request (AUTO picks a hardware GPU when there is one,

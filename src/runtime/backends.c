@@ -37,6 +37,15 @@ static int cpu_prog_host_steps(void *prog) { (void)prog; return 0; }
 static double cpu_prog_device_seconds(void *prog) { (void)prog; return -1; }
 static char *cpu_prog_report(void *prog) { return cpu_program_report(prog); }
 static const char *cpu_dev_name(void *dev) { (void)dev; return "cpu"; }
+static void cpu_dev_trace(void *dev, rlx_trace *t, int host_tid, int gpu_tid) {
+    (void)gpu_tid;   /* no device timeline: the steps are host time */
+    cpu_device_set_trace(dev, t, host_tid);
+}
+static rlx_status cpu_prog_node_data(void *prog, int32_t node, void *scratch, const void **data) {
+    (void)scratch;   /* results are host memory already */
+    *data = cpu_program_result(prog, node);
+    return RLX_OK;
+}
 
 static const rt_backend cpu_backend = {
     .name = "cpu",
@@ -58,6 +67,8 @@ static const rt_backend cpu_backend = {
     .program_device_seconds = cpu_prog_device_seconds,
     .program_report = cpu_prog_report,
     .device_name = cpu_dev_name,
+    .device_trace = cpu_dev_trace,
+    .program_node_data = cpu_prog_node_data,
 };
 
 /* --------------------------------------------------------------- vulkan */
@@ -73,6 +84,7 @@ static rlx_status host_kernel(void *user, const ir_graph *g, int32_t node, void 
 static rlx_status vk_dev_new(const rlx_compile_options *o, void **dev) {
     vk_device_options vo = {.index = o->device_index, .name = o->device_name,
                             .allow_software = o->backend == RLX_BACKEND_VULKAN, .precision = o->precision,
+                            .poison_arena = o->check_numerics != 0,
                             .host_kernel = host_kernel, .host_user = NULL};
     return vk_backend_device_new(&vo, (vk_device **)dev);
 }
@@ -94,6 +106,10 @@ static double vk_prog_device_seconds(void *prog) { return vk_program_gpu_seconds
 static char *vk_prog_report(void *prog) { return vk_program_report(prog); }
 static const char *vk_dev_name(void *dev) { return vk_backend_device_name(dev); }
 static bool vk_folds_norm(void *dev, rlx_dtype w, int64_t rows, int64_t K) { return vk_backend_folds_norm(dev, w, rows, K); }
+static void vk_dev_trace(void *dev, rlx_trace *t, int host_tid, int gpu_tid) { vk_backend_device_trace(dev, t, host_tid, gpu_tid); }
+static rlx_status vk_prog_node_data(void *prog, int32_t node, void *scratch, const void **data) {
+    return vk_program_node_data(prog, node, scratch, data);
+}
 
 /* Vulkan folds RMS norms into quantized projections per specialization, at
  * decode sizes only (vk_lower_rms_dequant: the i8 matvec normalizes x as it
@@ -118,6 +134,8 @@ static const rt_backend vulkan_backend = {
     .program_device_seconds = vk_prog_device_seconds,
     .program_report = vk_prog_report,
     .device_name = vk_dev_name,
+    .device_trace = vk_dev_trace,
+    .program_node_data = vk_prog_node_data,
 };
 #endif
 

@@ -7,8 +7,14 @@
  * creating (specialize -> shape-dependent folds the backend claims -> plan ->
  * backend program) and caching it on first use. Graphs without symbols are specialized at compile time, so that
  * compile reports every error and run does no planning.
+ *
+ * Debugging options: trace_path records each phase, run, param upload and
+ * readback here (and each step in the backend) to a Chrome / Perfetto trace
+ * (core/trace.h); check_numerics plans without reuse and scans every
+ * result after each run (numerics.c).
  */
 #include "runtime/backend.h"
+#include "runtime/numerics.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +54,17 @@ struct rlx_exec {
     uint64_t            clock;
     int                 fused_nodes;
     bool                has_run;       /* a run succeeded since the last failure */
+    rlx_trace          *trace;         /* trace_path: NULL when off */
+    int                 trace_tid;     /* this exec's host track (compile and runs) */
+    rt_numerics         numerics;      /* check_numerics: the last run's */
 };
+
+/* A trace event on the exec's host track from t0 until now. */
+#define TRACE_SPAN(e, cat, name, t0, ...)                                                                  \
+    do {                                                                                                  \
+        if ((e)->trace) rlx_trace_event((e)->trace, (e)->trace_tid, cat, name, t0, rlx_now_seconds(), __VA_ARGS__); \
+    } while (0)
+static double trace_clock(const rlx_exec *e) { return e->trace ? rlx_now_seconds() : 0; }
 
 void rlx_compile_options_init(rlx_compile_options *o) {
     if (!o) return;
@@ -79,6 +95,9 @@ static rlx_status apply_env(rlx_compile_options *o) {
     }
     o->threads = rlx_env_int("RLX_THREADS", o->threads);
     if (rlx_env_int("RLX_NO_FUSE", 0)) o->fuse = 0;
+    const char *trace = getenv("RLX_TRACE");
+    if (trace && *trace) o->trace_path = trace;
+    o->check_numerics = rlx_env_int("RLX_CHECK_NUMERICS", o->check_numerics);
     return RLX_OK;
 }
 
@@ -113,6 +132,7 @@ void rlx_exec_free(rlx_exec *e) {
             if (h && !e->borrowed[e->param_nodes[i]]) e->be->param_free(e->dev, h);
         }
     if (e->dev) e->be->device_free(e->dev);
+    rlx_trace_close(e->trace);
     ir_graph_clear(&e->graph);
     free(e->input_nodes);
     free(e->param_nodes);
@@ -125,15 +145,28 @@ static rlx_status make_spec(rlx_exec *e, const int64_t *syms, rt_spec **out) {
     rt_spec *s = calloc(1, sizeof *s);
     if (!s) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "compile: out of memory");
     memcpy(s->syms, syms, sizeof s->syms);
+    double t = trace_clock(e);
     rlx_status st = pass_specialize(&e->graph, syms, &s->g);
+    TRACE_SPAN(e, "compile", "specialize", t, "\"nodes\":%d", (int)s->g.n_nodes);
     int folded = 0;
-    if (st == RLX_OK && e->opts.optimize && e->opts.fuse && e->be->claims.norm_fold_rows > 0)
+    t = trace_clock(e);
+    if (st == RLX_OK && e->opts.optimize && e->opts.fuse && e->be->claims.norm_fold_rows > 0) {
         st = pass_fold_norm_inplace(&s->g, e->be->claims.norm_fold_rows, e->be->folds_norm, e->dev, &folded);
+        TRACE_SPAN(e, "compile", "fold norms", t, "\"folded\":%d", folded);
+    }
     s->folded_nodes = folded;
-    if (st == RLX_OK) st = plan_memory(&s->g, &s->plan);
+    t = trace_clock(e);
+    /* the numerics check reads every result after the run: none may reuse another's bytes */
+    if (st == RLX_OK) st = e->opts.check_numerics ? plan_memory_pinned(&s->g, &s->plan) : plan_memory(&s->g, &s->plan);
+    TRACE_SPAN(e, "compile", "plan memory", t, "\"arena_bytes\":%zu,\"tensor_bytes\":%zu", s->plan.arena_bytes,
+               s->plan.tensor_bytes);
     if (st == RLX_OK && !(s->inputs = calloc((size_t)RLX_MAX(s->g.n_nodes, 1), sizeof *s->inputs)))
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "compile: out of memory");
-    if (st == RLX_OK) st = e->be->program_new(e->dev, &s->g, &s->plan, e->param_by_node, &s->prog);
+    t = trace_clock(e);
+    if (st == RLX_OK) {
+        st = e->be->program_new(e->dev, &s->g, &s->plan, e->param_by_node, &s->prog);
+        TRACE_SPAN(e, "compile", "backend program", t, "\"backend\":\"%s\"", e->be->name);
+    }
     if (st != RLX_OK) { free(s->inputs); s->inputs = NULL; spec_free(e, s); return st; }
     *out = s;
     return RLX_OK;
@@ -163,19 +196,23 @@ static rlx_status get_spec(rlx_exec *e, const int64_t *syms, rt_spec **out) {
     return RLX_OK;
 }
 
-static rlx_status optimize(const ir_graph *src, const rlx_compile_options *o, const rt_backend *be, ir_graph *dst,
-                           int *fused) {
+static rlx_status optimize(const rlx_exec *e, const ir_graph *src, const rlx_compile_options *o, const rt_backend *be,
+                           ir_graph *dst, int *fused) {
     *fused = 0;
     if (!o->optimize) return ir_graph_clone(src, dst);
     ir_graph fusedg;
     rlx_status st;
+    double t = trace_clock(e);
     if (o->fuse) {
         st = pass_fuse(src, &be->claims, &fusedg, fused);
+        TRACE_SPAN(e, "compile", "fuse", t, "\"fused_nodes\":%d", *fused);
     } else {
         st = ir_graph_clone(src, &fusedg);
     }
     if (st != RLX_OK) return st;
+    t = trace_clock(e);
     st = pass_dce(&fusedg, dst);
+    TRACE_SPAN(e, "compile", "dce", t, "\"nodes\":%d", st == RLX_OK ? (int)dst->n_nodes : 0);
     ir_graph_clear(&fusedg);
     return st;
 }
@@ -216,6 +253,7 @@ static rlx_status check_options(const rlx_compile_options *o, const char *where)
     else if ((unsigned)o->backend > RLX_BACKEND_VULKAN) why = "unknown backend";
     else if ((unsigned)o->precision > RLX_PRECISION_FAST) why = "unknown precision";
     else if (o->device_index < -1) why = "device_index must be >= 0, or -1 for the best device";
+    else if (o->check_numerics != 0 && o->check_numerics != 1) why = "check_numerics must be 0 or 1";
     if (why) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_compile: options%s: %s", where, why);
     return RLX_OK;
 }
@@ -228,18 +266,39 @@ rlx_status rlx_compile(const rlx_graph *graph, const rlx_compile_options *opts, 
     if (g->first_error != RLX_OK)
         return rlx_fail(g->first_error, "rlx_compile: the graph has a builder error: %s", graph->first_error_msg);
     if (g->n_outputs == 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_compile: the graph has no outputs");
+    double t_verify = rlx_now_seconds();
     rlx_status st = ir_graph_verify(g);
     if (st != RLX_OK) return st;
+    double t_verified = rlx_now_seconds();
 
     rlx_exec *e = calloc(1, sizeof *e);
     if (!e) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_compile: out of memory");
     if (opts) e->opts = *opts; else rlx_compile_options_init(&e->opts);
     if ((st = check_options(&e->opts, "")) != RLX_OK) goto fail;
     if ((st = apply_env(&e->opts)) != RLX_OK) goto fail;
-    if ((st = check_options(&e->opts, " (after RLX_THREADS / RLX_DEVICE)")) != RLX_OK) goto fail;
+    if ((st = check_options(&e->opts, " (after RLX_THREADS / RLX_DEVICE / RLX_CHECK_NUMERICS)")) != RLX_OK) goto fail;
     if ((st = rt_backend_choose(&e->opts, &e->be)) != RLX_OK) goto fail;
-    if ((st = optimize(g, &e->opts, e->be, &e->graph, &e->fused_nodes)) != RLX_OK) goto fail;
+    static int serial;   /* names each exec's tracks apart in a shared trace */
+    int exec_id = 0;
+    if (e->opts.trace_path && *e->opts.trace_path && (e->trace = rlx_trace_open(e->opts.trace_path))) {
+        exec_id = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
+        char track[64];
+        snprintf(track, sizeof track, "exec %d (%s): host", exec_id, e->be->name);
+        e->trace_tid = rlx_trace_track(e->trace, track);
+        rlx_trace_event(e->trace, e->trace_tid, "compile", "verify", t_verify, t_verified, "\"nodes\":%d", (int)g->n_nodes);
+    }
+    e->opts.trace_path = NULL;   /* not kept: the caller's string may go */
+    if ((st = optimize(e, g, &e->opts, e->be, &e->graph, &e->fused_nodes)) != RLX_OK) goto fail;
+    double t = trace_clock(e);
     if ((st = e->be->device_new(&e->opts, &e->dev)) != RLX_OK) goto fail;
+    TRACE_SPAN(e, "compile", "device", t, "\"backend\":\"%s\"", e->be->name);
+    if (e->trace && e->be->device_trace) {
+        char track[64];
+        snprintf(track, sizeof track, "exec %d (%s): gpu", exec_id, e->be->name);
+        int gpu_tid = strcmp(e->be->name, "cpu") != 0 ? rlx_trace_track(e->trace, track) : 0;
+        e->be->device_trace(e->dev, e->trace, e->trace_tid, gpu_tid);
+    }
+    t = trace_clock(e);
 
     int32_t n = e->graph.n_nodes;
     e->input_nodes = malloc((size_t)RLX_MAX(n, 1) * sizeof *e->input_nodes);
@@ -258,11 +317,13 @@ rlx_status rlx_compile(const rlx_graph *graph, const rlx_compile_options *opts, 
         e->param_nodes[e->n_params++] = i;
         if ((st = e->be->param_alloc(e->dev, bytes, &e->param_by_node[i])) != RLX_OK) goto fail;
     }
+    TRACE_SPAN(e, "compile", "param allocation", t, "\"params\":%d", e->n_params);
     if ((st = check_symbols_bindable(&e->graph)) != RLX_OK) goto fail;
     if (!graph_has_symbols(&e->graph)) {
         int64_t none[IR_MAX_SYMS] = {0};
         if ((st = get_spec(e, none, &e->current)) != RLX_OK) goto fail;
     }
+    rlx_trace_flush(e->trace);
     *out = e;
     return RLX_OK;
 fail:
@@ -350,8 +411,15 @@ rlx_status rlx_exec_set_param(rlx_exec *e, const char *name, rlx_dtype dtype, co
         e->borrowed[id] = false;
         drop_specs(e);
     }
-    return e->be->param_write(e->dev, e->param_by_node[id], dtype, ir_shape_row_elems(&e->graph.nodes[id].shape), data,
-                              bytes);   /* params have static shapes */
+    double t = trace_clock(e);
+    st = e->be->param_write(e->dev, e->param_by_node[id], dtype, ir_shape_row_elems(&e->graph.nodes[id].shape), data,
+                            bytes);   /* params have static shapes */
+    if (e->trace) {
+        char esc[160];
+        TRACE_SPAN(e, "upload", "upload param", t, "\"param\":\"%s\",\"bytes\":%zu", rlx_json_escape(name, esc, sizeof esc),
+                   bytes);
+    }
+    return st;
 }
 
 rlx_status rlx_exec_use_param_memory(rlx_exec *e, const char *name, rlx_dtype dtype, const void *data, size_t bytes) {
@@ -476,13 +544,27 @@ static rlx_status bind_and_run(rlx_exec *e, const rlx_tensor *inputs, int n_inpu
         release_retired(e);   /* the outputs it kept readable are the last run's: this is the next run */
     }
     rt_spec *spec = NULL;
+    double t = trace_clock(e);
     rlx_status st = bind_inputs(e, inputs, n_inputs, run, where, by_input, &spec);
+    if (st == RLX_OK && !run) TRACE_SPAN(e, "compile", "prepare", t, NULL);
     if (st == RLX_OK && run) {
         e->current = spec;
         for (int k = 0; k < e->n_inputs; k++) spec->inputs[e->input_nodes[k]] = by_input[k]->data;
+        t = trace_clock(e);
         st = e->be->program_run(spec->prog, (const void *const *)spec->inputs);
+        TRACE_SPAN(e, "run", "run", t, "\"status\":\"%s\"", rlx_status_name(st));
         e->has_run = st == RLX_OK;
+        e->numerics.ran = false;
+        if (st == RLX_OK && e->opts.check_numerics) {
+            t = trace_clock(e);
+            st = rt_numerics_scan(e->be, spec->prog, &spec->g, &spec->plan, &e->numerics);
+            TRACE_SPAN(e, "debug", "numerics check", t, "\"checked\":%d,\"found\":%d", e->numerics.checked,
+                       (int)e->numerics.found);
+            if (e->numerics.found) rlx_log_msg(RLX_LOG_WARN, "%s", e->numerics.message);
+            if (st != RLX_OK) e->has_run = false;
+        }
     }
+    rlx_trace_flush(e->trace);
     if (by_input != given) free(by_input);
     return st;
 }
@@ -523,7 +605,14 @@ rlx_status rlx_exec_read_output(rlx_exec *e, const char *name, void *dst, size_t
     if (bytes < t.bytes)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_read_output '%s': dst has %zu bytes, the output needs %zu",
                         name, bytes, t.bytes);
+    double t0 = trace_clock(e);
     memcpy(dst, t.data, t.bytes);
+    if (e->trace) {
+        char esc[160];
+        TRACE_SPAN(e, "readback", "read output", t0, "\"output\":\"%s\",\"bytes\":%zu", rlx_json_escape(name, esc, sizeof esc),
+                   t.bytes);
+        rlx_trace_flush(e->trace);   /* a run's last events: flushed as the caller takes its results */
+    }
     return RLX_OK;
 }
 
@@ -597,4 +686,29 @@ char *rlx_exec_report(const rlx_exec *e) {
         return NULL;
     }
     return e->be->program_report(e->current->prog);
+}
+
+rlx_status rlx_exec_numerics(const rlx_exec *e, rlx_numerics_report *out) {
+    if (!e || !out) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_numerics: %s is NULL", !e ? "exec" : "out");
+    memset(out, 0, sizeof *out);
+    out->node = -1;
+    out->name = out->op = out->message = "";
+    if (!e->opts.check_numerics)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT,
+                        "rlx_exec_numerics: check_numerics is off (set it in rlx_compile_options, or RLX_CHECK_NUMERICS=1)");
+    if (!e->has_run || !e->numerics.ran)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_numerics: no successful run to report on");
+    const rt_numerics *n = &e->numerics;
+    out->found = n->found;
+    out->nodes_checked = n->checked;
+    out->nodes_skipped = n->skipped;
+    if (n->found) {
+        out->node = n->node;
+        out->name = n->name;
+        out->op = n->op;
+        out->element = n->element;
+        out->value = n->value;
+        out->message = n->message;
+    }
+    return RLX_OK;
 }

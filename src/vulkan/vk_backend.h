@@ -11,6 +11,7 @@
 #ifndef RLX_VK_BACKEND_H
 #define RLX_VK_BACKEND_H
 
+#include "core/trace.h"
 #include "passes/passes.h"
 
 typedef struct vk_device  vk_device;
@@ -24,6 +25,8 @@ typedef struct vk_device_options {
     const char       *name;            /* substring, or NULL */
     bool              allow_software;  /* lavapipe may be chosen without index/name */
     int               precision;       /* rlx_precision */
+    bool              poison_arena;    /* fill each program's arena with NaN bytes once (the numerics
+                                        * check: a result no kernel writes reads as NaN, not as zeros) */
     vk_host_kernel_fn host_kernel;
     void             *host_user;
 } vk_device_options;
@@ -66,5 +69,14 @@ char      *vk_program_report(const vk_program *p);
 double     vk_program_gpu_seconds(const vk_program *p);
 /* Whether the lowering table has a lowering for op (else: a host step). */
 bool       vk_backend_has_lowering(ir_op op);
+/* Programs built after this record their build phases and each run's host
+ * work on track host_tid of trace t, and each node's GPU time (timestamps,
+ * placed on the host clock) on gpu_tid; per-node timestamps serialize the
+ * nodes, as RLX_PROFILE=1 does. t is borrowed; NULL turns it off. */
+void       vk_backend_device_trace(vk_device *d, rlx_trace *t, int host_tid, int gpu_tid);
+/* After a run: node's result copied to scratch (its bytes) and *data =
+ * scratch, or *data NULL when no dispatch writes its own result (it is
+ * fused into a neighbour's kernel). For the numerics check. */
+rlx_status vk_program_node_data(vk_program *p, int32_t node, void *scratch, const void **data);
 
 #endif

@@ -76,8 +76,12 @@ rlx_status vk_upload(vk_ctx *ctx, const vk_buf *dst, VkDeviceSize offset, const 
  * device's layout of that dtype (vk_weight_layout.h: Q8_0 / Q6_K rows planar). */
 rlx_status vk_upload_as(vk_ctx *ctx, const vk_buf *dst, VkDeviceSize offset, const void *data, size_t bytes,
                         rlx_dtype dtype, int64_t row_elems);
+/* Copies bytes of a device buffer at offset to host memory (waits). */
+rlx_status vk_download(vk_ctx *ctx, VkBuffer src, VkDeviceSize offset, void *dst, size_t bytes);
 /* Zeros a whole buffer on the device (no host transfer). */
 rlx_status vk_fill_zero(vk_ctx *ctx, const vk_buf *dst);
+/* Fills a whole buffer with a 32-bit word (0xffffffff: f32 NaN). */
+rlx_status vk_fill_words(vk_ctx *ctx, const vk_buf *dst, uint32_t word);
 /* Frees the staging buffers (at ctx release). */
 void       vk_upload_release(vk_ctx *ctx);
 

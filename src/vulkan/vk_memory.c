@@ -115,16 +115,17 @@ void vk_upload_release(vk_ctx *c) {
 }
 
 /* Records into command buffer `slot` a copy of n bytes from the slot's
- * staging to dst at dst_off (or, zero: a fill of all of dst) and submits it
- * with the slot's fence, not waiting for it. */
-static rlx_status submit_slot(vk_ctx *c, int slot, const vk_buf *dst, VkDeviceSize dst_off, VkDeviceSize n, bool zero) {
+ * staging to dst at dst_off (or, with fill: all of dst filled with the word
+ * *fill) and submits it with the slot's fence, not waiting for it. */
+static rlx_status submit_slot(vk_ctx *c, int slot, const vk_buf *dst, VkDeviceSize dst_off, VkDeviceSize n,
+                              const uint32_t *fill) {
     VkCommandBuffer cb = c->upload_cb[slot];
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
     rlx_status st = vk_check(c->f.vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
     if (st != RLX_OK) return st;
-    if (zero) {
-        c->f.vkCmdFillBuffer(cb, dst->buf, 0, VK_WHOLE_SIZE, 0);
+    if (fill) {
+        c->f.vkCmdFillBuffer(cb, dst->buf, 0, VK_WHOLE_SIZE, *fill);
     } else {
         VkBufferCopy region = {.srcOffset = 0, .dstOffset = dst_off, .size = n};
         c->f.vkCmdCopyBuffer(cb, c->upload_staging[slot].buf, dst->buf, 1, &region);
@@ -173,7 +174,7 @@ rlx_status vk_upload_as(vk_ctx *c, const vk_buf *dst, VkDeviceSize offset, const
         }
         if (planar) vk_layout_to_planar(dtype, row_elems, (const char *)data + done, c->upload_staging[slot].map, n);
         else memcpy(c->upload_staging[slot].map, (const char *)data + done, n);
-        st = submit_slot(c, slot, dst, offset + done, n, false);
+        st = submit_slot(c, slot, dst, offset + done, n, NULL);
         busy[slot] = st == RLX_OK;
     }
     for (int i = 0; i < 2; i++) {   /* both drained, even after an error: the staging is reused */
@@ -188,10 +189,42 @@ rlx_status vk_upload(vk_ctx *c, const vk_buf *dst, VkDeviceSize offset, const vo
     return vk_upload_as(c, dst, offset, data, bytes, RLX_F32, 1);
 }
 
-rlx_status vk_fill_zero(vk_ctx *c, const vk_buf *dst) {
+rlx_status vk_fill_zero(vk_ctx *c, const vk_buf *dst) { return vk_fill_words(c, dst, 0); }
+
+rlx_status vk_fill_words(vk_ctx *c, const vk_buf *dst, uint32_t word) {
     pthread_mutex_lock(&c->lock);
-    rlx_status st = submit_slot(c, 0, dst, 0, 0, true);
+    rlx_status st = submit_slot(c, 0, dst, 0, 0, &word);
     if (st == RLX_OK) st = wait_slot(c, 0);
+    pthread_mutex_unlock(&c->lock);
+    return st;
+}
+
+/* Device -> host through staging slot 0, a chunk at a time, each waited for:
+ * a debugging read (the numerics check), not a per-run path. */
+rlx_status vk_download(vk_ctx *c, VkBuffer src, VkDeviceSize offset, void *dst, size_t bytes) {
+    if (bytes == 0) return RLX_OK;
+    VkDeviceSize chunk = bytes < VK_UPLOAD_CHUNK ? bytes : VK_UPLOAD_CHUNK;
+    pthread_mutex_lock(&c->lock);
+    rlx_status st = staging_reserve(c, chunk);
+    for (size_t done = 0; done < bytes && st == RLX_OK; done += chunk) {
+        VkDeviceSize n = bytes - done < chunk ? bytes - done : chunk;
+        VkCommandBuffer cb = c->upload_cb[0];
+        VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+        if ((st = vk_check(c->f.vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer")) != RLX_OK) break;
+        VkBufferCopy region = {.srcOffset = offset + done, .dstOffset = 0, .size = n};
+        c->f.vkCmdCopyBuffer(cb, src, c->upload_staging[0].buf, 1, &region);
+        VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                              .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+        c->f.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0,
+                                  NULL);
+        if ((st = vk_check(c->f.vkEndCommandBuffer(cb), "vkEndCommandBuffer")) != RLX_OK) break;
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+        if ((st = vk_check(c->f.vkQueueSubmit(c->queue, 1, &si, c->upload_fence[0]), "vkQueueSubmit (download)")) != RLX_OK)
+            break;
+        if ((st = wait_slot(c, 0)) != RLX_OK) break;
+        memcpy((char *)dst + done, c->upload_staging[0].map, n);
+    }
     pthread_mutex_unlock(&c->lock);
     return st;
 }

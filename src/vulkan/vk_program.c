@@ -52,6 +52,12 @@ void vk_backend_device_free(vk_device *d) {
 
 const char *vk_backend_device_name(const vk_device *d) { return d->ctx->name; }
 
+void vk_backend_device_trace(vk_device *d, rlx_trace *t, int host_tid, int gpu_tid) {
+    d->trace = t;
+    d->trace_host = host_tid;
+    d->trace_gpu = gpu_tid;
+}
+
 bool vk_backend_folds_norm(const vk_device *d, rlx_dtype w, int64_t rows, int64_t K) {
     return vk_i8_folds_norm(&d->ctx->caps, w, rows, K);
 }
@@ -847,6 +853,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     p->status_off = io_bytes;
     io_bytes += 64;
     if ((st = vk_buf_create(c, plan->arena_bytes, false, "the activation arena", &p->arena)) != RLX_OK) goto fail;
+    if (d->opts.poison_arena && (st = vk_fill_words(c, &p->arena, 0xffffffffu)) != RLX_OK) goto fail;
     if ((st = vk_buf_create(c, const_bytes, false, "constants", &p->consts)) != RLX_OK) goto fail;
     if ((st = vk_buf_create(c, io_bytes, true, "input/output staging", &p->io)) != RLX_OK) goto fail;
     for (int32_t i = 0; i < g->n_nodes && st == RLX_OK; i++)
@@ -855,12 +862,15 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
                               ir_shape_row_elems(&g->nodes[i].shape));
     if (st != RLX_OK) goto fail;
     if ((st = resolve_locations(p, param_handles)) != RLX_OK) goto fail;
-    p->profile = rlx_profile_enabled();
+    p->profile = rlx_profile_enabled() || d->trace;   /* a trace shows each node's GPU time */
     if ((st = vk_chain_setup(p)) != RLX_OK) goto fail;   /* before lowering: chains change a choice of kernel */
 
     /* lowering decisions, then scratch and host staging */
     VkDeviceSize scratch_need, hostio_need;
+    double t_lower = rlx_now_seconds();
     if ((st = plan_lowering(p, &scratch_need, &hostio_need)) != RLX_OK) goto fail;
+    rlx_trace_event(d->trace, d->trace_host, "compile", "vulkan: plan lowering", t_lower, rlx_now_seconds(),
+                    NULL);
     if ((st = vk_buf_create(c, scratch_need, false, "scratch", &p->scratch)) != RLX_OK) goto fail;
     if ((st = vk_buf_create(c, hostio_need, true, "host-step staging", &p->hostio)) != RLX_OK) goto fail;
     if ((st = create_images(p)) != RLX_OK) goto fail;
@@ -885,6 +895,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
         goto fail;
 
     /* record once */
+    double t_record = rlx_now_seconds();
     if ((st = begin_segment(p, &r, -1)) != RLX_OK) goto fail;
     for (int32_t i = 0; i < g->n_nodes && st == RLX_OK; i++) {
         if (!is_step(g, plan, i) || p->info[i].absorbed_by >= 0) continue;
@@ -897,6 +908,8 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     if (st == RLX_OK) st = end_segment(p, &r, true);
     if (st == RLX_OK) st = vk_chain_upload(p);
     if (st != RLX_OK) goto fail;
+    rlx_trace_event(d->trace, d->trace_host, "compile", "vulkan: lower, create pipelines, record", t_record, rlx_now_seconds(),
+                    "\"segments\":%d,\"dispatches\":%d", p->n_segs, p->n_dispatches);
     free(r.reads);
     free(r.writes);
     *out = p;

@@ -8,10 +8,13 @@
 
 #include "vulkan/vk_backend.h"
 #include "vulkan/vk_ctx.h"
+#include "core/trace.h"
 
 struct vk_device {
     vk_ctx           *ctx;
     vk_device_options opts;
+    struct rlx_trace *trace;        /* vk_backend_device_trace: borrowed; NULL: off */
+    int               trace_host, trace_gpu;   /* its tracks */
 };
 
 typedef struct vk_loc {
@@ -75,6 +78,7 @@ typedef struct vk_segment {
     VkCommandBuffer cb;
     int32_t         host_node_after;   /* -1: last segment */
     double          last_wait_s;       /* submit to fence of the previous run: how long to poll next time */
+    double          submit_s;          /* host clock at this run's submit (the trace places GPU time by it) */
 } vk_segment;
 
 struct vk_program {

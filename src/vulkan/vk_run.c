@@ -4,6 +4,13 @@
  * (polling the fence about as long as the last run took), host steps in
  * between, outputs read back from staging; and the program's report, with
  * the per-node device times of RLX_PROFILE=1.
+ *
+ * With a trace (vk_backend_device_trace) a run records its host work (input
+ * copies, each segment's submit and wait, host steps) on the host track and
+ * each node's timestamps on the GPU track. Device ticks are placed on the
+ * host clock by putting the run's first timestamp at its first submit: the
+ * GPU starts a little after that, so GPU events may sit up to one launch
+ * latency early, but their durations and order are the device's own.
  */
 #include "vulkan/vk_program_priv.h"
 #include "core/profile.h"
@@ -24,6 +31,7 @@ static rlx_status submit_and_wait(vk_program *p, vk_segment *seg) {
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &seg->cb};
     pthread_mutex_lock(&c->lock);
     double t0 = rlx_now_seconds();
+    seg->submit_s = t0;
     rlx_status st = vk_check(c->f.vkQueueSubmit(c->queue, 1, &si, p->fence), "vkQueueSubmit");
     pthread_mutex_unlock(&c->lock);
     if (st != RLX_OK) return st;
@@ -73,14 +81,30 @@ static rlx_status check_kv_writes(const vk_program *p, const void *const *inputs
     return RLX_OK;
 }
 
-/* Adds this run's per-node device time (queries written by record_dispatches). */
-static void accumulate_profile(vk_program *p) {
+/* A GPU-track event for node i's dispatches, device ticks [a, b) placed
+ * after the run's first timestamp gpu0 (at the first submit). */
+static void trace_gpu_node(const vk_program *p, int32_t i, uint64_t gpu0, uint64_t a, uint64_t b) {
+    const ir_node *n = &p->g->nodes[i];
+    const ir_op_info *op = ir_op_info_get(n->op);
+    double tick = p->ctx->timestamp_period_ns * 1e-9, base = p->segs[0].submit_s;
+    char name[160], note[200];
+    rlx_trace_event(p->dev->trace, p->dev->trace_gpu, "gpu", op ? op->name : "?", base + (double)(a - gpu0) * tick,
+                    base + (double)(b - gpu0) * tick, "\"node\":%d,\"name\":\"%s\",\"kernel\":\"%s\",\"dispatches\":%d",
+                    (int)i, rlx_json_escape(n->name, name, sizeof name), rlx_json_escape(p->info[i].note, note, sizeof note),
+                    p->info[i].n_dispatch);
+}
+
+/* Adds this run's per-node device time (queries written by record_dispatches)
+ * and, with a trace, records it; gpu0: the run's first timestamp. */
+static void accumulate_profile(vk_program *p, uint64_t gpu0) {
     for (int32_t i = 0; i < p->g->n_nodes; i++) {
         if (!p->info[i].gpu || p->info[i].n_dispatch == 0) continue;
         uint64_t ts[2];
         if (p->ctx->f.vkGetQueryPoolResults(p->ctx->dev, p->queries, 2u + 2u * (uint32_t)i, 2, sizeof ts, ts, sizeof ts[0],
-                                            VK_QUERY_RESULT_64_BIT) == VK_SUCCESS && ts[1] >= ts[0])
+                                            VK_QUERY_RESULT_64_BIT) == VK_SUCCESS && ts[1] >= ts[0]) {
             p->prof_us[i] += (double)(ts[1] - ts[0]) * p->ctx->timestamp_period_ns * 1e-3;
+            if (p->dev->trace && ts[0] >= gpu0) trace_gpu_node(p, i, gpu0, ts[0], ts[1]);
+        }
     }
     p->prof_runs++;
 }
@@ -88,17 +112,37 @@ static void accumulate_profile(vk_program *p) {
 rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
     rlx_status cst = check_kv_writes(p, inputs);
     if (cst != RLX_OK) return cst;
+    rlx_trace *trace = p->dev->trace;
+    int tid = p->dev->trace_host;
+    double t = trace ? rlx_now_seconds() : 0;
+    size_t in_bytes = 0;
     for (int k = 0; k < p->n_input_nodes; k++) {
         int32_t i = p->input_nodes[k];
-        if (inputs[i]) memcpy((char *)p->io.map + p->io_off[i], inputs[i], (size_t)node_bytes(&p->g->nodes[i]));
+        if (!inputs[i]) continue;
+        memcpy((char *)p->io.map + p->io_off[i], inputs[i], (size_t)node_bytes(&p->g->nodes[i]));
+        in_bytes += (size_t)node_bytes(&p->g->nodes[i]);
     }
+    if (trace) rlx_trace_event(trace, tid, "upload", "copy inputs to staging", t, rlx_now_seconds(), "\"bytes\":%zu", in_bytes);
     volatile uint32_t *status = (volatile uint32_t *)((char *)p->io.map + p->status_off);
     *status = 0;   /* host-coherent: visible to the submit below */
     for (int s = 0; s < p->n_segs; s++) {
         rlx_status st = submit_and_wait(p, &p->segs[s]);
+        if (trace)
+            rlx_trace_event(trace, tid, "run", "vulkan: submit and wait", p->segs[s].submit_s, rlx_now_seconds(),
+                            "\"segment\":%d", s);
         if (st != RLX_OK) return st;
         if (*status) break;
-        if (p->segs[s].host_node_after >= 0 && (st = run_host_step(p, p->segs[s].host_node_after)) != RLX_OK) return st;
+        int32_t h = p->segs[s].host_node_after;
+        t = trace ? rlx_now_seconds() : 0;
+        if (h >= 0 && (st = run_host_step(p, h)) != RLX_OK) return st;
+        if (trace && h >= 0) {
+            const ir_op_info *op = ir_op_info_get(p->g->nodes[h].op);
+            char name[160], why[200];
+            rlx_trace_event(trace, tid, "host", op ? op->name : "?", t, rlx_now_seconds(),
+                            "\"node\":%d,\"name\":\"%s\",\"host step\":\"%s\"", (int)h,
+                            rlx_json_escape(p->g->nodes[h].name, name, sizeof name),
+                            rlx_json_escape(p->info[h].note, why, sizeof why));
+        }
     }
     if (*status & VK_CHAIN_TIMEOUT_BIT) {   /* vk_chain.c: a grid barrier gave up */
         uint32_t node = (*status & ~VK_CHAIN_TIMEOUT_BIT) - 1;
@@ -120,13 +164,41 @@ rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
     if (p->ctx->f.vkGetQueryPoolResults(p->ctx->dev, p->queries, 0, 2, sizeof ts, ts, sizeof ts[0],
                                         VK_QUERY_RESULT_64_BIT) == VK_SUCCESS && ts[1] >= ts[0])
         p->last_gpu_seconds = (double)(ts[1] - ts[0]) * p->ctx->timestamp_period_ns * 1e-9;
-    if (p->profile) accumulate_profile(p);
+    if (trace && p->last_gpu_seconds >= 0)
+        rlx_trace_event(trace, p->dev->trace_gpu, "gpu", "run (device)", p->segs[0].submit_s,
+                        p->segs[0].submit_s + p->last_gpu_seconds, "\"segments\":%d", p->n_segs);
+    if (p->profile) accumulate_profile(p, ts[0]);
+    t = trace ? rlx_now_seconds() : 0;
     for (int k = 0; k < p->n_planar_outputs; k++) {   /* block-quantized params as outputs */
         int32_t i = p->planar_outputs[k];
         rlx_status st = from_device_layout(p, i, (char *)p->io.map + p->io_off[i]);
         if (st != RLX_OK) return st;
     }
+    if (trace && p->n_planar_outputs)
+        rlx_trace_event(trace, tid, "readback", "outputs from the device layout", t, rlx_now_seconds(), "\"outputs\":%d",
+                        p->n_planar_outputs);
     return RLX_OK;
+}
+
+/* Whether a dispatch writes node i's own result: not so for the nodes whose
+ * work another node's kernel does (absorbed_by), for a projection whose
+ * epilogue writes its consumer's result instead, and for an attention whose
+ * combine pass the next matvec does; host steps' results are copied in. */
+static bool result_written(const vk_program *p, int32_t i) {
+    const vk_node_info *in = &p->info[i];
+    if (in->host) return true;
+    if (in->absorbed_by >= 0) return p->info[in->absorbed_by].epilogue == i;
+    return in->gpu && in->n_dispatch > 0 && in->epilogue < 0 && in->comb_into < 0;
+}
+
+rlx_status vk_program_node_data(vk_program *p, int32_t node, void *scratch, const void **data) {
+    *data = NULL;
+    const ir_node *n = &p->g->nodes[node];
+    if (n->op != IR_OP_INPUT && !result_written(p, node)) return RLX_OK;
+    rlx_status st = vk_download(p->ctx, p->loc[node].buf, p->loc[node].offset, scratch, (size_t)node_bytes(n));
+    if (st == RLX_OK) st = from_device_layout(p, node, scratch);
+    if (st == RLX_OK) *data = scratch;
+    return st;
 }
 
 rlx_status vk_program_result(vk_program *p, int32_t node, void **host) {
