@@ -332,8 +332,8 @@ TEST(gguf_v2_and_empty) {
     b_hdr(&b, 3, 0, 0);
     CHECK_OK(gguf_open_memory(b.p, b.len, &f));
     gguf_close(f);
-    /* a long value after its key grows the string arena (regression: the key
-     * was read through a pointer into the old arena; ASan saw it, fuzzing found it) */
+    /* a long value after its key grows the string arena: the key must not be
+     * read through a pointer into the arena before it grew (ASan checks this) */
     b.len = 0;
     b_hdr(&b, 3, 0, 2);
     char big[3000];

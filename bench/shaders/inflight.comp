@@ -2,7 +2,7 @@
 // library): does a chain of dependent L2 hits slow down while the SM has
 // many DRAM loads outstanding?
 //
-// The question (docs/gpu.md, "Nineteenth session"): every design that loaded
+// The question (bench/HISTORY.md, 2026-12-01, the decode target): every design that loaded
 // a stage's weights ahead of a join (the persistent chain's prefetch through
 // the grid wait, the fused attention + o projection's rows ahead of the
 // attention) found the early loads and the work after them adding up instead

@@ -118,7 +118,7 @@ ATT_INLINE void att_scale_row(float *y, float a, int64_t n)
 
 /* s[0..ATT_BK) = sum_d q[d] * Kt[d][0..ATT_BK). Each 16-key chunk stays in
  * registers across the whole d loop instead of a load and store of s per d.
- * (A single 64-wide accumulator was measured slower: gcc spills it.) */
+ * (A single 64-wide accumulator is slower: gcc 12 spills it.) */
 ATT_INLINE void att_scores_kt(float *restrict s, const float *restrict q,
                               const float *restrict Kt, int64_t D)
 {

@@ -78,7 +78,7 @@ typedef struct qdot_kernel {
     /* From this many x rows on qdot_gemm uses gemm_packed: repacking a panel
      * costs about 14 rows of packed work, which the row tiles recover in
      * ~5 rows for the 32-block types (4 float ops per 32 weights and row)
-     * and ~10 for the K-quants (measured, bench/RESULTS.md). */
+     * and ~10 for the K-quants (bench_qdot --kernels, M = 4..12 sweeps, 2026-11-29). */
     int           packed_min_rows;
 } qdot_kernel;
 

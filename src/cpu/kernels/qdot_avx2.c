@@ -173,8 +173,8 @@ static float dot_q4_0(int64_t K, const uint8_t *w, const void *xq) {
  * (qd_k4_scales_v), adds -dmin * the mins term into *accm and returns d * xd;
  * sm receives the 8 scales (bytes 0..7) for the broadcasts of the sub-block
  * loop, stored as one 16-byte vector so that the 2-byte broadcast loads
- * forward from it (the old scalar unpack stored 4-byte words and read them
- * back as 8 bytes, a store-forwarding stall per block). */
+ * forward from it (a scalar unpack that stores 4-byte words and reads them
+ * back as 8 bytes stalls store forwarding once per block). */
 static inline float k4_block(const uint8_t *w, float xd, const int16_t *bs, uint8_t sm[16], __m256 *accm) {
     __m128i v = qd_k4_scales_v(w + 4);
     _mm_storeu_si128((__m128i *)sm, v);

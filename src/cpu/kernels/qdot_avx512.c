@@ -145,7 +145,7 @@ static inline __m512i q8_0_pair(const uint8_t *w) {
  * per block, it is -128 * dw_b * s[b] with s[b] = dx_b * sum(qs) from the
  * activation (qdot.h), one 4-lane FMA per 4 blocks; the 4 weight scales
  * are converted in one vcvtph2ps and spread to the 8 lanes of their block
- * with vpermps (the old loop did 4 scalar conversions and 4 broadcasts). */
+ * with vpermps (instead of 4 scalar conversions and 4 broadcasts). */
 static float dot_q8_0(int64_t K, const uint8_t *w, const void *xq) {
     const int8_t *xs = xq;
     const float *xd = qa_d(xq, K), *xsum = qa_s(xq, K);
@@ -240,8 +240,8 @@ static inline __m256i k4_scales_v2(const uint8_t *w, int bytes) {
 
 /* Q4_K (bytes 144) and Q5_K (176: the nibbles start at 48, qh at 16).
  * Everything per block in vector registers (no scalar unpack, no store to
- * load round trip: the old version's 4-byte stores read back as 8-byte
- * loads stalled store forwarding), and two blocks per step share the scale
+ * load round trip: 4-byte stores read back as 8-byte loads would stall
+ * store forwarding), and two blocks per step share the scale
  * unpack, the f16 conversion of d / dmin and the mins term (one zmm each). */
 static inline __attribute__((always_inline)) float k45_dot(int bytes, int64_t K, const uint8_t *w, const void *xq) {
     const int q5 = bytes == 176, qs = q5 ? 48 : 16;

@@ -17,8 +17,8 @@
 // Why chunks of CH loads: a row is short (a decode step normalizes one row of
 // a few thousand elements), so the kernel is one workgroup long and its time
 // is load latency. Walking the row one element per invocation at a time
-// waited for each load before issuing the next (time grew with d: ~12 us per
-// 4096-element row on an H200); each pass now issues CH independent loads per
+// waits for each load before issuing the next (time grows with d: ~12 us per
+// 4096-element row on an H200), so each pass issues CH independent loads per
 // invocation before using any of them.
 #version 450
 #extension GL_EXT_control_flow_attributes : require
