@@ -242,7 +242,8 @@ typedef enum rlx_mask {
 
 /* Scaled dot-product attention. q [B,H,Sq,D], k and v [B,Hkv,Skv,D] with
  * H % Hkv == 0 (GQA: query head h reads kv head h / (H/Hkv)).
- * scale <= 0 means 1/sqrt(D). Queries sit at the end of the keys: query i has
+ * scale <= 0 means 1/sqrt(D); a NaN or infinite scale is INVALID_ARGUMENT.
+ * Queries sit at the end of the keys: query i has
  * position Skv - Sq + i, and under RLX_MASK_CAUSAL sees keys j <= that.
  * RLX_MASK_CAUSAL requires Sq <= Skv. RLX_MASK_ADDITIVE adds mask (same dtype,
  * broadcastable to [B,H,Sq,Skv]) to the scores; a row whose scores are all -inf

@@ -535,6 +535,12 @@ MISUSE(rlx_attention, additive_without_mask, INV, "rlx_attention: RLX_MASK_ADDIT
 MISUSE(rlx_attention, unknown_mask_kind, INV, "unknown mask kind 9") {
     (void)arg; return node_outcome(f, rlx_attention(f->g, f->q, f->k, f->v, (rlx_mask)9, RLX_NO_NODE, 0));
 }
+MISUSE(rlx_attention, nan_scale, INV, "rlx_attention: scale nan is not finite") {
+    (void)arg; return node_outcome(f, rlx_attention(f->g, f->q, f->k, f->v, RLX_MASK_NONE, RLX_NO_NODE, NAN));
+}
+MISUSE(rlx_attention_kv, infinite_scale, INV, "rlx_attention_kv: scale inf is not finite") {
+    (void)arg; return node_outcome(f, rlx_attention_kv(f->g, f->q, f->k, f->v, RLX_MASK_CAUSAL, RLX_NO_NODE, INFINITY, f->pos));
+}
 MISUSE(rlx_attention, integer_q, SHAPE, "q must be a float dtype") {
     (void)arg; return node_outcome(f, rlx_attention(f->g, f->xi, f->k, f->v, RLX_MASK_NONE, RLX_NO_NODE, 1));
 }

@@ -673,6 +673,10 @@ rlx_node rlx_attention_kv(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v, rlx_
     n.ia[0] = mask_kind;
     n.ia[1] = kv_len != RLX_NO_NODE;
     n.fa[0] = scale;
+    if (isnan(scale) || isinf(scale)) {   /* NaN is not "<= 0": it would pass for the default */
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: scale %g is not finite (<= 0: 1/sqrt(D))", fn, (double)scale);
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
     if (!(scale > 0) && g->g.nodes[q].shape.rank == 4) {   /* another rank: the shape rule names q */
         ir_dim d = g->g.nodes[q].shape.rank == 4 ? g->g.nodes[q].shape.d[3] : ir_dim_const(0);
         if (!ir_dim_is_static(d) || d.k <= 0)
