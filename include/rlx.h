@@ -485,7 +485,9 @@ void rlx_sampling_init(rlx_sampling *s);
 
 /* Called with each generated piece of text (valid UTF-8, possibly empty).
  * Return nonzero to stop: no further call follows, not even for bytes of an
- * incomplete UTF-8 sequence the detokenizer still holds. */
+ * incomplete UTF-8 sequence the detokenizer still holds. While it runs,
+ * rlx_model_eval, _reset and _generate on the generating model return
+ * INVALID_ARGUMENT (the queries and the tokenizer may be used). */
 typedef int (*rlx_token_fn)(const char *text, size_t len, int32_t id, void *user);
 
 typedef struct rlx_generate_stats {

@@ -932,6 +932,39 @@ MISUSE(rlx_model_generate, null_prompt, INV, "rlx_model_generate: prompt is NULL
 MISUSE(rlx_model_generate, negative_n_predict, INV, "rlx_model_generate: n_predict -1 is negative") {
     (void)arg; NEED_MODEL(); return rlx_model_generate(f->model, "a", -1, NULL, NULL, NULL, NULL);
 }
+/* on_token that calls back into the generating model: refused, recorded */
+typedef struct reentry { rlx_model *m; int what; rlx_status st; char msg[256]; } reentry;
+static int reenter(const char *text, size_t len, int32_t id, void *user) {
+    (void)text; (void)len; (void)id;
+    reentry *r = user;
+    const float *lg;
+    int32_t tok = 260;
+    r->st = r->what == 0 ? rlx_model_eval(r->m, &tok, 1, &lg)
+          : r->what == 1 ? rlx_model_reset(r->m)
+                         : rlx_model_generate(r->m, "a", 1, NULL, NULL, NULL, NULL);
+    snprintf(r->msg, sizeof r->msg, "%s", rlx_last_error());
+    return 1;
+}
+static rlx_status generate_reentering(fixture *f, int what) {
+    if (!f->model) return RLX_STATUS_INTERNAL;
+    rlx_sampling s;
+    rlx_sampling_init(&s);
+    s.temperature = 0;
+    reentry r = {.m = f->model, .what = what, .st = SUCCEEDED};
+    rlx_status st = rlx_model_generate(f->model, "the cat", 3, &s, reenter, &r, NULL);
+    if (st != RLX_OK) return st;
+    rlx_fail(r.st, "%s", r.msg);   /* the inner call's message */
+    return r.st;
+}
+MISUSE(rlx_model_eval, inside_on_token, INV, "rlx_model_eval: called from rlx_model_generate's on_token") {
+    (void)arg; return generate_reentering(f, 0);
+}
+MISUSE(rlx_model_reset, inside_on_token, INV, "rlx_model_reset: called from rlx_model_generate's on_token") {
+    (void)arg; return generate_reentering(f, 1);
+}
+MISUSE(rlx_model_generate, inside_on_token, INV, "rlx_model_generate: called from rlx_model_generate's on_token") {
+    (void)arg; return generate_reentering(f, 2);
+}
 /* Generates with one sampling field changed by arg's setter. */
 typedef void (*sampling_edit)(rlx_sampling *s);
 static rlx_status generate_with(fixture *f, sampling_edit edit) {

@@ -26,6 +26,7 @@ struct rlx_model {
     int           n_ctx;
     int           pos;            /* positions filled in the KV cache */
     bool          evaluated;      /* an eval succeeded: rlx_model_report has a program to report */
+    bool          in_on_token;    /* generate is calling its on_token: calls that move the cache are refused */
     bool          keep_storage;   /* false: every weight decoded to f32 (RLX_MODEL_F32=1) */
     rlx_exec     *exec;
     tokenizer    *tok;
@@ -512,8 +513,25 @@ rlx_status rlx_model_detokenize(rlx_model *m, const int32_t *ids, int n, char *b
 
 /* ------------------------------------------------------------ eval */
 
+/* The user's callback, during which eval, reset and generate on m are
+ * refused: they would move the cache under the generation in progress. */
+static int call_on_token(rlx_model *m, rlx_token_fn on_token, const char *text, size_t len, int32_t id, void *user) {
+    m->in_on_token = true;
+    int stop = on_token(text, len, id, user);
+    m->in_on_token = false;
+    return stop;
+}
+
+static rlx_status refuse_in_on_token(const rlx_model *m, const char *fn) {
+    if (!m->in_on_token) return RLX_OK;
+    return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: called from rlx_model_generate's on_token on the same model, "
+                    "whose generation is in progress", fn);
+}
+
 rlx_status rlx_model_reset(rlx_model *m) {
     if (!m) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_reset: model is NULL");
+    rlx_status refused = refuse_in_on_token(m, "rlx_model_reset");
+    if (refused != RLX_OK) return refused;
     m->pos = 0;   /* cache rows past kv_len are never read, so no clearing is needed */
     return RLX_OK;
 }
@@ -530,6 +548,8 @@ rlx_status rlx_model_eval(rlx_model *m, const int32_t *ids, int n, const float *
     if (!ids) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: ids is NULL", fn);
     if (n <= 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: n %d must be >= 1", fn, n);
     if (!logits) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: logits is NULL (it receives the last token's logits)", fn);
+    rlx_status refused = refuse_in_on_token(m, fn);
+    if (refused != RLX_OK) return refused;
     if (n > m->n_ctx - m->pos)   /* not pos + n, which can overflow */
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_eval: context limit: %d + %d tokens exceed n_ctx %d",
                         m->pos, n, m->n_ctx);
@@ -594,6 +614,8 @@ rlx_status rlx_model_generate(rlx_model *m, const char *prompt, int n_predict, c
                               rlx_token_fn on_token, void *user, rlx_generate_stats *stats) {
     if (!m || !prompt) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_generate: %s is NULL", m ? "prompt" : "model");
     if (n_predict < 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_generate: n_predict %d is negative", n_predict);
+    rlx_status refused = refuse_in_on_token(m, "rlx_model_generate");
+    if (refused != RLX_OK) return refused;
     rlx_generate_stats local;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
@@ -640,7 +662,7 @@ rlx_status rlx_model_generate(rlx_model *m, const char *prompt, int n_predict, c
         const char *text;
         size_t len;
         if ((st = rlx_tok_stream_push(stream, next, &text, &len)) != RLX_OK) break;
-        if (on_token && on_token(text, len, next, user)) { stopped = true; break; }
+        if (on_token && call_on_token(m, on_token, text, len, next, user)) { stopped = true; break; }
         if (i + 1 == n_predict) break;
         if (m->pos >= m->n_ctx) { st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_generate: context limit %d reached", m->n_ctx); break; }
         if ((st = rlx_model_eval(m, &next, 1, &logits)) != RLX_OK) break;
@@ -649,7 +671,8 @@ rlx_status rlx_model_generate(rlx_model *m, const char *prompt, int n_predict, c
     if (st == RLX_OK && !stopped) {
         const char *text;
         size_t len;
-        if (rlx_tok_stream_flush(stream, &text, &len) == RLX_OK && len && on_token) on_token(text, len, -1, user);
+        if (rlx_tok_stream_flush(stream, &text, &len) == RLX_OK && len && on_token)
+            call_on_token(m, on_token, text, len, -1, user);
     }
 done:
     rlx_tok_stream_free(stream);
