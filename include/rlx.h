@@ -14,6 +14,9 @@
  *    may be checked once, at the end.
  *  - The library copies what it keeps (names, constants, params).
  *  - The library never aborts or exits on bad input.
+ *  - A call that returns rlx_status or a node treats an enum argument
+ *    outside its enum (rlx_dtype, rlx_mask, rlx_activation, ...) as
+ *    INVALID_ARGUMENT.
  *  - An rlx_exec is used by one thread at a time; distinct ones may run
  *    concurrently.
  */
@@ -319,8 +322,9 @@ typedef struct rlx_compile_options {
     int threads;           /* 0 = number of cores; env RLX_THREADS overrides */
     int fuse;              /* 1 = fusion on (default); env RLX_NO_FUSE=1 turns it off */
     int optimize;          /* 1 = run passes (default); 0 = op by op, no fusion, no DCE */
-    /* fuse and optimize are 0 or 1; any other value (and any field outside
-     * its range) makes rlx_compile return INVALID_ARGUMENT naming the field. */
+    /* Ranges: threads 0..1024, fuse and optimize 0 or 1, device_index >= -1,
+     * backend and precision one of their enums. A value outside its range
+     * makes rlx_compile return INVALID_ARGUMENT naming the field. */
     /* GPU device choice: index into `rlx devices`' list (-1 = best), or a
      * substring of the device name (NULL = any). AUTO uses only hardware
      * GPUs; a software Vulkan device (lavapipe) is used when asked for by
@@ -430,7 +434,7 @@ typedef struct rlx_model rlx_model;
 
 typedef struct rlx_model_options {
     rlx_compile_options compile;   /* backend, device, threads (init: defaults) */
-    int n_ctx;                     /* KV cache positions; 0 = min(trained context, 4096) */
+    int n_ctx;                     /* KV cache positions; 0 = min(trained context, 4096); < 0 is INVALID_ARGUMENT */
 } rlx_model_options;
 
 void       rlx_model_options_init(rlx_model_options *o);

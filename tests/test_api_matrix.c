@@ -674,6 +674,9 @@ MISUSE(rlx_exec_set_param, null_data, INV, "'w': data is NULL") {
 MISUSE(rlx_exec_set_param, wrong_dtype, SHAPE, "dtype i32 given, the param is f32") {
     (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); int32_t w[4] = {0}; return rlx_exec_set_param(e, "w", RLX_I32, w, 16);
 }
+MISUSE(rlx_exec_set_param, unknown_dtype, INV, "rlx_exec_set_param 'w': dtype 99 is not an rlx_dtype") {
+    (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); float w[4] = {0}; return rlx_exec_set_param(e, "w", (rlx_dtype)99, w, 16);
+}
 MISUSE(rlx_exec_set_param, an_input, RLX_STATUS_NOT_FOUND, "no param named 'x'") {
     (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); float w[24] = {0}; return rlx_exec_set_param(e, "x", RLX_F32, w, 96);
 }
@@ -708,6 +711,9 @@ MISUSE(rlx_exec_run, null_name, INV, "inputs[0].name is NULL") {
 }
 MISUSE(rlx_exec_run, wrong_dtype, SHAPE, "input 'x' is i32, the graph expects f32") {
     (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); rlx_tensor t = x_tensor(); t.dtype = RLX_I32; return rlx_exec_run(e, &t, 1);
+}
+MISUSE(rlx_exec_run, unknown_dtype, INV, "rlx_exec_run: input 'x' dtype -3 is not an rlx_dtype") {
+    (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); rlx_tensor t = x_tensor(); t.dtype = (rlx_dtype)-3; return rlx_exec_run(e, &t, 1);
 }
 MISUSE(rlx_exec_run, wrong_rank, SHAPE, "input 'x' has rank 9, the graph expects 3") {
     (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); rlx_tensor t = x_tensor(); t.rank = 9; return rlx_exec_run(e, &t, 1);

@@ -286,6 +286,8 @@ static rlx_status find_param_checked(const rlx_exec *e, const char *where, const
                                      const void *data, size_t bytes, int32_t *id_out) {
     if (!e) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: exec is NULL", where);
     if (!name) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: name is NULL", where);
+    if ((unsigned)dtype >= RLX_DTYPE_COUNT)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s '%s': dtype %d is not an rlx_dtype", where, name, (int)dtype);
     int32_t id = find_param(e, name);
     if (id < 0) return rlx_fail(RLX_STATUS_NOT_FOUND, "%s: no param named '%s'", where, name);
     const ir_node *p = &e->graph.nodes[id];
@@ -402,6 +404,8 @@ rlx_status rlx_exec_set_param_f32(rlx_exec *e, const char *name, const float *da
 static rlx_status bind_input(const rlx_exec *e, const ir_node *node, const rlx_tensor *t, bool need_data,
                              const char *where, int64_t *syms, bool *bound) {
     const char *name = node->name;
+    if ((unsigned)t->dtype >= RLX_DTYPE_COUNT)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: input '%s' dtype %d is not an rlx_dtype", where, name, (int)t->dtype);
     if (t->dtype != node->dtype)
         return rlx_fail(RLX_STATUS_SHAPE, "%s: input '%s' is %s, the graph expects %s", where, name,
                         rlx_dtype_name(t->dtype), rlx_dtype_name(node->dtype));
