@@ -135,7 +135,7 @@ rlx_node rlx_scalar  (rlx_graph *g, rlx_dtype dt, double value);  /* rank-0 cons
 /* Marks x as a graph output called name. */
 rlx_status rlx_output(rlx_graph *g, const char *name, rlx_node x);
 
-/* Names nodes for error messages and dumps (optional). */
+/* Names nodes for error messages and dumps (optional; not empty). */
 rlx_status rlx_set_name(rlx_graph *g, rlx_node x, const char *name);
 
 /* Elementwise binary, numpy broadcasting; both operands have one dtype. */

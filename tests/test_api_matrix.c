@@ -291,6 +291,9 @@ MISUSE(rlx_output, null_graph, INV, "rlx_output: graph is NULL") { (void)f; (voi
 MISUSE(rlx_set_name, null_name, INV, "rlx_set_name: name is NULL") {
     (void)arg; return rlx_set_name(f->g, rlx_exp(f->g, f->x), NULL);
 }
+MISUSE(rlx_set_name, empty_name, INV, "rlx_set_name: name is empty") {
+    (void)arg; return rlx_set_name(f->g, rlx_exp(f->g, f->x), "");
+}
 MISUSE(rlx_set_name, an_input, INV, "is an input or param") { (void)arg; return rlx_set_name(f->g, f->x, "n"); }
 MISUSE(rlx_set_name, foreign_node, INV, "node 9999, which is not in this graph") { (void)arg; return rlx_set_name(f->g, 9999, "n"); }
 

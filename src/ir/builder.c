@@ -263,7 +263,7 @@ rlx_status rlx_output(rlx_graph *g, const char *name, rlx_node x) {
 
 rlx_status rlx_set_name(rlx_graph *g, rlx_node x, const char *name) {
     if (!inputs_ok(g, "rlx_set_name", &x, 1)) return RLX_STATUS_INVALID_ARGUMENT;
-    if (!name) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_set_name: name is NULL");
+    if (!name || !*name) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_set_name: name is %s", name ? "empty" : "NULL");
     ir_node *n = &g->g.nodes[x];
     if (n->op == IR_OP_INPUT || n->op == IR_OP_PARAM)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_set_name: node %d is an input or param; its name is its interface name", x);
