@@ -275,6 +275,12 @@ MISUSE(rlx_constant, null_data, INV, "rlx_constant: data is NULL") {
 MISUSE(rlx_constant, unknown_dtype, INV, "rlx_constant: unknown dtype 99") {
     (void)arg; return node_outcome(f, rlx_constant(f->g, (rlx_dtype)99, 1, d1, d1));
 }
+MISUSE(rlx_constant, partial_block, SHAPE, "rlx_constant: a q4_0 constant needs a last dim that is a whole number of blocks") {
+    (void)arg; int64_t d[1] = {33}; static char data[64]; return node_outcome(f, rlx_constant(f->g, RLX_Q4_0, 1, d, data));
+}
+MISUSE(rlx_constant, too_large, SHAPE, "rlx_constant: 281474976710656 bytes is too large") {
+    (void)arg; int64_t d[2] = {1LL << 30, 1LL << 16}; static char data[4]; return node_outcome(f, rlx_constant(f->g, RLX_F32, 2, d, data));
+}
 MISUSE(rlx_constant, null_graph, RETURNED_FAILURE, "rlx_constant: graph is NULL") {
     (void)f; (void)arg; return null_graph_outcome(rlx_constant(NULL, RLX_F32, 1, d1, d1));
 }

@@ -213,8 +213,15 @@ rlx_node rlx_constant(rlx_graph *g, rlx_dtype dt, int rank, const int64_t *dims,
     int64_t cdims[IR_MAX_RANK];
     ir_shape_dims(&n.shape, cdims);
     uint64_t bytes = rlx_tensor_bytes(dt, rank, cdims);
-    if ((bytes == 0 && ir_shape_numel(&n.shape) != 0) || bytes > (1ull << 40))
-        return fail_msg(g, RLX_STATUS_SHAPE, fn, "constant is too large or not whole blocks of its dtype");
+    if (bytes == 0 && ir_shape_numel(&n.shape) != 0) {
+        rlx_fail(RLX_STATUS_SHAPE, "%s: a %s constant needs a last dim that is a whole number of blocks", fn,
+                 rlx_dtype_name(dt));
+        return fail_node(g, RLX_STATUS_SHAPE);
+    }
+    if (bytes > (1ull << 40)) {
+        rlx_fail(RLX_STATUS_SHAPE, "%s: %llu bytes is too large (at most 2^40)", fn, (unsigned long long)bytes);
+        return fail_node(g, RLX_STATUS_SHAPE);
+    }
     if (bytes && !data) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "data is NULL");
     n.dtype = dt;
     n.data_bytes = (size_t)bytes;
