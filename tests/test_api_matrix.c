@@ -741,6 +741,26 @@ MISUSE(rlx_exec_run, null_data, INV, "input 'x' data is NULL") {
 MISUSE(rlx_exec_run, given_twice, INV, "input 'x' is given twice") {
     (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); rlx_tensor t[2] = {x_tensor(), x_tensor()}; return rlx_exec_run(e, t, 2);
 }
+/* data, not the call, is wrong: a max over an axis bound to 0 has no value */
+MISUSE(rlx_exec_run, max_of_empty_axis, INV, "reduce_max: reduces an empty axis, which has no max") {
+    (void)arg;
+    int64_t d[1] = {rlx_symbol(f->g, "n")};
+    rlx_output(f->g, "m", rlx_reduce_max(f->g, rlx_input(f->g, "e", RLX_F32, 1, d), 0, 0));
+    rlx_compile_options o;
+    rlx_compile_options_init(&o);
+    o.backend = RLX_BACKEND_CPU;
+    if (rlx_compile(f->g, &o, &f->e) != RLX_OK) return RLX_STATUS_INTERNAL;
+    static float none[1024];   /* larger than any fixture source */
+    rlx_tensor t[10];
+    int n = rlx_exec_input_count(f->e);
+    for (int i = 0; i < n && i < 10; i++) {   /* every source of the fixture, at its shape; "e" empty */
+        rlx_exec_input_info(f->e, i, &t[i]);
+        t[i].data = none;
+        if (strcmp(t[i].name, "e") == 0) t[i].dims[0] = 0;
+        t[i].bytes = rlx_tensor_bytes(t[i].dtype, t[i].rank, t[i].dims);
+    }
+    return rlx_exec_run(f->e, t, n);
+}
 MISUSE(rlx_exec_prepare, null_exec, INV, "rlx_exec_prepare: exec is NULL") {
     (void)f; (void)arg; rlx_tensor t = x_tensor(); return rlx_exec_prepare(NULL, &t, 1);
 }
