@@ -14,6 +14,9 @@
  *    may be checked once, at the end.
  *  - The library copies what it keeps (names, constants, params).
  *  - The library never aborts or exits on bad input.
+ *  - A call that returns rlx_status or a node treats an enum argument
+ *    outside its enum (rlx_dtype, rlx_mask, rlx_activation, ...) as
+ *    INVALID_ARGUMENT.
  *  - An rlx_exec is used by one thread at a time; distinct ones may run
  *    concurrently.
  */
@@ -48,7 +51,7 @@ typedef enum rlx_status {
 } rlx_status;
 
 const char *rlx_last_error(void);              /* never NULL; "" when none   */
-const char *rlx_status_name(rlx_status status); /* "RLX_STATUS_SHAPE", ...     */
+const char *rlx_status_name(rlx_status status); /* "RLX_STATUS_SHAPE", ...; "RLX_STATUS_UNKNOWN" if not one */
 const char *rlx_version(void);                 /* "0.1.0"                     */
 
 /* --------------------------------------------------------------- logging */
@@ -64,7 +67,8 @@ typedef enum rlx_log_level {
 typedef void (*rlx_log_fn)(rlx_log_level level, const char *message, void *user);
 
 /* Route library messages to fn (NULL restores the default, which prints
- * warnings and errors to stderr). Messages below min_level are dropped. */
+ * warnings and errors to stderr). Messages below min_level are dropped; a
+ * min_level of RLX_LOG_OFF or above drops them all. */
 void rlx_set_log_callback(rlx_log_fn fn, void *user, rlx_log_level min_level);
 
 /* ---------------------------------------------------------------- dtypes */
@@ -89,9 +93,11 @@ typedef enum rlx_dtype {
 
 const char *rlx_dtype_name(rlx_dtype dtype);   /* "f32", "q4_K", ...; "?" if unknown */
 size_t      rlx_dtype_size(rlx_dtype dtype);   /* bytes per element; 0 for block types and unknown */
-int         rlx_dtype_is_quantized(rlx_dtype dtype);
+int         rlx_dtype_is_quantized(rlx_dtype dtype);   /* 0 for unknown dtypes */
 /* Bytes of a tensor of this dtype and shape (block types: whole blocks per
- * row). 0 when the shape does not fit the dtype's block or overflows. */
+ * row). 0 when the shape does not fit the dtype's block or overflows, and
+ * for an unknown dtype, a rank outside 0..RLX_MAX_RANK, NULL dims with a
+ * rank > 0 or a negative dim (rank 0, a scalar, takes dims NULL). */
 size_t      rlx_tensor_bytes(rlx_dtype dtype, int rank, const int64_t *dims);
 
 /* ----------------------------------------------------------------- graph */
@@ -114,11 +120,13 @@ rlx_status rlx_graph_status(const rlx_graph *g); /* first builder error, or OK *
 int64_t    rlx_symbol(rlx_graph *g, const char *name);
 
 /* Text dump of the graph, one node per line. Returns a malloc'ed string the
- * caller free()s, or NULL (g NULL or out of memory). */
+ * caller free()s, or NULL (g NULL or out of memory, said in rlx_last_error()). */
 char      *rlx_graph_dump(const rlx_graph *g);
+/* Nodes in g (0 for an empty graph); -1 when g is NULL, with a message. */
 int        rlx_graph_node_count(const rlx_graph *g);
 
-/* Sources. Names must be unique among inputs, params and outputs. */
+/* Sources. Names must be unique among inputs, params and outputs. rank is
+ * 0..RLX_MAX_RANK; a rank-0 source is a scalar and its dims may be NULL. */
 rlx_node rlx_input   (rlx_graph *g, const char *name, rlx_dtype dt, int rank, const int64_t *dims);
 rlx_node rlx_param   (rlx_graph *g, const char *name, rlx_dtype dt, int rank, const int64_t *dims);
 rlx_node rlx_constant(rlx_graph *g, rlx_dtype dt, int rank, const int64_t *dims, const void *data);
@@ -127,7 +135,7 @@ rlx_node rlx_scalar  (rlx_graph *g, rlx_dtype dt, double value);  /* rank-0 cons
 /* Marks x as a graph output called name. */
 rlx_status rlx_output(rlx_graph *g, const char *name, rlx_node x);
 
-/* Names nodes for error messages and dumps (optional). */
+/* Names nodes for error messages and dumps (optional; not empty). */
 rlx_status rlx_set_name(rlx_graph *g, rlx_node x, const char *name);
 
 /* Elementwise binary, numpy broadcasting; both operands have one dtype. */
@@ -237,7 +245,8 @@ typedef enum rlx_mask {
 
 /* Scaled dot-product attention. q [B,H,Sq,D], k and v [B,Hkv,Skv,D] with
  * H % Hkv == 0 (GQA: query head h reads kv head h / (H/Hkv)).
- * scale <= 0 means 1/sqrt(D). Queries sit at the end of the keys: query i has
+ * scale <= 0 means 1/sqrt(D); a NaN or infinite scale is INVALID_ARGUMENT.
+ * Queries sit at the end of the keys: query i has
  * position Skv - Sq + i, and under RLX_MASK_CAUSAL sees keys j <= that.
  * RLX_MASK_CAUSAL requires Sq <= Skv. RLX_MASK_ADDITIVE adds mask (same dtype,
  * broadcastable to [B,H,Sq,Skv]) to the scores; a row whose scores are all -inf
@@ -282,13 +291,17 @@ rlx_node rlx_rope_scaled(rlx_graph *g, rlx_node x, rlx_node offset, rlx_rope_sty
 rlx_node rlx_softmax_cross_entropy     (rlx_graph *g, rlx_node logits, rlx_node labels);
 rlx_node rlx_softmax_cross_entropy_grad(rlx_graph *g, rlx_node logits, rlx_node labels);
 
-/* Node queries. dims receives RLX_MAX_RANK values (symbols as <= -2). */
+/* Node queries. dims receives up to RLX_MAX_RANK values (symbols as <= -2).
+ * Any of dtype, rank and dims may be NULL: that part is not written. */
 rlx_status rlx_node_shape(const rlx_graph *g, rlx_node x, rlx_dtype *dtype, int *rank, int64_t *dims);
 
-/* Op table, for tools. */
+/* Op table, for tools. An op outside [0, rlx_op_count()) gives NULL (name,
+ * doc) or RLX_OP_ARITY_INVALID (arity), with a message. */
+#define RLX_OP_ARITY_VARIADIC (-1)   /* the input count varies (see docs/ops.md) */
+#define RLX_OP_ARITY_INVALID  (-2)   /* no such op */
 int         rlx_op_count(void);
 const char *rlx_op_name(int op);
-int         rlx_op_arity(int op);     /* -1 when variadic */
+int         rlx_op_arity(int op);     /* inputs, RLX_OP_ARITY_VARIADIC or _INVALID */
 const char *rlx_op_doc(int op);       /* one-line semantics */
 
 /* -------------------------------------------------------------- compile */
@@ -309,6 +322,9 @@ typedef struct rlx_compile_options {
     int threads;           /* 0 = number of cores; env RLX_THREADS overrides */
     int fuse;              /* 1 = fusion on (default); env RLX_NO_FUSE=1 turns it off */
     int optimize;          /* 1 = run passes (default); 0 = op by op, no fusion, no DCE */
+    /* Ranges: threads 0..1024, fuse and optimize 0 or 1, device_index >= -1,
+     * backend and precision one of their enums. A value outside its range
+     * makes rlx_compile return INVALID_ARGUMENT naming the field. */
     /* GPU device choice: index into `rlx devices`' list (-1 = best), or a
      * substring of the device name (NULL = any). AUTO uses only hardware
      * GPUs; a software Vulkan device (lavapipe) is used when asked for by
@@ -389,7 +405,8 @@ rlx_status rlx_exec_output(rlx_exec *e, const char *name, rlx_tensor *out);
 /* Copies an output of the last run into dst (bytes must be large enough). */
 rlx_status rlx_exec_read_output(rlx_exec *e, const char *name, void *dst, size_t bytes);
 
-/* Interface queries: info->data is NULL; symbolic dims appear as symbols. */
+/* Interface queries: info->data is NULL; symbolic dims appear as symbols.
+ * The counts are -1 when e is NULL (with a message). */
 int        rlx_exec_input_count (const rlx_exec *e);
 int        rlx_exec_output_count(const rlx_exec *e);
 int        rlx_exec_param_count (const rlx_exec *e);
@@ -417,7 +434,8 @@ typedef struct rlx_exec_stats {
 int rlx_vulkan_device_count(void);
 /* One human-readable block describing device i: name, type, driver, memory
  * heaps, subgroup size, fp16/bf16, cooperative matrix, buffer device address.
- * malloc'ed; free(). NULL on error. */
+ * malloc'ed; free(). NULL on error (i outside [0, count), no Vulkan), with
+ * a message. */
 char *rlx_vulkan_device_describe(int i);
 
 /* Device capabilities as data, for programs that choose a device or a test
@@ -498,7 +516,7 @@ typedef struct rlx_model_options {
     rlx_compile_options compile;   /* backend, device, threads (init: defaults); trace_path and
                                     * check_numerics apply to the model's program (a numerics
                                     * finding is logged as a warning) */
-    int n_ctx;                     /* KV cache positions; 0 = min(trained context, 4096) */
+    int n_ctx;                     /* KV cache positions; 0 = min(trained context, 4096); < 0 is INVALID_ARGUMENT */
 } rlx_model_options;
 
 void       rlx_model_options_init(rlx_model_options *o);
@@ -519,20 +537,24 @@ typedef struct rlx_model_info {
 rlx_status rlx_model_get_info(const rlx_model *m, rlx_model_info *info);
 
 /* Text -> ids (BOS/EOS as the model's tokenizer says when add_special).
- * *n is the count needed; cap too small returns INVALID_ARGUMENT. */
+ * *n is the count needed; cap too small returns INVALID_ARGUMENT. ids may
+ * be NULL with cap 0 to ask for the count; m, text and n must not be NULL. */
 rlx_status rlx_model_tokenize(rlx_model *m, const char *text, int add_special, int32_t *ids, int cap, int *n);
-/* ids -> text in buf (NUL-terminated); *len is the length needed. */
+/* ids -> text in buf (NUL-terminated); *len is the length needed (without
+ * the NUL), and cap <= *len returns INVALID_ARGUMENT. buf may be NULL with
+ * cap 0 to ask for the length; ids may be NULL when n is 0. */
 rlx_status rlx_model_detokenize(rlx_model *m, const int32_t *ids, int n, char *buf, size_t cap, size_t *len);
 
 /* Empties the KV cache: the next eval starts at position 0. */
 rlx_status rlx_model_reset(rlx_model *m);
 /* The per-step report (rlx_exec_report) of the model's program, for the
- * shape of its most recent eval; NULL before the first. malloc'ed; free(). */
+ * shape of its most recent eval; NULL (with a message) before the first or
+ * when m is NULL. malloc'ed; free(). */
 char *rlx_model_report(const rlx_model *m);
 /* Appends n tokens at the current position and returns the logits of the
  * last one ([n_vocab], pointing into the model's program: valid until the
  * next eval, generate or free). Exceeding n_ctx is INVALID_ARGUMENT
- * ("context limit"). */
+ * ("context limit"). logits must not be NULL; a refused call changes nothing. */
 rlx_status rlx_model_eval(rlx_model *m, const int32_t *ids, int n, const float **logits);
 
 typedef struct rlx_sampling {
@@ -549,7 +571,9 @@ void rlx_sampling_init(rlx_sampling *s);
 
 /* Called with each generated piece of text (valid UTF-8, possibly empty).
  * Return nonzero to stop: no further call follows, not even for bytes of an
- * incomplete UTF-8 sequence the detokenizer still holds. */
+ * incomplete UTF-8 sequence the detokenizer still holds. While it runs,
+ * rlx_model_eval, _reset and _generate on the generating model return
+ * INVALID_ARGUMENT (the queries and the tokenizer may be used). */
 typedef int (*rlx_token_fn)(const char *text, size_t len, int32_t id, void *user);
 
 typedef struct rlx_generate_stats {
@@ -560,7 +584,10 @@ typedef struct rlx_generate_stats {
 
 /* Resets the cache, evaluates the prompt (an empty prompt starts from BOS),
  * then samples up to n_predict tokens, stopping at end-of-generation tokens.
- * on_token may be NULL; stats may be NULL. */
+ * s NULL samples with rlx_sampling_init's defaults; on_token may be NULL;
+ * stats may be NULL. A field of s outside its range (NaN, top_p < 0,
+ * min_p > 1, repeat_penalty <= 0 or infinite, repeat_last_n < 0) is
+ * INVALID_ARGUMENT naming the field. */
 rlx_status rlx_model_generate(rlx_model *m, const char *prompt, int n_predict, const rlx_sampling *s,
                               rlx_token_fn on_token, void *user, rlx_generate_stats *stats);
 

@@ -46,12 +46,14 @@ TEST(api_basics) {
     for (int i = 0; i < rlx_op_count(); i++) {
         CHECK(rlx_op_name(i) && rlx_op_name(i)[0]);
         CHECK(rlx_op_doc(i) != NULL);
-        CHECK(rlx_op_arity(i) >= -1 && rlx_op_arity(i) <= 8);
+        CHECK(rlx_op_arity(i) >= RLX_OP_ARITY_VARIADIC && rlx_op_arity(i) <= 8);
     }
-    (void)rlx_op_name(-1);               /* must not crash */
-    (void)rlx_op_name(rlx_op_count());
-    (void)rlx_op_doc(100000);
-    (void)rlx_op_arity(-5);
+    /* out of range: the documented failure values, distinct from "variadic" */
+    CHECK(rlx_op_name(-1) == NULL && strstr(rlx_last_error(), "op -1"));
+    CHECK(rlx_op_name(rlx_op_count()) == NULL);
+    CHECK(rlx_op_doc(100000) == NULL && strstr(rlx_last_error(), "rlx_op_doc"));
+    CHECK(rlx_op_arity(-5) == RLX_OP_ARITY_INVALID && strstr(rlx_last_error(), "rlx_op_arity: op -5"));
+    CHECK(RLX_OP_ARITY_INVALID != RLX_OP_ARITY_VARIADIC);
 }
 
 TEST(api_null_graph) {
@@ -80,8 +82,8 @@ TEST(api_null_graph) {
     rlx_exec *e = (rlx_exec *)&v;   /* must be left alone or set to NULL */
     CHECK_STATUS(rlx_compile(NULL, NULL, &e), RLX_STATUS_INVALID_ARGUMENT);
     CHECK(e == NULL || e == (rlx_exec *)&v);
-    CHECK(rlx_graph_dump(NULL) == NULL);
-    CHECK(rlx_graph_node_count(NULL) <= 0);
+    CHECK(rlx_graph_dump(NULL) == NULL && strstr(rlx_last_error(), "rlx_graph_dump: graph is NULL"));
+    CHECK(rlx_graph_node_count(NULL) == -1 && strstr(rlx_last_error(), "rlx_graph_node_count: graph is NULL"));
     rlx_graph_free(NULL);
     rlx_exec_free(NULL);
 }
@@ -549,7 +551,8 @@ TEST(api_output_and_info_errors) {
     CHECK(st.steps >= 1 && st.param_bytes == 16 && st.specializations >= 1);
     CHECK(st.arena_bytes <= st.tensor_bytes || st.tensor_bytes == 0);
     CHECK(rep_ok);
-    CHECK(rlx_exec_input_count(NULL) <= 0 && rlx_exec_output_count(NULL) <= 0 && rlx_exec_param_count(NULL) <= 0);
+    CHECK(rlx_exec_input_count(NULL) == -1 && rlx_exec_output_count(NULL) == -1 && rlx_exec_param_count(NULL) == -1);
+    CHECK(strstr(rlx_last_error(), "rlx_exec_param_count: exec is NULL"));
     CHECK(rlx_exec_report(NULL) == NULL);
     ops_free_all();
 }

@@ -412,3 +412,44 @@ TEST(model_context_past_training_warns) {
     rlx_set_log_callback(NULL, NULL, RLX_LOG_WARN);
     unlink(path);
 }
+
+/* rlx_model_tokenize / _detokenize through the public API: size queries give
+ * the counts, a buffer of exactly the needed size works, one byte or one id
+ * short is INVALID_ARGUMENT (with the count still reported), and the text
+ * comes back. A refused eval (logits NULL) leaves the position alone. */
+TEST(model_tokenize_detokenize_sizes) {
+    char path[128];
+    CHECK(default_model(path, sizeof path, "tokrt"));
+    rlx_model *m = tiny_model_load(path, RLX_BACKEND_CPU);
+    unlink(path);
+    CHECK(m);
+    const char *text = "the cat sat on the mat";
+    int n = -1, got = -1;
+    CHECK_OK(rlx_model_tokenize(m, text, 0, NULL, 0, &n));
+    CHECK(n > 1 && n <= 32);
+    int32_t ids[32];
+    CHECK_STATUS(rlx_model_tokenize(m, text, 0, ids, n - 1, &got), RLX_STATUS_INVALID_ARGUMENT);
+    CHECK_MSG(got == n, "a short cap reports the count: %d, want %d", got, n);
+    CHECK_OK(rlx_model_tokenize(m, text, 0, ids, n, &got));
+    CHECK(got == n);
+    size_t len = 0, len2 = 0;
+    CHECK_OK(rlx_model_detokenize(m, ids, n, NULL, 0, &len));
+    CHECK(len == strlen(text));
+    char buf[64];
+    memset(buf, 'x', sizeof buf);
+    CHECK_STATUS(rlx_model_detokenize(m, ids, n, buf, len, &len2), RLX_STATUS_INVALID_ARGUMENT);   /* no room for the NUL */
+    CHECK(len2 == len && buf[0] == 0);
+    CHECK_OK(rlx_model_detokenize(m, ids, n, buf, len + 1, &len2));
+    CHECK_MSG(len2 == len && strcmp(buf, text) == 0, "round trip gave '%s'", buf);
+    CHECK_OK(rlx_model_detokenize(m, NULL, 0, buf, sizeof buf, &len2));
+    CHECK(len2 == 0 && buf[0] == 0);
+    /* eval refused for a NULL logits pointer: the whole context (64) is still free */
+    const float *lg = NULL;
+    CHECK_STATUS(rlx_model_eval(m, ids, n, NULL), RLX_STATUS_INVALID_ARGUMENT);
+    int32_t ctx[64];
+    for (int i = 0; i < 64; i++) ctx[i] = ids[i % n];
+    CHECK_OK(rlx_model_eval(m, ctx, 64, &lg));
+    CHECK(lg != NULL);
+    CHECK_STATUS(rlx_model_eval(m, ctx, 1, &lg), RLX_STATUS_INVALID_ARGUMENT);   /* now it is full */
+    rlx_model_free(m);
+}

@@ -61,7 +61,7 @@ static int cmd_ops(int argc, char **argv) {
     printf("%-28s %-6s %s\n", "op", "arity", "semantics");
     for (int i = 0; i < rlx_op_count(); i++) {
         char arity[8];
-        if (rlx_op_arity(i) < 0) snprintf(arity, sizeof arity, "var");
+        if (rlx_op_arity(i) == RLX_OP_ARITY_VARIADIC) snprintf(arity, sizeof arity, "var");
         else snprintf(arity, sizeof arity, "%d", rlx_op_arity(i));
         printf("%-28s %-6s %s\n", rlx_op_name(i), arity, rlx_op_doc(i));
     }

@@ -29,9 +29,17 @@ rlx_status rlx_graph_status(const rlx_graph *g) {
     return g->g.first_error;
 }
 
-int rlx_graph_node_count(const rlx_graph *g) { return g ? g->g.n_nodes : 0; }
+int rlx_graph_node_count(const rlx_graph *g) {
+    if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_graph_node_count: graph is NULL"); return -1; }
+    return g->g.n_nodes;
+}
 
-char *rlx_graph_dump(const rlx_graph *g) { return g ? ir_graph_dump(&g->g) : NULL; }
+char *rlx_graph_dump(const rlx_graph *g) {
+    if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_graph_dump: graph is NULL"); return NULL; }
+    char *text = ir_graph_dump(&g->g);
+    if (!text) rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_graph_dump: out of memory for the text");
+    return text;
+}
 
 /* Records the first error of the graph and returns RLX_NO_NODE. */
 static rlx_node fail_node(rlx_graph *g, rlx_status st) {
@@ -53,8 +61,10 @@ static bool inputs_ok(rlx_graph *g, const char *fn, const rlx_node *in, int n) {
     if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: graph is NULL", fn); return false; }
     for (int i = 0; i < n; i++) {
         if (in[i] == RLX_NO_NODE) {
-            if (g->g.first_error == RLX_OK)  /* no earlier failure explains it */
-                fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "input is RLX_NO_NODE");
+            if (g->g.first_error == RLX_OK) {  /* no earlier failure explains it */
+                rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: input %d is RLX_NO_NODE", fn, i);
+                fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+            }
             return false;
         }
         if (in[i] < 0 || in[i] >= g->g.n_nodes) {
@@ -104,7 +114,7 @@ static bool normalize_axis(int *axis, int rank) {
 
 int64_t rlx_symbol(rlx_graph *g, const char *name) {
     if (!g || !name || !*name) {
-        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_symbol: %s is NULL or empty", g ? "name" : "graph");
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_symbol: %s", !g ? "graph is NULL" : !name ? "name is NULL" : "name is empty");
         fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
         return RLX_DIM_INFER;
     }
@@ -163,7 +173,7 @@ static bool name_taken(const ir_graph *g, const char *name) {
 static rlx_node named_source(rlx_graph *g, const char *fn, ir_op op, const char *name, rlx_dtype dt,
                              int rank, const int64_t *dims) {
     if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: graph is NULL", fn); return RLX_NO_NODE; }
-    if (!name || !*name) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "name is NULL or empty");
+    if (!name || !*name) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, name ? "name is empty" : "name is NULL");
     if ((unsigned)dt >= RLX_DTYPE_COUNT) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s '%s': unknown dtype %d", fn, name, (int)dt);
         return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
@@ -191,7 +201,10 @@ rlx_node rlx_param(rlx_graph *g, const char *name, rlx_dtype dt, int rank, const
 rlx_node rlx_constant(rlx_graph *g, rlx_dtype dt, int rank, const int64_t *dims, const void *data) {
     const char *fn = "rlx_constant";
     if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: graph is NULL", fn); return RLX_NO_NODE; }
-    if ((unsigned)dt >= RLX_DTYPE_COUNT) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "unknown dtype");
+    if ((unsigned)dt >= RLX_DTYPE_COUNT) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: unknown dtype %d", fn, (int)dt);
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
     ir_node n;
     node_init(&n, IR_OP_CONST);
     if (!shape_from_public(g, fn, "constant", rank, dims, &n.shape)) return RLX_NO_NODE;
@@ -200,8 +213,15 @@ rlx_node rlx_constant(rlx_graph *g, rlx_dtype dt, int rank, const int64_t *dims,
     int64_t cdims[IR_MAX_RANK];
     ir_shape_dims(&n.shape, cdims);
     uint64_t bytes = rlx_tensor_bytes(dt, rank, cdims);
-    if ((bytes == 0 && ir_shape_numel(&n.shape) != 0) || bytes > (1ull << 40))
-        return fail_msg(g, RLX_STATUS_SHAPE, fn, "constant is too large or not whole blocks of its dtype");
+    if (bytes == 0 && ir_shape_numel(&n.shape) != 0) {
+        rlx_fail(RLX_STATUS_SHAPE, "%s: a %s constant needs a last dim that is a whole number of blocks", fn,
+                 rlx_dtype_name(dt));
+        return fail_node(g, RLX_STATUS_SHAPE);
+    }
+    if (bytes > (1ull << 40)) {
+        rlx_fail(RLX_STATUS_SHAPE, "%s: %llu bytes is too large (at most 2^40)", fn, (unsigned long long)bytes);
+        return fail_node(g, RLX_STATUS_SHAPE);
+    }
     if (bytes && !data) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "data is NULL");
     n.dtype = dt;
     n.data_bytes = (size_t)bytes;
@@ -211,9 +231,10 @@ rlx_node rlx_constant(rlx_graph *g, rlx_dtype dt, int rank, const int64_t *dims,
 }
 
 rlx_node rlx_scalar(rlx_graph *g, rlx_dtype dt, double value) {
+    if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_scalar: graph is NULL"); return RLX_NO_NODE; }
     if ((unsigned)dt >= RLX_DTYPE_COUNT) {
-        if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_scalar: graph is NULL"); return RLX_NO_NODE; }
-        return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, "rlx_scalar", "unknown dtype");
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_scalar: unknown dtype %d", (int)dt);
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     unsigned char buf[8] = {0};
     rlx_store_from_f64(buf, dt, 0, value);
@@ -222,7 +243,10 @@ rlx_node rlx_scalar(rlx_graph *g, rlx_dtype dt, double value) {
 
 rlx_status rlx_output(rlx_graph *g, const char *name, rlx_node x) {
     if (!inputs_ok(g, "rlx_output", &x, 1)) return g ? (g->g.first_error ? g->g.first_error : RLX_STATUS_INVALID_ARGUMENT) : RLX_STATUS_INVALID_ARGUMENT;
-    if (!name || !*name) { fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, "rlx_output", "name is NULL or empty"); return RLX_STATUS_INVALID_ARGUMENT; }
+    if (!name || !*name) {
+        fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, "rlx_output", name ? "name is empty" : "name is NULL");
+        return RLX_STATUS_INVALID_ARGUMENT;
+    }
     if (name_taken(&g->g, name)) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_output '%s': the name is already used by an input, param or output", name);
         fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
@@ -246,7 +270,7 @@ rlx_status rlx_output(rlx_graph *g, const char *name, rlx_node x) {
 
 rlx_status rlx_set_name(rlx_graph *g, rlx_node x, const char *name) {
     if (!inputs_ok(g, "rlx_set_name", &x, 1)) return RLX_STATUS_INVALID_ARGUMENT;
-    if (!name) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_set_name: name is NULL");
+    if (!name || !*name) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_set_name: name is %s", name ? "empty" : "NULL");
     ir_node *n = &g->g.nodes[x];
     if (n->op == IR_OP_INPUT || n->op == IR_OP_PARAM)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_set_name: node %d is an input or param; its name is its interface name", x);
@@ -422,8 +446,11 @@ rlx_node rlx_rms_norm(rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, f
 rlx_node rlx_reshape(rlx_graph *g, rlx_node x, int rank, const int64_t *dims) {
     const char *fn = "rlx_reshape";
     if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
-    if (rank < 0 || rank > IR_MAX_RANK || (rank > 0 && !dims))
-        return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "rank out of range or dims NULL");
+    if (rank < 0 || rank > IR_MAX_RANK) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: rank %d is outside [0, %d]", fn, rank, IR_MAX_RANK);
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
+    if (rank > 0 && !dims) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "dims is NULL");
     ir_node n;
     node_init(&n, IR_OP_RESHAPE);
     n.shape.rank = rank;
@@ -495,8 +522,8 @@ static const ir_shape *slice_operand(rlx_graph *g, const char *fn, rlx_node x, i
     return xs;
 }
 
-rlx_node rlx_slice(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t end, int64_t step) {
-    const char *fn = "rlx_slice";
+/* rlx_slice and rlx_narrow (fn: which, for messages). */
+static rlx_node slice_named(rlx_graph *g, const char *fn, rlx_node x, int axis, int64_t start, int64_t end, int64_t step) {
     int a;
     const ir_shape *xs = slice_operand(g, fn, x, axis, &a);
     if (!xs) return RLX_NO_NODE;
@@ -524,6 +551,10 @@ rlx_node rlx_slice(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t en
     return make(g, fn, IR_OP_SLICE, &x, 1, &n);
 }
 
+rlx_node rlx_slice(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t end, int64_t step) {
+    return slice_named(g, "rlx_slice", x, axis, start, end, step);
+}
+
 rlx_node rlx_slice_last(rlx_graph *g, rlx_node x, int axis, int64_t length) {
     const char *fn = "rlx_slice_last";
     int a;
@@ -546,15 +577,18 @@ rlx_node rlx_narrow(rlx_graph *g, rlx_node x, int axis, int64_t start, int64_t l
     if (length < 0) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, "rlx_narrow", "length must be >= 0");
     if (start > INT64_MAX - length)   /* start + length would overflow: far past any axis */
         return fail_msg(g, RLX_STATUS_SHAPE, "rlx_narrow", "start + length overflows int64");
-    return rlx_slice(g, x, axis, start, start + length, 1);
+    return slice_named(g, "rlx_narrow", x, axis, start, start + length, 1);
 }
 
 rlx_node rlx_concat(rlx_graph *g, const rlx_node *xs, int count, int axis) {
     const char *fn = "rlx_concat";
     if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: graph is NULL", fn); return RLX_NO_NODE; }
-    if (!xs || count < 1 || count > IR_MAX_INPUTS) {
-        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: needs 1 to %d inputs, got %d%s", fn, IR_MAX_INPUTS, count,
-                 xs ? "" : " (xs is NULL)");
+    if (count < 1 || count > IR_MAX_INPUTS) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: needs 1 to %d inputs, got %d", fn, IR_MAX_INPUTS, count);
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
+    if (!xs) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: xs is NULL with n %d", fn, count);
         return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     if (!inputs_ok(g, fn, xs, count)) return RLX_NO_NODE;
@@ -631,6 +665,8 @@ rlx_node rlx_attention_kv(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v, rlx_
     rlx_node in[5] = {q, k, v, mask, kv_len};
     bool additive = mask_kind == RLX_MASK_ADDITIVE;
     if (!inputs_ok(g, fn, in, 3)) return RLX_NO_NODE;
+    if (additive && mask == RLX_NO_NODE && g->g.first_error == RLX_OK)
+        return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "RLX_MASK_ADDITIVE needs a mask tensor, got RLX_NO_NODE");
     if (additive && !inputs_ok(g, fn, in + 3, 1)) return RLX_NO_NODE;
     if (!additive && mask != RLX_NO_NODE)
         return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "a mask tensor needs RLX_MASK_ADDITIVE");
@@ -644,7 +680,11 @@ rlx_node rlx_attention_kv(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v, rlx_
     ir_attr_set_attention_mask(&n, mask_kind);
     ir_attr_set_attention_has_kv_len(&n, kv_len != RLX_NO_NODE);
     ir_attr_set_attention_scale(&n, scale);
-    if (!(scale > 0)) {
+    if (isnan(scale) || isinf(scale)) {   /* NaN is not "<= 0": it would pass for the default */
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: scale %g is not finite (<= 0: 1/sqrt(D))", fn, (double)scale);
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
+    if (!(scale > 0) && g->g.nodes[q].shape.rank == 4) {   /* another rank: the shape rule names q */
         ir_dim d = g->g.nodes[q].shape.rank == 4 ? g->g.nodes[q].shape.d[3] : ir_dim_const(0);
         if (!ir_dim_is_static(d) || d.k <= 0)
             return fail_msg(g, RLX_STATUS_SHAPE, fn, "default scale needs a static head dim D > 0 (pass a scale)");
@@ -678,7 +718,7 @@ rlx_node rlx_rope_scaled(rlx_graph *g, rlx_node x, rlx_node offset, rlx_rope_sty
     ir_attr_set_rope_has_offset(&n, offset != RLX_NO_NODE);
     ir_attr_set_rope_has_freq_factors(&n, freq_factors != RLX_NO_NODE);
     ir_attr_set_rope_theta(&n, theta);
-    if (rotary_dims == 0) {
+    if (rotary_dims == 0 && rank_of(g, x) == 4) {   /* another rank: the shape rule names x */
         const ir_shape *xs = &g->g.nodes[x].shape;
         ir_dim d = xs->rank == 4 ? xs->d[3] : ir_dim_const(0);
         if (!ir_dim_is_static(d)) return fail_msg(g, RLX_STATUS_SHAPE, fn, "rotary_dims 0 needs a static head dim");

@@ -10,15 +10,24 @@ static const ir_op_info op_table[IR_OP_COUNT] = {
 #undef X
 };
 
+_Static_assert(RLX_OP_ARITY_VARIADIC == -1, "ops.def writes a variadic arity as -1");
+
 const ir_op_info *ir_op_info_get(ir_op op) { return &op_table[op]; }
 
 int rlx_op_count(void) { return IR_OP_COUNT; }
 
-const char *rlx_op_name(int op) { return (unsigned)op < IR_OP_COUNT ? op_table[op].name : NULL; }
+/* An op outside the table: a message, and the caller returns its failure value. */
+static bool op_valid(int op, const char *fn) {
+    if ((unsigned)op < IR_OP_COUNT) return true;
+    rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: op %d is outside [0, %d)", fn, op, (int)IR_OP_COUNT);
+    return false;
+}
 
-int rlx_op_arity(int op) { return (unsigned)op < IR_OP_COUNT ? op_table[op].arity : -1; }
+const char *rlx_op_name(int op) { return op_valid(op, "rlx_op_name") ? op_table[op].name : NULL; }
 
-const char *rlx_op_doc(int op) { return (unsigned)op < IR_OP_COUNT ? op_table[op].doc : NULL; }
+int rlx_op_arity(int op) { return op_valid(op, "rlx_op_arity") ? op_table[op].arity : RLX_OP_ARITY_INVALID; }
+
+const char *rlx_op_doc(int op) { return op_valid(op, "rlx_op_doc") ? op_table[op].doc : NULL; }
 
 /* ------------------------------------------------ attributes (op_attrs.def) */
 

@@ -25,6 +25,8 @@ struct rlx_model {
     char          name[128];
     int           n_ctx;
     int           pos;            /* positions filled in the KV cache */
+    bool          evaluated;      /* an eval succeeded: rlx_model_report has a program to report */
+    bool          in_on_token;    /* generate is calling its on_token: calls that move the cache are refused */
     bool          keep_storage;   /* false: every weight decoded to f32 (RLX_MODEL_F32=1) */
     rlx_exec     *exec;
     tokenizer    *tok;
@@ -409,7 +411,10 @@ rlx_status rlx_model_load(const char *path, const rlx_model_options *o, rlx_mode
     m->keep_storage = rlx_env_int("RLX_MODEL_F32", 0) == 0;
     if ((st = llama_build_graph(&m->hp, m->n_ctx, LLAMA_LOGITS_LAST, m->keep_storage ? weight_dtype : NULL, f, &g)) != RLX_OK)
         goto fail;
-    if ((st = rlx_compile(g, &o->compile, &m->exec)) != RLX_OK) goto fail;
+    if ((st = rlx_compile(g, &o->compile, &m->exec)) != RLX_OK) {
+        st = rlx_fail(st, "rlx_model_load: %s", rlx_last_error());   /* e.g. an option of o->compile */
+        goto fail;
+    }
     for (int i = 0; i < rlx_exec_param_count(m->exec) && st == RLX_OK; i++) {
         rlx_tensor info;
         rlx_exec_param_info(m->exec, i, &info);
@@ -462,31 +467,89 @@ rlx_status rlx_model_get_info(const rlx_model *m, rlx_model_info *info) {
 /* ------------------------------------------------------------ text */
 
 rlx_status rlx_model_tokenize(rlx_model *m, const char *text, int add_special, int32_t *ids, int cap, int *n) {
-    if (!m || !text || !n) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_tokenize: NULL argument");
-    if (cap < 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_tokenize: cap < 0");
+    const char *fn = "rlx_model_tokenize";
+    if (n) *n = 0;
+    if (!m) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: model is NULL", fn);
+    if (!text) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: text is NULL", fn);
+    if (!n) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: n is NULL (it receives the token count)", fn);
+    if (cap < 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: cap %d is negative", fn, cap);
+    if (!ids && cap > 0)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: ids is NULL with cap %d (NULL asks for the count with cap 0)",
+                        fn, cap);
     size_t need = 0;
     rlx_status st = rlx_tokenizer_encode(m->tok, text, strlen(text), add_special != 0, false, ids, (size_t)cap, &need);
+    if (need > INT32_MAX) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: the text needs %zu tokens, more than an int holds", fn, need);
     *n = (int)need;
+    if (ids && need > (size_t)cap)   /* the count is set: the caller can grow ids and call again */
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: the text needs %zu tokens, cap is %d", fn, need, cap);
     return st;
 }
 
 rlx_status rlx_model_detokenize(rlx_model *m, const int32_t *ids, int n, char *buf, size_t cap, size_t *len) {
-    if (!m || (!ids && n) || n < 0 || !len) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_detokenize: bad argument");
+    const char *fn = "rlx_model_detokenize";
+    if (len) *len = 0;
+    if (!m) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: model is NULL", fn);
+    if (!len) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: len is NULL (it receives the text's length)", fn);
+    if (n < 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: n %d is negative", fn, n);
+    if (!ids && n > 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: ids is NULL with n %d", fn, n);
+    if (!buf && cap > 0)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: buf is NULL with cap %zu (NULL asks for the length with cap 0)",
+                        fn, cap);
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= m->hp.n_vocab)
+            return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: ids[%d] = %d is outside the vocabulary [0, %d)", fn, i,
+                            ids[i], m->hp.n_vocab);
+    size_t need = 0;
+    rlx_status st = rlx_tokenizer_decode(m->tok, ids, (size_t)n, 0, NULL, 0, &need);
+    if (st != RLX_OK) return st;
+    *len = need;
+    if (!buf) return RLX_OK;   /* a length query */
+    if (cap <= need) {
+        if (cap) buf[0] = 0;
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: the text needs %zu bytes and a NUL, cap is %zu", fn, need, cap);
+    }
     return rlx_tokenizer_decode(m->tok, ids, (size_t)n, 0, buf, cap, len);
 }
 
 /* ------------------------------------------------------------ eval */
 
+/* The user's callback, during which eval, reset and generate on m are
+ * refused: they would move the cache under the generation in progress. */
+static int call_on_token(rlx_model *m, rlx_token_fn on_token, const char *text, size_t len, int32_t id, void *user) {
+    m->in_on_token = true;
+    int stop = on_token(text, len, id, user);
+    m->in_on_token = false;
+    return stop;
+}
+
+static rlx_status refuse_in_on_token(const rlx_model *m, const char *fn) {
+    if (!m->in_on_token) return RLX_OK;
+    return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: called from rlx_model_generate's on_token on the same model, "
+                    "whose generation is in progress", fn);
+}
+
 rlx_status rlx_model_reset(rlx_model *m) {
     if (!m) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_reset: model is NULL");
+    rlx_status refused = refuse_in_on_token(m, "rlx_model_reset");
+    if (refused != RLX_OK) return refused;
     m->pos = 0;   /* cache rows past kv_len are never read, so no clearing is needed */
     return RLX_OK;
 }
 
-char *rlx_model_report(const rlx_model *m) { return m && m->exec ? rlx_exec_report(m->exec) : NULL; }
+char *rlx_model_report(const rlx_model *m) {
+    if (!m) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_report: model is NULL"); return NULL; }
+    if (!m->evaluated) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_report: no eval yet (the report is of the last one)"); return NULL; }
+    return rlx_exec_report(m->exec);
+}
 
 rlx_status rlx_model_eval(rlx_model *m, const int32_t *ids, int n, const float **logits) {
-    if (!m || !ids || n <= 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_eval: model/ids NULL or n <= 0");
+    const char *fn = "rlx_model_eval";
+    if (!m) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: model is NULL", fn);
+    if (!ids) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: ids is NULL", fn);
+    if (n <= 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: n %d must be >= 1", fn, n);
+    if (!logits) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: logits is NULL (it receives the last token's logits)", fn);
+    rlx_status refused = refuse_in_on_token(m, fn);
+    if (refused != RLX_OK) return refused;
     if (n > m->n_ctx - m->pos)   /* not pos + n, which can overflow */
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_eval: context limit: %d + %d tokens exceed n_ctx %d",
                         m->pos, n, m->n_ctx);
@@ -505,10 +568,11 @@ rlx_status rlx_model_eval(rlx_model *m, const int32_t *ids, int n, const float *
         return rlx_fail(RLX_STATUS_INTERNAL, "rlx_model_eval: logits of %zu bytes, expected one row of %d", out.bytes,
                         m->hp.n_vocab);
     m->pos += n;
+    m->evaluated = true;
     /* the program's own output, not a copy: a copy cost ~20 us per token (an
      * H200 1B decode step is ~760 us), and the contract (valid until the next
      * eval) is the exec's */
-    if (logits) *logits = out.data;
+    *logits = out.data;
     return RLX_OK;
 }
 
@@ -516,29 +580,54 @@ rlx_status rlx_model_eval(rlx_model *m, const int32_t *ids, int n, const float *
 
 static double seconds_now(void) { return rlx_now_seconds(); }
 
+/* rlx_sampling -> sampler_params, with each field checked against rlx.h's
+ * ranges (named in the message; the sampler's own checks name its fields).
+ * The look-back is bounded by the context: no more tokens exist. */
+static rlx_status sampling_params(const rlx_sampling *s, int n_ctx, sampler_params *sp) {
+    const char *fn = "rlx_model_generate";
+    rlx_sampler_params_init(sp);
+    const struct { const char *name; float v; } floats[] = {
+        {"temperature", s->temperature}, {"top_p", s->top_p}, {"min_p", s->min_p}, {"repeat_penalty", s->repeat_penalty},
+    };
+    for (size_t i = 0; i < RLX_ARRAY_LEN(floats); i++)
+        if (isnan(floats[i].v)) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: sampling %s is NaN", fn, floats[i].name);
+    if (s->top_p < 0)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: sampling top_p %g is negative (>= 1: off)", fn, (double)s->top_p);
+    if (s->min_p > 1)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: sampling min_p %g is above 1 (<= 0: off)", fn, (double)s->min_p);
+    if (!(s->repeat_penalty > 0) || isinf(s->repeat_penalty))
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: sampling repeat_penalty %g must be finite and > 0 (1: off)", fn,
+                        (double)s->repeat_penalty);
+    if (s->repeat_last_n < 0)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: sampling repeat_last_n %d is negative", fn, s->repeat_last_n);
+    sp->temperature = s->temperature;
+    sp->top_k = s->top_k;
+    sp->top_p = s->top_p;
+    sp->min_p = s->min_p > 0 ? s->min_p : 0;
+    sp->repeat_penalty = s->repeat_penalty;
+    sp->repeat_last_n = RLX_MIN(s->repeat_last_n, n_ctx);
+    sp->seed = s->seed;
+    return RLX_OK;
+}
+
 rlx_status rlx_model_generate(rlx_model *m, const char *prompt, int n_predict, const rlx_sampling *s,
                               rlx_token_fn on_token, void *user, rlx_generate_stats *stats) {
     if (!m || !prompt) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_generate: %s is NULL", m ? "prompt" : "model");
-    if (n_predict < 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_generate: n_predict < 0");
+    if (n_predict < 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_generate: n_predict %d is negative", n_predict);
+    rlx_status refused = refuse_in_on_token(m, "rlx_model_generate");
+    if (refused != RLX_OK) return refused;
     rlx_generate_stats local;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     rlx_sampling defaults;
     if (!s) { rlx_sampling_init(&defaults); s = &defaults; }
     sampler_params sp;
-    rlx_sampler_params_init(&sp);
-    sp.temperature = s->temperature;
-    sp.top_k = s->top_k;
-    sp.top_p = s->top_p;
-    sp.min_p = s->min_p;
-    sp.repeat_penalty = s->repeat_penalty;
-    sp.repeat_last_n = s->repeat_last_n;
-    sp.seed = s->seed;
     sampler *smp = NULL;
     tok_stream *stream = NULL;
     int32_t *ids = NULL;
     size_t n_ids = 0;
-    rlx_status st = rlx_sampler_new(&sp, &smp);
+    rlx_status st = sampling_params(s, m->n_ctx, &sp);
+    if (st == RLX_OK) st = rlx_sampler_new(&sp, &smp);
     if (st == RLX_OK) st = rlx_tokenizer_encode_alloc(m->tok, prompt, strlen(prompt), true, false, &ids, &n_ids);
     if (st != RLX_OK) goto done;
     if (n_ids == 0) {   /* an empty prompt starts from BOS */
@@ -573,7 +662,7 @@ rlx_status rlx_model_generate(rlx_model *m, const char *prompt, int n_predict, c
         const char *text;
         size_t len;
         if ((st = rlx_tok_stream_push(stream, next, &text, &len)) != RLX_OK) break;
-        if (on_token && on_token(text, len, next, user)) { stopped = true; break; }
+        if (on_token && call_on_token(m, on_token, text, len, next, user)) { stopped = true; break; }
         if (i + 1 == n_predict) break;
         if (m->pos >= m->n_ctx) { st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_model_generate: context limit %d reached", m->n_ctx); break; }
         if ((st = rlx_model_eval(m, &next, 1, &logits)) != RLX_OK) break;
@@ -582,7 +671,8 @@ rlx_status rlx_model_generate(rlx_model *m, const char *prompt, int n_predict, c
     if (st == RLX_OK && !stopped) {
         const char *text;
         size_t len;
-        if (rlx_tok_stream_flush(stream, &text, &len) == RLX_OK && len && on_token) on_token(text, len, -1, user);
+        if (rlx_tok_stream_flush(stream, &text, &len) == RLX_OK && len && on_token)
+            call_on_token(m, on_token, text, len, -1, user);
     }
 done:
     rlx_tok_stream_free(stream);

@@ -250,10 +250,12 @@ static rlx_status check_options(const rlx_compile_options *o, const char *where)
     const char *why = NULL;
     if (o->threads < 0) why = "threads must be >= 0 (0 = one per core)";
     else if (o->threads > RT_MAX_THREADS) why = "threads must be <= 1024";
-    else if ((unsigned)o->backend > RLX_BACKEND_VULKAN) why = "unknown backend";
-    else if ((unsigned)o->precision > RLX_PRECISION_FAST) why = "unknown precision";
+    else if ((unsigned)o->backend > RLX_BACKEND_VULKAN) why = "backend is not an rlx_backend (AUTO, CPU, VULKAN)";
+    else if ((unsigned)o->precision > RLX_PRECISION_FAST) why = "precision is not an rlx_precision (F32, FAST)";
     else if (o->device_index < -1) why = "device_index must be >= 0, or -1 for the best device";
     else if (o->check_numerics != 0 && o->check_numerics != 1) why = "check_numerics must be 0 or 1";
+    else if (o->fuse != 0 && o->fuse != 1) why = "fuse must be 0 or 1";
+    else if (o->optimize != 0 && o->optimize != 1) why = "optimize must be 0 or 1";
     if (why) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_compile: options%s: %s", where, why);
     return RLX_OK;
 }
@@ -345,6 +347,8 @@ static rlx_status find_param_checked(const rlx_exec *e, const char *where, const
                                      const void *data, size_t bytes, int32_t *id_out) {
     if (!e) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: exec is NULL", where);
     if (!name) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: name is NULL", where);
+    if ((unsigned)dtype >= RLX_DTYPE_COUNT)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s '%s': dtype %d is not an rlx_dtype", where, name, (int)dtype);
     int32_t id = find_param(e, name);
     if (id < 0) return rlx_fail(RLX_STATUS_NOT_FOUND, "%s: no param named '%s'", where, name);
     const ir_node *p = &e->graph.nodes[id];
@@ -400,9 +404,11 @@ static bool param_written(const rlx_exec *e, int32_t id) {
     return false;
 }
 
-rlx_status rlx_exec_set_param(rlx_exec *e, const char *name, rlx_dtype dtype, const void *data, size_t bytes) {
+/* rlx_exec_set_param and _f32 (where: which, for messages). */
+static rlx_status set_param(rlx_exec *e, const char *where, const char *name, rlx_dtype dtype, const void *data,
+                            size_t bytes) {
     int32_t id;
-    rlx_status st = find_param_checked(e, "rlx_exec_set_param", name, dtype, data, bytes, &id);
+    rlx_status st = find_param_checked(e, where, name, dtype, data, bytes, &id);
     if (st != RLX_OK) return st;
     if (e->borrowed[id]) {   /* back to memory of its own: the caller's is not ours to write */
         void *own;
@@ -420,6 +426,10 @@ rlx_status rlx_exec_set_param(rlx_exec *e, const char *name, rlx_dtype dtype, co
                    bytes);
     }
     return st;
+}
+
+rlx_status rlx_exec_set_param(rlx_exec *e, const char *name, rlx_dtype dtype, const void *data, size_t bytes) {
+    return set_param(e, "rlx_exec_set_param", name, dtype, data, bytes);
 }
 
 rlx_status rlx_exec_use_param_memory(rlx_exec *e, const char *name, rlx_dtype dtype, const void *data, size_t bytes) {
@@ -453,7 +463,7 @@ rlx_status rlx_exec_use_param_memory(rlx_exec *e, const char *name, rlx_dtype dt
 rlx_status rlx_exec_set_param_f32(rlx_exec *e, const char *name, const float *data, size_t count) {
     if (count > SIZE_MAX / sizeof(float))
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_set_param_f32: count %zu is too large", count);
-    return rlx_exec_set_param(e, name, RLX_F32, data, count * sizeof(float));
+    return set_param(e, "rlx_exec_set_param_f32", name, RLX_F32, data, count * sizeof(float));
 }
 
 /* ------------------------------------------------------------------- run */
@@ -462,6 +472,8 @@ rlx_status rlx_exec_set_param_f32(rlx_exec *e, const char *name, const float *da
 static rlx_status bind_input(const rlx_exec *e, const ir_node *node, const rlx_tensor *t, bool need_data,
                              const char *where, int64_t *syms, bool *bound) {
     const char *name = node->name;
+    if ((unsigned)t->dtype >= RLX_DTYPE_COUNT)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: input '%s' dtype %d is not an rlx_dtype", where, name, (int)t->dtype);
     if (t->dtype != node->dtype)
         return rlx_fail(RLX_STATUS_SHAPE, "%s: input '%s' is %s, the graph expects %s", where, name,
                         rlx_dtype_name(t->dtype), rlx_dtype_name(node->dtype));
@@ -503,8 +515,9 @@ static rlx_status bind_input(const rlx_exec *e, const ir_node *node, const rlx_t
  * the given tensor of each graph input, in input order. */
 static rlx_status bind_inputs(rlx_exec *e, const rlx_tensor *inputs, int n_inputs, bool need_data, const char *where,
                               const rlx_tensor **by_input, rt_spec **spec) {
-    if (n_inputs < 0 || (n_inputs > 0 && !inputs))
-        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: inputs is NULL or n_inputs < 0", where);
+    if (n_inputs < 0) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: n_inputs %d is negative", where, n_inputs);
+    if (n_inputs > 0 && !inputs)
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: inputs is NULL with n_inputs %d", where, n_inputs);
     int64_t syms[IR_MAX_SYMS] = {0};
     bool bound[IR_MAX_SYMS] = {0};
     memset(by_input, 0, (size_t)e->n_inputs * sizeof *by_input);
@@ -618,9 +631,15 @@ rlx_status rlx_exec_read_output(rlx_exec *e, const char *name, void *dst, size_t
 
 /* --------------------------------------------------------------- queries */
 
-int rlx_exec_input_count(const rlx_exec *e) { return e ? e->n_inputs : 0; }
-int rlx_exec_output_count(const rlx_exec *e) { return e ? e->graph.n_outputs : 0; }
-int rlx_exec_param_count(const rlx_exec *e) { return e ? e->n_params : 0; }
+/* -1 for a NULL exec, so that it differs from an exec with no such tensors. */
+static int null_exec_count(const char *fn) {
+    rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: exec is NULL", fn);
+    return -1;
+}
+
+int rlx_exec_input_count(const rlx_exec *e) { return e ? e->n_inputs : null_exec_count("rlx_exec_input_count"); }
+int rlx_exec_output_count(const rlx_exec *e) { return e ? e->graph.n_outputs : null_exec_count("rlx_exec_output_count"); }
+int rlx_exec_param_count(const rlx_exec *e) { return e ? e->n_params : null_exec_count("rlx_exec_param_count"); }
 
 static void describe(const rlx_exec *e, int32_t node, const char *name, rlx_tensor *info) {
     const ir_node *n = &e->graph.nodes[node];

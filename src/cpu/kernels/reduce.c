@@ -302,9 +302,10 @@ static void red_generic(void *ctx, int64_t begin, int64_t end, int worker)
 static rlx_status reduce_empty(const cpu_kernel_ctx *k)
 {
     ir_op op = k->node->op;
+    char label[128];   /* "op 'name'", or the op alone for an unnamed node */
     if (op == IR_OP_REDUCE_MAX || op == IR_OP_REDUCE_MIN)
-        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s '%s': reduces an empty axis, which has no %s",
-                        op_name(k), node_name(k), op == IR_OP_REDUCE_MAX ? "max" : "min");
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: reduces an empty axis, which has no %s",
+                        cpu_node_label(k->node, label, sizeof label), op == IR_OP_REDUCE_MAX ? "max" : "min");
     double v = op == IR_OP_REDUCE_PROD ? 1 : op == IR_OP_REDUCE_MEAN ? NAN : 0;
     for (int64_t i = 0; i < k->out.numel; i++) rlx_store_from_f64(k->out.data, k->out.dtype, i, v);
     return RLX_OK;
@@ -456,8 +457,9 @@ rlx_status cpu_argreduce(const cpu_kernel_ctx *k)
     for (int d = 0; d < axis; d++) p.outer *= in->dims[d];
     for (int d = (int)axis + 1; d < in->rank; d++) p.inner *= in->dims[d];
     if (k->out.numel <= 0) return RLX_OK;
+    char label[128];
     if (p.n <= 0)
-        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s '%s': the reduced axis is empty", op_name(k), node_name(k));
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: the reduced axis is empty", cpu_node_label(k->node, label, sizeof label));
     if (p.n > INT32_MAX)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s '%s': axis of %lld elements overflows i32 indices", op_name(k),
                         node_name(k), (long long)p.n);
