@@ -316,6 +316,18 @@ typedef struct rlx_compile_options {
     int         device_index;
     const char *device_name;
     rlx_precision precision;
+    /* Products with block-quantized weights (rlx_dequant_matmul and its
+     * fused forms). 0 (default): the fast path, as llama.cpp computes them:
+     * x is rounded to 8-bit integers in blocks (32 values for Q4_0..Q8_0, 256
+     * for the K-quants; one f32 scale per block, absmax / 127) and multiplied
+     * with the weights' integer quants in integer dot products, so a result
+     * differs from the exact product by about 2e-3 to 4e-3 relative (x's
+     * rounding; the weights' own quantization error is larger). Where a
+     * device or weight type has no such kernel, or it would not be faster
+     * (the Vulkan decode of a plain Q8_0 product), the product is exact.
+     * 1: exact: weights are decoded to f32 and multiplied with f32 x.
+     * env RLX_EXACT_QUANT=1 sets it. */
+    int exact_quant;
 } rlx_compile_options;
 
 void rlx_compile_options_init(rlx_compile_options *opts);

@@ -14,8 +14,10 @@
 typedef struct cpu_device  cpu_device;
 typedef struct cpu_program cpu_program;
 
-/* threads <= 0: one per core. */
-rlx_status cpu_device_new(int threads, cpu_device **out);
+/* threads <= 0: one per core. exact_quant: products with block-quantized
+ * weights decode them to f32 instead of rounding x to 8 bits
+ * (rlx_compile_options.exact_quant); the device's programs keep it. */
+rlx_status cpu_device_new(int threads, bool exact_quant, cpu_device **out);
 void       cpu_device_free(cpu_device *dev);
 int        cpu_device_threads(const cpu_device *dev);
 
@@ -43,7 +45,8 @@ int        cpu_program_steps(const cpu_program *p);
 char      *cpu_program_report(const cpu_program *p);
 
 /* Runs one node's kernel on host memory, single-threaded (for other backends'
- * host steps, through the runtime). inputs follow the node's input order. */
-rlx_status cpu_run_node(const ir_graph *g, int32_t node, void *const *inputs, void *output);
+ * host steps, through the runtime). inputs follow the node's input order;
+ * exact_quant as for cpu_device_new. */
+rlx_status cpu_run_node(const ir_graph *g, int32_t node, void *const *inputs, void *output, bool exact_quant);
 
 #endif

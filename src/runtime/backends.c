@@ -12,7 +12,7 @@
 /* ------------------------------------------------------------------ cpu */
 
 static rlx_status cpu_dev_new(const rlx_compile_options *opts, void **dev) {
-    return cpu_device_new(opts->threads, (cpu_device **)dev);
+    return cpu_device_new(opts->threads, opts->exact_quant != 0, (cpu_device **)dev);
 }
 static void cpu_dev_free(void *dev) { cpu_device_free(dev); }
 static rlx_status cpu_p_alloc(void *dev, size_t bytes, void **h) { return cpu_param_alloc(dev, bytes, h); }
@@ -65,15 +65,17 @@ static const rt_backend cpu_backend = {
 #ifdef RLX_HAVE_VULKAN
 #include "vulkan/vk_backend.h"
 
+/* user: the exec's exact_quant (one of the two flags below) */
+static bool host_exact_quant = true, host_fast_quant = false;   /* never written */
 static rlx_status host_kernel(void *user, const ir_graph *g, int32_t node, void *const *inputs, void *output) {
-    (void)user;
-    return cpu_run_node(g, node, inputs, output);
+    return cpu_run_node(g, node, inputs, output, *(const bool *)user);
 }
 
 static rlx_status vk_dev_new(const rlx_compile_options *o, void **dev) {
     vk_device_options vo = {.index = o->device_index, .name = o->device_name,
                             .allow_software = o->backend == RLX_BACKEND_VULKAN, .precision = o->precision,
-                            .host_kernel = host_kernel, .host_user = NULL};
+                            .exact_quant = o->exact_quant != 0, .host_kernel = host_kernel,
+                            .host_user = (o->exact_quant ? &host_exact_quant : &host_fast_quant)};
     return vk_backend_device_new(&vo, (vk_device **)dev);
 }
 static void vk_dev_free(void *dev) { vk_backend_device_free(dev); }

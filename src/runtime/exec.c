@@ -60,6 +60,7 @@ void rlx_compile_options_init(rlx_compile_options *o) {
     o->device_index = -1;
     o->device_name = NULL;
     o->precision = RLX_PRECISION_F32;
+    o->exact_quant = 0;
 }
 
 /* Environment variables override the documented options. */
@@ -79,6 +80,7 @@ static rlx_status apply_env(rlx_compile_options *o) {
     }
     o->threads = rlx_env_int("RLX_THREADS", o->threads);
     if (rlx_env_int("RLX_NO_FUSE", 0)) o->fuse = 0;
+    if (rlx_env_int("RLX_EXACT_QUANT", 0)) o->exact_quant = 1;
     return RLX_OK;
 }
 
@@ -216,6 +218,7 @@ static rlx_status check_options(const rlx_compile_options *o, const char *where)
     else if ((unsigned)o->backend > RLX_BACKEND_VULKAN) why = "unknown backend";
     else if ((unsigned)o->precision > RLX_PRECISION_FAST) why = "unknown precision";
     else if (o->device_index < -1) why = "device_index must be >= 0, or -1 for the best device";
+    else if (o->exact_quant != 0 && o->exact_quant != 1) why = "exact_quant must be 0 or 1";
     if (why) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_compile: options%s: %s", where, why);
     return RLX_OK;
 }
@@ -236,7 +239,7 @@ rlx_status rlx_compile(const rlx_graph *graph, const rlx_compile_options *opts, 
     if (opts) e->opts = *opts; else rlx_compile_options_init(&e->opts);
     if ((st = check_options(&e->opts, "")) != RLX_OK) goto fail;
     if ((st = apply_env(&e->opts)) != RLX_OK) goto fail;
-    if ((st = check_options(&e->opts, " (after RLX_THREADS / RLX_DEVICE)")) != RLX_OK) goto fail;
+    if ((st = check_options(&e->opts, " (after RLX_THREADS / RLX_DEVICE / RLX_EXACT_QUANT)")) != RLX_OK) goto fail;
     if ((st = rt_backend_choose(&e->opts, &e->be)) != RLX_OK) goto fail;
     if ((st = optimize(g, &e->opts, e->be, &e->graph, &e->fused_nodes)) != RLX_OK) goto fail;
     if ((st = e->be->device_new(&e->opts, &e->dev)) != RLX_OK) goto fail;

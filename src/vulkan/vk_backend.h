@@ -24,6 +24,7 @@ typedef struct vk_device_options {
     const char       *name;            /* substring, or NULL */
     bool              allow_software;  /* lavapipe may be chosen without index/name */
     int               precision;       /* rlx_precision */
+    bool              exact_quant;     /* rlx_compile_options.exact_quant: no 8-bit x in quantized products */
     vk_host_kernel_fn host_kernel;
     void             *host_user;
 } vk_device_options;

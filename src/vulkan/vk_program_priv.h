@@ -8,10 +8,15 @@
 
 #include "vulkan/vk_backend.h"
 #include "vulkan/vk_ctx.h"
+#include "vulkan/vk_tuning.h"
 
 struct vk_device {
     vk_ctx           *ctx;
     vk_device_options opts;
+    /* filled from ctx->caps (and the environment's overrides) when the
+     * device is made: per device, not per shared context, so that each
+     * rlx_compile sees the overrides set when it ran */
+    vk_tuning         tuning;
 };
 
 typedef struct vk_loc {
