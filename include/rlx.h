@@ -427,7 +427,7 @@ char *rlx_exec_report(const rlx_exec *e);
 typedef struct rlx_model rlx_model;
 
 typedef struct rlx_model_options {
-    rlx_compile_options compile;   /* backend, device, threads (init: defaults) */
+    rlx_compile_options compile;   /* backend, device, threads, exact_quant, ... (init: defaults) */
     int n_ctx;                     /* KV cache positions; 0 = min(trained context, 4096) */
 } rlx_model_options;
 

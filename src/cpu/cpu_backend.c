@@ -18,6 +18,7 @@ struct cpu_device {
     rlx_threadpool *pool;
     int             threads;
     bool            exact_quant;   /* rlx_compile_options.exact_quant, given to every kernel */
+    bool            poison;        /* NaN bytes in the arena before every run */
 };
 
 typedef struct cpu_step {
@@ -40,12 +41,13 @@ struct cpu_program {
     int             prof_runs;
 };
 
-rlx_status cpu_device_new(int threads, bool exact_quant, cpu_device **out) {
+rlx_status cpu_device_new(int threads, bool exact_quant, bool poison, cpu_device **out) {
     *out = NULL;
     cpu_device *d = calloc(1, sizeof *d);
     if (!d) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
     d->threads = threads > 0 ? threads : rlx_cpu_count();
     d->exact_quant = exact_quant;
+    d->poison = poison;
     if (d->threads > 1) {
         d->pool = rlx_threadpool_new(d->threads);
         if (!d->pool) {
@@ -100,14 +102,14 @@ static void fill_tensor(cpu_tensor *t, void *data, const ir_node *n) {
 }
 
 rlx_status cpu_program_new(cpu_device *dev, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
-                           bool poison, cpu_program **out) {
+                           cpu_program **out) {
     *out = NULL;
     cpu_program *p = calloc(1, sizeof *p);
     if (!p) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
     p->dev = dev;
     p->g = g;
     p->plan = plan;
-    p->poison = poison;
+    p->poison = dev->poison;
     p->arena = rlx_aligned_alloc(plan->arena_bytes ? plan->arena_bytes : 1);
     p->ptr = calloc((size_t)RLX_MAX(g->n_nodes, 1), sizeof *p->ptr);
     p->steps = calloc((size_t)RLX_MAX(g->n_nodes, 1), sizeof *p->steps);

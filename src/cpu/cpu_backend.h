@@ -16,8 +16,10 @@ typedef struct cpu_program cpu_program;
 
 /* threads <= 0: one per core. exact_quant: products with block-quantized
  * weights decode them to f32 instead of rounding x to 8 bits
- * (rlx_compile_options.exact_quant); the device's programs keep it. */
-rlx_status cpu_device_new(int threads, bool exact_quant, cpu_device **out);
+ * (rlx_compile_options.exact_quant). poison: programs fill their arena with
+ * NaN bytes before every run (RLX_POISON, read by the runtime). The
+ * device's programs keep both. */
+rlx_status cpu_device_new(int threads, bool exact_quant, bool poison, cpu_device **out);
 void       cpu_device_free(cpu_device *dev);
 int        cpu_device_threads(const cpu_device *dev);
 
@@ -28,9 +30,9 @@ void       cpu_param_free(cpu_device *dev, void *handle);
 
 /* g must be specialized (static shapes) and planned. param_handles[i] is the
  * handle of node i when it is a PARAM (NULL otherwise). g and plan must outlive
- * the program. poison: fill the arena with NaN bytes before every run. */
+ * the program. */
 rlx_status cpu_program_new(cpu_device *dev, const ir_graph *g, const mem_plan *plan,
-                           void *const *param_handles, bool poison, cpu_program **out);
+                           void *const *param_handles, cpu_program **out);
 void       cpu_program_free(cpu_program *p);
 
 /* inputs[i] is the data for node i when it is an INPUT (NULL otherwise);

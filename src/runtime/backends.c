@@ -12,7 +12,8 @@
 /* ------------------------------------------------------------------ cpu */
 
 static rlx_status cpu_dev_new(const rlx_compile_options *opts, void **dev) {
-    return cpu_device_new(opts->threads, opts->exact_quant != 0, (cpu_device **)dev);
+    bool poison = rlx_env_int("RLX_POISON", 0) != 0;   /* a debugging aid without an option */
+    return cpu_device_new(opts->threads, opts->exact_quant != 0, poison, (cpu_device **)dev);
 }
 static void cpu_dev_free(void *dev) { cpu_device_free(dev); }
 static rlx_status cpu_p_alloc(void *dev, size_t bytes, void **h) { return cpu_param_alloc(dev, bytes, h); }
@@ -22,8 +23,7 @@ static rlx_status cpu_p_write(void *dev, void *h, rlx_dtype dt, int64_t row, con
 }
 static void cpu_p_free(void *dev, void *h) { cpu_param_free(dev, h); }
 static rlx_status cpu_prog_new(void *dev, const ir_graph *g, const mem_plan *plan, void *const *params, void **prog) {
-    bool poison = rlx_env_int("RLX_POISON", 0) != 0;
-    return cpu_program_new(dev, g, plan, params, poison, (cpu_program **)prog);
+    return cpu_program_new(dev, g, plan, params, (cpu_program **)prog);
 }
 static void cpu_prog_free(void *prog) { cpu_program_free(prog); }
 static rlx_status cpu_prog_run(void *prog, const void *const *inputs) { return cpu_program_run(prog, inputs); }
