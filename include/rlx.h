@@ -325,8 +325,9 @@ typedef struct rlx_compile_options {
      * rounding; the weights' own quantization error is larger). Where a
      * device or weight type has no such kernel, or it would not be faster
      * (the Vulkan decode of a plain Q8_0 product), the product is exact.
-     * 1: exact: weights are decoded to f32 and multiplied with f32 x.
-     * env RLX_EXACT_QUANT=1 sets it. */
+     * 1: exact: weights are decoded to f32 and multiplied with f32 x (the
+     * Vulkan prefill tier on tensor cores rounds both to f16 either way:
+     * docs/ops.md). env RLX_EXACT_QUANT=1 sets it. */
     int exact_quant;
 } rlx_compile_options;
 
