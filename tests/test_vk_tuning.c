@@ -3,7 +3,7 @@
  * derived from an H200's capabilities they are the values the decode and
  * prefill rules were measured with (132 SMs: split-K below 132 tiles, 300
  * for Q8_0, 264 workgroups; matvec groups kept at 256 / 512 workgroups; the
- * Q8_0 i8 grid one wave of 1056), they follow the unit count on another
+ * Q8_0 i8 grid one wave of 1056; attention splits aiming at 256), they follow the unit count on another
  * device, fall back when it is unknown, and a software device neither
  * splits nor polls; the environment's overrides parse, and a malformed one
  * is ignored.
@@ -46,6 +46,7 @@ TEST(vk_tuning_h200_values) {
     CHECK(t.split_below == 132 && t.split_below_q8_0 == 300 && t.split_target == 264);
     CHECK(t.mm_full_wave == 264);
     CHECK(t.matvec_min_tiles == 256 && t.matvec_min_tiles_long == 512);
+    CHECK(t.att_target_wgs == 256 && t.att_full_grid == 512);
     CHECK(t.i8_grid_q8_0 == 1056);
     CHECK(t.shared_bytes == 232448 && t.spin_us == 20000);
     /* no override set: every rule applies */

@@ -36,6 +36,10 @@ static void fill_derived(vk_tuning *t, const vk_caps *cp) {
      * (H200: 256 and 512) */
     t->matvec_min_tiles = pow2_floor(2 * t->units);
     t->matvec_min_tiles_long = pow2_floor(4 * t->units);
+    /* attention alike: two (four) workgroups a unit, rounded down to a power
+     * of two (H200: 256 and 512) */
+    t->att_target_wgs = pow2_floor(2 * t->units);
+    t->att_full_grid = pow2_floor(4 * t->units);
     /* one wave of 256-lane workgroups at full occupancy, where the device
      * says how many lanes a unit holds (H200: 132 x 8 = 1056); else no cap */
     t->i8_grid_q8_0 = cp->compute_units && cp->lanes_per_unit >= 256 ? cp->compute_units * (cp->lanes_per_unit / 256)

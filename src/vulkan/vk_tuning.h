@@ -34,6 +34,9 @@ struct vk_tuning {
      * shape keeps (rows of K >= 8192: matvec_min_tiles_long) */
     uint32_t matvec_min_tiles, matvec_min_tiles_long;
     uint32_t i8_grid_q8_0;        /* i8 matvec on Q8_0: most workgroups (one full wave); UINT32_MAX: no cap */
+    /* Attention (attention.c): workgroups a split-key grid aims at, and the
+     * grid below which it takes 16-row query tiles instead of 32 */
+    uint32_t att_target_wgs, att_full_grid;
     uint64_t shared_bytes;        /* shared memory the prefill tiers plan with (caps, or RLX_VK_DQ_MM_SHARED less) */
     uint32_t spin_us;             /* longest fence poll of a segment; 0 on software devices */
 
