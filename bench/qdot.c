@@ -1,7 +1,7 @@
 /*
  * bench/qdot.c — decode-shaped quantized matvec on the CPU (DEQUANT_MATMUL
  * with M = 1): the 8-bit-activation fast path (cpu/kernels/qdot.h) against the
- * exact generic path (RLX_CPU_EXACT_QUANT=1: decode each row to f32, dot),
+ * exact generic path (exact_quant = 1: decode each row to f32, dot),
  * for Llama-3.2-1B-like shapes, and f32 weights for reference (fast column:
  * rlx_sgemm with M = 1 and B as [N, K]; generic column: dequant_matmul f32).
  *
@@ -193,6 +193,7 @@ static double time_dequant(rlx_dtype dt, const void *w, size_t bytes, int64_t N,
     rlx_compile_options_init(&o);
     o.backend = RLX_BACKEND_CPU;
     o.threads = threads;
+    o.exact_quant = exact;
     rlx_exec *e = NULL;
     double t = -1;
     if (rlx_compile(g, &o, &e) == RLX_OK) {
@@ -201,11 +202,9 @@ static double time_dequant(rlx_dtype dt, const void *w, size_t bytes, int64_t N,
             snprintf(name, sizeof name, "w%d", i);
             ok = rlx_exec_set_param(e, name, dt, w, bytes) == RLX_OK;
         }
-        if (exact) setenv("RLX_CPU_EXACT_QUANT", "1", 1);
         run_ctx c = {e, {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, K}, .data = (void *)x,
                          .bytes = sizeof(float) * (size_t)K}};
         if (ok) t = time_med(run_exec, &c);
-        unsetenv("RLX_CPU_EXACT_QUANT");
     }
     if (t < 0) fprintf(stderr, "bench_qdot: %s\n", rlx_last_error());
     rlx_exec_free(e);
@@ -223,14 +222,13 @@ static double time_dequant_m(rlx_dtype dt, const void *w, size_t bytes, int64_t 
     rlx_compile_options_init(&o);
     o.backend = RLX_BACKEND_CPU;
     o.threads = threads;
+    o.exact_quant = exact;
     rlx_exec *e = NULL;
     double t = -1;
     if (rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_set_param(e, "w", dt, w, bytes) == RLX_OK) {
-        if (exact) setenv("RLX_CPU_EXACT_QUANT", "1", 1);
         run_ctx c = {e, {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = (void *)x,
                          .bytes = sizeof(float) * (size_t)(M * K)}};
         t = time_med(run_exec, &c);
-        unsetenv("RLX_CPU_EXACT_QUANT");
     }
     if (t < 0) fprintf(stderr, "bench_qdot: %s\n", rlx_last_error());
     rlx_exec_free(e);

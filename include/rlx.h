@@ -332,6 +332,19 @@ typedef struct rlx_compile_options {
     int         device_index;
     const char *device_name;
     rlx_precision precision;
+    /* Products with block-quantized weights (rlx_dequant_matmul and its
+     * fused forms). 0 (default): the fast path, as llama.cpp computes them:
+     * x is rounded to 8-bit integers in blocks (32 values for Q4_0..Q8_0, 256
+     * for the K-quants; one f32 scale per block, absmax / 127) and multiplied
+     * with the weights' integer quants in integer dot products, so a result
+     * differs from the exact product by about 2e-3 to 4e-3 relative (x's
+     * rounding; the weights' own quantization error is larger). Where a
+     * device or weight type has no such kernel, or it would not be faster
+     * (the Vulkan decode of a plain Q8_0 product), the product is exact.
+     * 1: exact: weights are decoded to f32 and multiplied with f32 x (the
+     * Vulkan prefill tier on tensor cores rounds both to f16 either way:
+     * docs/ops.md). env RLX_EXACT_QUANT=1 sets it. */
+    int exact_quant;
     /* Profiling and debugging (docs/build.md, "Profiling and debugging").
      * trace_path: write a Chrome / Perfetto trace (JSON Trace Event Format,
      * array form) of compilation and of every run to this file; NULL = off
@@ -513,7 +526,7 @@ rlx_status rlx_exec_numerics(const rlx_exec *e, rlx_numerics_report *out);
 typedef struct rlx_model rlx_model;
 
 typedef struct rlx_model_options {
-    rlx_compile_options compile;   /* backend, device, threads (init: defaults); trace_path and
+    rlx_compile_options compile;   /* backend, device, threads, exact_quant (init: defaults); trace_path and
                                     * check_numerics apply to the model's program (a numerics
                                     * finding is logged as a warning) */
     int n_ctx;                     /* KV cache positions; 0 = min(trained context, 4096); < 0 is INVALID_ARGUMENT */

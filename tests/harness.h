@@ -68,9 +68,10 @@ bool test_temp_file(char *path_template);
  * could not be read. */
 bool test_read_file(const char *path, void **out, size_t *size);
 /* Sets environment variable `name` to `value` (NULL: unset) and returns its
- * previous value (malloc'ed, NULL if unset) for test_env_restore. Tests may
- * leave settings behind (test_model.c keeps RLX_CPU_EXACT_QUANT=1), so a
- * test that depends on one sets it explicitly. */
+ * previous value (malloc'ed, NULL if unset) for test_env_restore, which each
+ * test calls before it returns, so no test leaves a setting behind. Where an
+ * option exists (rlx_compile_options: fuse, threads, backend, exact_quant),
+ * tests set the option instead; this is for the overrides that have none. */
 char *test_env_swap(const char *name, const char *value);
 void  test_env_restore(const char *name, char *saved);   /* frees saved */
 /* How many times `what` occurs in text (NULL text: 0); e.g. in a report. */

@@ -232,14 +232,10 @@ rlx_graph *ops_dequant_graph(rlx_dtype dt, int64_t M, int64_t N, int64_t K) {
 
 bool ops_run_dequant(rlx_graph *g, const rlx_compile_options *o, rlx_exec **e, rlx_dtype dt, const void *w, size_t wbytes,
                      const rlx_tensor *in, float *y, size_t ybytes, bool exact) {
-    const char *old = getenv("RLX_CPU_EXACT_QUANT");
-    char keep[32] = "";
-    if (old) snprintf(keep, sizeof keep, "%s", old);
-    if (exact) setenv("RLX_CPU_EXACT_QUANT", "1", 1);
-    else unsetenv("RLX_CPU_EXACT_QUANT");
-    bool ok = (*e || rlx_compile(g, o, e) == RLX_OK) && rlx_exec_set_param(*e, "w", dt, w, wbytes) == RLX_OK &&
-              rlx_exec_run(*e, in, 1) == RLX_OK && rlx_exec_read_output(*e, "y", y, ybytes) == RLX_OK;
-    if (old) setenv("RLX_CPU_EXACT_QUANT", keep, 1);
-    else unsetenv("RLX_CPU_EXACT_QUANT");
-    return ok;
+    rlx_compile_options oq;
+    if (o) oq = *o;
+    else rlx_compile_options_init(&oq);
+    oq.exact_quant = exact;
+    return (*e || rlx_compile(g, &oq, e) == RLX_OK) && rlx_exec_set_param(*e, "w", dt, w, wbytes) == RLX_OK &&
+           rlx_exec_run(*e, in, 1) == RLX_OK && rlx_exec_read_output(*e, "y", y, ybytes) == RLX_OK;
 }

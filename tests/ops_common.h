@@ -29,9 +29,9 @@ float   *ops_rand_f32(int64_t n, double lo, double hi);
 void    *ops_quantized_weights(rlx_dtype dt, int64_t N, int64_t K, double **decoded, size_t *bytes);
 /* y = dequant_matmul(x, w): input "x" f32 [M, K], param "w" dt [N, K], output "y". */
 rlx_graph *ops_dequant_graph(rlx_dtype dt, int64_t M, int64_t N, int64_t K);
-/* Compiles g into *e unless it is set already, sets param "w", runs input in
- * and reads output "y", with RLX_CPU_EXACT_QUANT set to 1 or unset for the
- * call (restored afterwards: other tests leave it set). */
+/* Compiles g into *e with o (NULL: defaults) and exact_quant = exact unless
+ * *e is set already (then exact is the one *e was compiled with), sets param
+ * "w", runs input in and reads output "y". */
 bool ops_run_dequant(rlx_graph *g, const rlx_compile_options *o, rlx_exec **e, rlx_dtype dt, const void *w, size_t wbytes,
                      const rlx_tensor *in, float *y, size_t ybytes, bool exact);
 double  *ops_f32_to_f64(const float *x, int64_t n);

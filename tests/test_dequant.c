@@ -38,18 +38,15 @@ static bool run_case(rlx_dtype dt, int64_t M, int64_t N, int64_t K, bool vulkan)
     rlx_compile_options o;
     if (vulkan) vkp_options(&o); else { rlx_compile_options_init(&o); o.backend = RLX_BACKEND_CPU; }
     rlx_exec *e = NULL;
-    setenv("RLX_VK_EXACT_QUANT", "1", 1);   /* the exact decode kernels; the 8-bit-x one: test_vk_matvec_i8.c */
+    /* the exact decode kernels (the 8-bit-x ones: test_vk_matvec_i8.c,
+     * test_qdot.c): 2e-5 holds for the exact paths only, on the CPU and in
+     * host steps of a Vulkan run too */
+    o.exact_quant = 1;
     bool ok = rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_set_param(e, "w", dt, w, wbytes) == RLX_OK;
-    unsetenv("RLX_VK_EXACT_QUANT");
     rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = x, .bytes = sizeof(float) * (size_t)(M * K)};
     float *y = malloc(sizeof(float) * (size_t)(M * N)), rows[3 * 512];
-    /* 2e-5 holds for the exact CPU path only: the CPU's 8-bit-activation fast
-     * path (M <= 4, tested in test_qdot.c) is switched off for CPU runs, and
-     * for host steps of a Vulkan run. No effect on GPU kernels. */
-    setenv("RLX_CPU_EXACT_QUANT", "1", 1);
     ok = ok && rlx_exec_run(e, &in, 1) == RLX_OK && rlx_exec_read_output(e, "y", y, sizeof(float) * (size_t)(M * N)) == RLX_OK &&
          rlx_exec_read_output(e, "rows", rows, sizeof(float) * 3 * (size_t)K) == RLX_OK;
-    unsetenv("RLX_CPU_EXACT_QUANT");
     if (!ok) printf("    %s M %lld: %s\n", rlx_dtype_name(dt), (long long)M, rlx_last_error());
     if (ok && vulkan) {   /* both nodes must run as GPU kernels, not host steps */
         rlx_exec_stats st;

@@ -413,7 +413,9 @@ static void check_file_vs_reference_without(const tiny_model_spec *spec, const c
         unlink(orig);
         CHECK_MSG(rc == 0, "%s: rewrite", what);
     }
-    rlx_model *m = tiny_model_load(path, RLX_BACKEND_CPU);
+    /* exact decoding, as the reference decodes the same bytes (weights kept in
+     * their block type: dequant_matmul, a quantized gather, tied output) */
+    rlx_model *m = tiny_model_load_quant(path, RLX_BACKEND_CPU, 1);
     gguf_file *f = NULL;
     rlx_status st = gguf_open(path, &f);
     unlink(path);
@@ -477,9 +479,7 @@ TEST(llama_gguf_files_match_float64_reference) {
     s.attn_bias = 1;   /* llama.cpp's optional llama biases: attn_q/k/v/output.bias */
     check_file_vs_reference(&s, "llama with attention biases");
     if (harness_failed()) return;
-    /* weights kept in their block type (dequant_matmul, a quantized gather,
-     * tied output): exact decoding, as the reference decodes the same bytes */
-    setenv("RLX_CPU_EXACT_QUANT", "1", 1);
+    /* weights kept in their block type (check_file_vs_reference decodes them exactly) */
     tiny_model_spec_init(&s);
     s.weight_type = QTYPE_Q8_0;
     s.rope_freqs = 1;
@@ -491,7 +491,6 @@ TEST(llama_gguf_files_match_float64_reference) {
     s.n_ff = 512;
     s.head_dim = 128;   /* not embd / heads = 64; q rows 512, o rows of 512 (K-quant rows: multiples of 256) */
     if (!harness_failed()) check_file_vs_reference(&s, "qwen3 Q4_K, head dim 128");
-    unsetenv("RLX_CPU_EXACT_QUANT");
 }
 
 /* Optional metadata takes llama.cpp's defaults: no head_count_kv means as

@@ -33,13 +33,12 @@ static void greedy(rlx_model *m, const char *prompt, int n, int32_t *out /* [64]
     if (r != RLX_OK) printf("    generate: %s\n", rlx_last_error());
 }
 
-/* Exact weight decoding on the CPU: the fast decode path quantizes
- * activations to 8 bits (about 1e-3 relative), which would blur comparisons
- * at 1e-5 and could flip near-tied greedy choices between backends. */
-static void exact_cpu_quant(void) { setenv("RLX_CPU_EXACT_QUANT", "1", 1); }
+/* The CPU models decode weights exactly (compile.exact_quant): the fast
+ * path quantizes activations to 8 bits (about 1e-3 relative), which would
+ * blur comparisons at 1e-5 and could flip near-tied greedy choices between
+ * backends. */
 
 TEST(model_prefill_equals_decode_each_arch_and_type) {
-    exact_cpu_quant();
     const char *archs[] = {"llama", "qwen2", "qwen3"};
     uint32_t types[] = {QTYPE_F32, QTYPE_F16, QTYPE_Q8_0, QTYPE_Q4_K};
     for (int a = 0; a < 3; a++) {
@@ -57,7 +56,7 @@ TEST(model_prefill_equals_decode_each_arch_and_type) {
             char path[128];
             tiny_model_tmp_path(path, sizeof path, "prefill");
             CHECK_MSG(tiny_model_write(&spec, path) == 0, "write %s", rlx_last_error());
-            rlx_model *m = tiny_model_load(path, RLX_BACKEND_CPU);
+            rlx_model *m = tiny_model_load_quant(path, RLX_BACKEND_CPU, 1);
             unlink(path);
             CHECK(m != NULL);
             rlx_model_info info;
@@ -82,11 +81,9 @@ TEST(model_prefill_equals_decode_each_arch_and_type) {
             CHECK_MSG(sqrt(num / den) < 1e-5, "%s %s: prefill vs decode %.3g", archs[a], qtype_name(types[t]), sqrt(num / den));
         }
     }
-    unsetenv("RLX_CPU_EXACT_QUANT");   /* exact_cpu_quant() is this test's alone */
 }
 
 TEST(model_greedy_generation_cpu_equals_vulkan) {
-    exact_cpu_quant();
     tiny_model_spec spec;
     tiny_model_spec_init(&spec);
     spec.weight_type = QTYPE_Q8_0;
@@ -94,7 +91,7 @@ TEST(model_greedy_generation_cpu_equals_vulkan) {
     char path[128];
     tiny_model_tmp_path(path, sizeof path, "gen");
     CHECK(tiny_model_write(&spec, path) == 0);
-    rlx_model *m = tiny_model_load(path, RLX_BACKEND_CPU);
+    rlx_model *m = tiny_model_load_quant(path, RLX_BACKEND_CPU, 1);
     CHECK(m != NULL);
     int32_t a[64], b[64];
     greedy(m, "hello world", 20, a);
@@ -127,7 +124,6 @@ TEST(model_greedy_generation_cpu_equals_vulkan) {
                   "vulkan greedy tokens differ from the cpu's");
     }
     unlink(path);
-    unsetenv("RLX_CPU_EXACT_QUANT");   /* exact_cpu_quant() is this test's alone */
 }
 
 TEST(model_context_limit_and_errors) {

@@ -4,9 +4,9 @@
  * the three Llama patterns: one norm feeding the q, k, v projections (GQA
  * sizes), one feeding the SwiGLU gate/up pair, one feeding a single
  * projection (the lm head); plus all of them off one norm.
- *   - CPU fused == unfused (RLX_NO_FUSE=1) bit for bit for Q8_0, Q4_K, Q6_K,
+ *   - CPU fused == unfused (fuse = 0) bit for bit for Q8_0, Q4_K, Q6_K,
  *     F16 and F32 weights, M = 1, 3 and 20, with the 8-bit-x fast path and
- *     with RLX_CPU_EXACT_QUANT=1;
+ *     with exact_quant = 1;
  *   - against a float64 reference (norm, then the products, in double) within
  *     the documented bounds (docs/ops.md: exact paths to f32 rounding, the
  *     8-bit-x fast path about 4e-3, a SwiGLU compounding two products);
@@ -167,15 +167,15 @@ static void result_free(result *r) {
     memset(r, 0, sizeof *r);
 }
 
-/* Compiles g for the CPU (fuse on or off) and runs it once; the whole of it
- * under RLX_CPU_EXACT_QUANT=exact. */
+/* Compiles g for the CPU (fuse on or off, exact_quant = exact) and runs it once. */
 static bool run_cpu(const rlx_graph *g, pattern p, twist t, const weights *w, const run_data *d, bool fuse, bool exact,
                     result *res) {
     memset(res, 0, sizeof *res);
     rlx_compile_options o;
     rlx_compile_options_init(&o);
     o.backend = RLX_BACKEND_CPU;
-    char *no_fuse = test_env_swap("RLX_NO_FUSE", fuse ? "0" : "1"), *exact_q = test_env_swap("RLX_CPU_EXACT_QUANT", exact ? "1" : "0");
+    o.fuse = fuse;
+    o.exact_quant = exact;
     rlx_exec *e = NULL;
     int64_t K = w->K;
     bool ok = rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_set_param_f32(e, "gamma", d->gamma, (size_t)K) == RLX_OK &&
@@ -200,8 +200,6 @@ static bool run_cpu(const rlx_graph *g, pattern p, twist t, const weights *w, co
     if (ok) res->report = rlx_exec_report(e);
     if (!ok) printf("    %s %s M %lld fuse %d exact %d: %s\n", pattern_name[p], rlx_dtype_name(w->dt), (long long)d->M, fuse,
                     exact, rlx_last_error());
-    test_env_restore("RLX_NO_FUSE", no_fuse);
-    test_env_restore("RLX_CPU_EXACT_QUANT", exact_q);
     rlx_exec_free(e);
     return ok && res->report;
 }
@@ -368,9 +366,10 @@ TEST(norm_fusion_option_off) {
  * both on their exact kernels at M = 1. */
 /* One pattern, weight set and M on both backends; false (printed) on a mismatch. */
 /* Whether Vulkan folds the norm: decode sizes (M <= 8), the i8 matvec's types
- * (Q8_0, Q4_K, Q6_K), a device with integer dot products, default settings. */
+ * (Q8_0, Q4_K, Q6_K), a device with integer dot products, default settings
+ * (the environment may override exact_quant and the i8 types). */
 static bool vk_folds(rlx_dtype dt, int64_t M) {
-    const char *exact = getenv("RLX_VK_EXACT_QUANT");
+    const char *exact = getenv("RLX_EXACT_QUANT");
     bool i8_default = !(exact && *exact && strcmp(exact, "0")) && !getenv("RLX_VK_DQ_I8");
     return M <= 8 && (dt == RLX_Q8_0 || dt == RLX_Q4_K || dt == RLX_Q5_K || dt == RLX_Q6_K) && vkp_devices_int_dot() == 1 &&
            i8_default;
@@ -388,10 +387,7 @@ static bool vk_case(pattern p, const weights *w, int64_t M, bool require_gpu) {
     double tol = w->dt == RLX_F32 ? 2e-5 : 2e-2;
     bool ok = vkp_compare(g, &in, 1, tol, require_gpu);
     if (ok && w->dt != RLX_F32 && M == 1) {   /* both exact: the normalization checked tightly */
-        char *cq = test_env_swap("RLX_CPU_EXACT_QUANT", "1"), *vq = test_env_swap("RLX_VK_EXACT_QUANT", "1");
-        ok = vkp_compare(g, &in, 1, 2e-5, require_gpu);
-        test_env_restore("RLX_CPU_EXACT_QUANT", cq);
-        test_env_restore("RLX_VK_EXACT_QUANT", vq);
+        ok = vkp_compare_quant(g, &in, 1, 2e-5, require_gpu, 1);
         if (!ok) printf("    (both backends exact)\n");
     }
     /* Vulkan folds the norm per specialization where its i8 matvec takes it in
@@ -432,7 +428,6 @@ TEST(norm_fusion_vk_parity) {
     bool require_gpu = true, ok = true;   /* the fused ops run on the GPU: no host steps */
     static const rlx_dtype vdt[] = {RLX_F32, RLX_Q4_K, RLX_Q8_0};
     static const int64_t Ms[] = {1, 20};
-    char *no_fuse = test_env_swap("RLX_NO_FUSE", "0");
     for (size_t t = 0; t < sizeof vdt / sizeof vdt[0] && ok; t++) {
         weights w;
         weights_make(&w, vdt[t]);
@@ -440,7 +435,6 @@ TEST(norm_fusion_vk_parity) {
             for (size_t m = 0; m < sizeof Ms / sizeof Ms[0] && ok; m++) ok = vk_case((pattern)p, &w, Ms[m], require_gpu);
         weights_free(&w);
     }
-    test_env_restore("RLX_NO_FUSE", no_fuse);
     CHECK(ok);
 }
 

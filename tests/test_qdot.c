@@ -434,7 +434,7 @@ TEST(qdot_find_rules) {
 }
 
 /* DEQUANT_MATMUL on the CPU: the fast path (when this CPU has one) within
- * the 8-bit tolerance, RLX_CPU_EXACT_QUANT=1 exact, and NaN in x propagating
+ * the 8-bit tolerance, exact_quant exact, and NaN in x propagating
  * (that call takes the exact path for every row). */
 static bool graph_case(uint32_t qt, int64_t M, int64_t N, int64_t K, int threads, bool exact, bool nan) {
     rlx_dtype dt = (rlx_dtype)quant_dtype_of_type(qt);
@@ -487,6 +487,50 @@ TEST(qdot_dequant_matmul_decode_path) {
         }
         CHECK(graph_case(fast_types[t], 2, 53, K, 2, false, true));
     }
+}
+
+/* exact_quant's environment override: RLX_EXACT_QUANT=1 makes an exec
+ * compiled with exact_quant = 0 decode exactly; a value other than 0 or 1 in
+ * the option is refused, naming it. */
+TEST(qdot_exact_quant_env_override_and_bad_value) {
+    const uint32_t qt = QTYPE_Q8_0;
+    const int64_t M = 1, N = 53, K = test_K(qt, 9);
+    rlx_dtype dt = (rlx_dtype)quant_dtype_of_type(qt);
+    double *wd;
+    size_t rb;
+    uint8_t *w = make_w(qt, N, K, false, &wd, &rb);
+    float *x = malloc(sizeof(float) * (size_t)(M * K)), *y = malloc(sizeof(float) * (size_t)(M * N));
+    double *want = calloc((size_t)(M * N), sizeof(double));
+    test_fill_uniform_f32(x, M * K, -1, 1);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t i = 0; i < K; i++) want[n] += (double)x[i] * wd[n * K + i];
+    rlx_graph *g = ops_dequant_graph(dt, M, N, K);
+    rlx_compile_options o;
+    rlx_compile_options_init(&o);
+    o.backend = RLX_BACKEND_CPU;
+    rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = x, .bytes = sizeof(float) * (size_t)(M * K)};
+    char *saved = test_env_swap("RLX_EXACT_QUANT", "1");
+    rlx_exec *e = NULL;
+    bool ok = ops_run_dequant(g, &o, &e, dt, w, rb * (size_t)N, &in, y, sizeof(float) * (size_t)(M * N), false);
+    test_env_restore("RLX_EXACT_QUANT", saved);
+    rlx_exec_free(e);
+    CHECK_MSG(ok, "%s", rlx_last_error());
+    CHECK(ok && test_close_f32_f64("RLX_EXACT_QUANT=1", y, want, M * N, 2e-5));
+    e = NULL;   /* and without it the fast path runs, where this CPU has one */
+    ok = ops_run_dequant(g, &o, &e, dt, w, rb * (size_t)N, &in, y, sizeof(float) * (size_t)(M * N), false);
+    rlx_exec_free(e);
+    CHECK(ok);
+    if (ok && qdot_find(qt, &(qdot_kernel){0}))
+        CHECK_MSG(test_rel_error_f32_f64(y, want, M * N) >= 1e-4, "the default computed exactly: %.3g",
+                  test_rel_error_f32_f64(y, want, M * N));
+    o.exact_quant = 2;
+    e = NULL;
+    rlx_status st = rlx_compile(g, &o, &e);
+    CHECK_MSG(st == RLX_STATUS_INVALID_ARGUMENT && strstr(rlx_last_error(), "exact_quant"), "exact_quant = 2: %s, '%s'",
+              rlx_status_name(st), rlx_last_error());
+    rlx_exec_free(e);
+    rlx_graph_free(g);
+    free(w); free(wd); free(x); free(y); free(want);
 }
 
 /* Prefill-sized M: the gemm paths (row tiles below packed_min_rows, packed

@@ -1,7 +1,7 @@
 /*
  * test_rope_kv_fusion.c — kv_write(cache, rope(x, ...), pos) fused into
  * rope_kv_write (passes/fuse.c): on the CPU the fused graph equals the
- * unfused one (RLX_NO_FUSE=1) bit for bit, over random shapes, both rope
+ * unfused one (fuse = 0) bit for bit, over random shapes, both rope
  * styles, with and without frequency factors and offsets, at the first, a
  * middle and the last cache slot; the fused node really appears, and its
  * Vulkan lowering is the one-dispatch "rope-kv-write" tier, which matches
@@ -58,10 +58,9 @@ static rlx_exec *compile_variant(const rlx_graph *g, int v, const char *cache, c
     rlx_compile_options o;
     if (v == V_VK) vkp_options(&o);
     else { rlx_compile_options_init(&o); o.backend = RLX_BACKEND_CPU; }
-    if (v == V_CPU_UNFUSED) setenv("RLX_NO_FUSE", "1", 1);
+    o.fuse = v != V_CPU_UNFUSED;
     rlx_exec *e = NULL;
     rlx_status st = rlx_compile(g, &o, &e);
-    unsetenv("RLX_NO_FUSE");
     if (st == RLX_OK) st = rlx_exec_set_param_f32(e, cache, cache0, (size_t)n_cache);
     if (st != RLX_OK) {
         printf("    variant %d: %s\n", v, rlx_last_error());

@@ -2,7 +2,7 @@
  * test_vk_dequant_gemm.c — the prefill tiers of DEQUANT_MATMUL on Vulkan
  * (M > 8: src/vulkan/lower/dequant_gemm.c, shaders/dequant_mm*.comp) for
  * every weight type, against a float64 reference over the decoded weights
- * and against the CPU backend (exact decoding, RLX_CPU_EXACT_QUANT=1).
+ * and against the CPU backend (exact decoding, exact_quant = 1).
  *
  * Shapes: M in {9, 17, 64, 100} (below, at and past one 64-row tile), N no
  * multiple of the 64-wide tile (and one multiple of 4 for vector stores), K
@@ -122,12 +122,11 @@ static bool run_gemm_case(gemm_case *gc) {
     oc.backend = RLX_BACKEND_CPU;
     vkp_options(&ov);
     ov.precision = gc->precision;
+    oc.exact_quant = ov.exact_quant = 1;   /* ov: for host steps of the Vulkan run */
     rlx_exec *ec = NULL, *ev = NULL;
-    setenv("RLX_CPU_EXACT_QUANT", "1", 1);   /* also covers host steps of the Vulkan run */
     bool ok = rlx_compile(g, &oc, &ec) == RLX_OK && rlx_compile(g, &ov, &ev) == RLX_OK &&
               rlx_exec_set_param(ec, "w", dt, w, wbytes) == RLX_OK && rlx_exec_set_param(ev, "w", dt, w, wbytes) == RLX_OK &&
               rlx_exec_run(ec, in, gc->nM) == RLX_OK && rlx_exec_run(ev, in, gc->nM) == RLX_OK;
-    unsetenv("RLX_CPU_EXACT_QUANT");
     if (!ok) printf("    %s N %lld K %lld: %s\n", tn, (long long)N, (long long)K, rlx_last_error());
     rlx_exec_stats st = {0};
     ok = ok && rlx_exec_get_stats(ev, &st) == RLX_OK;

@@ -18,7 +18,7 @@
 
 
 /* The kernel a decode matvec of dt must run on (the tests here set
- * RLX_VK_EXACT_QUANT=1): the 8-weight-run kernel for Q8_0/Q4_K/Q6_K unless
+ * exact_quant = 1): the 8-weight-run kernel for Q8_0/Q4_K/Q6_K unless
  * RLX_VK_DQ_RUN=0, else the part-per-lane one. */
 static const char *expected_tier(rlx_dtype dt) {
     const char *env = getenv("RLX_VK_DQ_RUN");
@@ -54,12 +54,11 @@ static bool matvec_case(rlx_dtype dt, int64_t M, int64_t N, int64_t K) {
     rlx_output(g, "y", rlx_dequant_matmul(g, rlx_input(g, "x", RLX_F32, 2, xd), rlx_param(g, "w", dt, 2, wdims)));
     rlx_compile_options o;
     vkp_options(&o);
+    o.exact_quant = 1;   /* the exact kernels; the 8-bit-x one: test_vk_matvec_i8.c */
     rlx_exec *e = NULL;
     rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = x, .bytes = sizeof(float) * (size_t)(M * K)};
-    setenv("RLX_VK_EXACT_QUANT", "1", 1);   /* the exact kernels; the 8-bit-x one: test_vk_matvec_i8.c */
     bool ok = rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_set_param(e, "w", dt, w, wbytes) == RLX_OK &&
               rlx_exec_run(e, &in, 1) == RLX_OK && rlx_exec_read_output(e, "y", y, sizeof(float) * (size_t)(M * N)) == RLX_OK;
-    unsetenv("RLX_VK_EXACT_QUANT");
     if (!ok) printf("    %s M %lld N %lld K %lld: %s\n", rlx_dtype_name(dt), (long long)M, (long long)N, (long long)K,
                     rlx_last_error());
     rlx_exec_stats st;
@@ -144,22 +143,22 @@ static bool fused_case(rlx_dtype dt, bool swiglu, int64_t M, int64_t N, int64_t 
         {.name = "r", .dtype = RLX_F32, .rank = 2, .dims = {M, N}, .data = r, .bytes = sizeof(float) * (size_t)(M * N)},
     };
     bool ok = true;
-    setenv("RLX_CPU_EXACT_QUANT", "1", 1);   /* the CPU's 8-bit-activation path is checked in test_qdot.c */
-    setenv("RLX_VK_EXACT_QUANT", "1", 1);    /* and Vulkan's in test_vk_matvec_i8.c */
     /* CPU fused, CPU unfused, Vulkan, Vulkan with K split in 3 (prefill sizes) */
     for (int variant = 0; variant < 4 && ok; variant++) {
         if (variant >= 2 && !vkp_available()) break;
         if (variant == 3 && M <= 8) break;
-        if (variant == 3) setenv("RLX_VK_DQ_SPLITK", "3", 1);
-        if (variant == 1) setenv("RLX_NO_FUSE", "1", 1);
+        char *splitk = variant == 3 ? test_env_swap("RLX_VK_DQ_SPLITK", "3") : NULL;
         rlx_compile_options o;
         if (variant >= 2) vkp_options(&o); else { rlx_compile_options_init(&o); o.backend = RLX_BACKEND_CPU; }
+        o.fuse = variant != 1;
+        /* exact products: the CPU's 8-bit-activation path is checked in
+         * test_qdot.c, Vulkan's in test_vk_matvec_i8.c */
+        o.exact_quant = 1;
         rlx_exec *e = NULL;
         ok = rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_set_param(e, "w", dt, w, wbytes) == RLX_OK &&
              (!swiglu || rlx_exec_set_param(e, "u", dt, u, ubytes) == RLX_OK) && rlx_exec_run(e, in, swiglu ? 1 : 2) == RLX_OK &&
              rlx_exec_read_output(e, "y", y, sizeof(float) * (size_t)(M * N)) == RLX_OK;
-        unsetenv("RLX_NO_FUSE");
-        unsetenv("RLX_VK_DQ_SPLITK");
+        if (variant == 3) test_env_restore("RLX_VK_DQ_SPLITK", splitk);
         if (!ok) printf("    variant %d: %s\n", variant, rlx_last_error());
         char *rep = ok ? rlx_exec_report(e) : NULL;
         const char *op = swiglu ? "dequant_swiglu" : "dequant_matmul_add";
@@ -188,8 +187,6 @@ static bool fused_case(rlx_dtype dt, bool swiglu, int64_t M, int64_t N, int64_t 
         ok = ok && test_close_f32_f64(what, y, want, M * N, variant >= 2 && M > 8 ? 1e-3 : 2e-5);
         rlx_exec_free(e);
     }
-    unsetenv("RLX_CPU_EXACT_QUANT");
-    unsetenv("RLX_VK_EXACT_QUANT");
     rlx_graph_free(g);
     free(w);
     free(u);

@@ -9,7 +9,7 @@
  *     tuning knobs including a capped grid (several tiles per workgroup);
  *   - against the exact result, within the documented bound;
  *   - the tier chosen: i8 where the device has integer dot products, the
- *     exact run kernel under RLX_VK_EXACT_QUANT=1 or RLX_VK_NO_INT_DOT=1, and
+ *     exact run kernel under exact_quant = 1 or RLX_VK_NO_INT_DOT=1, and
  *     when x does not fit in shared memory;
  *   - x holding Inf or NaN: that row's outputs are all non-finite (as the
  *     exact ones are), the other rows unaffected.
@@ -68,6 +68,9 @@ static ref_t ref_dot(const double *wd, const float *x, const double *xr, const d
 
 typedef struct i8_run { float *y; char *report; bool ok; } i8_run;
 
+/* compile option exact_quant of run_vk (vk_matvec_i8_fallbacks sets it) */
+static int exact_quant;
+
 /* Builds y = x·wᵀ (epi 0), r + x·wᵀ (epi 1) or silu(x·wᵀ) * (x·uᵀ) (epi 2)
  * from the unfused ops (fusion makes the fused nodes) and runs it on Vulkan. */
 static i8_run run_vk(rlx_dtype dt, int epi, int64_t M, int64_t N, int64_t K, const float *x, const float *r,
@@ -87,6 +90,7 @@ static i8_run run_vk(rlx_dtype dt, int epi, int64_t M, int64_t N, int64_t K, con
     };
     rlx_compile_options o;
     vkp_options(&o);
+    o.exact_quant = exact_quant;
     rlx_exec *e = NULL;
     rlx_exec_stats st;
     bool all_types = !getenv("RLX_VK_DQ_I8");   /* Q8_0 takes the i8 kernel only when asked */
@@ -115,10 +119,11 @@ static bool report_has(const i8_run *r, const char *tier) {
     return ok;
 }
 
-/* The tier prefix a decode matvec of these must take, by the environment. */
+/* The tier prefix a decode matvec of these must take, by exact_quant and the
+ * environment (which may set it too). */
 static const char *want_tier(void) {
-    const char *ex = getenv("RLX_VK_EXACT_QUANT"), *no = getenv("RLX_VK_NO_INT_DOT");
-    bool i8 = vkp_devices_int_dot() == 1 && !(ex && strcmp(ex, "0") && *ex) && !(no && strcmp(no, "0") && *no);
+    const char *ex = getenv("RLX_EXACT_QUANT"), *no = getenv("RLX_VK_NO_INT_DOT");
+    bool i8 = vkp_devices_int_dot() == 1 && !exact_quant && !(ex && strcmp(ex, "0") && *ex) && !(no && strcmp(no, "0") && *no);
     return vkp_devices_int_dot() < 0 ? "dequant-" : i8 ? "dequant-i8-" : "dequant-run-";
 }
 
@@ -305,14 +310,14 @@ TEST(vk_matvec_i8_unit_pairs) {
     CHECK(ok);
 }
 
-/* RLX_VK_EXACT_QUANT=1 and RLX_VK_NO_INT_DOT=1 take the exact run kernel
+/* exact_quant = 1 and RLX_VK_NO_INT_DOT=1 take the exact run kernel
  * (i8_case then holds the result to the exact tolerance); so does an x too
  * large for shared memory. */
 TEST(vk_matvec_i8_fallbacks) {
     VKP_REQUIRE();
-    setenv("RLX_VK_EXACT_QUANT", "1", 1);
+    exact_quant = 1;
     bool ok = i8_case(RLX_Q4_K, 0, 1, 19, 512, -1, 0) && i8_case(RLX_Q8_0, 2, 2, 11, 96, -1, 0);
-    unsetenv("RLX_VK_EXACT_QUANT");
+    exact_quant = 0;
     CHECK(ok);
     setenv("RLX_VK_NO_INT_DOT", "1", 1);   /* read when the device opens: no exec may hold it now */
     ok = i8_case(RLX_Q6_K, 1, 2, 19, 512, -1, 0);

@@ -5,7 +5,7 @@
  * places where planar bytes leave the device: a host step reading a planar
  * weight (RLX_VK_FORCE_HOST), a param that is also a graph output, and a
  * quantized constant, each against the CPU backend (both decoding exactly:
- * RLX_CPU_EXACT_QUANT, RLX_VK_EXACT_QUANT).
+ * exact_quant).
  */
 #include "vk_parity.h"
 #include "quant/quant.h"
@@ -92,8 +92,7 @@ static bool layout_case(rlx_dtype dt, int64_t N, int64_t K, bool as_const, bool 
         {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {2, K}, .data = x, .bytes = sizeof(float) * (size_t)(2 * K)},
         {.name = "ids", .dtype = RLX_I32, .rank = 1, .dims = {3}, .data = ids, .bytes = sizeof ids}};
     char *host = test_env_swap("RLX_VK_FORCE_HOST", force_host ? "dequant_matmul,gather_rows" : NULL);
-    char *cpu_exact = test_env_swap("RLX_CPU_EXACT_QUANT", "1"), *vk_exact = test_env_swap("RLX_VK_EXACT_QUANT", "1");
-    rlx_exec *ec = vkp_compile(g, false), *ev = vkp_compile(g, true);
+    rlx_exec *ec = vkp_compile_quant(g, false, 1), *ev = vkp_compile_quant(g, true, 1);
     bool ok = ec && ev && rlx_graph_status(g) == RLX_OK;
     for (int k = 0; ok && k < 2; k++) {
         rlx_exec *e = k ? ev : ec;
@@ -122,8 +121,6 @@ static bool layout_case(rlx_dtype dt, int64_t N, int64_t K, bool as_const, bool 
     }
     if (!ok) printf("    %s\n", rlx_last_error());
     test_env_restore("RLX_VK_FORCE_HOST", host);
-    test_env_restore("RLX_CPU_EXACT_QUANT", cpu_exact);
-    test_env_restore("RLX_VK_EXACT_QUANT", vk_exact);
     rlx_exec_free(ec);
     rlx_exec_free(ev);
     rlx_graph_free(g);

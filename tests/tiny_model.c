@@ -170,12 +170,15 @@ void tiny_model_tmp_path(char *buf, size_t n, const char *tag) {
     snprintf(buf, n, "/tmp/rlx_test_%s_%d.gguf", tag, (int)getpid());
 }
 
-struct rlx_model *tiny_model_load(const char *path, int backend) {
+struct rlx_model *tiny_model_load(const char *path, int backend) { return tiny_model_load_quant(path, backend, 0); }
+
+struct rlx_model *tiny_model_load_quant(const char *path, int backend, int exact_quant) {
     rlx_model_options o;
     rlx_model_options_init(&o);
     o.n_ctx = 64;
     if (backend == RLX_BACKEND_VULKAN) vkp_options(&o.compile);
     else o.compile.backend = (rlx_backend)backend;
+    o.compile.exact_quant = exact_quant;
     rlx_model *m = NULL;
     if (rlx_model_load(path, &o, &m) != RLX_OK) printf("    load %s: %s\n", path, rlx_last_error());
     return m;

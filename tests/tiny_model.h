@@ -40,6 +40,8 @@ int tiny_model_write(const tiny_model_spec *s, const char *path);
 void tiny_model_tmp_path(char *buf, size_t n, const char *tag);
 /* rlx_model_load with a 64-position context on backend (Vulkan: the test device), or NULL (printed). */
 struct rlx_model *tiny_model_load(const char *path, int backend);
+/* tiny_model_load with compile.exact_quant = exact_quant. */
+struct rlx_model *tiny_model_load_quant(const char *path, int backend, int exact_quant);
 /* What tiny_gguf_rewrite changes on the way; each hook may be NULL (keep
  * everything), and a hook that fails stops the copy with its status. */
 typedef struct tiny_gguf_edit {

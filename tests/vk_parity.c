@@ -69,10 +69,15 @@ static double as_double(const void *d, rlx_dtype dt, size_t i) {
 }
 
 bool vkp_compare(const rlx_graph *g, const rlx_tensor *in, int n_in, double tol, bool require_gpu) {
+    return vkp_compare_quant(g, in, n_in, tol, require_gpu, 0);
+}
+
+bool vkp_compare_quant(const rlx_graph *g, const rlx_tensor *in, int n_in, double tol, bool require_gpu, int exact_quant) {
     rlx_compile_options oc, ov;
     rlx_compile_options_init(&oc);
     oc.backend = RLX_BACKEND_CPU;
     vkp_options(&ov);
+    oc.exact_quant = ov.exact_quant = exact_quant;
     rlx_exec *ec = NULL, *ev = NULL;
     bool ok = false;
     if (rlx_compile(g, &oc, &ec) != RLX_OK) { printf("    cpu compile: %s\n", rlx_last_error()); goto done; }
@@ -138,13 +143,16 @@ done:
     return ok;
 }
 
-rlx_exec *vkp_compile(const rlx_graph *g, bool vulkan) {
+rlx_exec *vkp_compile(const rlx_graph *g, bool vulkan) { return vkp_compile_quant(g, vulkan, 0); }
+
+rlx_exec *vkp_compile_quant(const rlx_graph *g, bool vulkan, int exact_quant) {
     rlx_compile_options o;
     if (vulkan) vkp_options(&o);
     else {
         rlx_compile_options_init(&o);
         o.backend = RLX_BACKEND_CPU;
     }
+    o.exact_quant = exact_quant;
     rlx_exec *e = NULL;
     if (rlx_compile(g, &o, &e) != RLX_OK) printf("    compile (%s): %s\n", vulkan ? "vulkan" : "cpu", rlx_last_error());
     return e;

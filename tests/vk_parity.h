@@ -18,6 +18,8 @@ bool vkp_available(void);
 /* Compile options for the Vulkan side (device from RLX_TEST_VK_DEVICE, else any). */
 void vkp_options(rlx_compile_options *o);
 bool vkp_compare(const rlx_graph *g, const rlx_tensor *in, int n_in, double tol, bool require_gpu);
+/* vkp_compare with both backends compiled with exact_quant. */
+bool vkp_compare_quant(const rlx_graph *g, const rlx_tensor *in, int n_in, double tol, bool require_gpu, int exact_quant);
 /* 1 when every Vulkan device here has usable integer dot products (then the
  * i8 matvec tiers must be chosen), 0 when none has, -1 when they differ. */
 int vkp_devices_int_dot(void);
@@ -27,6 +29,8 @@ bool vkp_require_int_dot(void);
 /* g compiled for Vulkan (vkp_options) or the CPU; NULL, with the error
  * printed, if it does not compile. */
 rlx_exec *vkp_compile(const rlx_graph *g, bool vulkan);
+/* vkp_compile with exact_quant. */
+rlx_exec *vkp_compile_quant(const rlx_graph *g, bool vulkan, int exact_quant);
 
 /* Typical use:
  *   TEST(vk_add) {

@@ -22,6 +22,8 @@ struct cpu_device {
     int             threads;
     rlx_trace      *trace;       /* borrowed from the exec; NULL: off */
     int             trace_tid;
+    bool            exact_quant;   /* rlx_compile_options.exact_quant, given to every kernel */
+    bool            poison;        /* NaN bytes in the arena before every run */
 };
 
 typedef struct cpu_step {
@@ -44,11 +46,13 @@ struct cpu_program {
     int             prof_runs;
 };
 
-rlx_status cpu_device_new(int threads, cpu_device **out) {
+rlx_status cpu_device_new(int threads, bool exact_quant, bool poison, cpu_device **out) {
     *out = NULL;
     cpu_device *d = calloc(1, sizeof *d);
     if (!d) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
     d->threads = threads > 0 ? threads : rlx_cpu_count();
+    d->exact_quant = exact_quant;
+    d->poison = poison;
     if (d->threads > 1) {
         d->pool = rlx_threadpool_new(d->threads);
         if (!d->pool) {
@@ -108,14 +112,14 @@ static void fill_tensor(cpu_tensor *t, void *data, const ir_node *n) {
 }
 
 rlx_status cpu_program_new(cpu_device *dev, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
-                           bool poison, cpu_program **out) {
+                           cpu_program **out) {
     *out = NULL;
     cpu_program *p = calloc(1, sizeof *p);
     if (!p) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "cpu: out of memory");
     p->dev = dev;
     p->g = g;
     p->plan = plan;
-    p->poison = poison;
+    p->poison = dev->poison;
     p->arena = rlx_aligned_alloc(plan->arena_bytes ? plan->arena_bytes : 1);
     p->ptr = calloc((size_t)RLX_MAX(g->n_nodes, 1), sizeof *p->ptr);
     p->steps = calloc((size_t)RLX_MAX(g->n_nodes, 1), sizeof *p->steps);
@@ -153,6 +157,7 @@ rlx_status cpu_program_new(cpu_device *dev, const ir_graph *g, const mem_plan *p
         s->ctx.node = n;
         s->ctx.n_in = n->n_in;
         s->ctx.pool = dev->pool;
+        s->ctx.exact_quant = dev->exact_quant;
         for (int j = 0; j < n->n_in; j++) fill_tensor(&s->ctx.in[j], p->ptr[n->in[j]], &g->nodes[n->in[j]]);
         fill_tensor(&s->ctx.out, p->ptr[i], n);
     }
@@ -251,7 +256,7 @@ char *cpu_program_report(const cpu_program *p) {
     return out;
 }
 
-rlx_status cpu_run_node(const ir_graph *g, int32_t node, void *const *inputs, void *output) {
+rlx_status cpu_run_node(const ir_graph *g, int32_t node, void *const *inputs, void *output, bool exact_quant) {
     const ir_node *n = &g->nodes[node];
     cpu_kernel_fn fn = cpu_kernel_for(n->op);
     char lbl[128];
@@ -260,6 +265,7 @@ rlx_status cpu_run_node(const ir_graph *g, int32_t node, void *const *inputs, vo
     memset(&k, 0, sizeof k);
     k.node = n;
     k.n_in = n->n_in;
+    k.exact_quant = exact_quant;
     for (int j = 0; j < n->n_in; j++) fill_tensor(&k.in[j], inputs[j], &g->nodes[n->in[j]]);
     fill_tensor(&k.out, output, n);
     return fn(&k);

@@ -15,8 +15,12 @@
 typedef struct cpu_device  cpu_device;
 typedef struct cpu_program cpu_program;
 
-/* threads <= 0: one per core. */
-rlx_status cpu_device_new(int threads, cpu_device **out);
+/* threads <= 0: one per core. exact_quant: products with block-quantized
+ * weights decode them to f32 instead of rounding x to 8 bits
+ * (rlx_compile_options.exact_quant). poison: programs fill their arena with
+ * NaN bytes before every run (RLX_POISON, read by the runtime). The
+ * device's programs keep both. */
+rlx_status cpu_device_new(int threads, bool exact_quant, bool poison, cpu_device **out);
 void       cpu_device_free(cpu_device *dev);
 int        cpu_device_threads(const cpu_device *dev);
 /* The host CPU's rlx_device_info (cpu_device_info.c). */
@@ -32,9 +36,9 @@ void       cpu_param_free(cpu_device *dev, void *handle);
 
 /* g must be specialized (static shapes) and planned. param_handles[i] is the
  * handle of node i when it is a PARAM (NULL otherwise). g and plan must outlive
- * the program. poison: fill the arena with NaN bytes before every run. */
+ * the program. */
 rlx_status cpu_program_new(cpu_device *dev, const ir_graph *g, const mem_plan *plan,
-                           void *const *param_handles, bool poison, cpu_program **out);
+                           void *const *param_handles, cpu_program **out);
 void       cpu_program_free(cpu_program *p);
 
 /* inputs[i] is the data for node i when it is an INPUT (NULL otherwise);
@@ -49,8 +53,9 @@ int        cpu_program_steps(const cpu_program *p);
 char      *cpu_program_report(const cpu_program *p);
 
 /* Runs one node's kernel on host memory, single-threaded (for other backends'
- * host steps, through the runtime). inputs follow the node's input order. */
-rlx_status cpu_run_node(const ir_graph *g, int32_t node, void *const *inputs, void *output);
+ * host steps, through the runtime). inputs follow the node's input order;
+ * exact_quant as for cpu_device_new. */
+rlx_status cpu_run_node(const ir_graph *g, int32_t node, void *const *inputs, void *output, bool exact_quant);
 /* Whether the kernel table has a kernel for op (sources have none). */
 bool       cpu_backend_has_kernel(ir_op op);
 

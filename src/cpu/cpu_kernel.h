@@ -27,6 +27,9 @@ typedef struct cpu_kernel_ctx {
     cpu_tensor      in[IR_MAX_INPUTS];
     cpu_tensor      out;
     rlx_threadpool *pool;      /* may be NULL: run inline */
+    /* rlx_compile_options.exact_quant: block-quantized products decode the
+     * weights to f32 (dequant_matmul.c) instead of rounding x to 8 bits */
+    bool            exact_quant;
 } cpu_kernel_ctx;
 
 typedef rlx_status (*cpu_kernel_fn)(const cpu_kernel_ctx *k);

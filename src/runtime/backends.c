@@ -12,7 +12,8 @@
 /* ------------------------------------------------------------------ cpu */
 
 static rlx_status cpu_dev_new(const rlx_compile_options *opts, void **dev) {
-    return cpu_device_new(opts->threads, (cpu_device **)dev);
+    bool poison = rlx_env_int("RLX_POISON", 0) != 0;   /* a debugging aid without an option */
+    return cpu_device_new(opts->threads, opts->exact_quant != 0, poison, (cpu_device **)dev);
 }
 static void cpu_dev_free(void *dev) { cpu_device_free(dev); }
 static rlx_status cpu_p_alloc(void *dev, size_t bytes, void **h) { return cpu_param_alloc(dev, bytes, h); }
@@ -22,8 +23,7 @@ static rlx_status cpu_p_write(void *dev, void *h, rlx_dtype dt, int64_t row, con
 }
 static void cpu_p_free(void *dev, void *h) { cpu_param_free(dev, h); }
 static rlx_status cpu_prog_new(void *dev, const ir_graph *g, const mem_plan *plan, void *const *params, void **prog) {
-    bool poison = rlx_env_int("RLX_POISON", 0) != 0;
-    return cpu_program_new(dev, g, plan, params, poison, (cpu_program **)prog);
+    return cpu_program_new(dev, g, plan, params, (cpu_program **)prog);
 }
 static void cpu_prog_free(void *prog) { cpu_program_free(prog); }
 static rlx_status cpu_prog_run(void *prog, const void *const *inputs) { return cpu_program_run(prog, inputs); }
@@ -76,16 +76,18 @@ static const rt_backend cpu_backend = {
 #ifdef RLX_HAVE_VULKAN
 #include "vulkan/vk_backend.h"
 
+/* user: the exec's exact_quant (one of the two flags below) */
+static bool host_exact_quant = true, host_fast_quant = false;   /* never written */
 static rlx_status host_kernel(void *user, const ir_graph *g, int32_t node, void *const *inputs, void *output) {
-    (void)user;
-    return cpu_run_node(g, node, inputs, output);
+    return cpu_run_node(g, node, inputs, output, *(const bool *)user);
 }
 
 static rlx_status vk_dev_new(const rlx_compile_options *o, void **dev) {
     vk_device_options vo = {.index = o->device_index, .name = o->device_name,
                             .allow_software = o->backend == RLX_BACKEND_VULKAN, .precision = o->precision,
                             .poison_arena = o->check_numerics != 0,
-                            .host_kernel = host_kernel, .host_user = NULL};
+                            .exact_quant = o->exact_quant != 0, .host_kernel = host_kernel,
+                            .host_user = (o->exact_quant ? &host_exact_quant : &host_fast_quant)};
     return vk_backend_device_new(&vo, (vk_device **)dev);
 }
 static void vk_dev_free(void *dev) { vk_backend_device_free(dev); }

@@ -76,6 +76,7 @@ void rlx_compile_options_init(rlx_compile_options *o) {
     o->device_index = -1;
     o->device_name = NULL;
     o->precision = RLX_PRECISION_F32;
+    o->exact_quant = 0;
 }
 
 /* Environment variables override the documented options. */
@@ -98,6 +99,7 @@ static rlx_status apply_env(rlx_compile_options *o) {
     const char *trace = getenv("RLX_TRACE");
     if (trace && *trace) o->trace_path = trace;
     o->check_numerics = rlx_env_int("RLX_CHECK_NUMERICS", o->check_numerics);
+    if (rlx_env_int("RLX_EXACT_QUANT", 0)) o->exact_quant = 1;
     return RLX_OK;
 }
 
@@ -256,6 +258,7 @@ static rlx_status check_options(const rlx_compile_options *o, const char *where)
     else if (o->check_numerics != 0 && o->check_numerics != 1) why = "check_numerics must be 0 or 1";
     else if (o->fuse != 0 && o->fuse != 1) why = "fuse must be 0 or 1";
     else if (o->optimize != 0 && o->optimize != 1) why = "optimize must be 0 or 1";
+    else if (o->exact_quant != 0 && o->exact_quant != 1) why = "exact_quant must be 0 or 1";
     if (why) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_compile: options%s: %s", where, why);
     return RLX_OK;
 }
@@ -278,7 +281,7 @@ rlx_status rlx_compile(const rlx_graph *graph, const rlx_compile_options *opts, 
     if (opts) e->opts = *opts; else rlx_compile_options_init(&e->opts);
     if ((st = check_options(&e->opts, "")) != RLX_OK) goto fail;
     if ((st = apply_env(&e->opts)) != RLX_OK) goto fail;
-    if ((st = check_options(&e->opts, " (after RLX_THREADS / RLX_DEVICE / RLX_CHECK_NUMERICS)")) != RLX_OK) goto fail;
+    if ((st = check_options(&e->opts, " (after RLX_THREADS / RLX_DEVICE / RLX_EXACT_QUANT / RLX_CHECK_NUMERICS)")) != RLX_OK) goto fail;
     if ((st = rt_backend_choose(&e->opts, &e->be)) != RLX_OK) goto fail;
     static int serial;   /* names each exec's tracks apart in a shared trace */
     int exec_id = 0;

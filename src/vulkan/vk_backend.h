@@ -27,6 +27,7 @@ typedef struct vk_device_options {
     int               precision;       /* rlx_precision */
     bool              poison_arena;    /* fill each program's arena with NaN bytes once (the numerics
                                         * check: a result no kernel writes reads as NaN, not as zeros) */
+    bool              exact_quant;     /* rlx_compile_options.exact_quant: no 8-bit x in quantized products */
     vk_host_kernel_fn host_kernel;
     void             *host_user;
 } vk_device_options;

@@ -4,6 +4,7 @@
  */
 #include "vulkan/vk_backend.h"
 #include "vulkan/vk_ctx.h"
+#include "vulkan/vk_tuning.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,8 +152,8 @@ static const char *type_name(VkPhysicalDeviceType t) {
 
 /* Whether the i8 decode matvec may use the device's integer dot products
  * (its x rounding also uses subgroup shuffles). */
-static bool int_dot_usable(const vk_probe *p) {
-    return p->int_dot_feature && p->subgroup_shuffle && !rlx_env_int("RLX_VK_NO_INT_DOT", 0);
+static bool int_dot_usable(const vk_probe *p, const vk_open_overrides *ov) {
+    return p->int_dot_feature && p->subgroup_shuffle && !ov->no_int_dot;
 }
 
 int vk_device_count(void) {
@@ -171,6 +172,7 @@ char *vk_device_describe(int i) {
         return NULL;
     }
     const vk_probe *d = &p[i];
+    vk_open_overrides ov = vk_open_overrides_read();
     size_t cap = 2048;
     char *s = malloc(cap);
     if (!s) return NULL;
@@ -195,7 +197,7 @@ char *vk_device_describe(int i) {
                      d->ext_coopmat_nv ? "yes" : "no", d->ext_coopmat_nv && !d->coopmat_nv_feature ? " (feature off)" : "",
                      d->ext_coopmat_khr ? "yes" : "no", d->ext_coopmat2_nv ? "yes" : "no",
                      d->int_dot_feature ? "yes" : "no", !d->int_dot_feature ? "" : d->int_dot_accel ? ", 4x8-bit accelerated" : "",
-                     int_dot_usable(d) ? "" : d->int_dot_feature ? " (not used: RLX_VK_NO_INT_DOT or no subgroup shuffles)" : "",
+                     int_dot_usable(d, &ov) ? "" : d->int_dot_feature ? " (not used: RLX_VK_NO_INT_DOT or no subgroup shuffles)" : "",
                      units, d->bda ? "yes" : "no",
                      d->usable ? "yes" : "no, ", d->usable ? "" : d->unusable_reason);
     size_t len = w > 0 ? (size_t)w : 0;
@@ -334,7 +336,8 @@ static rlx_status open_device(const vk_probe *p, int index, vk_ctx **out) {
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
     f2.features.shaderInt64 = VK_TRUE;
     f2.features.shaderInt16 = VK_TRUE;
-    bool int_dot = int_dot_usable(p);
+    vk_open_overrides ov = vk_open_overrides_read();   /* once per logical device */
+    bool int_dot = int_dot_usable(p, &ov);
     VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR idf = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR, .pNext = f12.pNext,
         .shaderIntegerDotProduct = VK_TRUE};
@@ -343,7 +346,7 @@ static rlx_status open_device(const vk_probe *p, int index, vk_ctx **out) {
      * (registers, shared memory, ...) on stderr as it is created, where
      * VK_KHR_pipeline_executable_properties exists (a tuning aid: registers
      * set a kernel's occupancy) */
-    bool stats = p->ext_exec_props && rlx_env_int("RLX_VK_PIPELINE_STATS", 0);
+    bool stats = p->ext_exec_props && ov.pipeline_stats;
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR epf = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR, .pNext = f12.pNext,
         .pipelineExecutableInfo = VK_TRUE};
@@ -388,7 +391,7 @@ static rlx_status open_device(const vk_probe *p, int index, vk_ctx **out) {
     k->is_software = p->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     k->compute_units = p->sm_count;
     k->lanes_per_unit = p->lanes_per_sm;
-    if (rlx_env_int("RLX_VK_NO_COOPMAT", 0)) k->coopmat_nv = false;
+    if (ov.no_coopmat) k->coopmat_nv = false;
     k->int_dot = int_dot;
 
     VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = VK_MAX_PUSH};

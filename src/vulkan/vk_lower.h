@@ -28,6 +28,9 @@
  * (attention's combine fold; dequant_matmul.c, attention.c) */
 #define VK_COMB_MAX_SPLITS 8
 
+/* The device's tuning numbers and their overrides (vk_tuning.h). */
+typedef struct vk_tuning vk_tuning;
+
 /* Device features a lowering may choose from (probed once per device). */
 typedef struct vk_caps {
     uint32_t subgroup_size;
@@ -101,7 +104,11 @@ typedef struct vk_lower_ctx {
     vk_tensor       in[IR_MAX_INPUTS];
     vk_tensor       out;
     const vk_caps  *caps;
+    const vk_tuning *tuning;            /* filled once per device (vk_tuning.c) */
     vk_precision    precision;
+    /* rlx_compile_options.exact_quant: quantized products keep x in f32
+     * (no i8 matvec; dequant_matmul.c) */
+    bool            exact_quant;
     uint64_t        scratch_addr;       /* 0 while measuring */
     /* 32-bit words of device memory that keep their values between runs,
      * zero at first, for a node whose workgroups count what they finished
@@ -176,7 +183,7 @@ rlx_status vk_emit_matmul_f32_nt(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64
 /* Whether the decode matvec folds an RMS norm of M rows of K into its x
  * rounding for weights of type dt on this device (dequant_matmul.c): the
  * Vulkan backend folds norms only where this holds. */
-bool vk_i8_folds_norm(const vk_caps *caps, rlx_dtype dt, int64_t M, int64_t K);
+bool vk_i8_folds_norm(const vk_caps *caps, const vk_tuning *t, bool exact_quant, rlx_dtype dt, int64_t M, int64_t K);
 /* A stage of the persistent decode chain (vk_chain.c, shaders/decode_chain.comp):
  * a Q8_0 decode matvec on one row of x with planar rows; mirrors Stage
  * there (std430). epi 0 store, 1 + res, 2 SwiGLU (w2: the up rows); gamma:

@@ -40,6 +40,7 @@ rlx_status vk_backend_device_new(const vk_device_options *o, vk_device **out) {
     d->opts = *o;
     rlx_status st = vk_ctx_acquire(o->index, o->name, o->allow_software, &d->ctx);
     if (st != RLX_OK) { free(d); return st; }
+    vk_tuning_fill(&d->tuning, &d->ctx->caps);
     *out = d;
     return RLX_OK;
 }
@@ -59,7 +60,7 @@ void vk_backend_device_trace(vk_device *d, rlx_trace *t, int host_tid, int gpu_t
 }
 
 bool vk_backend_folds_norm(const vk_device *d, rlx_dtype w, int64_t rows, int64_t K) {
-    return vk_i8_folds_norm(&d->ctx->caps, w, rows, K);
+    return vk_i8_folds_norm(&d->ctx->caps, &d->tuning, d->opts.exact_quant, w, rows, K);
 }
 
 rlx_status vk_param_alloc(vk_device *d, size_t bytes, void **handle) {
@@ -108,7 +109,9 @@ static void lower_ctx_init(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t s
     for (int j = 0; j < n->n_in; j++) fill_vk_tensor(&c->in[j], &p->loc[n->in[j]], &p->g->nodes[n->in[j]]);
     fill_vk_tensor(&c->out, &p->loc[i], n);
     c->caps = &p->ctx->caps;
+    c->tuning = &p->dev->tuning;
     c->precision = p->dev->opts.precision ? VK_PRECISION_FAST : VK_PRECISION_F32;
+    c->exact_quant = p->dev->opts.exact_quant;
     c->scratch_addr = scratch_addr;
     c->counters_addr = emitting && p->counters.buf ? p->counters.addr + 4ull * p->info[i].counter_off : 0;
     c->status_addr = emitting ? p->io.addr + p->status_off : 0;
@@ -121,28 +124,16 @@ static bool is_step(const ir_graph *g, const mem_plan *plan, int32_t i) {
     return op != IR_OP_INPUT && op != IR_OP_PARAM && op != IR_OP_CONST && !plan->entries[i].is_view;
 }
 
-/* RLX_VK_FORCE_HOST=1 runs every node on the host; a comma-separated list of
- * op names ("attention,layer_norm") runs just those there. */
-static bool forced_to_host(ir_op op) {
-    const char *v = getenv("RLX_VK_FORCE_HOST");
-    if (!v || !*v || strcmp(v, "0") == 0) return false;
-    if (strcmp(v, "1") == 0) return true;
-    const char *name = ir_op_info_get(op)->name;
-    size_t len = strlen(name);
-    for (const char *p = v; (p = strstr(p, name)) != NULL; p += len)
-        if ((p == v || p[-1] == ',') && (p[len] == 0 || p[len] == ',')) return true;
-    return false;
+/* Whether ops of this kind run as host steps by request (RLX_VK_FORCE_HOST:
+ * every node, or a list of op names; vk_tuning.h), a debugging aid. */
+static bool forced_to_host(const vk_program *p, ir_op op) {
+    const vk_tuning *t = &p->dev->tuning;
+    return t->force_host_all || ((unsigned)op < IR_OP_COUNT && t->force_host[op]);
 }
 
-/* Longest the host polls the fence of one segment, in microseconds
- * (RLX_VK_SPIN_US, read when a program is built; 0: block in
- * vkWaitForFences at once). A software device
- * (lavapipe) runs on the CPU cores the poll would take, so it does not poll
- * by default. */
-static double spin_cap_seconds(const vk_ctx *c) {
-    int us = rlx_env_int("RLX_VK_SPIN_US", c->caps.is_software ? 0 : 20000);
-    return us > 0 ? 1e-6 * us : 0;
-}
+/* Longest the host polls the fence of one segment (vk_tuning.spin_us; 0:
+ * block in vkWaitForFences at once). */
+static double spin_cap_seconds(const vk_tuning *t) { return 1e-6 * t->spin_us; }
 
 /* Node i's dispatches: its own lowering, or with its consumer's work in the
  * epilogue (vk_epilogue.c) when info.epilogue names one; an attention node
@@ -267,13 +258,13 @@ static void plan_images(vk_program *p) {
     int32_t n_producers = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
-        if (!is_step(g, p->plan, i) || !xim_op(n->op) || forced_to_host(n->op) || p->info[i].epilogue >= 0) continue;
+        if (!is_step(g, p->plan, i) || !xim_op(n->op) || forced_to_host(p, n->op) || p->info[i].epilogue >= 0) continue;
         int32_t first = -1, gamma = -1;
         uint32_t family = 0;
         int64_t widest = 0;   /* the consumers' largest output (rows) */
         for (int32_t j = i + 1; j < g->n_nodes; j++) {
             const ir_node *m = &g->nodes[j];
-            if (!is_step(g, p->plan, j) || !xim_op(m->op) || forced_to_host(m->op) || p->info[j].comb_from >= 0 ||
+            if (!is_step(g, p->plan, j) || !xim_op(m->op) || forced_to_host(p, m->op) || p->info[j].comb_from >= 0 ||
                 p->info[j].xim_from >= 0)
                 continue;
             int32_t x = m->in[0];
@@ -380,9 +371,9 @@ static rlx_status plan_absorptions(vk_program *p) {
     int32_t *uses = pass_use_counts(g);
     if (!uses) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
     for (int32_t i = 0; i < g->n_nodes; i++) {
-        if (!is_step(g, p->plan, i) || forced_to_host(g->nodes[i].op)) continue;
+        if (!is_step(g, p->plan, i) || forced_to_host(p, g->nodes[i].op)) continue;
         int32_t j = vk_epilogue_consumer(g, p->plan, uses, i);
-        if (j >= 0 && !forced_to_host(g->nodes[j].op)) {
+        if (j >= 0 && !forced_to_host(p, g->nodes[j].op)) {
             const ir_node *cn = &g->nodes[j];
             if (same_bytes(p, cn->in[cn->op == IR_OP_ROPE ? 0 : 1], i) && epilogue_safe(p, i, j)) p->info[i].epilogue = j;
         }
@@ -395,7 +386,7 @@ static rlx_status plan_absorptions(vk_program *p) {
             p->info[i].last_combine = true;
             continue;
         }
-        if (j >= 0 && !forced_to_host(g->nodes[j].op) && same_bytes(p, g->nodes[j].in[0], i)) {
+        if (j >= 0 && !forced_to_host(p, g->nodes[j].op) && same_bytes(p, g->nodes[j].in[0], i)) {
             p->info[i].comb_into = j;
             p->info[j].comb_from = i;
         }
@@ -447,7 +438,7 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
         } else {
             rlx_fail(RLX_STATUS_UNSUPPORTED, "no GPU kernel for %s", ir_op_info_get(n->op)->name);
         }
-        if (forced_to_host(n->op)) {   /* debugging aid: bisect a wrong result by op */
+        if (forced_to_host(p, n->op)) {   /* debugging aid: bisect a wrong result by op */
             st = RLX_STATUS_UNSUPPORTED;
             rlx_fail(st, "forced by RLX_VK_FORCE_HOST");
         }
@@ -882,7 +873,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     const char *skip = getenv("RLX_VK_SKIP");
     snprintf(p->skip, sizeof p->skip, "%s", skip ? skip : "");
     if (p->skip[0]) rlx_log_msg(RLX_LOG_WARN, "RLX_VK_SKIP=%s: those kernels are not recorded, results are wrong", p->skip);
-    p->spin_cap_s = spin_cap_seconds(c);
+    p->spin_cap_s = spin_cap_seconds(&p->dev->tuning);
     if (p->profile && !(p->prof_us = calloc((size_t)g->n_nodes, sizeof *p->prof_us))) {
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
         goto fail;

@@ -9,12 +9,17 @@
 #include "vulkan/vk_backend.h"
 #include "vulkan/vk_ctx.h"
 #include "core/trace.h"
+#include "vulkan/vk_tuning.h"
 
 struct vk_device {
     vk_ctx           *ctx;
     vk_device_options opts;
     struct rlx_trace *trace;        /* vk_backend_device_trace: borrowed; NULL: off */
     int               trace_host, trace_gpu;   /* its tracks */
+    /* filled from ctx->caps (and the environment's overrides) when the
+     * device is made: per device, not per shared context, so that each
+     * rlx_compile sees the overrides set when it ran */
+    vk_tuning         tuning;
 };
 
 typedef struct vk_loc {

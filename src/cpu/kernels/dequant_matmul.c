@@ -13,8 +13,8 @@
  *     AVX-512 VNNI) 16-row panels repacked into each worker's scratch, every
  *     x row of the block (DQ_MBLOCK at a time) streaming past each panel.
  * That rounds the activations to 8 bits: ~1e-3..4e-3 relative error against
- * the exact f32 result (see qdot.h). The environment variable
- * RLX_CPU_EXACT_QUANT=1 (read on every call) forces the exact path below; x
+ * the exact f32 result (see qdot.h). rlx_compile_options.exact_quant (the
+ * kernel context's exact_quant) forces the exact path below; x
  * holding Inf/NaN in any row also takes it for the whole call.
  *
  * Exact path: decode-shaped calls (M <= 4) decode one weight row at a time
@@ -110,16 +110,10 @@ static void quant_range(void *p, int64_t begin, int64_t end, int worker) {
     }
 }
 
-/* RLX_CPU_EXACT_QUANT=1 (any value but "" or "0") turns the fast path off. */
-static bool exact_forced(void) {
-    const char *e = getenv("RLX_CPU_EXACT_QUANT");
-    return e && e[0] && strcmp(e, "0") != 0;
-}
-
 /* The 8-bit-activation path; false when it does not apply (the exact path then
  * writes every output, also over what a block before an Inf / NaN wrote). */
 static bool try_fast(dq_ctx *c, rlx_threadpool *pool) {
-    if (exact_forced() || !qdot_find(c->qtype, &c->fast)) return false;
+    if (!qdot_find(c->qtype, &c->fast)) return false;
     c->xq_bytes = qdot_act_bytes(c->fast.act, c->K);
     int64_t mb = RLX_MIN(c->M, (int64_t)DQ_MBLOCK);
     uint8_t *xq = rlx_aligned_alloc(c->xq_bytes * (size_t)mb);
@@ -201,7 +195,7 @@ rlx_status cpu_dequant_matmul(const cpu_kernel_ctx *k) {
         memset(c.out, 0, sizeof(float) * (size_t)(c.M * c.N));
         return RLX_OK;
     }
-    if (try_fast(&c, k->pool)) return RLX_OK;
+    if (!k->exact_quant && try_fast(&c, k->pool)) return RLX_OK;
     bool small = c.M <= DQ_SMALL_M;
     c.scratch_floats = (size_t)c.K * (small ? 1 : DQ_TILE);
     c.scratch_floats = (c.scratch_floats + 15) & ~(size_t)15;

@@ -24,7 +24,7 @@
  * for uniformly distributed x (tests/test_qdot.c measures it). The integer
  * part is exact, so against the decoded weights times the *decoded activations*
  * the kernels agree to f32 rounding. The exact path (decode rows to f32) stays
- * in dequant_matmul.c; RLX_CPU_EXACT_QUANT=1 forces it there.
+ * in dequant_matmul.c; rlx_compile_options.exact_quant forces it there.
  *
  * Activation layouts (xq, 64-byte aligned by the caller for speed, any
  * alignment works; every field after qs is f32 unless said otherwise):

@@ -11,6 +11,7 @@
  * f32 only, D <= 256; other cases are left to a host step.
  */
 #include "vulkan/vk_lower.h"
+#include "vulkan/vk_tuning.h"
 
 #include <math.h>
 #include <string.h>
@@ -39,7 +40,6 @@ _Static_assert(sizeof(att_combine_push) == 40, "att_combine_push must match atte
 _Static_assert(sizeof(att_push) == 128, "att_push must match attention.comp's push block");
 
 #define ATT_MAX_D 256
-#define ATT_TARGET_WGS     256   /* workgroups that keep a large GPU busy */
 #define ATT_SPLIT_MIN_KEYS 256   /* fewest keys per split */
 /* Workgroups that may share one folded partial: RLX_VK_ATT_MEMBERS, default
  * 1 (off). On the H200 with every member always working (bench/RESULTS.md,
@@ -118,7 +118,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     const uint64_t kvh = (uint64_t)(B * Hkv);
     uint32_t bq = 32;
     if (rows <= 8) bq = 8;
-    else if (rows <= 16 || kvh * (uint64_t)((rows + 31) / 32) < 512) bq = 16;
+    else if (rows <= 16 || kvh * (uint64_t)((rows + 31) / 32) < c->tuning->att_full_grid) bq = 16;
     const bool sg16 = c->caps->subgroup_size >= 16 && c->caps->subgroup_size <= 128;
     const uint64_t smax = c->caps->max_shared_memory ? c->caps->max_shared_memory : 16384;
     /* keys per tile: 32 measured faster than 64 on an H200 (D = 64, 80, 128) */
@@ -150,8 +150,9 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     const bool fold = c->skip_combine && B == 1 && Sq == 1;
     const uint64_t min_keys = pc.kvlen ? bk : ATT_SPLIT_MIN_KEYS;
     uint64_t ns = 1, chunk = (uint64_t)Skv, members = 1;
-    if (wgs < ATT_TARGET_WGS / 2) {
-        ns = ATT_TARGET_WGS / wgs;
+    const uint64_t target = c->tuning->att_target_wgs;   /* workgroups that keep the device busy */
+    if (wgs < target / 2) {
+        ns = target / wgs;
         /* up to one split per min_keys; with an active extent rounded up (a
          * decode cache of 168 keys gives 6 one-tile splits, not 5 that round
          * to 3 of two tiles), else down (at least ATT_SPLIT_MIN_KEYS each) */

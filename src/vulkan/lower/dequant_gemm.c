@@ -20,13 +20,15 @@
  *  - "dequant-tiled-f32": f32 weights need no decoding and take matmul.c's
  *    tiled f32 GEMM directly.
  *
- * Knobs: RLX_VK_DQ_SPLITK=<n> forces n K splits (1: none); RLX_VK_DQ_MM=WMxWNxBK (e.g. 4x4x32) sets the coopmat tier's
- * accumulator fragments per subgroup and depth, like RLX_VK_MM_COOP for
- * matmul_coopmat (tuning); RLX_VK_DQ_MM_SHARED=<bytes> caps the shared memory
- * these tiers assume, to test the paths of smaller devices (single-buffered
- * f32 tiles, coopmat steps of one part).
+ * Overrides (vk_tuning.h, read once per device): RLX_VK_DQ_SPLITK=<n>
+ * forces n K splits (1: none); RLX_VK_DQ_MM=WMxWNxBK (e.g. 4x4x32) sets the
+ * coopmat tier's accumulator fragments per subgroup and depth, like
+ * RLX_VK_MM_COOP for matmul_coopmat (tuning); RLX_VK_DQ_MM_SHARED=<bytes>
+ * caps the shared memory these tiers assume, to test the paths of smaller
+ * devices (single-buffered f32 tiles, coopmat steps of one part).
  */
 #include "vulkan/vk_lower.h"
+#include "vulkan/vk_tuning.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,28 +65,14 @@ static uint64_t coop_shared(uint32_t wm, uint32_t wn, uint32_t bk) {
     return (bm + bn) * sa * 16 + 8 * 256 * 4;
 }
 
-/* Shared memory the tiers may use: the device's, or less (RLX_VK_DQ_MM_SHARED). */
-static uint64_t shared_cap(const vk_caps *cp) {
-    uint64_t cap = cp->max_shared_memory;
-    const char *env = getenv("RLX_VK_DQ_MM_SHARED");
-    char *end;
-    unsigned long long v = env && *env ? strtoull(env, &end, 10) : 0;
-    if (v && *end == 0 && v < cap) cap = v;
-    return cap;
-}
-
 /* Coopmat tier's fragments per subgroup WM x WN and depth BK. */
-static void coop_tile(uint64_t shared, uint32_t t[3]) {
+static void coop_tile(const vk_tuning *tu, uint64_t shared, uint32_t t[3]) {
     /* 64 x 128 tiles, 36 KiB shared; one decode per invocation per step. On
      * the H200 (bench/RESULTS.md, eighth session) Q4_K_M prompts of 128 and
      * 512 tokens ran up to 16% faster than with 128 x 128 tiles (4x2x64), Q8_0
      * within 3% either way: twice the tiles, so fewer K splits. */
     t[0] = 2, t[1] = 2, t[2] = 64;
-    const char *env = getenv("RLX_VK_DQ_MM");
-    unsigned wm, wn, bk;
-    if (env && sscanf(env, "%ux%ux%u", &wm, &wn, &bk) == 3 && (wm == 2 || wm == 4) && (wn == 2 || wn == 4) &&
-        (bk == 32 || bk == 64))
-        t[0] = wm, t[1] = wn, t[2] = bk;
+    if (tu->dq_mm[0]) t[0] = tu->dq_mm[0], t[1] = tu->dq_mm[1], t[2] = tu->dq_mm[2];   /* RLX_VK_DQ_MM */
     if (coop_shared(t[0], t[1], t[2]) > shared) t[2] = 32;
 }
 
@@ -100,8 +88,8 @@ static gemm_plan plan_gemm(const vk_lower_ctx *c, rlx_dtype dt, int64_t N) {
     const vk_caps *cp = c->caps;
     gemm_plan g;
     memset(&g, 0, sizeof g);
-    g.shared = shared_cap(cp);
-    coop_tile(g.shared, g.ct);
+    g.shared = c->tuning->shared_bytes;   /* the device's, or less (RLX_VK_DQ_MM_SHARED) */
+    coop_tile(c->tuning, g.shared, g.ct);
     bool block = rlx_dtype_is_quantized(dt);
     bool coop_prec = block || dt == RLX_F16 || c->precision == VK_PRECISION_FAST;
     g.coop = cp->coopmat_nv && cp->shader_float16 && cp->subgroup_size == 32 && coop_prec &&
@@ -120,14 +108,16 @@ static gemm_plan plan_gemm(const vk_lower_ctx *c, rlx_dtype dt, int64_t N) {
  * Splitting K over the z grid multiplies the workgroups; each split stores
  * its partial product and epilogue.comp sums them in a fixed order (so runs
  * repeat bit for bit) together with the node's residual add or SwiGLU.
- * Auto on hardware devices, where the grid has fewer than DQ_SPLIT_BELOW
- * tiles (about one per SM): enough splits for about DQ_SPLIT_TARGET
- * workgroups, every split but the last at least DQ_SPLIT_MIN_STEPS K steps.
+ * Auto on hardware devices, where the grid has fewer than
+ * vk_tuning.split_below tiles (about one per SM; vk_tuning.c derives it and
+ * the others from the device's units): enough splits for about
+ * split_target workgroups (two per SM), every split but the last at least
+ * DQ_SPLIT_MIN_STEPS K steps.
  * On the H200 (bench/RESULTS.md, eighth session) 128-token prompts
  * prefilled 1.5-1.9x faster; 512-token prompts, whose grids are 4x larger,
  * -2% to +7%. Splitting grids of 132-263 tiles too (2 splits) was no faster:
  * 1B and 8B Q4_K_M prompts of 128 and 256 tokens ran 0-5% faster without.
- * Q8_0 weights split below DQ_SPLIT_BELOW_Q8_0 instead: with planar rows
+ * Q8_0 weights split below split_below_q8_0 instead: with planar rows
  * (vk_weight_layout.c) the 8B Q8_0 SwiGLU GEMMs (224 tiles at 128 tokens)
  * ran slower unsplit than before while split GEMMs ran faster; 2 splits
  * there: 8B Q8_0 prefill 2648 -> 2716 tok/s (bench/RESULTS.md, thirteenth
@@ -140,9 +130,6 @@ static gemm_plan plan_gemm(const vk_lower_ctx *c, rlx_dtype dt, int64_t N) {
  * steps, DQ_SPLIT_MAX, scratch bytes, the z grid limit); other values: auto
  * (a value that is not an integer is also logged and ignored).
  */
-#define DQ_SPLIT_BELOW     132   /* grids of fewer tiles split: about one per SM of a 132-SM GPU */
-#define DQ_SPLIT_BELOW_Q8_0 300
-#define DQ_SPLIT_TARGET    264   /* workgroups a split grid aims at: two per SM */
 #define DQ_SPLIT_MIN_STEPS 4
 #define DQ_SPLIT_MAX       16
 #define DQ_SPLIT_MAX_BYTES ((uint64_t)256 << 20)   /* partials of one product (SwiGLU has two) */
@@ -153,11 +140,13 @@ static uint32_t split_count(const vk_lower_ctx *c, const gemm_plan *g, int64_t M
     if (g->tiled_f32) return 1;
     int64_t tiles = cdiv(N, g->bn) * cdiv(M, g->bm);
     uint32_t steps = (uint32_t)cdiv(cdiv(K, 32), g->pps);
-    int64_t want = rlx_env_int("RLX_VK_DQ_SPLITK", 0);
+    const vk_tuning *tu = c->tuning;
+    int64_t want = tu->dq_splitk;
     if (want < 1) {
-        int below = rlx_env_int("RLX_VK_DQ_SPLIT_TILES", c->in[1].dtype == RLX_Q8_0 ? DQ_SPLIT_BELOW_Q8_0 : DQ_SPLIT_BELOW);
-        if (c->caps->is_software || tiles >= below) return 1;
-        want = RLX_MIN(cdiv(DQ_SPLIT_TARGET, tiles), (int64_t)(steps / DQ_SPLIT_MIN_STEPS));
+        int64_t below = tu->dq_split_tiles >= 0 ? (int64_t)tu->dq_split_tiles
+                      : (int64_t)(c->in[1].dtype == RLX_Q8_0 ? tu->split_below_q8_0 : tu->split_below);
+        if (tiles >= below) return 1;   /* software devices: below 0 */
+        want = RLX_MIN(cdiv(tu->split_target, tiles), (int64_t)(steps / DQ_SPLIT_MIN_STEPS));
     }
     want = RLX_MIN(want, (int64_t)DQ_SPLIT_MAX);
     want = RLX_MIN(want, (int64_t)(DQ_SPLIT_MAX_BYTES / ((uint64_t)M * (uint64_t)N * 4)));

@@ -12,8 +12,8 @@
  *    byte is read once, decoded in registers and multiplied with all M rows
  *    of x; no scratch. Q4_K/Q5_K/Q6_K (Q8_0 with a folded norm) on a device
  *    with integer dot products: "dequant-i8-<type>" (dequant_matvec_i8.comp,
- *    x rounded to 8-bit blocks like the CPU fast path; RLX_VK_EXACT_QUANT=1
- *    keeps the exact kernels), else for Q8_0/Q4_K/Q6_K
+ *    x rounded to 8-bit blocks like the CPU fast path; the exact_quant
+ *    option keeps the exact kernels), else for Q8_0/Q4_K/Q6_K
  *    "dequant-run-<type>" (dequant_matvec_run.comp, 8-weight runs per
  *    lane); other types: "dequant-matvec-<type>" (dequant_matvec.comp,
  *    32-weight parts per lane). Fused forms add "-add" / "-swiglu" to the tier.
@@ -25,11 +25,12 @@
  *    GPU, K is split over workgroups into partials in scratch and a second
  *    pass sums them ("-splitk" tiers; RLX_VK_DQ_SPLITK).
  *
- * Tuning knobs (see emit_matvec_i8 / emit_matvec_run / emit_matvec):
- * RLX_VK_DQ_RUN, RLX_VK_DQ_RUN16, RLX_VK_DQ_T, RLX_VK_DQ_NR, RLX_VK_DQ_SWIGLU_NR, RLX_VK_DQ_U,
- * RLX_VK_DQ_PAIR, RLX_VK_DQ_I8_GRID, RLX_VK_DQ_XROT.
+ * Sizes and thresholds come from the device's vk_tuning (c->tuning), with
+ * their overrides (RLX_VK_DQ_RUN, _RUN16, _T, _NR, _SWIGLU_NR, _U, _PAIR,
+ * _I8, _I8_GRID, _XROT; vk_tuning.h).
  */
 #include "vulkan/vk_lower.h"
+#include "vulkan/vk_tuning.h"
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
@@ -172,39 +173,31 @@ static dq_mv_push mv_push(uint64_t x, uint64_t w, uint64_t w2, uint64_t res, uin
     return p;
 }
 
-static uint32_t env_u32(const char *name, uint32_t lo, uint32_t hi, uint32_t dflt) {
-    const char *v = getenv(name);
-    if (!v || !*v) return dflt;
-    char *end;
-    long n = strtol(v, &end, 10);
-    return *end == 0 && n >= (long)lo && n <= (long)hi ? (uint32_t)n : dflt;
+/* A per-type choice of vk_tuning: its override, or the rule's dflt. */
+static bool tuned_type(const int8_t *choice, rlx_dtype dt, bool dflt) {
+    int8_t v = (unsigned)dt < RLX_DTYPE_COUNT ? choice[dt] : VK_TUNE_RULE;
+    return v == VK_TUNE_RULE ? dflt : v == VK_TUNE_ON;
 }
 
-/* A knob that names types: unset or empty gives dflt, "0" none, "1" every
- * type, anything else a list of type names (rlx_dtype_name: "q8_0,q4_K"). */
-static bool env_names_type(const char *name, rlx_dtype dt, bool dflt) {
-    const char *v = getenv(name);
-    if (!v || !*v) return dflt;
-    if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0) return v[0] == '1';
-    return rlx_list_has(v, rlx_dtype_name(dt));
-}
+/* An override of vk_tuning (0: unset), or the rule's value. */
+static uint32_t tuned_u32(uint32_t override, uint32_t rule) { return override ? override : rule; }
 
 /* Groups of the run and i8 matvecs, for rows of `units` units of work: T
  * threads per group, about a quarter of the units (each thread takes ~4),
  * between the subgroup size and t_max (<= 256); NR rows per group (EPI 2:
  * 1), nr_max (4 or 2), 2 or 1, the most that keeps >= min_tiles workgroups
- * (x loads serve NR rows). RLX_VK_DQ_T / RLX_VK_DQ_NR override them. Returns the tiles
+ * (x loads serve NR rows). tuning dq_t / dq_nr override them. Returns the tiles
  * (workgroups of 256 / T groups). */
-static int64_t group_shape(uint32_t sgs, uint32_t units, int64_t N, int epi, uint32_t t_max, int64_t min_tiles,
-                           uint32_t nr_max, uint32_t *T_out, uint32_t *nr_out) {
+static int64_t group_shape(const vk_tuning *tu, uint32_t sgs, uint32_t units, int64_t N, int epi, uint32_t t_max,
+                           int64_t min_tiles, uint32_t nr_max, uint32_t *T_out, uint32_t *nr_out) {
     uint32_t T = t_max;
     while (T > sgs && T * 4 > units) T /= 2;
-    T = env_u32("RLX_VK_DQ_T", 1, 256, T);
+    T = tuned_u32(tu->dq_t, T);
     if (T < sgs || 256 % T) T = sgs;
     uint32_t G = 256 / T;
     uint32_t nr = nr_max;
     while (nr > 1 && cdiv(N, (int64_t)G * nr) < min_tiles) nr /= 2;
-    nr = epi == 2 ? 1 : env_u32("RLX_VK_DQ_NR", 1, 4, nr);
+    nr = epi == 2 ? 1 : tuned_u32(tu->dq_nr, nr);
     if (nr == 3) nr = 2;
     *T_out = T;
     *nr_out = nr;
@@ -242,7 +235,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
     const vk_caps *cp = c->caps;
     uint32_t sgs = cp->subgroup_size;
     if (dt != RLX_Q8_0 && dt != RLX_Q4_K && dt != RLX_Q6_K) return false;
-    if (!env_names_type("RLX_VK_DQ_RUN", dt, true)) return false;   /* "0": never; a list: only those */
+    if (!tuned_type(c->tuning->dq_run, dt, true)) return false;   /* RLX_VK_DQ_RUN "0": never; a list: only those */
     if (sgs < 4 || sgs > 256 || 256 % sgs) return false;
     bool a4 = w % 4 == 0 && row_bytes % 4 == 0 && (epi != 2 || w2 % 4 == 0);
     bool a16 = w % 16 == 0 && row_bytes % 16 == 0 && (epi != 2 || w2 % 16 == 0);
@@ -256,11 +249,11 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
      * Q8_0 -0.9% (down projection K = 14336: 896 runs, 128 lanes), 1B -0.7%
      * (K = 8192: 512 runs, 256 lanes); lanes from K / 8 instead (256 at K =
      * 14336, 3.5 runs each) was 4.3% slower on the 8B. RLX_VK_DQ_RUN16=0: off. */
-    bool wide = dt == RLX_Q8_0 && a16 && x % 16 == 0 && K % 16 == 0 && M <= 2 && rlx_env_int("RLX_VK_DQ_RUN16", 1);
+    bool wide = dt == RLX_Q8_0 && a16 && x % 16 == 0 && K % 16 == 0 && M <= 2 && c->tuning->dq_run16;
     uint32_t t_max = 256;
     if (wide)
         while (t_max > sgs && (K / 16) % t_max) t_max /= 2;
-    int64_t tiles = group_shape(sgs, (uint32_t)(K / 8), N, epi, t_max, 256, 4, &T, &nr);
+    int64_t tiles = group_shape(c->tuning, sgs, (uint32_t)(K / 8), N, epi, t_max, c->tuning->matvec_min_tiles, 4, &T, &nr);
     dq_mv_push p = mv_push(x, w, w2, res, out, M, N, K, row_bytes, tiles);
     c->tier = NAMES[dt].run[epi];
     vk_dispatch *d = emit_run_like(c, "dequant_matvec_run", &p, dt, T, nr, x, epi, a4, a16);
@@ -284,7 +277,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
  * units of 16 (Q8_0) or 32 (K-quants) weights of NR rows with packed 4x8-bit
  * dot products; T and NR from group_shape (SwiGLU: NR from
  * RLX_VK_DQ_SWIGLU_NR, default 1). Returns false (nothing emitted)
- * when it does not apply: a type i8_takes refuses, no int_dot, RLX_VK_EXACT_QUANT=1,
+ * when it does not apply: a type i8_takes refuses, no int_dot, exact_quant,
  * misaligned Q4_K rows, or x that does not fit in shared memory. Knobs:
  * RLX_VK_DQ_U (units per lane per step), RLX_VK_DQ_I8_GRID (most workgroups;
  * each then loops over several tiles, so x is rounded fewer times).
@@ -297,9 +290,9 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
  * tok/s, 1B 894 vs 900; bench/RESULTS.md), and the exact kernel does not
  * round x; with a norm to fold, the i8 kernel saves the norm's dispatch, and
  * with attention partials to combine (comb_in) the combine pass's. */
-static bool i8_takes(rlx_dtype dt, bool saves_dispatch) {
+static bool i8_takes(const vk_tuning *tu, rlx_dtype dt, bool saves_dispatch) {
     if (dt != RLX_Q8_0 && dt != RLX_Q4_K && dt != RLX_Q5_K && dt != RLX_Q6_K) return false;
-    return env_names_type("RLX_VK_DQ_I8", dt, dt != RLX_Q8_0 || saves_dispatch);
+    return tuned_type(tu->dq_i8, dt, dt != RLX_Q8_0 || saves_dispatch);
 }
 
 /* Spec ids of dequant_matvec_i8.comp (run: 0-6 the same, 7 RUN16). */
@@ -370,13 +363,13 @@ static bool i8_fits(const vk_caps *cp, rlx_dtype dt, int64_t M, int64_t K) {
            K % uw == 0 && i8_shared_bytes(dt, M, K) <= (int64_t)cp->max_shared_memory;
 }
 
-bool vk_i8_folds_norm(const vk_caps *cp, rlx_dtype dt, int64_t M, int64_t K) {
-    return i8_takes(dt, true) && !rlx_env_int("RLX_VK_EXACT_QUANT", 0) && K % 8 == 0 && i8_fits(cp, dt, M, K);
+bool vk_i8_folds_norm(const vk_caps *cp, const vk_tuning *tu, bool exact_quant, rlx_dtype dt, int64_t M, int64_t K) {
+    return !exact_quant && i8_takes(tu, dt, true) && K % 8 == 0 && i8_fits(cp, dt, M, K);
 }
 
 typedef struct dq_norm { uint64_t gamma; float eps; } dq_norm;   /* an RMS norm folded into x (gamma 0: none) */
 
-/* The i8 matvec's default grid cap. Each workgroup rounds all of x before
+/* The i8 matvec's default grid cap (vk_tuning.i8_grid_q8_0). Each workgroup rounds all of x before
  * its tiles, so a grid of exactly one wave at full occupancy (every SM's
  * resident workgroups, when the device reports its SMs) rounds x the fewest
  * times without a second, partial wave. Measured on the H200 (bench/RESULTS.md,
@@ -385,9 +378,8 @@ typedef struct dq_norm { uint64_t gamma; float eps; } dq_norm;   /* an RMS norm 
  * second wave) lost. The K-quants lost at every cap tried (8B q4_k_m +0.1% at
  * 2112 to +8.5% at 528: their x mostly arrives as an image, a copy, so there
  * is little rounding to save), so they keep one workgroup per tile. */
-static uint32_t i8_default_grid(const vk_caps *cp, rlx_dtype dt) {
-    if (dt != RLX_Q8_0 || !cp->compute_units || cp->lanes_per_unit < 256) return UINT32_MAX;
-    return cp->compute_units * (cp->lanes_per_unit / 256);   /* 256-lane workgroups */
+static uint32_t i8_default_grid(const vk_tuning *tu, rlx_dtype dt) {
+    return dt == RLX_Q8_0 ? tu->i8_grid_q8_0 : UINT32_MAX;
 }
 
 static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w, uint64_t w2, uint64_t res,
@@ -408,8 +400,8 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * also takes a plain Q8_0 product (whose x it would otherwise round) */
     const vk_x_image *xi = &c->xim_in, *xo = &c->xim_out;
     bool xin = xi->want && M == 1 && !comb && K % 256 == 0 && xi->family == vk_x_image_family(dt);
-    if (!i8_takes(dt, norm.gamma != 0 || comb || xin) || rlx_env_int("RLX_VK_EXACT_QUANT", 0) ||
-        !i8_fits(cp, dt, M, K))
+    const vk_tuning *tu = c->tuning;
+    if (c->exact_quant || !i8_takes(tu, dt, norm.gamma != 0 || comb || xin) || !i8_fits(cp, dt, M, K))
         return false;
     bool a4 = w % 4 == 0 && row_bytes % 4 == 0 && (epi != 2 || w2 % 4 == 0);
     bool a16 = w % 16 == 0 && row_bytes % 16 == 0 && (epi != 2 || w2 % 16 == 0);
@@ -431,11 +423,11 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * K-quant products (the lm head) take at most 2 rows a group: decode
      * -0.4% (8B Q4_K_M) and -0.6% (1B); Q8_0 heads keep 4 (at 2 its decode
      * was 0.7% / 2.1% slower) */
-    int64_t min_tiles = K >= 8192 ? 512 : 256;
+    int64_t min_tiles = K >= 8192 ? tu->matvec_min_tiles_long : tu->matvec_min_tiles;
     uint32_t nr_max = N >= 32768 && dt != RLX_Q8_0 ? 2 : 4;
     /* Q8_0's group size was tuned when its units were 8 weights: chosen from that count */
-    int64_t tiles = group_shape(sgs, (uint32_t)(K / (dt == RLX_Q8_0 ? 8 : uw)), N, epi, dt == RLX_Q8_0 ? 64 : 256, min_tiles,
-                                nr_max, &T, &nr);
+    int64_t tiles = group_shape(tu, sgs, (uint32_t)(K / (dt == RLX_Q8_0 ? 8 : uw)), N, epi, dt == RLX_Q8_0 ? 64 : 256,
+                                min_tiles, nr_max, &T, &nr);
     /* SwiGLU: NR gate rows and NR up rows a group, so a workgroup's x (its
      * rounding or image copy) serves 2 NR rows. On the H200 (bench/RESULTS.md,
      * fourteenth session) 2 rows took the 1B Q4_K_M decode (K = 2048) from
@@ -443,7 +435,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * row work per copy of x) +0.9%, and Q8_0, whose grid is capped so x is
      * rounded once a workgroup anyway, +1.9% (8B) and +2.3% (1B) */
     if (epi == 2) {
-        nr = env_u32("RLX_VK_DQ_SWIGLU_NR", 1, 2, dt != RLX_Q8_0 && K <= 2048 ? 2 : 1);
+        nr = tuned_u32(tu->dq_swiglu_nr, dt != RLX_Q8_0 && K <= 2048 ? 2 : 1);
         tiles = cdiv(N, (int64_t)(256 / T) * nr);
     }
     if (ep && ep->rope) {   /* a group's two slots are one pair of rows */
@@ -451,8 +443,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
         tiles = cdiv(N / 2, 256 / T);
     }
     /* a capped grid still gives every workgroup the same number of tiles (+-1) */
-    int64_t cap = RLX_MIN((int64_t)env_u32("RLX_VK_DQ_I8_GRID", 1, UINT32_MAX, i8_default_grid(cp, dt)),
-                          (int64_t)vk_max_groups(cp, 0));
+    int64_t cap = RLX_MIN((int64_t)tuned_u32(tu->dq_i8_grid, i8_default_grid(tu, dt)), (int64_t)vk_max_groups(cp, 0));
     int64_t groups = cdiv(tiles, cdiv(tiles, cap));
     dq_mv_push p = mv_push(x, w, w2, norm.gamma ? norm.gamma : res, out, M, N, K, row_bytes, tiles);
     if (norm.gamma) memcpy(&p.pad0, &norm.eps, sizeof p.pad0);
@@ -467,7 +458,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * thirteenth session) 8B Q8_0 decode took 3310 us a token this way, 3347
      * with 8-weight units two a step, 3592 / 3727 at two / three 16-weight
      * units a step; the K-quants lost at 2 (eleventh session) */
-    d->spec[7] = env_u32("RLX_VK_DQ_U", 1, 4, 1);
+    d->spec[7] = tu->dq_u;
     d->spec[8] = (uint32_t)K;
     d->spec[9] = norm.gamma != 0;
     d->spec[10] = 0;
@@ -476,7 +467,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * grid does not read the same lines of x at once; measured on the H200:
      * K-quant down projections 2-7% faster (8B q4_k_m decode +2%), Q8_0
      * decode 1.5% slower, so K-quants only (RLX_VK_DQ_XROT=0 turns it off) */
-    d->spec[12] = env_u32("RLX_VK_DQ_XROT", 0, 4096, dt == RLX_Q8_0 ? 0 : 256) / 32 * 32;
+    d->spec[12] = (uint32_t)(tu->dq_xrot >= 0 ? tu->dq_xrot : dt == RLX_Q8_0 ? 0 : 256) / 32 * 32;
     /* the rounded-x image (x_image.glsl): x read from the previous matvec's
      * image, and this output rounded into one for the next matvec. A tile's
      * rows must lie in one 256-block of the output (rope pairs do not). */
@@ -502,7 +493,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * gets at least two pairs; RLX_VK_DQ_PAIR=0 / 1 / a list of type names
      * overrides. Ids 13-14 are ignored by the build without images. */
     bool pair_default = dt == RLX_Q4_K && K / 64 >= 2 * (int64_t)T;
-    if (env_names_type("RLX_VK_DQ_PAIR", dt, pair_default)) {
+    if (tuned_type(tu->dq_pair, dt, pair_default)) {
         spec_extend(d, 16);
         d->spec[15] = 1;
     }
@@ -561,8 +552,7 @@ static rlx_status emit_matvec(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_
     if (emit_matvec_run(c, dt, x, w, w2, res, out, M, N, K, row_bytes, epi, &rst)) return rst;
     uint32_t nsg = 256 / cp->subgroup_size;
     uint32_t nr = cdiv(N, 2 * nsg) >= DQ_WIDE_GRID ? 2 : 1;
-    const char *env = getenv("RLX_VK_DQ_NR");
-    if (env && env[0] >= '1' && env[0] <= '4' && env[1] == 0) nr = (uint32_t)(env[0] - '0');
+    nr = tuned_u32(c->tuning->dq_nr, nr);
     if (epi == 2) nr = 2;   /* the gate row and the up row */
     int64_t tiles = cdiv(N, (int64_t)nsg * (epi == 2 ? 1 : nr));
     dq_mv_push p = mv_push(x, w, w2, res, out, M, N, K, row_bytes, tiles);

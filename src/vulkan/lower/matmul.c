@@ -17,11 +17,12 @@
  * load, f32 accumulation, stored in the operands' dtype); f64 and integer
  * dtypes return UNSUPPORTED and run as host steps.
  *
- * Tuning knobs: RLX_VK_MM_TILE=BMxBNxBK (e.g. 128x128x16) overrides the tiled
+ * Tuning overrides (vk_tuning.h): RLX_VK_MM_TILE=BMxBNxBK (e.g. 128x128x16) overrides the tiled
  * tier's tile, RLX_VK_MM_COOP=WMxWNxBK (e.g. 4x4x32) the cooperative-matrix
  * tier's fragments per subgroup and depth.
  */
 #include "vulkan/vk_lower.h"
+#include "vulkan/vk_tuning.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,6 @@ _Static_assert(sizeof(mm_push) <= VK_MAX_PUSH, "mm_push exceeds the push-constan
 
 #define MM_MAX_BATCH_DIMS 3
 #define MM_INDEX_LIMIT    ((int64_t)1 << 31)   /* per-matrix element indices are 32-bit */
-#define MM_FULL_WAVE      264                  /* tiles that fill a large GPU twice */
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -47,21 +47,17 @@ static bool aligned(uint64_t addr, uint64_t bytes) { return addr % bytes == 0; }
 /* Tiled tier's tile: BM x BN x BK. */
 static void tiled_tile(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t nb, uint32_t t[3]) {
     const vk_caps *cp = c->caps;
-    if (cdiv(M, 128) * cdiv(N, 128) * nb >= MM_FULL_WAVE) {
+    const vk_tuning *tu = c->tuning;
+    int64_t full = tu->mm_full_wave;   /* tiles that fill the device twice */
+    if (cdiv(M, 128) * cdiv(N, 128) * nb >= full) {
         t[0] = 128, t[1] = 128;
-    } else if (cdiv(M, 64) * cdiv(N, 128) * nb >= MM_FULL_WAVE) {
+    } else if (cdiv(M, 64) * cdiv(N, 128) * nb >= full) {
         t[0] = 64, t[1] = 128;
     } else {
         t[0] = 64, t[1] = 64;
     }
-    const char *env = getenv("RLX_VK_MM_TILE");
-    unsigned bm, bn, bk;
-    if (env && sscanf(env, "%ux%ux%u", &bm, &bn, &bk) == 3 && (bm == 64 || bm == 128) && (bn == 64 || bn == 128) &&
-        (bk == 8 || bk == 16)) {
-        t[0] = bm, t[1] = bn, t[2] = bk;
-    } else {
-        t[2] = 8;
-    }
+    t[2] = 8;
+    if (tu->mm_tile[0]) t[0] = tu->mm_tile[0], t[1] = tu->mm_tile[1], t[2] = tu->mm_tile[2];   /* RLX_VK_MM_TILE */
     /* shared memory: two buffers of BK x (BM + 4) and BK x (BN + 4) floats */
     if (t[2] == 16 && (uint64_t)2 * 16 * (t[0] + 4 + t[1] + 4) * 4 > cp->max_shared_memory) t[2] = 8;
 }
@@ -74,13 +70,9 @@ static uint64_t coop_shared(uint32_t wm, uint32_t wn, uint32_t bk) {
 }
 
 /* Cooperative-matrix tier's config: fragments per subgroup WM x WN, depth BK. */
-static void coop_tile(uint32_t t[3]) {
-    t[0] = 4, t[1] = 2, t[2] = 64;   /* best of those tried on an H200 (45 KiB shared) */
-    const char *env = getenv("RLX_VK_MM_COOP");
-    unsigned wm, wn, bk;
-    if (env && sscanf(env, "%ux%ux%u", &wm, &wn, &bk) == 3 && (wm == 2 || wm == 4) && (wn == 2 || wn == 4) &&
-        (bk == 32 || bk == 64))
-        t[0] = wm, t[1] = wn, t[2] = bk;
+static void coop_tile(const vk_tuning *tu, uint32_t t[3]) {
+    t[0] = 4, t[1] = 2, t[2] = 64;   /* best of those tried on an H200; 45 KiB shared, less where it does not fit (below) */
+    if (tu->mm_coop[0]) t[0] = tu->mm_coop[0], t[1] = tu->mm_coop[1], t[2] = tu->mm_coop[2];   /* RLX_VK_MM_COOP */
 }
 
 rlx_status vk_lower_matmul(vk_lower_ctx *c) {
@@ -210,7 +202,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     /* ---- cooperative matrix (tensor cores) ---- */
     bool coop_dtype = dt == RLX_F16 || fast;
     uint32_t ct[3];
-    coop_tile(ct);
+    coop_tile(c->tuning, ct);
     if (coop_shared(ct[0], ct[1], ct[2]) > cp->max_shared_memory) ct[0] = 4, ct[1] = 2, ct[2] = 32;   /* 28 KiB */
     uint32_t cbm = 32 * ct[0], cbn = 64 * ct[1];
     if (cp->coopmat_nv && cp->shader_float16 && sgs == 32 && cp->max_shared_memory >= coop_shared(ct[0], ct[1], ct[2]) &&
