@@ -217,6 +217,7 @@ rlx_status vk_device_info(int i, rlx_device_info *out) {
     if (st != RLX_OK) return st;
     if (i < 0 || i >= n) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "vulkan device %d: there are %d devices", i, n);
     const vk_probe *d = &p[i];
+    vk_open_overrides ov = vk_open_overrides_read();
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", d->props.deviceName);
     out->kind = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? RLX_DEVICE_SOFTWARE_GPU : RLX_DEVICE_GPU;
@@ -236,7 +237,7 @@ rlx_status vk_device_info(int i, rlx_device_info *out) {
     out->cooperative_matrix_khr = d->ext_coopmat_khr;
     out->integer_dot = d->int_dot_feature;
     out->integer_dot_accelerated = d->int_dot_accel;
-    out->integer_dot_used = int_dot_usable(d);
+    out->integer_dot_used = int_dot_usable(d, &ov);
     out->buffer_device_address = d->bda;
     for (uint32_t h = 0; h < d->mem.memoryHeapCount; h++)
         if (d->mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) out->device_local_bytes += d->mem.memoryHeaps[h].size;
