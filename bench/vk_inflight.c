@@ -16,8 +16,8 @@
  * subgroups load: the larger of the two if only a warp's own loads hold its
  * hops back, the sum if the SM's do.
  *
- * Raw Vulkan through the library's context (vulkan/vk_ctx.h), as
- * bench/vk_chain.c. Results: bench/RESULTS.md, nineteenth session.
+ * Raw Vulkan through the library's context (vulkan/vk_ctx.h; helpers in
+ * bench/vk_bench_common.h). Results: bench/RESULTS.md, nineteenth session.
  */
 #define BENCH_TOOL "vk_inflight"
 #include "vk_bench_common.h"   /* CHECK_VK, die_on, shaders, pipelines, lists */

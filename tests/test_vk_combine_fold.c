@@ -21,17 +21,12 @@ enum { CH = 8, CHKV = 2, CD = 64, CK = CH * CD, CN = 256, CSTEPS = 70 };
 
 /* cap: cache rows. 200 rows (7 tiles of 32 keys): split 7 ways, folded.
  * 640 rows (20 tiles): split at most 8 ways, the most the matvec combines
- * (7 splits of 96 keys), folded; or, with the split count left uncapped
- * (RLX_VK_ATT_FOLD_CAP=0), 20 ways, more than the matvec combines, so the
- * matvec declines and attention lowers again with its combine pass; a Q4_0
- * o projection (no i8 matvec) declines the same way with the cap in place.
+ * (7 splits of 96 keys), folded; a Q4_0 o projection (no i8 matvec)
+ * declines, and attention lowers again with its combine pass.
  * stride: step t writes cache row t * stride (skipped rows stay zero, as
  * params start on both backends), so 70 steps reach ~620 keys and each
- * split holds several tiles. 1200 rows with stride 17 reach 1174 keys; with
- * members (RLX_VK_ATT_MEMBERS=4), past 1024 keys (8 partials of 4 tiles)
- * two workgroups share each folded partial and the last to finish merges
- * them (attention.comp, GSPL). */
-typedef struct fcase { rlx_dtype dt; bool add; bool extra_use; int64_t cap; bool uncapped; int stride; int members; } fcase;
+ * split holds several tiles. 1200 rows with stride 17 reach 1174 keys. */
+typedef struct fcase { rlx_dtype dt; bool add; bool extra_use; int64_t cap; int stride; } fcase;
 
 static rlx_graph *build(const fcase *c, const void *w) {
     rlx_graph *g = rlx_graph_new();
@@ -78,12 +73,6 @@ static bool run_case(const fcase *c) {
     size_t wbytes;
     void *w = ops_quantized_weights(c->dt, CN, CK, &wd, &wbytes);
     rlx_graph *g = build(c, w);
-    if (c->uncapped) setenv("RLX_VK_ATT_FOLD_CAP", "0", 1);
-    if (c->members) {
-        char m[16];
-        snprintf(m, sizeof m, "%d", c->members);
-        setenv("RLX_VK_ATT_MEMBERS", m, 1);
-    }
     rlx_exec *cpu = vkp_compile(g, false), *vk = vkp_compile(g, true);
     /* the same math in two dispatches; plain Q8_0 on the i8 kernel too, as with the fold */
     setenv("RLX_VK_NO_COMBINE_FOLD", "1", 1);
@@ -110,14 +99,13 @@ static bool run_case(const fcase *c) {
         snprintf(what, sizeof what, "step %d vulkan vs cpu", t);
         ok = test_close_f32_f64(what, y[1], ref, CN, c->dt == RLX_Q8_0 || c->dt == RLX_Q4_0 ? 1e-2 : 2e-3);
         snprintf(what, sizeof what, "step %d fold vs none", t);
-        /* the same partials up to float rounding, except where members share
-         * them: then the o projection's 8-bit x can round a level apart */
-        ok = ok && test_close_f32_f64(what, y[1], ref2, CN, c->members > 1 ? 2e-3 : 1e-5);
+        /* the same partials up to float rounding */
+        ok = ok && test_close_f32_f64(what, y[1], ref2, CN, 1e-5);
     }
     if (ok) {   /* the report names the fold (or, with another reader, its absence) */
         char *rep = rlx_exec_report(vk), *rep2 = rlx_exec_report(vk2);
         /* Q4_0 has no i8 matvec: the fold declines and attention lowers again */
-        int want = c->extra_use || c->uncapped || c->dt == RLX_Q4_0 ? 0 : 1;
+        int want = c->extra_use || c->dt == RLX_Q4_0 ? 0 : 1;
         if (test_count(rep, "combine in the next matvec") != want || test_count(rep, "+ attention combine") != want || test_count(rep2, "combine in the next matvec")) {
             printf("    fold reported %d / %d times, want %d (off: %d)\n%s", test_count(rep, "combine in the next matvec"),
                    test_count(rep, "+ attention combine"), want, test_count(rep2, "combine in the next matvec"), rep ? rep : "");
@@ -141,10 +129,8 @@ static bool run_case(const fcase *c) {
         free(rep2);
     }
     if (!ok)
-        printf("    %s add %d extra use %d cache %lld uncapped %d stride %d members %d\n", rlx_dtype_name(c->dt), c->add,
-               c->extra_use, (long long)c->cap, c->uncapped, c->stride, c->members);
-    unsetenv("RLX_VK_ATT_FOLD_CAP");
-    unsetenv("RLX_VK_ATT_MEMBERS");
+        printf("    %s add %d extra use %d cache %lld stride %d\n", rlx_dtype_name(c->dt), c->add, c->extra_use,
+               (long long)c->cap, c->stride);
     rlx_exec_free(cpu);
     rlx_exec_free(vk);
     rlx_exec_free(vk2);
@@ -161,11 +147,9 @@ TEST(vk_combine_fold_decode) {
         return;
     }
     const fcase cases[] = {
-        {RLX_Q4_K, true, false, 200, false, 1, 0}, {RLX_Q6_K, false, false, 200, false, 1, 0},
-        {RLX_Q8_0, true, false, 200, false, 1, 0}, {RLX_Q4_K, true, true, 200, false, 1, 0},
-        {RLX_Q4_K, true, false, 640, false, 1, 0}, {RLX_Q4_K, true, false, 640, false, 9, 0},
-        {RLX_Q4_K, true, false, 640, true, 9, 0},  {RLX_Q4_0, true, false, 640, false, 9, 0},
-        {RLX_Q4_K, true, false, 1200, false, 17, 0}, {RLX_Q4_K, true, false, 1200, false, 17, 4},
+        {RLX_Q4_K, true, false, 200, 1},  {RLX_Q6_K, false, false, 200, 1}, {RLX_Q8_0, true, false, 200, 1},
+        {RLX_Q4_K, true, true, 200, 1},   {RLX_Q4_K, true, false, 640, 1},  {RLX_Q4_K, true, false, 640, 9},
+        {RLX_Q4_0, true, false, 640, 9},  {RLX_Q4_K, true, false, 1200, 17},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(run_case(&cases[i]));
 }
@@ -231,8 +215,8 @@ static bool run_last_combine(const fcase *c) {
 TEST(vk_attention_last_combine_decode) {
     VKP_REQUIRE();
     const fcase cases[] = {
-        {RLX_Q4_K, true, false, 200, false, 1, 0},
-        {RLX_Q8_0, true, false, 640, false, 9, 0},
+        {RLX_Q4_K, true, false, 200, 1},
+        {RLX_Q8_0, true, false, 640, 9},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(run_last_combine(&cases[i]));
 }

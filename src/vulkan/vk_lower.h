@@ -177,23 +177,6 @@ rlx_status vk_emit_matmul_f32_nt(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64
  * rounding for weights of type dt on this device (dequant_matmul.c): the
  * Vulkan backend folds norms only where this holds. */
 bool vk_i8_folds_norm(const vk_caps *caps, rlx_dtype dt, int64_t M, int64_t K);
-/* A stage of the persistent decode chain (vk_chain.c, shaders/decode_chain.comp):
- * a Q8_0 decode matvec on one row of x with planar rows; mirrors Stage
- * there (std430). epi 0 store, 1 + res, 2 SwiGLU (w2: the up rows); gamma:
- * an RMS norm folded into x (0: none), eps_bits its epsilon; wait: 1 when a
- * stage before wrote what it reads or read what it writes (the chain's grid
- * barrier comes first). */
-typedef struct vk_chain_stage {
-    uint64_t x, w, w2, res, out, gamma;
-    uint32_t N, K, row_bytes, epi;
-    uint32_t eps_bits, wait, pad0, pad1;
-} vk_chain_stage;
-_Static_assert(sizeof(vk_chain_stage) == 80, "vk_chain_stage must match Stage in decode_chain.comp");
-/* Whether dispatch d is a decode matvec the chain can run as a stage: the
- * run kernel on Q8_0 with 16-weight runs, or the i8 kernel on Q8_0 without
- * rope / KV-cache epilogue or attention partials, one row of x, x and rows
- * 16-byte aligned; if so *st (dequant_matmul.c). */
-bool vk_dq_chain_stage(const vk_dispatch *d, vk_chain_stage *st);
 /* The x-image layout a consumer with weights dt reads (1 Q4_K / Q5_K, 2 Q6_K; 0: none) */
 uint32_t vk_x_image_family(rlx_dtype dt);
 /* DEQUANT_MATMUL for M > 8 (prefill), w (c->in[1]) of K >= 0 elements per row

@@ -515,8 +515,7 @@ bool vk_ranges_overlap(const vk_range *set, int n, vk_range r) {
 
 /* A global memory barrier over compute and transfer (the segment's copies);
  * what ran before it is settled. Compute-only barriers between dispatches
- * (as bench/vk_chain records them) measured the same on the H200
- * (bench/RESULTS.md, sixteenth session), so there is one kind. */
+ * measured the same on the H200 (bench/RESULTS.md), so there is one kind. */
 void vk_rec_barrier(recorder *r) {
     VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -628,8 +627,6 @@ static rlx_status begin_segment(vk_program *p, recorder *r, int32_t host_node_be
 }
 
 static rlx_status end_segment(vk_program *p, recorder *r, bool last) {
-    rlx_status st = vk_chain_flush(p, r);
-    if (st != RLX_OK) return st;
     if (last) {
         vk_rec_barrier(r);
         /* outputs: their slots -> staging */
@@ -653,9 +650,6 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
     vk_lower_ctx c;
     rlx_status st = lower_node(p, i, &c, p->scratch.addr);
     if (st != RLX_OK) return st;
-    /* RLX_VK_SKIP: the time a decode spends without these nodes (so their
-     * share of a run that is not serialized by timestamps); wrong results */
-    if (p->skip[0] && c.tier && rlx_list_has(p->skip, c.tier)) return RLX_OK;
     if (c.n_d != p->info[i].n_dispatch || c.counter_words != p->info[i].counter_words)
         return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: lowering is not deterministic");
     /* the combine fold as planned: else the matvec would read x never written */
@@ -692,11 +686,6 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
             rdk[n_rd_k++] = s;
             wrk[n_wr_k++] = s;
         }
-        /* a decode matvec may become a stage of a persistent chain */
-        bool taken = false;
-        if (c.n_d == 1 && (st = vk_chain_offer(p, r, i, d, rdk, n_rd_k, wrk, n_wr_k, &taken)) != RLX_OK) return st;
-        if (taken) continue;
-        if ((st = vk_chain_flush(p, r)) != RLX_OK) return st;
         /* dispatches of one node depend on each other (pass 1 feeds pass 2) */
         if (k > 0) vk_rec_barrier(r);
         if ((st = access(r, rdk, n_rd_k, wrk, n_wr_k)) != RLX_OK) return st;
@@ -712,8 +701,6 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
 /* Ends the segment before host step i: its inputs -> host staging. */
 static rlx_status record_host_step(vk_program *p, recorder *r, int32_t i) {
     const ir_node *n = &p->g->nodes[i];
-    rlx_status st = vk_chain_flush(p, r);
-    if (st != RLX_OK) return st;
     vk_rec_barrier(r);
     for (int j = 0; j < n->n_in; j++) {
         int64_t b = node_bytes(&p->g->nodes[n->in[j]]);
@@ -723,7 +710,7 @@ static rlx_status record_host_step(vk_program *p, recorder *r, int32_t i) {
     }
     p->segs[p->n_segs - 1].host_node_after = i;
     p->n_host++;
-    st = end_segment(p, r, false);
+    rlx_status st = end_segment(p, r, false);
     if (st == RLX_OK) st = begin_segment(p, r, i);
     return st;
 }
@@ -856,7 +843,6 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     if (st != RLX_OK) goto fail;
     if ((st = resolve_locations(p, param_handles)) != RLX_OK) goto fail;
     p->profile = rlx_profile_enabled();
-    if ((st = vk_chain_setup(p)) != RLX_OK) goto fail;   /* before lowering: chains change a choice of kernel */
 
     /* lowering decisions, then scratch and host staging */
     VkDeviceSize scratch_need, hostio_need;
@@ -869,9 +855,6 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
 
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = c->queue_family};
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    const char *skip = getenv("RLX_VK_SKIP");
-    snprintf(p->skip, sizeof p->skip, "%s", skip ? skip : "");
-    if (p->skip[0]) rlx_log_msg(RLX_LOG_WARN, "RLX_VK_SKIP=%s: those kernels are not recorded, results are wrong", p->skip);
     p->spin_cap_s = spin_cap_seconds(c);
     if (p->profile && !(p->prof_us = calloc((size_t)g->n_nodes, sizeof *p->prof_us))) {
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
@@ -895,7 +878,6 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
         }
     }
     if (st == RLX_OK) st = end_segment(p, &r, true);
-    if (st == RLX_OK) st = vk_chain_upload(p);
     if (st != RLX_OK) goto fail;
     free(r.reads);
     free(r.writes);
@@ -922,7 +904,6 @@ void vk_program_free(vk_program *p) {
         vk_buf_destroy(c, &p->hostio);
         vk_buf_destroy(c, &p->xim);
         vk_buf_destroy(c, &p->counters);
-        vk_chain_free(p);
     }
     free(p->const_off);
     free(p->io_off);

@@ -47,30 +47,6 @@ typedef struct vk_node_info {
     uint32_t     counter_words, counter_off;   /* the node's counters in p->counters (its lowering asks) */
 } vk_node_info;
 
-/* The persistent decode chains of a program (vk_chain.c): runs of decode
- * matvec dispatches recorded as one dispatch of decode_chain.comp. */
-typedef struct vk_chain_set {
-    bool            enabled;        /* RLX_VK_CHAIN, read at build */
-    uint32_t        groups, lanes, U, spin_limit;
-    uint32_t        abl;            /* RLX_VK_CHAIN_ABL: timing ablations (decode_chain.comp; results wrong) */
-    int             max_stages;     /* RLX_VK_CHAIN_MAX (1: every stage a chain of its own, to profile them) */
-    vk_buf          buf;            /* CHAIN_SYNC_BYTES of counters a chain, then the stage table */
-    VkDeviceSize    stage_off;
-    vk_chain_stage *stages;         /* the table on the host, uploaded after recording */
-    int             n_stages, cap_stages, n_chains;
-    int             n_replaced;     /* dispatches the chains stand for (report) */
-    int             n_waits;        /* grid waits in all the chains (report) */
-    /* the chain being gathered: stages [first, first + n) */
-    int             first, n;
-    uint32_t        max_k;
-    int32_t         first_node;
-    vk_dispatch     lone;           /* its first stage's dispatch, recorded as it is if no second stage comes */
-    bool            barrier_before; /* a stage conflicts with work recorded before the chain */
-    int             mark_reads, mark_writes;          /* the recorder's entries from before the chain */
-    vk_range       *rd, *wr;                          /* the chain's accesses since its last wait */
-    int             n_rd, n_wr, cap_rd, cap_wr;
-} vk_chain_set;
-
 typedef struct vk_segment {
     VkCommandBuffer cb;
     int32_t         host_node_after;   /* -1: last segment */
@@ -110,15 +86,11 @@ struct vk_program {
     /* RLX_PROFILE=1: a timestamp pair around every node's dispatches
      * (queries 2 + 2i and 3 + 2i); device microseconds summed per node */
     bool             profile;
-    /* RLX_VK_SKIP (a timing diagnostic; results are wrong): comma-separated
-     * tiers whose nodes are not recorded, read at build */
-    char             skip[256];
     double          *prof_us;
     int              prof_runs;
-    vk_chain_set     chain;
 };
 
-/* ---- recording (vk_program.c), shared with vk_chain.c */
+/* ---- recording (vk_program.c) */
 typedef struct recorder {
     vk_program     *p;
     VkCommandBuffer cb;
@@ -138,23 +110,6 @@ void       vk_rec_barrier(recorder *r);
 rlx_status vk_rec_note(recorder *r, const vk_range *rd, int n_rd, const vk_range *wr, int n_wr);
 /* Binds d's pipeline and records it (its accesses already noted). */
 rlx_status vk_rec_dispatch(vk_program *p, recorder *r, const vk_dispatch *d);
-
-/* ---- persistent decode chains (vk_chain.c) */
-/* Before recording: whether chains are on, and their table and counters. */
-rlx_status vk_chain_setup(vk_program *p);
-/* Offers dispatch d of node (the node's only one, accessing rd / wr) as a
- * stage of the chain being gathered; *taken says whether it became one
- * (else the caller flushes the chain and records d itself). */
-rlx_status vk_chain_offer(vk_program *p, recorder *r, int32_t node, const vk_dispatch *d, const vk_range *rd, int n_rd,
-                          const vk_range *wr, int n_wr, bool *taken);
-/* Records the chain being gathered, if any. */
-rlx_status vk_chain_flush(vk_program *p, recorder *r);
-/* After recording: the stage table to the device. */
-rlx_status vk_chain_upload(vk_program *p);
-void       vk_chain_free(vk_program *p);
-/* Bit 31 of the status word: a chain's grid barrier gave up (the low bits:
- * its first node + 1; vk_run.c reports it). */
-#define VK_CHAIN_TIMEOUT_BIT 0x80000000u
 
 static inline int64_t node_bytes(const ir_node *n) { return ir_node_bytes(n); }
 

@@ -100,14 +100,6 @@ rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
         if (*status) break;
         if (p->segs[s].host_node_after >= 0 && (st = run_host_step(p, p->segs[s].host_node_after)) != RLX_OK) return st;
     }
-    if (*status & VK_CHAIN_TIMEOUT_BIT) {   /* vk_chain.c: a grid barrier gave up */
-        uint32_t node = (*status & ~VK_CHAIN_TIMEOUT_BIT) - 1;
-        char lbl[128];
-        if (node >= (uint32_t)p->g->n_nodes) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: bad status word %#x", *status);
-        return rlx_fail(RLX_STATUS_DEVICE, "vulkan: the persistent decode chain from %s timed out at a grid barrier (its "
-                        "workgroups were not all resident?); outputs of this run are not valid; RLX_VK_CHAIN=0 turns chains off",
-                        ir_node_label(p->g, (int32_t)node, lbl, sizeof lbl));
-    }
     if (*status) {
         uint32_t node = *status - 1;
         char lbl[128];
@@ -180,10 +172,6 @@ char *vk_program_report(const vk_program *p) {
                         rlx_dtype_name(n->dtype), shape, us, info->note))
             break;
     }
-    if (p->chain.n_chains)
-        rlx_report_add(out, cap, &len,
-                       "persistent decode chains: %d dispatches run %d decode matvecs with %d grid waits (%u workgroups each)\n",
-                       p->chain.n_chains, p->chain.n_replaced, p->chain.n_waits, p->chain.groups);
     if (prof) report_profile(p, out, cap, &len);
     return out;
 }

@@ -305,39 +305,9 @@ static bool i8_takes(rlx_dtype dt, bool saves_dispatch) {
 /* Spec ids of dequant_matvec_i8.comp (run: 0-6 the same, 7 RUN16). */
 enum { I8_QT, I8_NM, I8_T, I8_NR, I8_VEC, I8_EPI, I8_A4, I8_U, I8_XK, I8_NORM, I8_RKV, I8_XCOMB, I8_XROT, I8_PAIR = 15 };
 
-bool vk_dq_chain_stage(const vk_dispatch *d, vk_chain_stage *st) {
-    const uint32_t *sp = d->spec;
-    bool run = strcmp(d->shader, "dequant_matvec_run") == 0, i8 = strcmp(d->shader, "dequant_matvec_i8") == 0;
-    if ((!run && !i8) || d->n_spec < 8 || sp[I8_QT] != RLX_Q8_0 || sp[I8_NM] != 1 || sp[I8_VEC] != 1 || sp[I8_A4] != 3 ||
-        sp[I8_EPI] > 2)
-        return false;
-    if (run && (sp[7] != 1 || d->push_bytes != sizeof(dq_mv_push))) return false;   /* 16-weight runs: aligned planar rows */
-    if (i8 && (d->n_spec < 13 || d->push_bytes != sizeof(dq_i8_push) || sp[I8_RKV] || sp[I8_XCOMB] || sp[I8_XROT] ||
-               (d->n_spec > I8_PAIR && sp[I8_PAIR])))
-        return false;
-    dq_mv_push p;
-    memcpy(&p, d->push, sizeof p);   /* the i8 block starts with the same fields */
-    bool norm = i8 && sp[I8_NORM];
-    if (p.K % 32 || p.x % 16 || (norm && p.res % 16)) return false;
-    memset(st, 0, sizeof *st);
-    st->x = p.x;
-    st->w = p.w;
-    st->w2 = sp[I8_EPI] == 2 ? p.w2 : 0;
-    st->res = sp[I8_EPI] == 1 ? p.res : 0;
-    st->out = p.out;
-    st->gamma = norm ? p.res : 0;   /* a folded norm's gamma rides in res, its eps in pad0 */
-    st->eps_bits = norm ? p.pad0 : 0;
-    st->N = p.N;
-    st->K = p.K;
-    st->row_bytes = p.row_bytes;
-    st->epi = sp[I8_EPI];
-    return true;
-}
-
 /* The image layout (x_image.glsl) a K-quant consumer reads: 1 for Q4_K and
  * Q5_K, 2 for Q6_K, 0 for other types. */
 uint32_t vk_x_image_family(rlx_dtype dt) {
-    if (dt == RLX_Q8_0) return rlx_env_int("RLX_VK_XIMAGE_Q8_0", 0) ? 3u : 0u;   /* opt-in: slower on the H200 (8B +15%) */
     return dt == RLX_Q4_K || dt == RLX_Q5_K ? 1u : dt == RLX_Q6_K ? 2u : 0u;
 }
 
@@ -400,7 +370,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * only a few splits pay: at 6 the fold saved ~3.4 us of combine stage for
      * ~1 us more here (H200); at 32 each workgroup would read 512 KB, so a
      * folding attention splits at most VK_COMB_MAX_SPLITS ways (attention.c),
-     * and above it (RLX_VK_ATT_FOLD_CAP=0) the separate combine pass stays. */
+     * and above it the separate combine pass stays. */
     const vk_att_partials *cb = &c->comb_in;
     bool comb = cb->nsplit > 1 && cb->nsplit <= VK_COMB_MAX_SPLITS && M == 1 && !ep && !norm.gamma &&
                 cb->D % 8 == 0 && (int64_t)cb->H * cb->D == K && cb->acc % 16 == 0 && cb->ml % 8 == 0;
