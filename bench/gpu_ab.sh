@@ -7,7 +7,7 @@
 # folders (docs/gpu.md, "Running on the H200").
 #
 #   BUILDS="build-base build-lead" MODELS="8b:q4_k_m 1b:q4_k_m" \
-#   VARIANTS="RLX_VK_NO_EPILOGUE=1" PROFILE=1 TESTS="vk_ llama model" \
+#   VARIANTS="RLX_NO_FUSE=1" PROFILE=1 TESTS="vk_ llama model" \
 #   OUT=$OUT bash bench/gpu_ab.sh
 #
 # PROMPT, DECODE, CTX (KV cache rows) and BW set llm_bench's arguments; each

@@ -73,6 +73,18 @@ static void dump_attrs(text_buf *b, const ir_node *n) {
     case IR_OP_ROPE: case IR_OP_ROPE_KV_WRITE:
         append_text(b, " {style=%s dims=%lld theta=%g}", n->ia[0] ? "gptj" : "neox", (long long)n->ia[1], n->fa[0]);
         break;
+    case IR_OP_ATTENTION_DEQUANT:
+        append_text(b, " {%s mask=%lld scale=%g M=%lld}", ir_op_info_get((ir_op)n->ia[4])->name, (long long)n->ia[0], n->fa[0],
+                    (long long)n->ia[6]);
+        break;
+    case IR_OP_DEQUANT_ROPE_KV:
+        append_text(b, " {%s", ir_op_info_get((ir_op)n->ia[4])->name);
+        if (n->ia[4] != IR_OP_KV_WRITE)
+            append_text(b, " style=%s dims=%lld theta=%g", n->ia[0] ? "gptj" : "neox", (long long)n->ia[1], n->fa[0]);
+        if (n->ia[5]) append_text(b, " eps=%g", n->fa[1]);
+        append_text(b, " view=[%lld,%lld,%lld,%lld]}", (long long)n->ia[6], (long long)n->ia[7], (long long)n->ia[8],
+                    (long long)n->ia[9]);
+        break;
     default:
         break;
     }

@@ -38,6 +38,10 @@ typedef struct rt_backend {
     /* claims.norm_fold_rows > 0: whether a norm of rows x K folds into a
      * product with weights of type w on this device (pass_fold_norm_inplace) */
     bool       (*folds_norm)(void *dev, rlx_dtype w, int64_t rows, int64_t K);
+    /* claims.epilogue_fold: whether product p and its consumer c of the
+     * specialized graph g become one dequant_rope_kv on this device
+     * (pass_fold_epilogue_inplace) */
+    bool       (*folds_epilogue)(void *dev, const ir_graph *g, int32_t p, int32_t c);
 } rt_backend;
 
 /* The backend for a request (AUTO picks a hardware GPU when there is one,

@@ -22,7 +22,7 @@ typedef struct rt_spec {
     void       *prog;
     const void **inputs;       /* per node, filled per run */
     uint64_t    last_used;
-    int         folded_nodes;  /* products that took an RMS norm in (pass_fold_norm_inplace) */
+    int         folded_nodes;  /* per-specialization folds (pass_fold_norm_inplace, pass_fold_epilogue_inplace) */
 } rt_spec;
 
 struct rlx_exec {
@@ -130,6 +130,10 @@ static rlx_status make_spec(rlx_exec *e, const int64_t *syms, rt_spec **out) {
     if (st == RLX_OK && e->opts.optimize && e->opts.fuse && e->be->claims.norm_fold_rows > 0)
         st = pass_fold_norm_inplace(&s->g, e->be->claims.norm_fold_rows, e->be->folds_norm, e->dev, &folded);
     s->folded_nodes = folded;
+    if (st == RLX_OK && e->opts.optimize && e->opts.fuse && e->be->claims.epilogue_fold && e->be->folds_epilogue) {
+        st = pass_fold_epilogue_inplace(&s->g, e->be->folds_epilogue, e->dev, &folded);
+        s->folded_nodes += folded;
+    }
     if (st == RLX_OK) st = plan_memory(&s->g, &s->plan);
     if (st == RLX_OK && !(s->inputs = calloc((size_t)RLX_MAX(s->g.n_nodes, 1), sizeof *s->inputs)))
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "compile: out of memory");
@@ -334,7 +338,7 @@ static rlx_status retire_param_memory(rlx_exec *e, void *handle) {
 static bool param_written(const rlx_exec *e, int32_t id) {
     const ir_graph *g = &e->graph;
     for (int32_t i = 0; i < g->n_nodes; i++)
-        if ((g->nodes[i].op == IR_OP_KV_WRITE || g->nodes[i].op == IR_OP_ROPE_KV_WRITE) && g->nodes[i].in[0] == id)
+        if (ir_writes_kv_cache(&g->nodes[i]) && g->nodes[i].in[0] == id)
             return true;
     return false;
 }

@@ -38,6 +38,10 @@ const char *vk_backend_device_name(const vk_device *d);
 /* Whether this device's decode matvec folds an RMS norm of rows x K into its
  * products with weights of type w (the runtime folds only those norms). */
 bool        vk_backend_folds_norm(const vk_device *d, rlx_dtype w, int64_t rows, int64_t K);
+/* Whether this device's decode matvec does product p's consumer c (rope,
+ * rope_kv_write or kv_write of its result) in its epilogue: p and c then
+ * fold into one dequant_rope_kv (pass_fold_epilogue_inplace). */
+bool        vk_backend_folds_epilogue(const vk_device *d, const ir_graph *g, int32_t p, int32_t c);
 
 rlx_status vk_param_alloc(vk_device *d, size_t bytes, void **handle);
 rlx_status vk_param_write(vk_device *d, void *handle, rlx_dtype dtype, int64_t row_elems, const void *data, size_t bytes);
@@ -45,10 +49,6 @@ void       vk_param_free(vk_device *d, void *handle);
 
 rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
                           vk_program **out);
-/* The rope / rope_kv_write / kv_write node that (rms_)dequant_matmul node i
- * reaches through views only, sole use each, or -1 (vk_epilogue.c); uses
- * from pass_use_counts. */
-int32_t    vk_epilogue_consumer(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i);
 /* The decode matvec whose x is attention node i's output through views
  * only, nothing running in between, so that it can do attention's combine
  * pass as it reads x; or -1 (vk_epilogue.c). */

@@ -1,19 +1,8 @@
 /*
- * vk_epilogue.c — work a decode matvec absorbs from its neighbours: the
- * rope / rope_kv_write / kv_write node it does in its epilogue
- * (vk_lower_dequant_epilogue), and the combine pass of the split-key
- * attention whose output is its x (vk_combine_consumer, below).
- *
- * In a decoder layer the q, k and v projections feed rope(q),
- * rope_kv_write(k) and kv_write(v): three tiny dispatches that form a
- * dependent stage of their own between the projections and attention
- * (about 4-5 us on an H200 per layer, for a few KB of work). Where a
- * projection's result reaches such a node only through views, the matvec
- * can store its rows rotated, or straight into the cache row, itself; the
- * consumer then records no dispatch. The IR is unchanged (the consumer keeps
- * its node, its output and its context-limit check): this is a recording
- * decision of the Vulkan program, made per specialization where the i8
- * matvec takes the product (decode, M = 1).
+ * vk_epilogue.c — work a decode matvec absorbs from its neighbour: the
+ * combine pass of the split-key attention whose output is its x
+ * (vk_combine_consumer, below). (A projection's rope / KV-write consumer is
+ * a fused op of the IR instead: dequant_rope_kv, passes/fold_decode.c.)
  */
 #include "vulkan/vk_backend.h"
 #include "vulkan/vk_lower.h"
@@ -49,17 +38,6 @@ static int32_t past_views(const ir_graph *g, const mem_plan *plan, const int32_t
         *last = cur;
         return u;
     }
-    return -1;
-}
-
-int32_t vk_epilogue_consumer(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i) {
-    ir_op op = g->nodes[i].op;
-    if (op != IR_OP_DEQUANT_MATMUL && op != IR_OP_RMS_DEQUANT_MATMUL) return -1;
-    int32_t cur, u = past_views(g, plan, uses, i, &cur);
-    if (u < 0) return -1;
-    const ir_node *n = &g->nodes[u];
-    if (n->op == IR_OP_ROPE && n->in[0] == cur) return u;
-    if ((n->op == IR_OP_ROPE_KV_WRITE || n->op == IR_OP_KV_WRITE) && n->in[1] == cur) return u;
     return -1;
 }
 

@@ -205,11 +205,12 @@ rlx_status vk_lower_kv_write(vk_lower_ctx *c);   /* KV_WRITE */
 rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c); /* DEQUANT_MATMUL */
 rlx_status vk_lower_dequant_fused(vk_lower_ctx *c);  /* DEQUANT_MATMUL_ADD, DEQUANT_SWIGLU */
 rlx_status vk_lower_rms_dequant(vk_lower_ctx *c);    /* RMS_DEQUANT_MATMUL, RMS_DEQUANT_SWIGLU */
-/* The (rms_)dequant_matmul of c with the work of its sole consumer (rope,
+rlx_status vk_lower_dequant_rope_kv(vk_lower_ctx *c); /* DEQUANT_ROPE_KV */
+/* The (rms_)dequant_matmul of c with the work of its consumer (rope,
  * rope_kv_write or kv_write; cons its lowering context) in its epilogue:
  * RLX_STATUS_UNSUPPORTED, nothing emitted and no error set, where the i8
- * matvec cannot (see vk_epilogue.c). */
-rlx_status vk_lower_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons);
+ * matvec cannot (dequant_matmul.c). */
+rlx_status vk_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons);
 rlx_status vk_lower_dequant_rows(vk_lower_ctx *c);   /* GATHER_ROWS of a block-quantized table (from gather.c) */
 
 #endif

@@ -138,10 +138,9 @@ static double spin_cap_seconds(const vk_ctx *c) {
     return us > 0 ? 1e-6 * us : 0;
 }
 
-/* Node i's dispatches: its own lowering, or with its consumer's work in the
- * epilogue (vk_epilogue.c) when info.epilogue names one; an attention node
- * leaves its combine to the matvec info.comb_into names, and that matvec
- * gets the partials (info.comb_from) from the attention's latest lowering. */
+/* Node i's dispatches: its own lowering; an attention node leaves its
+ * combine to the matvec info.comb_into names, and that matvec gets the
+ * partials (info.comb_from) from the attention's latest lowering. */
 static void offer_images(const vk_program *p, int32_t i, vk_lower_ctx *c);
 
 static rlx_status lower_node(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t scratch_addr) {
@@ -150,15 +149,40 @@ static rlx_status lower_node(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t
     offer_images(p, i, c);
     c->skip_combine = in->comb_into >= 0;
     if (in->comb_from >= 0) c->comb_in = p->info[in->comb_from].comb;   /* lowered earlier in the same pass */
-    int32_t j = in->epilogue;
-    if (j < 0) {
-        rlx_status st = vk_lowering_for(p->g->nodes[i].op)(c);
-        if (st == RLX_OK && c->skip_combine) in->comb = c->comb;
-        return st;
-    }
-    vk_lower_ctx cons;
-    lower_ctx_init(p, j, &cons, scratch_addr);
-    return vk_lower_dequant_epilogue(c, &cons);
+    rlx_status st = vk_lowering_for(p->g->nodes[i].op)(c);
+    if (st == RLX_OK && c->skip_combine) in->comb = c->comb;
+    return st;
+}
+
+/* A lowering context for node i of g before any program exists: tensors
+ * with their shapes at one placeholder address, 64 KiB aligned (params,
+ * constants and arena slots are 64-byte aligned; a lowering reads an address
+ * of 0 as "none"). */
+static void dry_ctx_init(const vk_device *d, const ir_graph *g, int32_t i, vk_lower_ctx *c) {
+    static const vk_loc none = {.addr = (uint64_t)1 << 16};
+    const ir_node *n = &g->nodes[i];
+    memset(c, 0, sizeof *c);
+    c->g = g;
+    c->node = n;
+    c->n_in = n->n_in;
+    for (int j = 0; j < n->n_in; j++) fill_vk_tensor(&c->in[j], &none, &g->nodes[n->in[j]]);
+    fill_vk_tensor(&c->out, &none, n);
+    c->caps = &d->ctx->caps;
+    c->precision = d->opts.precision ? VK_PRECISION_FAST : VK_PRECISION_F32;
+}
+
+static bool forced_to_host(ir_op op);
+
+/* The fold's decision is the lowering's: product p with consumer c in its
+ * epilogue (vk_dequant_epilogue), tried on their shapes and this device;
+ * not where RLX_VK_FORCE_HOST names either op. */
+bool vk_backend_folds_epilogue(const vk_device *d, const ir_graph *g, int32_t p, int32_t c) {
+    if (forced_to_host(g->nodes[p].op) || forced_to_host(g->nodes[c].op) || forced_to_host(IR_OP_DEQUANT_ROPE_KV))
+        return false;
+    vk_lower_ctx pc, cc;
+    dry_ctx_init(d, g, p, &pc);
+    dry_ctx_init(d, g, c, &cc);
+    return vk_dequant_epilogue(&pc, &cc) == RLX_OK && pc.n_d > 0;
 }
 
 static vk_range range_of(const vk_program *p, int32_t node);
@@ -167,15 +191,27 @@ static vk_range range_of(const vk_program *p, int32_t node);
 
 static bool same_bytes(const vk_program *p, int32_t x, int32_t i);
 
+/* The matvecs that may make an image (producers) and read one (consumers;
+ * dequant_rope_kv stores through its epilogue, so it only reads one). */
 static bool xim_op(ir_op op) {
     return op == IR_OP_DEQUANT_MATMUL || op == IR_OP_DEQUANT_MATMUL_ADD || op == IR_OP_DEQUANT_SWIGLU ||
            op == IR_OP_RMS_DEQUANT_MATMUL || op == IR_OP_RMS_DEQUANT_SWIGLU;
 }
+static bool xim_consumer_op(ir_op op) { return xim_op(op) || op == IR_OP_DEQUANT_ROPE_KV; }
 
-/* The gamma node an xim_op node folds into x, or -1. */
+/* An image consumer's x and weight nodes. */
+static int32_t xim_x_of(const ir_node *n) {
+    return n->op == IR_OP_DEQUANT_ROPE_KV ? n->in[ir_dequant_rope_kv_x(n)] : n->in[0];
+}
+static int32_t xim_w_of(const ir_node *n) {
+    return n->op == IR_OP_DEQUANT_ROPE_KV ? n->in[ir_dequant_rope_kv_w(n)] : n->in[1];
+}
+
+/* The gamma node an image consumer folds into x, or -1. */
 static int32_t xim_gamma_of(const ir_node *n) {
     if (n->op == IR_OP_RMS_DEQUANT_MATMUL) return n->in[2];
     if (n->op == IR_OP_RMS_DEQUANT_SWIGLU) return n->in[3];
+    if (n->op == IR_OP_DEQUANT_ROPE_KV && n->ia[5]) return n->in[n->n_in - 1];
     return -1;
 }
 
@@ -261,18 +297,18 @@ static void plan_images(vk_program *p) {
     int32_t n_producers = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
-        if (!is_step(g, p->plan, i) || !xim_op(n->op) || forced_to_host(n->op) || p->info[i].epilogue >= 0) continue;
+        if (!is_step(g, p->plan, i) || !xim_op(n->op) || forced_to_host(n->op)) continue;
         int32_t first = -1, gamma = -1;
         uint32_t family = 0;
         int64_t widest = 0;   /* the consumers' largest output (rows) */
         for (int32_t j = i + 1; j < g->n_nodes; j++) {
             const ir_node *m = &g->nodes[j];
-            if (!is_step(g, p->plan, j) || !xim_op(m->op) || forced_to_host(m->op) || p->info[j].comb_from >= 0 ||
+            if (!is_step(g, p->plan, j) || !xim_consumer_op(m->op) || forced_to_host(m->op) || p->info[j].comb_from >= 0 ||
                 p->info[j].xim_from >= 0)
                 continue;
-            int32_t x = m->in[0];
+            int32_t x = xim_x_of(m);
             if (p->plan->entries[x].base != p->plan->entries[i].base || !same_bytes(p, x, i)) continue;
-            uint32_t fam = vk_x_image_family(g->nodes[m->in[1]].dtype);
+            uint32_t fam = vk_x_image_family(g->nodes[xim_w_of(m)].dtype);
             if (!fam) continue;
             if (first < 0) {
                 first = j;
@@ -307,35 +343,6 @@ static void plan_images(vk_program *p) {
     }
 }
 
-/* Whether matvec i may produce consumer j's result at i's place in the
- * schedule. The memory plan placed j's result for j's place: between i and j
- * its bytes may still hold another tensor (the norm output the next
- * projection reads, or i's own x), a cache's old rows a node reads, or be
- * written by someone else; and j's other inputs (pos, offset, factors,
- * cache) must exist by the time i runs. */
-static bool epilogue_safe(const vk_program *p, int32_t i, int32_t j) {
-    const ir_graph *g = p->g;
-    const ir_node *cn = &g->nodes[j];
-    int32_t x = cn->in[cn->op == IR_OP_ROPE ? 0 : 1];
-    for (int k = 0; k < cn->n_in; k++) {
-        if (cn->in[k] == x) continue;
-        int32_t root = p->plan->entries[cn->in[k]].base;
-        ir_op rop = g->nodes[root].op;
-        if (root >= i && rop != IR_OP_INPUT && rop != IR_OP_PARAM && rop != IR_OP_CONST) return false;
-    }
-    vk_range r = range_of(p, j);
-    for (int32_t m = i; m < j; m++) {
-        if (!is_step(g, p->plan, m)) continue;
-        for (int k = 0; k < g->nodes[m].n_in; k++) {
-            vk_range in = range_of(p, g->nodes[m].in[k]);
-            if (vk_ranges_overlap(&in, 1, r)) return false;
-        }
-        vk_range out = range_of(p, m);
-        if (m > i && vk_ranges_overlap(&out, 1, r)) return false;
-    }
-    return true;
-}
-
 /* Whether node x (an input of a consumer) is node i's own bytes: views alias them. */
 static bool same_bytes(const vk_program *p, int32_t x, int32_t i) {
     return p->loc[x].addr == p->loc[i].addr && node_bytes(&p->g->nodes[x]) == node_bytes(&p->g->nodes[i]);
@@ -354,18 +361,15 @@ static bool prefers_last_combine(const vk_program *p, int32_t j) {
     return w->dtype == RLX_Q8_0 && w->shape.rank == 2 && static_last_dim(w) >= 4096;
 }
 
-/* The work decode matvecs may absorb from their neighbours (vk_epilogue.c),
- * as candidates that plan_lowering keeps where the lowerings take them:
- * - a rope / KV-cache consumer done in matvec i's epilogue (info.epilogue,
- *   epilogue_safe; the consumer is then absorbed_by i);
- * - the combine pass of attention i done by the matvec reading its output
- *   (info.comb_into / comb_from; RLX_VK_NO_COMBINE_FOLD=1: none).
- * Neither where RLX_VK_FORCE_HOST names one of the two ops. */
+/* The combine pass of attention i done by the matvec reading its output
+ * (vk_epilogue.c; info.comb_into / comb_from; RLX_VK_NO_COMBINE_FOLD=1:
+ * none), as candidates that plan_lowering keeps where the lowerings take
+ * them; not where RLX_VK_FORCE_HOST names one of the two ops. */
 static rlx_status plan_absorptions(vk_program *p) {
     const ir_graph *g = p->g;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         vk_node_info *in = &p->info[i];
-        in->epilogue = in->absorbed_by = in->comb_into = in->comb_from = -1;
+        in->comb_into = in->comb_from = -1;
         in->last_combine = false;
         memset(&in->comb, 0, sizeof in->comb);
     }
@@ -375,16 +379,11 @@ static rlx_status plan_absorptions(vk_program *p) {
     if (!uses) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
     for (int32_t i = 0; i < g->n_nodes; i++) {
         if (!is_step(g, p->plan, i) || forced_to_host(g->nodes[i].op)) continue;
-        int32_t j = vk_epilogue_consumer(g, p->plan, uses, i);
-        if (j >= 0 && !forced_to_host(g->nodes[j].op)) {
-            const ir_node *cn = &g->nodes[j];
-            if (same_bytes(p, cn->in[cn->op == IR_OP_ROPE ? 0 : 1], i) && epilogue_safe(p, i, j)) p->info[i].epilogue = j;
-        }
         if (g->nodes[i].op == IR_OP_ATTENTION && last_forced == 1) {
             p->info[i].last_combine = true;
             continue;
         }
-        j = combines ? vk_combine_consumer(g, p->plan, uses, i) : -1;
+        int32_t j = combines ? vk_combine_consumer(g, p->plan, uses, i) : -1;
         if (j >= 0 && last_forced < 0 && prefers_last_combine(p, j)) {
             p->info[i].last_combine = true;
             continue;
@@ -418,26 +417,12 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
         if (!is_step(p->g, p->plan, i)) continue;
         vk_node_info *info = &p->info[i];
         const ir_node *n = &p->g->nodes[i];
-        if (info->absorbed_by >= 0) {   /* its work is in another node's dispatch */
-            info->gpu = true;
-            char lbl[128];
-            snprintf(info->note, sizeof info->note, "in the epilogue of %s",
-                     ir_node_label(p->g, info->absorbed_by, lbl, sizeof lbl));
-            continue;
-        }
         vk_lower_fn fn = vk_lowering_for(n->op);
         rlx_status st = RLX_STATUS_UNSUPPORTED;
         vk_lower_ctx c;
         if (fn) {
             rlx_clear_error();
             st = lower_node(p, i, &c, 0);
-            if (info->epilogue >= 0 && st == RLX_OK && c.n_d > 0) {
-                p->info[info->epilogue].absorbed_by = i;   /* the consumer comes later: i < epilogue */
-            } else if (info->epilogue >= 0 && (st == RLX_STATUS_UNSUPPORTED || st == RLX_OK)) {   /* the matvec alone */
-                info->epilogue = -1;
-                rlx_clear_error();
-                st = lower_node(p, i, &c, 0);
-            }
         } else {
             rlx_fail(RLX_STATUS_UNSUPPORTED, "no GPU kernel for %s", ir_op_info_get(n->op)->name);
         }
@@ -659,26 +644,19 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
     if (c.xim_in_done != p->info[i].xim_taken || c.xim_out_done != p->info[i].xim_used)
         return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: the x image changed between planning and recording");
     const ir_node *n = &p->g->nodes[i];
-    vk_range rd[2 * IR_MAX_INPUTS + 1], wr[3];
+    vk_range rd[IR_MAX_INPUTS + 1], wr[2];
     int n_rd = 0, n_wr = 0;
     for (int j = 0; j < n->n_in; j++)
         if (p->loc[n->in[j]].tracked) rd[n_rd++] = range_of(p, n->in[j]);
     wr[n_wr++] = range_of(p, i);
     if (p->info[i].xim_taken) rd[n_rd++] = xim_range(p, p->info[p->info[i].xim_from].xim_slot);
     if (p->info[i].xim_used) wr[n_wr++] = xim_range(p, p->info[i].xim_slot);
-    int32_t ep = p->info[i].epilogue;
-    if (ep >= 0) {   /* the consumer's reads and its result are this dispatch's too */
-        const ir_node *en = &p->g->nodes[ep];
-        for (int j = 0; j < en->n_in; j++)
-            if (p->loc[en->in[j]].tracked) rd[n_rd++] = range_of(p, en->in[j]);
-        wr[n_wr++] = range_of(p, ep);
-    }
     if (p->profile)
         p->ctx->f.vkCmdWriteTimestamp(r->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 2u + 2u * (uint32_t)i);
     for (int k = 0; k < c.n_d; k++) {
         const vk_dispatch *d = &c.d[k];
         int n_rd_k = n_rd, n_wr_k = n_wr;
-        vk_range rdk[2 * IR_MAX_INPUTS + 2], wrk[4];
+        vk_range rdk[IR_MAX_INPUTS + 2], wrk[3];
         memcpy(rdk, rd, sizeof(vk_range) * (size_t)n_rd);
         memcpy(wrk, wr, sizeof(vk_range) * (size_t)n_wr);
         if (d->uses_scratch) {
@@ -814,8 +792,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
         p->io_off[i] = (VkDeviceSize)-1;
     }
     for (int32_t i = 0; i < g->n_nodes; i++)
-        if ((g->nodes[i].op == IR_OP_KV_WRITE || g->nodes[i].op == IR_OP_ROPE_KV_WRITE) &&
-            g->nodes[g->nodes[i].in[2]].op == IR_OP_INPUT)
+        if (ir_writes_kv_cache(&g->nodes[i]) && g->nodes[g->nodes[i].in[2]].op == IR_OP_INPUT)
             p->kv_checks[p->n_kv_checks++] = i;
     for (int32_t i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].op == IR_OP_INPUT) {
@@ -870,7 +847,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     /* record once */
     if ((st = begin_segment(p, &r, -1)) != RLX_OK) goto fail;
     for (int32_t i = 0; i < g->n_nodes && st == RLX_OK; i++) {
-        if (!is_step(g, plan, i) || p->info[i].absorbed_by >= 0) continue;
+        if (!is_step(g, plan, i)) continue;
         st = p->info[i].host ? record_host_step(p, &r, i) : record_dispatches(p, &r, i);
         if (st != RLX_OK) {
             char lbl[128];

@@ -28,8 +28,6 @@ typedef struct vk_node_info {
     bool         gpu;                /* lowered to dispatches */
     char         note[160];          /* tier or host-step reason */
     int          n_dispatch;
-    int32_t      epilogue;           /* the consumer this matvec does in its epilogue, or -1 */
-    int32_t      absorbed_by;        /* the matvec doing this node's work, or -1 */
     /* attention's combine pass done by a matvec (vk_combine_consumer):
      * comb_into on the attention, comb_from on the matvec (-1: none);
      * comb: the attention's partials, from its latest lowering */

@@ -713,20 +713,20 @@ rlx_status vk_lower_rms_dequant(vk_lower_ctx *c) {
 }
 
 /*
- * A rope / rope_kv_write / kv_write node whose x is this matvec's output
- * (vk_epilogue.c finds them): the i8 matvec stores its rows rotated and / or
- * into the KV cache itself, so the consumer needs no dispatch and a decoder
+ * A rope / rope_kv_write / kv_write consumer (cons) of the product c (a
+ * DEQUANT_MATMUL or RMS_DEQUANT_MATMUL) done in the i8 matvec's epilogue: it
+ * stores its rows rotated and / or into the KV cache itself, so a decoder
  * layer loses the dependent stage between its q/k/v projections and
- * attention. Applies to DEQUANT_MATMUL and RMS_DEQUANT_MATMUL at M = 1 where
- * the i8 matvec takes the product, x [1, H, 1, D] with the rotary dims the
- * whole head; anything else returns RLX_STATUS_UNSUPPORTED with nothing
- * emitted (both nodes then lower on their own).
+ * attention. Applies at M = 1 where the i8 matvec takes the product, x
+ * [1, H, 1, D] with the rotary dims the whole head; anything else returns
+ * RLX_STATUS_UNSUPPORTED with nothing emitted and no error set. The
+ * DEQUANT_ROPE_KV lowering (below) and the fold's decision
+ * (vk_backend_folds_epilogue) both go through here.
  */
-rlx_status vk_lower_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons) {
+rlx_status vk_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons) {
     const ir_node *cn = cons->node;
     const bool norm = c->node->op == IR_OP_RMS_DEQUANT_MATMUL;
-    if ((c->node->op != IR_OP_DEQUANT_MATMUL && !norm) || c->n_in != (norm ? 3 : 2) || rlx_env_int("RLX_VK_NO_EPILOGUE", 0))
-        return RLX_STATUS_UNSUPPORTED;
+    if ((c->node->op != IR_OP_DEQUANT_MATMUL && !norm) || c->n_in != (norm ? 3 : 2)) return RLX_STATUS_UNSUPPORTED;
     const bool rope = cn->op == IR_OP_ROPE || cn->op == IR_OP_ROPE_KV_WRITE;
     const bool kv = cn->op == IR_OP_KV_WRITE || cn->op == IR_OP_ROPE_KV_WRITE;
     if (!rope && !kv) return RLX_STATUS_UNSUPPORTED;
@@ -783,5 +783,53 @@ rlx_status vk_lower_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons) 
     static const char *const tiers[2][3] = {{"dequant-i8-rope", "dequant-i8-rope-kv", "dequant-i8-kv"},
                                             {"dequant-i8-norm-rope", "dequant-i8-norm-rope-kv", "dequant-i8-norm-kv"}};
     if (st == RLX_OK) c->tier = tiers[norm][rope ? (kv ? 1 : 0) : 2];
+    return st;
+}
+
+/* DEQUANT_ROPE_KV (passes/fold_decode.c, where vk_backend_folds_epilogue
+ * accepted it): the product and its consumer rebuilt as the two nodes they
+ * were, lowered as one i8 matvec with the consumer in its epilogue. */
+rlx_status vk_lower_dequant_rope_kv(vk_lower_ctx *c) {
+    const ir_node *n = c->node;
+    const bool norm = n->ia[5] != 0;
+    const int xi = ir_dequant_rope_kv_x(n), wi = ir_dequant_rope_kv_w(n);
+    ir_node pn = *n, cn = *n;
+    pn.op = norm ? IR_OP_RMS_DEQUANT_MATMUL : IR_OP_DEQUANT_MATMUL;
+    pn.n_in = norm ? 3 : 2;
+    pn.fa[0] = norm ? n->fa[1] : 0;
+    cn.op = (ir_op)n->ia[4];
+    cn.n_in = wi;
+    vk_lower_ctx cons = *c;
+    cons.node = &cn;
+    cons.n_in = wi;
+    vk_tensor *v = &cons.in[xi];   /* the product's result as the consumer saw it */
+    v->addr = 0;
+    v->dtype = RLX_F32;
+    v->rank = 4;
+    v->numel = 1;
+    for (int d = 0; d < 4; d++) v->numel *= (v->dims[d] = n->ia[6 + d]);
+    vk_lower_ctx p = *c;
+    p.node = &pn;
+    p.n_in = pn.n_in;
+    p.in[0] = c->in[xi];
+    p.in[1] = c->in[wi];
+    if (norm) p.in[2] = c->in[wi + 1];
+    p.out = p.in[0];   /* the product's own result [.., N] (never stored: the consumer's is) */
+    p.out.addr = 0;
+    p.out.dims[p.out.rank - 1] = p.in[1].dims[0];
+    p.out.numel = p.in[1].dims[1] ? p.in[0].numel / p.in[1].dims[1] * p.in[1].dims[0] : 0;
+    rlx_status st = vk_dequant_epilogue(&p, &cons);
+    /* the emitted work is this node's; its inputs and node stay as they were */
+    const vk_lower_ctx self = *c;
+    *c = p;
+    c->node = self.node;
+    c->n_in = self.n_in;
+    memcpy(c->in, self.in, sizeof c->in);
+    c->out = self.out;
+    if (st == RLX_STATUS_UNSUPPORTED) {
+        char lb[96];
+        return rlx_fail(st, "%s: the i8 matvec does not take this product with its %s", vk_node_label(c, lb, sizeof lb),
+                        ir_op_info_get(cn.op)->name);
+    }
     return st;
 }
