@@ -23,6 +23,17 @@
  * place in the schedule, so the memory plan sees it where the consumer was);
  * the product and the views become unused reshapes of x to x's own shape:
  * views, no memory and no step, valid under their shape rule.
+ *
+ * 2. Attention and the projection reading its result (pass_fold_combine_inplace):
+ *
+ *   dequant_matmul(view(a), w) or dequant_matmul_add(view(a), w, r),
+ *   a = attention(q, k, v[, mask][, kv_len])           => attention_dequant_matmul
+ *
+ * view as above (a decoder's merge of the heads), x of rank 2. Split-key
+ * decode attention ends with a combine pass, a dependent stage of its own;
+ * a GPU whose matvec merges the partials as it reads x saves it. The
+ * product's node becomes the fused node; attention and the views become
+ * unused reshapes of q.
  */
 #include "passes/passes.h"
 #include <stdlib.h>
@@ -120,6 +131,63 @@ rlx_status pass_fold_epilogue_inplace(ir_graph *g, fold_epilogue_pred ok, void *
         if (norm) c->in[c->n_in++] = p.in[2];
         c->op = IR_OP_DEQUANT_ROPE_KV;
         make_unused(g, i, p.in[0]);
+        (*n_folded)++;
+    }
+    free(uses);
+    return RLX_OK;
+}
+
+/* The dequant_matmul[_add] that attention node i's result reaches as its x
+ * (rank 2) through views each the sole use of the one before, or -1. */
+int32_t pass_combine_consumer(const ir_graph *g, const int32_t *uses, int32_t i) {
+    const ir_node *a = &g->nodes[i];
+    if (a->op != IR_OP_ATTENTION || !ir_shape_is_static(&a->shape)) return -1;
+    int32_t cur = i;
+    for (int hops = 0; hops < 8; hops++) {
+        if (uses[cur] != 1) return -1;
+        int32_t u = first_user(g, cur);
+        if (u < 0) return -1;
+        const ir_node *n = &g->nodes[u];
+        if ((n->op == IR_OP_RESHAPE || (n->op == IR_OP_TRANSPOSE && order_keeping_transpose(g, n))) && n->in[0] == cur) {
+            cur = u;
+            continue;
+        }
+        bool prod = (n->op == IR_OP_DEQUANT_MATMUL && n->n_in == 2) || (n->op == IR_OP_DEQUANT_MATMUL_ADD && n->n_in == 3);
+        if (!prod || !read_once_at(n, cur, 0) || g->nodes[cur].shape.rank != 2 || a->n_in + n->n_in - 1 > IR_MAX_INPUTS)
+            return -1;
+        return u;
+    }
+    return -1;
+}
+
+rlx_status pass_fold_combine_inplace(ir_graph *g, fold_epilogue_pred ok, void *ctx, int *n_folded) {
+    *n_folded = 0;
+    int32_t *uses = pass_use_counts(g);
+    if (!uses) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "fold combine: out of memory");
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        int32_t j = pass_combine_consumer(g, uses, i);
+        if (j < 0 || (ok && !ok(ctx, g, i, j))) continue;
+        const ir_node a = g->nodes[i];
+        ir_node *p = &g->nodes[j];
+        const int32_t q = a.in[0];
+        for (int32_t v = p->in[0]; v != i;) {   /* the views, from the product back to attention */
+            int32_t prev = g->nodes[v].in[0];
+            make_unused(g, v, q);
+            v = prev;
+        }
+        ir_node f = a;   /* attention's inputs and attributes in the product's node (its name stays its own) */
+        f.op = IR_OP_ATTENTION_DEQUANT;
+        f.ia[4] = p->op;
+        f.ia[5] = a.n_in;
+        f.ia[6] = p->shape.d[0].k;
+        for (int k = 1; k < p->n_in; k++) f.in[f.n_in++] = p->in[k];
+        f.name = p->name;
+        f.shape = p->shape;
+        f.dtype = p->dtype;
+        f.data = NULL;
+        f.data_bytes = 0;
+        *p = f;
+        make_unused(g, i, q);
         (*n_folded)++;
     }
     free(uses);

@@ -42,6 +42,9 @@ typedef struct rt_backend {
      * specialized graph g become one dequant_rope_kv on this device
      * (pass_fold_epilogue_inplace) */
     bool       (*folds_epilogue)(void *dev, const ir_graph *g, int32_t p, int32_t c);
+    /* claims.combine_fold: whether attention a and the product p reading its
+     * result become one attention_dequant_matmul (pass_fold_combine_inplace) */
+    bool       (*folds_combine)(void *dev, const ir_graph *g, int32_t a, int32_t p);
 } rt_backend;
 
 /* The backend for a request (AUTO picks a hardware GPU when there is one,

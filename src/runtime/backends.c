@@ -97,19 +97,23 @@ static bool vk_folds_norm(void *dev, rlx_dtype w, int64_t rows, int64_t K) { ret
 static bool vk_folds_epilogue(void *dev, const ir_graph *g, int32_t p, int32_t c) {
     return vk_backend_folds_epilogue(dev, g, p, c);
 }
+static bool vk_folds_combine(void *dev, const ir_graph *g, int32_t a, int32_t p) { return vk_backend_folds_combine(dev, g, a, p); }
 
 /* Vulkan folds RMS norms into quantized projections per specialization, at
  * decode sizes only (vk_lower_rms_dequant: the i8 matvec normalizes x as it
  * rounds it; at prefill sizes a folded norm would be recomputed per
  * projection, which measured 16-18% slower prefill on the H200); then a
  * decode projection with its rope / KV-write consumer (dequant_rope_kv:
- * the i8 matvec stores its rows rotated or into the cache itself). */
+ * the i8 matvec stores its rows rotated or into the cache itself); then
+ * split-key decode attention with the o projection (attention_dequant_matmul:
+ * the matvec merges attention's partials as it reads x). */
 static const rt_backend vulkan_backend = {
     .name = "vulkan",
     .claims = {.matmul_bias_act = true, .add_norm = true, .dequant_epilogue = true, .rope_kv_write = true,
-               .norm_fold_rows = 8, .epilogue_fold = true},
+               .norm_fold_rows = 8, .epilogue_fold = true, .combine_fold = true},
     .folds_norm = vk_folds_norm,
     .folds_epilogue = vk_folds_epilogue,
+    .folds_combine = vk_folds_combine,
     .device_new = vk_dev_new,
     .device_free = vk_dev_free,
     .param_alloc = vk_p_alloc,

@@ -134,6 +134,10 @@ static rlx_status make_spec(rlx_exec *e, const int64_t *syms, rt_spec **out) {
         st = pass_fold_epilogue_inplace(&s->g, e->be->folds_epilogue, e->dev, &folded);
         s->folded_nodes += folded;
     }
+    if (st == RLX_OK && e->opts.optimize && e->opts.fuse && e->be->claims.combine_fold && e->be->folds_combine) {
+        st = pass_fold_combine_inplace(&s->g, e->be->folds_combine, e->dev, &folded);
+        s->folded_nodes += folded;
+    }
     if (st == RLX_OK) st = plan_memory(&s->g, &s->plan);
     if (st == RLX_OK && !(s->inputs = calloc((size_t)RLX_MAX(s->g.n_nodes, 1), sizeof *s->inputs)))
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "compile: out of memory");

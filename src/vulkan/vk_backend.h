@@ -42,6 +42,10 @@ bool        vk_backend_folds_norm(const vk_device *d, rlx_dtype w, int64_t rows,
  * rope_kv_write or kv_write of its result) in its epilogue: p and c then
  * fold into one dequant_rope_kv (pass_fold_epilogue_inplace). */
 bool        vk_backend_folds_epilogue(const vk_device *d, const ir_graph *g, int32_t p, int32_t c);
+/* Whether decode attention a splits its keys and the matvec p reading its
+ * result merges the partials as it reads x: the two then fold into one
+ * attention_dequant_matmul (pass_fold_combine_inplace). */
+bool        vk_backend_folds_combine(const vk_device *d, const ir_graph *g, int32_t a, int32_t p);
 
 rlx_status vk_param_alloc(vk_device *d, size_t bytes, void **handle);
 rlx_status vk_param_write(vk_device *d, void *handle, rlx_dtype dtype, int64_t row_elems, const void *data, size_t bytes);
@@ -49,10 +53,6 @@ void       vk_param_free(vk_device *d, void *handle);
 
 rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
                           vk_program **out);
-/* The decode matvec whose x is attention node i's output through views
- * only, nothing running in between, so that it can do attention's combine
- * pass as it reads x; or -1 (vk_epilogue.c). */
-int32_t    vk_combine_consumer(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i);
 void       vk_program_free(vk_program *p);
 rlx_status vk_program_run(vk_program *p, const void *const *inputs);
 /* Host pointer to an output node's result after a run (persistent staging). */

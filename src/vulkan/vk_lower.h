@@ -113,15 +113,12 @@ typedef struct vk_lower_ctx {
      * with RLX_STATUS_INVALID_ARGUMENT naming this node. 0 while measuring. */
     uint64_t        status_addr;
     uint32_t        status_code;
-    /* Attention's combine pass done by the next decode matvec as it reads
-     * x (vk_program.c, plan_absorptions): skip_combine asks the attention
-     * lowering to leave it out (it then describes its partials in comb);
-     * comb_in offers a matvec those partials as its x. */
+    /* Within ATTENTION_DEQUANT's lowering (attention_dequant.c), attention's
+     * combine pass done by the decode matvec as it reads x: skip_combine
+     * asks the attention lowering to leave it out (it then describes its
+     * partials in comb); comb_in offers the matvec those partials as x. */
     bool            skip_combine;
     vk_att_partials comb_in;
-    /* Attention with split keys merges its own partials: the last split to
-     * finish does the combine pass's work (attention.comp LASTC). */
-    bool            last_combine;
     /* A decode matvec may also round its output into an image for the next
      * matvec (xim_out) and read its x from one (xim_in); *_done says it did. */
     vk_x_image      xim_out, xim_in;
@@ -206,6 +203,7 @@ rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c); /* DEQUANT_MATMUL */
 rlx_status vk_lower_dequant_fused(vk_lower_ctx *c);  /* DEQUANT_MATMUL_ADD, DEQUANT_SWIGLU */
 rlx_status vk_lower_rms_dequant(vk_lower_ctx *c);    /* RMS_DEQUANT_MATMUL, RMS_DEQUANT_SWIGLU */
 rlx_status vk_lower_dequant_rope_kv(vk_lower_ctx *c); /* DEQUANT_ROPE_KV */
+rlx_status vk_lower_attention_dequant(vk_lower_ctx *c); /* ATTENTION_DEQUANT (attention_dequant.c) */
 /* The (rms_)dequant_matmul of c with the work of its consumer (rope,
  * rope_kv_write or kv_write; cons its lowering context) in its epilogue:
  * RLX_STATUS_UNSUPPORTED, nothing emitted and no error set, where the i8

@@ -107,7 +107,6 @@ static void lower_ctx_init(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t s
     c->counters_addr = emitting && p->counters.buf ? p->counters.addr + 4ull * p->info[i].counter_off : 0;
     c->status_addr = emitting ? p->io.addr + p->status_off : 0;
     c->status_code = (uint32_t)i + 1;
-    c->last_combine = p->info[i].last_combine;
 }
 
 static bool is_step(const ir_graph *g, const mem_plan *plan, int32_t i) {
@@ -138,20 +137,13 @@ static double spin_cap_seconds(const vk_ctx *c) {
     return us > 0 ? 1e-6 * us : 0;
 }
 
-/* Node i's dispatches: its own lowering; an attention node leaves its
- * combine to the matvec info.comb_into names, and that matvec gets the
- * partials (info.comb_from) from the attention's latest lowering. */
+/* Node i's dispatches: its own lowering (offered the x images planned for it). */
 static void offer_images(const vk_program *p, int32_t i, vk_lower_ctx *c);
 
 static rlx_status lower_node(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t scratch_addr) {
     lower_ctx_init(p, i, c, scratch_addr);
-    vk_node_info *in = &p->info[i];
     offer_images(p, i, c);
-    c->skip_combine = in->comb_into >= 0;
-    if (in->comb_from >= 0) c->comb_in = p->info[in->comb_from].comb;   /* lowered earlier in the same pass */
-    rlx_status st = vk_lowering_for(p->g->nodes[i].op)(c);
-    if (st == RLX_OK && c->skip_combine) in->comb = c->comb;
-    return st;
+    return vk_lowering_for(p->g->nodes[i].op)(c);
 }
 
 /* A lowering context for node i of g before any program exists: tensors
@@ -185,6 +177,30 @@ bool vk_backend_folds_epilogue(const vk_device *d, const ir_graph *g, int32_t p,
     return vk_dequant_epilogue(&pc, &cc) == RLX_OK && pc.n_d > 0;
 }
 
+static bool prefers_last_combine(const ir_graph *g, int32_t j);
+
+/* Likewise attention a with the matvec p reading its result: attention
+ * lowered leaving its combine out must split its keys, and p's lowering
+ * must take the partials as x (attention_dequant.c does the same). Not
+ * where attention would rather merge its own partials (prefers_last_combine). */
+bool vk_backend_folds_combine(const vk_device *d, const ir_graph *g, int32_t a, int32_t p) {
+    if (forced_to_host(IR_OP_ATTENTION) || forced_to_host(g->nodes[p].op) || forced_to_host(IR_OP_ATTENTION_DEQUANT) ||
+        prefers_last_combine(g, p))
+        return false;
+    vk_lower_ctx ac, pc;
+    dry_ctx_init(d, g, a, &ac);
+    ac.skip_combine = true;
+    if (vk_lower_attention(&ac) != RLX_OK || ac.comb.nsplit <= 1) {
+        rlx_clear_error();
+        return false;
+    }
+    dry_ctx_init(d, g, p, &pc);
+    pc.comb_in = ac.comb;
+    rlx_status st = vk_lowering_for(g->nodes[p].op)(&pc);
+    rlx_clear_error();
+    return st == RLX_OK && pc.comb_taken && ac.n_d + pc.n_d <= VK_MAX_DISPATCHES;
+}
+
 static vk_range range_of(const vk_program *p, int32_t node);
 
 /* ---- the rounded-x image (shaders/x_image.glsl) */
@@ -192,11 +208,13 @@ static vk_range range_of(const vk_program *p, int32_t node);
 static bool same_bytes(const vk_program *p, int32_t x, int32_t i);
 
 /* The matvecs that may make an image (producers) and read one (consumers;
- * dequant_rope_kv stores through its epilogue, so it only reads one). */
+ * dequant_rope_kv stores through its epilogue, so it only reads one;
+ * attention_dequant_matmul reads attention's partials, so it only makes one). */
 static bool xim_op(ir_op op) {
     return op == IR_OP_DEQUANT_MATMUL || op == IR_OP_DEQUANT_MATMUL_ADD || op == IR_OP_DEQUANT_SWIGLU ||
            op == IR_OP_RMS_DEQUANT_MATMUL || op == IR_OP_RMS_DEQUANT_SWIGLU;
 }
+static bool xim_producer_op(ir_op op) { return xim_op(op) || op == IR_OP_ATTENTION_DEQUANT; }
 static bool xim_consumer_op(ir_op op) { return xim_op(op) || op == IR_OP_DEQUANT_ROPE_KV; }
 
 /* An image consumer's x and weight nodes. */
@@ -297,14 +315,13 @@ static void plan_images(vk_program *p) {
     int32_t n_producers = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
-        if (!is_step(g, p->plan, i) || !xim_op(n->op) || forced_to_host(n->op)) continue;
+        if (!is_step(g, p->plan, i) || !xim_producer_op(n->op) || forced_to_host(n->op)) continue;
         int32_t first = -1, gamma = -1;
         uint32_t family = 0;
         int64_t widest = 0;   /* the consumers' largest output (rows) */
         for (int32_t j = i + 1; j < g->n_nodes; j++) {
             const ir_node *m = &g->nodes[j];
-            if (!is_step(g, p->plan, j) || !xim_consumer_op(m->op) || forced_to_host(m->op) || p->info[j].comb_from >= 0 ||
-                p->info[j].xim_from >= 0)
+            if (!is_step(g, p->plan, j) || !xim_consumer_op(m->op) || forced_to_host(m->op) || p->info[j].xim_from >= 0)
                 continue;
             int32_t x = xim_x_of(m);
             if (p->plan->entries[x].base != p->plan->entries[i].base || !same_bytes(p, x, i)) continue;
@@ -348,61 +365,16 @@ static bool same_bytes(const vk_program *p, int32_t x, int32_t i) {
     return p->loc[x].addr == p->loc[i].addr && node_bytes(&p->g->nodes[x]) == node_bytes(&p->g->nodes[i]);
 }
 
-/* Whether decode attention feeding matvec j (its combine candidate) should
- * by default merge its own partials (attention.comp LASTC) instead of
- * handing them to j: where j is a Q8_0 product of K >= 4096
- * (RLX_VK_ATT_LAST_COMBINE=1 / 0 overrides, plan_absorptions). Measured on the H200 (bench/RESULTS.md,
- * seventeenth session), device time per token against the fold: 8B Q8_0
- * 3124.5 -> 3097.0 (-0.9%; its o projection then takes the exact run
- * kernel), 1B Q8_0 (K = 2048) 774 -> 813, 8B / 1B Q4_K_M +1.9% / +3.9%
- * (both still faster than the separate combine pass). */
-static bool prefers_last_combine(const vk_program *p, int32_t j) {
-    const ir_node *w = &p->g->nodes[p->g->nodes[j].in[1]];
+/* Whether decode attention feeding matvec j should merge its own partials
+ * (attention.comp LASTC) instead of folding them into j
+ * (vk_backend_folds_combine): where j is a Q8_0 product of K >= 4096.
+ * Measured on the H200 (bench/RESULTS.md), device time per token against
+ * the fold: 8B Q8_0 3124.5 -> 3097.0 (-0.9%; its o projection then takes
+ * the exact run kernel), 1B Q8_0 (K = 2048) 774 -> 813, 8B / 1B Q4_K_M
+ * +1.9% / +3.9% (both still faster than the separate combine pass). */
+static bool prefers_last_combine(const ir_graph *g, int32_t j) {
+    const ir_node *w = &g->nodes[g->nodes[j].in[1]];
     return w->dtype == RLX_Q8_0 && w->shape.rank == 2 && static_last_dim(w) >= 4096;
-}
-
-/* The combine pass of attention i done by the matvec reading its output
- * (vk_epilogue.c; info.comb_into / comb_from; RLX_VK_NO_COMBINE_FOLD=1:
- * none), as candidates that plan_lowering keeps where the lowerings take
- * them; not where RLX_VK_FORCE_HOST names one of the two ops. */
-static rlx_status plan_absorptions(vk_program *p) {
-    const ir_graph *g = p->g;
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        vk_node_info *in = &p->info[i];
-        in->comb_into = in->comb_from = -1;
-        in->last_combine = false;
-        memset(&in->comb, 0, sizeof in->comb);
-    }
-    const bool combines = !rlx_env_int("RLX_VK_NO_COMBINE_FOLD", 0);
-    const int last_forced = rlx_env_int("RLX_VK_ATT_LAST_COMBINE", -1);   /* 1 every attention, 0 none, -1 the rule */
-    int32_t *uses = pass_use_counts(g);
-    if (!uses) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        if (!is_step(g, p->plan, i) || forced_to_host(g->nodes[i].op)) continue;
-        if (g->nodes[i].op == IR_OP_ATTENTION && last_forced == 1) {
-            p->info[i].last_combine = true;
-            continue;
-        }
-        int32_t j = combines ? vk_combine_consumer(g, p->plan, uses, i) : -1;
-        if (j >= 0 && last_forced < 0 && prefers_last_combine(p, j)) {
-            p->info[i].last_combine = true;
-            continue;
-        }
-        if (j >= 0 && !forced_to_host(g->nodes[j].op) && same_bytes(p, g->nodes[j].in[0], i)) {
-            p->info[i].comb_into = j;
-            p->info[j].comb_from = i;
-        }
-    }
-    free(uses);
-    return RLX_OK;
-}
-
-/* Drops attention a's combine candidate: a lowers with its combine again. */
-static void drop_combine(vk_program *p, int32_t a) {
-    int32_t j = p->info[a].comb_into;
-    if (j >= 0) p->info[j].comb_from = -1;
-    p->info[a].comb_into = -1;
-    memset(&p->info[a].comb, 0, sizeof p->info[a].comb);
 }
 
 /* Lowers every node once to decide GPU vs host, which absorptions hold,
@@ -410,8 +382,6 @@ static void drop_combine(vk_program *p, int32_t a) {
 static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDeviceSize *hostio_need) {
     *scratch_need = 0;
     *hostio_need = 0;
-    rlx_status est = plan_absorptions(p);
-    if (est != RLX_OK) return est;
     plan_images(p);
     for (int32_t i = 0; i < p->g->n_nodes; i++) {
         if (!is_step(p->g, p->plan, i)) continue;
@@ -430,28 +400,6 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             st = RLX_STATUS_UNSUPPORTED;
             rlx_fail(st, "forced by RLX_VK_FORCE_HOST");
         }
-        /* attention's combine: kept only where attention left it out (it
-         * split the keys) and the matvec took the partials; otherwise the
-         * attention node lowers again, with its combine */
-        if (info->comb_into >= 0 && !(st == RLX_OK && info->comb.nsplit > 1)) drop_combine(p, i);
-        if (info->comb_from >= 0 && !(st == RLX_OK && c.comb_taken)) {
-            char why[256];   /* this node's own error, kept across the other lowering */
-            snprintf(why, sizeof why, "%s", rlx_last_error());
-            int32_t a = info->comb_from;
-            drop_combine(p, a);
-            vk_lower_ctx ca;
-            rlx_clear_error();
-            rlx_status sa = lower_node(p, a, &ca, 0);
-            if (sa != RLX_OK) return rlx_fail(sa, "vulkan: lowering attention again: %s", rlx_last_error());
-            p->info[a].n_dispatch = ca.n_d;
-            p->info[a].counter_words = ca.counter_words;
-            if (ca.scratch_bytes > *scratch_need) *scratch_need = ca.scratch_bytes;
-            rlx_clear_error();
-            if (st != RLX_OK) rlx_fail(st, "%s", why);
-        } else if (info->comb_from >= 0) {
-            vk_node_info *ai = &p->info[info->comb_from];
-            snprintf(ai->note + strlen(ai->note), sizeof ai->note - strlen(ai->note), " (combine in the next matvec)");
-        }
         if (st == RLX_OK && c.n_d > 0) {
             info->gpu = true;
             info->n_dispatch = c.n_d;
@@ -463,8 +411,9 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             }
             snprintf(info->note, sizeof info->note, "%s", c.tier ? c.tier : c.d[0].shader);
             /* no node numbers: the profile summary groups nodes by this note */
-            if (info->comb_from >= 0)
-                snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note), " + attention combine");
+            if (n->op == IR_OP_ATTENTION_DEQUANT)
+                snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note),
+                         " + split-key attention (its combine merged in)");
             if (c.xim_in_done)
                 snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note), ", x from an image");
             if (c.scratch_bytes > *scratch_need) *scratch_need = c.scratch_bytes;
@@ -637,9 +586,6 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
     if (st != RLX_OK) return st;
     if (c.n_d != p->info[i].n_dispatch || c.counter_words != p->info[i].counter_words)
         return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: lowering is not deterministic");
-    /* the combine fold as planned: else the matvec would read x never written */
-    if ((p->info[i].comb_from >= 0) != c.comb_taken || (p->info[i].comb_into >= 0 && c.comb.nsplit <= 1))
-        return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: attention's combine fold changed between planning and recording");
     /* likewise the x image: a consumer must not read one never made */
     if (c.xim_in_done != p->info[i].xim_taken || c.xim_out_done != p->info[i].xim_used)
         return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: the x image changed between planning and recording");

@@ -28,12 +28,6 @@ typedef struct vk_node_info {
     bool         gpu;                /* lowered to dispatches */
     char         note[160];          /* tier or host-step reason */
     int          n_dispatch;
-    /* attention's combine pass done by a matvec (vk_combine_consumer):
-     * comb_into on the attention, comb_from on the matvec (-1: none);
-     * comb: the attention's partials, from its latest lowering */
-    int32_t      comb_into, comb_from;
-    vk_att_partials comb;
-    bool         last_combine;       /* attention: it merges its own partials (prefers_last_combine) */
     /* the rounded-x image (plan_images): on a producer matvec, xim_slot (its
      * image slot, -1: none), the consumers' layout and gamma node (-1: none),
      * xim_ok (its lowering can make one) and xim_used (a consumer took it);

@@ -138,7 +138,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
      * an active extent (a KV cache) the shader splits the keys in use at run
      * time, one tile or more each, so the split count may go down to tiles. */
     const uint64_t wgs = nblk * kvh;
-    /* decode whose combine the next matvec does (vk_program.c, plan_absorptions) */
+    /* decode whose combine the matvec of an attention_dequant_matmul does (attention_dequant.c) */
     const bool fold = c->skip_combine && B == 1 && Sq == 1;
     const uint64_t min_keys = pc.kvlen ? bk : ATT_SPLIT_MIN_KEYS;
     uint64_t ns = 1, chunk = (uint64_t)Skv;
@@ -161,8 +161,11 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
         ns = ((uint64_t)Skv + chunk - 1) / chunk;
     }
     /* decode: the last split to finish merges the partials itself
-     * (attention.comp, LASTC): no combine dispatch, and no stage of its own */
-    const bool lastc = ns > 1 && !fold && Sq == 1 && c->last_combine;
+     * (attention.comp, LASTC): no combine dispatch, and no stage of its own.
+     * On the H200 (bench/RESULTS.md) faster than the combine pass for every
+     * model measured, and than the o projection's fold where that is a
+     * Q8_0 product of K >= 4096 (vk_backend_folds_combine declines it). */
+    const bool lastc = ns > 1 && !fold && Sq == 1;
     if (ns > 1) {
         const uint64_t parts = (uint64_t)B * ns * (uint64_t)Hkv * (uint64_t)rows;
         c->scratch_bytes = parts * ((uint64_t)D + 2) * sizeof(float);

@@ -296,7 +296,8 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
  * the H200 the i8 kernel was no faster for it (8B Q8_0 decode 233 vs 242
  * tok/s, 1B 894 vs 900; bench/RESULTS.md), and the exact kernel does not
  * round x; with a norm to fold, the i8 kernel saves the norm's dispatch, and
- * with attention partials to combine (comb_in) the combine pass's. */
+ * with attention partials to combine (comb_in, attention_dequant.c) the
+ * combine pass's. */
 static bool i8_takes(rlx_dtype dt, bool saves_dispatch) {
     if (dt != RLX_Q8_0 && dt != RLX_Q4_K && dt != RLX_Q5_K && dt != RLX_Q6_K) return false;
     return env_names_type("RLX_VK_DQ_I8", dt, dt != RLX_Q8_0 || saves_dispatch);

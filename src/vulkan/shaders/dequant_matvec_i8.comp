@@ -75,7 +75,7 @@ layout(constant_id = 7) const uint U = 1;      // units per lane per loop step, 
 layout(constant_id = 8) const uint XK = 256;   // K (sizes the shared x)
 layout(constant_id = 9) const uint NORM = 0;   // 1: x is RMS-normalized first (rms_dequant_*): gamma at p.res
                                                // (EPI 0 and 2 only), eps as the bits of p.pad0
-layout(constant_id = 10) const uint RKV = 0;   // epilogue of a rope / KV-cache consumer (vk_epilogue.c; M = 1, EPI 0):
+layout(constant_id = 10) const uint RKV = 0;   // epilogue of a rope / KV-cache consumer (dequant_rope_kv; M = 1, EPI 0):
                                                // bits 0-1 rope pairs: 0 none, 1 GPTJ (rows 2j, 2j + 1 of a
                                                //   head), 2 NEOX (rows j, j + D/2); a group's two slots are one pair (NR 2);
                                                // bit 2: rows are stored in a KV cache [Hkv, C, D] at row p.pos;
@@ -127,7 +127,7 @@ layout(push_constant, std430) uniform Push {
     uint row_bytes;
     uint tiles;      // groups of G * NR output rows (ROPE: G pairs)
     uint pad0, pad1, pad2;
-    // RKV only (pushed by vk_lower_dequant_epilogue)
+    // RKV only (pushed by vk_dequant_epilogue)
     uint64_t pos;    // KVW: i32 cache row
     uint64_t off;    // rope position offset, i32
     uint64_t ff;     // f32 frequency factors [D / 2]
