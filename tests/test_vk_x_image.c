@@ -246,6 +246,53 @@ TEST(vk_x_image_llama_decode) {
     rlx_model_free(mn);
 }
 
+/* The decode fusions as a Llama model's Vulkan decode step runs them
+ * (docs/gpu.md, "Decode fusions"): per layer three dequant_rope_kv (q, k, v
+ * with their rope and cache writes) and one attention_dequant_matmul
+ * (attention with the o projection), none with fuse = 0; the logits of the
+ * two agree at every step (the unfused graph rounds x in separate
+ * norm-then-product kernels: float-order differences only) and with the CPU. */
+TEST(vk_llama_decode_fusions) {
+    VKP_REQUIRE();
+    if (vkp_devices_int_dot() != 1) return;
+    tiny_model_spec spec;
+    char path[128];
+    CHECK(write_llama(QTYPE_Q4_K, "fusions", &spec, path, sizeof path));
+    rlx_model_options o;
+    rlx_model_options_init(&o);
+    o.n_ctx = 64;
+    vkp_options(&o.compile);
+    o.compile.fuse = 0;
+    rlx_model *mf = tiny_model_load(path, RLX_BACKEND_VULKAN), *mu = NULL, *mc = tiny_model_load(path, RLX_BACKEND_CPU);
+    if (rlx_model_load(path, &o, &mu) != RLX_OK) printf("    load (fuse = 0): %s\n", rlx_last_error());
+    unlink(path);
+    CHECK(mf && mu && mc);
+    rlx_model_info info;
+    int32_t ids[64];
+    int n = prompt_tokens(mc, &info, ids);
+    float *lf = malloc(sizeof(float) * (size_t)info.n_vocab), *lu = malloc(sizeof(float) * (size_t)info.n_vocab);
+    for (int i = 0; i < n && mf && mu && mc && !harness_failed(); i++) {
+        const float *f = step(mf, ids[i], NULL);
+        CHECK(f);
+        memcpy(lf, f, sizeof(float) * (size_t)info.n_vocab);
+        const float *u = step(mu, ids[i], NULL);
+        CHECK(u);
+        memcpy(lu, u, sizeof(float) * (size_t)info.n_vocab);
+        const float *c = step(mc, ids[i], NULL);
+        CHECK(c);
+        double vs_unfused = rel_diff(lf, lu, info.n_vocab), vs_cpu = rel_diff(lf, c, info.n_vocab);
+        CHECK_MSG(vs_unfused < 1e-3 && vs_cpu < 1e-3, "step %d: vs unfused %.3g, vs cpu %.3g", i, vs_unfused, vs_cpu);
+    }
+    int rkv = model_notes(mf, "gpu    dequant_rope_kv"), att = model_notes(mf, "gpu    attention_dequant_matmul");
+    CHECK_MSG(rkv == 3 * spec.n_layer && att == spec.n_layer, "%d dequant_rope_kv, %d attention_dequant_matmul", rkv, att);
+    CHECK(model_notes(mu, "dequant_rope_kv") == 0 && model_notes(mu, "attention_dequant_matmul") == 0);
+    free(lf);
+    free(lu);
+    rlx_model_free(mf);
+    rlx_model_free(mu);
+    rlx_model_free(mc);
+}
+
 static const float *step_knob(rlx_model *m, int32_t id, const char *knob, const char *value) {
     char *old = test_env_swap(knob, value);
     const float *lg = step(m, id, "2");
