@@ -377,7 +377,7 @@ static bool prefers_last_combine(const ir_graph *g, int32_t j) {
     return w->dtype == RLX_Q8_0 && w->shape.rank == 2 && static_last_dim(w) >= 4096;
 }
 
-/* Lowers every node once to decide GPU vs host, which absorptions hold,
+/* Lowers every node once to decide GPU vs host, which x images hold,
  * and how much scratch and host staging the program needs. */
 static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDeviceSize *hostio_need) {
     *scratch_need = 0;
