@@ -26,8 +26,8 @@ typedef struct att_push {
     uint64_t scratch;
     uint32_t chunk, ml_off;
     uint64_t kvlen;   /* 0, or the address of the i32 active key count */
-    uint64_t counters;                /* LASTC: a counter per (head, block) */
-    uint32_t phys_off, phys_ml_off;   /* unused (GSPL = 1) */
+    uint64_t counters;   /* LASTC: a counter per (head, block) */
+    uint32_t pad1, pad2;
 } att_push;
 
 typedef struct att_combine_push {
@@ -205,7 +205,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
      * +0.5% when it was on). Prefill is not measured with it: off. */
     const uint64_t tiles_per_split = ((ns > 1 ? chunk : (uint64_t)Skv) + bk - 1) / bk;
     d->spec[7] = split && pc.kvlen && Sq == 1 && tiles_per_split > 1;
-    d->spec[8] = 1u;   /* GSPL: one workgroup per partial */
+    d->spec[8] = 0;   /* id 8 unused */
     d->spec[9] = lastc;
     d->n_spec = 10;
     d->groups[0] = (uint32_t)nblk;
