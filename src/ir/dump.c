@@ -88,6 +88,11 @@ static void dump_attrs(text_buf *b, const ir_node *n) {
     default:
         break;
     }
+    bool image_op = n->op == IR_OP_DEQUANT_MATMUL || n->op == IR_OP_DEQUANT_MATMUL_ADD || n->op == IR_OP_DEQUANT_SWIGLU ||
+                    n->op == IR_OP_RMS_DEQUANT_MATMUL || n->op == IR_OP_RMS_DEQUANT_SWIGLU ||
+                    n->op == IR_OP_DEQUANT_ROPE_KV || n->op == IR_OP_ATTENTION_DEQUANT;
+    if (image_op && n->ia[IR_XIMAGE_OUT] > 0) append_text(b, " {x image out: slot %lld}", (long long)n->ia[IR_XIMAGE_OUT] - 1);
+    if (image_op && n->ia[IR_XIMAGE_FROM] > 0) append_text(b, " {x from the image of %%%lld}", (long long)n->ia[IR_XIMAGE_FROM] - 1);
 }
 
 char *ir_graph_dump(const ir_graph *g) {

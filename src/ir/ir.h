@@ -148,6 +148,15 @@ const char *ir_node_label(const ir_graph *g, int32_t id, char *buf, size_t n); /
  * kv_write's name, and optimized-graph indices mean nothing to a user), so
  * every backend, fused or not, reports a full cache alike. */
 rlx_status ir_kv_range_check(const ir_node *kv, int64_t pos, int64_t rows, int64_t cap);
+/* The rounded-x image a backend's decode matvecs hand on (Vulkan:
+ * vk_backend_plan_x_images, per specialization): on a producer (a
+ * dequant_matmul form, attention_dequant_matmul) ia[IR_XIMAGE_OUT] = its image
+ * slot + 1; on a consumer (a dequant_matmul form, dequant_rope_kv)
+ * ia[IR_XIMAGE_FROM] = the producer's id + 1, whose image it reads x from.
+ * 0: none. The value computed is unchanged (the image holds x rounded as the
+ * consumer's own 8-bit rounding would); the CPU ignores them. */
+#define IR_XIMAGE_OUT  10
+#define IR_XIMAGE_FROM 11
 /* ATTENTION_DEQUANT: attention's inputs are [0, ia[5]), then w, then r. */
 static inline int ir_attention_dequant_w(const ir_node *n) { return (int)n->ia[5]; }
 /* DEQUANT_ROPE_KV's input slots: the product's x (the consumer's x slot) and w. */

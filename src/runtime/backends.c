@@ -98,6 +98,9 @@ static bool vk_folds_epilogue(void *dev, const ir_graph *g, int32_t p, int32_t c
     return vk_backend_folds_epilogue(dev, g, p, c);
 }
 static bool vk_folds_combine(void *dev, const ir_graph *g, int32_t a, int32_t p) { return vk_backend_folds_combine(dev, g, a, p); }
+static rlx_status vk_plan_x_images(void *dev, ir_graph *g, const mem_plan *plan, int *n) {
+    return vk_backend_plan_x_images(dev, g, plan, n);
+}
 
 /* Vulkan folds RMS norms into quantized projections per specialization, at
  * decode sizes only (vk_lower_rms_dequant: the i8 matvec normalizes x as it
@@ -114,6 +117,7 @@ static const rt_backend vulkan_backend = {
     .folds_norm = vk_folds_norm,
     .folds_epilogue = vk_folds_epilogue,
     .folds_combine = vk_folds_combine,
+    .plan_x_images = vk_plan_x_images,
     .device_new = vk_dev_new,
     .device_free = vk_dev_free,
     .param_alloc = vk_p_alloc,

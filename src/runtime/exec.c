@@ -139,6 +139,10 @@ static rlx_status make_spec(rlx_exec *e, const int64_t *syms, rt_spec **out) {
         s->folded_nodes += folded;
     }
     if (st == RLX_OK) st = plan_memory(&s->g, &s->plan);
+    if (st == RLX_OK && e->opts.optimize && e->opts.fuse && e->be->plan_x_images) {   /* attributes only: the plan holds */
+        int images = 0;
+        st = e->be->plan_x_images(e->dev, &s->g, &s->plan, &images);
+    }
     if (st == RLX_OK && !(s->inputs = calloc((size_t)RLX_MAX(s->g.n_nodes, 1), sizeof *s->inputs)))
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "compile: out of memory");
     if (st == RLX_OK) st = e->be->program_new(e->dev, &s->g, &s->plan, e->param_by_node, &s->prog);

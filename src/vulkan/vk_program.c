@@ -205,8 +205,6 @@ static vk_range range_of(const vk_program *p, int32_t node);
 
 /* ---- the rounded-x image (shaders/x_image.glsl) */
 
-static bool same_bytes(const vk_program *p, int32_t x, int32_t i);
-
 /* The matvecs that may make an image (producers) and read one (consumers;
  * dequant_rope_kv stores through its epilogue, so it only reads one;
  * attention_dequant_matmul reads attention's partials, so it only makes one). */
@@ -231,11 +229,6 @@ static int32_t xim_gamma_of(const ir_node *n) {
     if (n->op == IR_OP_RMS_DEQUANT_SWIGLU) return n->in[3];
     if (n->op == IR_OP_DEQUANT_ROPE_KV && n->ia[5]) return n->in[n->n_in - 1];
     return -1;
-}
-
-/* Whether two gamma nodes (-1: none) are the same bytes (views of one param). */
-static bool same_gamma(const vk_program *p, int32_t a, int32_t b) {
-    return a < 0 || b < 0 ? a == b : same_bytes(p, a, b);
 }
 
 /* Slot s's image: its address and byte range in p->xim. */
@@ -288,20 +281,99 @@ static bool image_pays(int64_t producer_n, int64_t widest_consumer) {
     return producer_n >= 4096 || widest_consumer >= 32768;
 }
 
+/* Whether nodes a and b of plan are the same bytes (a view of all of the other's). */
+static bool plan_same_bytes(const ir_graph *g, const mem_plan *plan, int32_t a, int32_t b) {
+    const plan_entry *x = &plan->entries[a], *y = &plan->entries[b];
+    return x->storage == y->storage && x->base == y->base && x->offset == y->offset &&
+           node_bytes(&g->nodes[a]) == node_bytes(&g->nodes[b]);
+}
+
 /*
  * A decode matvec's x is usually the output of the matvec before it (the
  * residual stream into the next projections' norm, SwiGLU's output into the
  * down projection), and each of its workgroups rounds all of x again. Here
  * such a producer is planned to round its output once, into an image its
- * consumers copy (x_image.glsl). The consumers of producer i: later xim_op
- * nodes whose x is i's value (a view of it), with K-quant weights of the
+ * consumers copy (x_image.glsl). The consumers of producer i: later nodes
+ * whose x is i's value (a view of all its bytes), with K-quant weights of the
  * first one's layout and the same folded gamma (others round x themselves).
  * Producers alternate between two image slots, so a consumer must run
  * before the next producer of its slot (a matvec that is both reads one
- * slot and writes the other). The lowerings confirm each side
- * (plan_lowering). RLX_VK_XIMAGE (read when a program is built): 0 none,
- * 1 (the default) where image_pays, 2 every pair (tests at small shapes).
+ * slot and writes the other). The decision is written into the specialized
+ * graph (ir.h: ia[10] = slot + 1 on a producer, ia[11] = producer + 1 on a
+ * consumer; rlx_graph_dump and the report show it), after its memory plan
+ * and before its program; the lowerings confirm each side (plan_lowering).
+ * RLX_VK_XIMAGE (read once per specialization): 0 none, 1 (the default)
+ * where image_pays, 2 every pair (tests at small shapes).
  */
+rlx_status vk_backend_plan_x_images(const vk_device *d, ir_graph *g, const mem_plan *plan, int *n_images) {
+    (void)d;
+    *n_images = 0;
+    const int mode = rlx_env_int("RLX_VK_XIMAGE", 1);
+    if (mode <= 0) return RLX_OK;
+    int32_t *from = malloc(sizeof *from * (size_t)RLX_MAX(g->n_nodes, 1));
+    int32_t *slot = malloc(sizeof *slot * (size_t)RLX_MAX(g->n_nodes, 1));
+    if (!from || !slot) {
+        free(from);
+        free(slot);
+        return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    }
+    for (int32_t i = 0; i < g->n_nodes; i++) from[i] = slot[i] = -1;
+    int32_t n_producers = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        if (!is_step(g, plan, i) || !xim_producer_op(n->op) || forced_to_host(n->op)) continue;
+        int32_t first = -1, gamma = -1;
+        uint32_t family = 0;
+        int64_t widest = 0;   /* the consumers' largest output (rows) */
+        for (int32_t j = i + 1; j < g->n_nodes; j++) {
+            const ir_node *m = &g->nodes[j];
+            if (!is_step(g, plan, j) || !xim_consumer_op(m->op) || forced_to_host(m->op) || from[j] >= 0) continue;
+            int32_t x = xim_x_of(m);
+            if (!plan_same_bytes(g, plan, x, i)) continue;
+            uint32_t fam = vk_x_image_family(g->nodes[xim_w_of(m)].dtype);
+            if (!fam) continue;
+            if (first < 0) {
+                first = j;
+                family = fam;
+                gamma = xim_gamma_of(m);
+            }
+            int32_t gm = xim_gamma_of(m);
+            if (fam == family && (gm < 0 || gamma < 0 ? gm == gamma : plan_same_bytes(g, plan, gm, gamma))) {
+                from[j] = i;
+                widest = RLX_MAX(widest, static_last_dim(m));
+            }
+        }
+        if (first >= 0 && mode < 2 && !image_pays(static_last_dim(n), widest)) {
+            for (int32_t j = i + 1; j < g->n_nodes; j++)
+                if (from[j] == i) from[j] = -1;
+            first = -1;
+        }
+        if (first >= 0) slot[i] = n_producers++ & 1;
+    }
+    /* a consumer after the next producer of its slot would read a new image */
+    for (int32_t j = 0; j < g->n_nodes; j++) {
+        int32_t i = from[j];
+        if (i < 0) continue;
+        for (int32_t k = i + 1; k <= j; k++)
+            if (slot[k] == slot[i]) {
+                from[j] = -1;
+                break;
+            }
+    }
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        if (slot[i] >= 0) {
+            g->nodes[i].ia[IR_XIMAGE_OUT] = slot[i] + 1;
+            (*n_images)++;
+        }
+        if (from[i] >= 0) g->nodes[i].ia[IR_XIMAGE_FROM] = from[i] + 1;
+    }
+    free(from);
+    free(slot);
+    return RLX_OK;
+}
+
+/* The program's image plan, from the graph (vk_backend_plan_x_images): each
+ * producer's slot, and its layout and gamma from its first consumer. */
 static void plan_images(vk_program *p) {
     const ir_graph *g = p->g;
     for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -310,59 +382,21 @@ static void plan_images(vk_program *p) {
         in->xim_family = 0;
         in->xim_ok = in->xim_used = in->xim_taken = false;
     }
-    const int mode = rlx_env_int("RLX_VK_XIMAGE", 1);
-    if (mode <= 0) return;
-    int32_t n_producers = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
-        if (!is_step(g, p->plan, i) || !xim_producer_op(n->op) || forced_to_host(n->op)) continue;
-        int32_t first = -1, gamma = -1;
-        uint32_t family = 0;
-        int64_t widest = 0;   /* the consumers' largest output (rows) */
-        for (int32_t j = i + 1; j < g->n_nodes; j++) {
-            const ir_node *m = &g->nodes[j];
-            if (!is_step(g, p->plan, j) || !xim_consumer_op(m->op) || forced_to_host(m->op) || p->info[j].xim_from >= 0)
-                continue;
-            int32_t x = xim_x_of(m);
-            if (p->plan->entries[x].base != p->plan->entries[i].base || !same_bytes(p, x, i)) continue;
-            uint32_t fam = vk_x_image_family(g->nodes[xim_w_of(m)].dtype);
-            if (!fam) continue;
-            if (first < 0) {
-                first = j;
-                family = fam;
-                gamma = xim_gamma_of(m);
-            }
-            if (fam == family && same_gamma(p, xim_gamma_of(m), gamma)) {
-                p->info[j].xim_from = i;
-                widest = RLX_MAX(widest, static_last_dim(m));
-            }
-        }
-        if (first >= 0 && mode < 2 && !image_pays(static_last_dim(n), widest)) {
-            for (int32_t j = i + 1; j < g->n_nodes; j++)
-                if (p->info[j].xim_from == i) p->info[j].xim_from = -1;
-            first = -1;
-        }
-        if (first >= 0) {
-            p->info[i].xim_slot = n_producers++ & 1;
-            p->info[i].xim_family = family;
-            p->info[i].xim_gamma = gamma;
-        }
+        if (xim_producer_op(n->op) && n->ia[IR_XIMAGE_OUT] > 0) p->info[i].xim_slot = (int32_t)n->ia[IR_XIMAGE_OUT] - 1;
     }
-    /* a consumer after the next producer of its slot would read a new image */
     for (int32_t j = 0; j < g->n_nodes; j++) {
-        int32_t i = p->info[j].xim_from;
-        if (i < 0) continue;
-        for (int32_t k = i + 1; k <= j; k++)
-            if (p->info[k].xim_slot == p->info[i].xim_slot) {
-                p->info[j].xim_from = -1;
-                break;
-            }
+        const ir_node *m = &g->nodes[j];
+        if (!xim_consumer_op(m->op) || m->ia[IR_XIMAGE_FROM] <= 0) continue;
+        int32_t i = (int32_t)m->ia[IR_XIMAGE_FROM] - 1;
+        if (i >= j || p->info[i].xim_slot < 0) continue;
+        p->info[j].xim_from = i;
+        if (!p->info[i].xim_family) {
+            p->info[i].xim_family = vk_x_image_family(g->nodes[xim_w_of(m)].dtype);
+            p->info[i].xim_gamma = xim_gamma_of(m);
+        }
     }
-}
-
-/* Whether node x (an input of a consumer) is node i's own bytes: views alias them. */
-static bool same_bytes(const vk_program *p, int32_t x, int32_t i) {
-    return p->loc[x].addr == p->loc[i].addr && node_bytes(&p->g->nodes[x]) == node_bytes(&p->g->nodes[i]);
 }
 
 /* Whether decode attention feeding matvec j should merge its own partials
