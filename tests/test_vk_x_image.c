@@ -111,8 +111,15 @@ TEST(vk_x_image_chain) {
     rlx_exec *en = vkp_compile(g, true);
     unsetenv("RLX_VK_XIMAGE");
     rlx_exec *ed = vkp_compile(g, true);
+    /* fuse = 0: the unfused graph, no images even where every pair is asked for */
+    setenv("RLX_VK_XIMAGE", "2", 1);
+    rlx_compile_options fo;
+    vkp_options(&fo);
+    fo.fuse = 0;
+    rlx_exec *eu = NULL;
+    CHECK_OK(rlx_compile(g, &fo, &eu));
     test_env_restore("RLX_VK_XIMAGE", old);
-    CHECK(ev && ec && en && ed);
+    CHECK(ev && ec && en && ed && eu);
     char *rd = ed ? rlx_exec_report(ed) : NULL;
     CHECK(rd && test_count(rd, "x image made") == 0);
     free(rd);
@@ -126,6 +133,13 @@ TEST(vk_x_image_chain) {
         test_fill_uniform_f32(r, XD, -1, 1);
         if (run == 3) r[300] = INFINITY;   /* h's block 1 and every row after it: NaN */
         CHECK(run_copy(ec, x, r, o[0]) && run_copy(ev, x, r, o[1]) && run_copy(en, x, r, o[2]));
+        if (run == 0) {
+            char *ru = eu ? rlx_exec_report(eu) : NULL;
+            CHECK(run_copy(eu, x, r, o[2]) && ru && test_count(ru, "x image made") == 0 &&
+                  test_count(ru, "x from an image") == 0);
+            free(ru);
+            CHECK(run_copy(en, x, r, o[2]));
+        }
         for (int k = 0; k < N_OUT; k++) {
             /* the i8 matvecs round x as the CPU fast path does */
             double vs_cpu = rel_diff(o[0][k], o[1][k], out_len(k)), vs_plain = rel_diff(o[2][k], o[1][k], out_len(k));
@@ -148,6 +162,7 @@ TEST(vk_x_image_chain) {
     rlx_exec_free(ev);
     rlx_exec_free(ec);
     rlx_exec_free(en);
+    rlx_exec_free(eu);
     rlx_graph_free(g);
     for (int i = 0; i < N_W; i++) {
         free(b.w[i]);
