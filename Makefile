@@ -52,8 +52,6 @@ TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 # internals (tests, CLI, benches). Users get the public libraries of the
 # "Public libraries" block: librlx.a / librlx.so export only rlx.h's functions.
 LIB   = $(BUILD)/librlx_internal.a
-# Programs the suite runs besides itself: the Vulkan experiment checks its kernel (test_vk_chain_bench.c)
-TEST_TOOLS = $(if $(filter 1,$(VULKAN)),$(BUILD)/vk_chain)
 RLX   = $(BUILD)/rlx
 TESTS = $(BUILD)/rlx_tests
 README_EXAMPLE = $(BUILD)/readme_example
@@ -126,9 +124,8 @@ setup:
 	@bash scripts/setup.sh
 
 test: setup
-	@$(MAKE) --no-print-directory -j$(NPROC) $(TESTS) $(README_EXAMPLE) $(README_MODEL_EXAMPLE) $(RLX) $(TEST_TOOLS)
-	@RLX_README_EXAMPLE=$(README_EXAMPLE) RLX_README_MODEL_EXAMPLE=$(README_MODEL_EXAMPLE) RLX_CLI=$(RLX) \
-	    RLX_VK_CHAIN_BIN=$(BUILD)/vk_chain $(TESTS)
+	@$(MAKE) --no-print-directory -j$(NPROC) $(TESTS) $(README_EXAMPLE) $(README_MODEL_EXAMPLE) $(RLX)
+	@RLX_README_EXAMPLE=$(README_EXAMPLE) RLX_README_MODEL_EXAMPLE=$(README_MODEL_EXAMPLE) RLX_CLI=$(RLX) $(TESTS)
 
 demo: setup
 	@$(MAKE) --no-print-directory -j$(NPROC) $(RLX)
@@ -170,19 +167,16 @@ $(BUILD)/llm_bench: bench/llm_bench.c bench/bench_params.h $(LIB)
 $(BUILD)/vk_matvec: bench/vk_matvec.c bench/bench_params.h $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_matvec.c $(LINK_LIB) $(LDLIBS)
 
-# Experiment: a chain of decode matvecs as one persistent dispatch (bench/vk_chain.c).
+# Shaders of the raw-Vulkan microbenchmarks in bench/.
 $(BUILD)/bench_shaders/%.spv: bench/shaders/%.comp $(SHADER_INC) $(wildcard bench/shaders/*.glsl)
 	@mkdir -p $(dir $@)
 	glslc --target-env=vulkan1.2 -O -Isrc/vulkan/shaders $< -o $@
-
-$(BUILD)/vk_chain: bench/vk_chain.c bench/vk_bench_common.h $(LIB) $(BUILD)/bench_shaders/decode_chain.spv
-	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_chain.c $(LINK_LIB) $(LDLIBS)
 
 # Experiment: dependent L2 hits behind outstanding DRAM loads (bench/vk_inflight.c).
 $(BUILD)/vk_inflight: bench/vk_inflight.c bench/vk_bench_common.h $(LIB) $(BUILD)/bench_shaders/inflight.spv
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_inflight.c $(LINK_LIB) $(LDLIBS)
 
-gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(BUILD)/llm_bench $(BUILD)/vk_matvec $(BUILD)/vk_chain $(BUILD)/vk_inflight $(RLX) $(TESTS)
+gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(BUILD)/llm_bench $(BUILD)/vk_matvec $(BUILD)/vk_inflight $(RLX) $(TESTS)
 
 bench:
 	@bash scripts/setup.sh bench

@@ -7,7 +7,7 @@
 # folders (docs/gpu.md, "Running on the H200").
 #
 #   BUILDS="build-base build-lead" MODELS="8b:q4_k_m 1b:q4_k_m" \
-#   VARIANTS="RLX_VK_NO_EPILOGUE=1" PROFILE=1 TESTS="vk_ llama model" \
+#   VARIANTS="RLX_NO_FUSE=1" PROFILE=1 TESTS="vk_ llama model" \
 #   OUT=$OUT bash bench/gpu_ab.sh
 #
 # PROMPT, DECODE, CTX (KV cache rows) and BW set llm_bench's arguments; each
@@ -52,9 +52,8 @@ done 2>&1 | tee "$out/ab.txt"
 
 if [ -n "${TESTS:-}" ]; then
     # the tests that run rlx or the README example take them from the build folder
-    # (copy build/rlx, build/readme_model_example, build/vk_chain and build/bench_shaders there too)
+    # (copy build/rlx, build/readme_model_example there too)
     RLX_REQUIRE_VULKAN=1 RLX_TEST_VK_DEVICE=$dev RLX_CLI=$last/rlx RLX_README_MODEL_EXAMPLE=$last/readme_model_example \
-        RLX_VK_CHAIN_BIN=$last/vk_chain \
         "$last/rlx_tests" $TESTS > "$out/tests.txt" 2>&1
     grep -E "^FAIL" -B4 "$out/tests.txt" | tail -20
     tail -1 "$out/tests.txt"

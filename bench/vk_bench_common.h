@@ -1,6 +1,6 @@
 /*
- * vk_bench_common.h — what the raw-Vulkan experiments (vk_chain.c,
- * vk_inflight.c) share: failing loudly on a Vulkan or library error, reading
+ * vk_bench_common.h — what the raw-Vulkan microbenchmarks (vk_inflight.c)
+ * share: failing loudly on a Vulkan or library error, reading
  * a SPIR-V file from bench_shaders/ next to the program (or --shaders DIR),
  * a compute pipeline on the library context's shared layout with its
  * specialization constants, and list parsing for the command lines. These
@@ -50,7 +50,7 @@ static inline uint32_t *read_file(const char *path, size_t *bytes) {
 }
 
 /* The SPIR-V of bench/shaders/<name>.comp: from dir, or from bench_shaders/
- * next to the program (build/vk_chain reads build/bench_shaders). Exits with
+ * next to the program (build/vk_inflight reads build/bench_shaders). Exits with
  * a message if it cannot be read. */
 static inline uint32_t *load_bench_shader(const char *argv0, const char *dir, const char *name, size_t *bytes) {
     char spv[1024];

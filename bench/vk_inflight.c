@@ -16,8 +16,9 @@
  * subgroups load: the larger of the two if only a warp's own loads hold its
  * hops back, the sum if the SM's do.
  *
- * Raw Vulkan through the library's context (vulkan/vk_ctx.h). Results:
- * bench/HISTORY.md, 2026-12-01 (the decode target).
+ * Raw Vulkan through the library's context (vulkan/vk_ctx.h; helpers in
+ * bench/vk_bench_common.h). Results: bench/HISTORY.md, 2026-12-01 (the
+ * decode target).
  */
 #define BENCH_TOOL "vk_inflight"
 #include "vk_bench_common.h"   /* CHECK_VK, die_on, shaders, pipelines, lists */

@@ -1,18 +1,22 @@
 /*
- * test_vk_combine_fold.c — split-key attention's combine pass done by the
- * o projection as it reads x (vk_combine_consumer in src/vulkan/
- * vk_epilogue.c, XCOMB in dequant_matvec_i8.comp). A decode step over a KV
- * cache long enough to split its keys, attention -> views -> dequant_matmul
- * (+ residual), run step by step as the cache fills (so some splits are
- * empty): Vulkan against the CPU, and against Vulkan with
- * RLX_VK_NO_COMBINE_FOLD=1 (the same math in two dispatches); the report
- * names the fold and the step count drops by one; an attention output with
- * another reader, or more splits than the matvec combines, keeps its
- * combine.
+ * test_vk_combine_fold.c — attention_dequant_matmul: split-key decode
+ * attention and the o projection reading its result as one fused node
+ * (passes/fold_decode.c), which Vulkan lowers as attention leaving its
+ * partials in scratch and the i8 matvec merging them as it reads x
+ * (attention_dequant.c, XCOMB in dequant_matvec_i8.comp). A decode step over
+ * a KV cache long enough to split its keys, attention -> views ->
+ * dequant_matmul (+ residual), run step by step as the cache fills (so some
+ * splits are empty): Vulkan against the CPU, and against Vulkan with fuse = 0
+ * (attention then merges its own partials, LASTC, and the matvec reads x);
+ * the report names the fused node; an attention output with another reader,
+ * or an o projection the i8 matvec does not take, stays unfused. On the CPU
+ * the fused graph equals the unfused one bit for bit.
  */
 #include "harness.h"
 #include "ops_common.h"
 #include "vk_parity.h"
+#include "ir/ir.h"
+#include "passes/passes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,17 +25,12 @@ enum { CH = 8, CHKV = 2, CD = 64, CK = CH * CD, CN = 256, CSTEPS = 70 };
 
 /* cap: cache rows. 200 rows (7 tiles of 32 keys): split 7 ways, folded.
  * 640 rows (20 tiles): split at most 8 ways, the most the matvec combines
- * (7 splits of 96 keys), folded; or, with the split count left uncapped
- * (RLX_VK_ATT_FOLD_CAP=0), 20 ways, more than the matvec combines, so the
- * matvec declines and attention lowers again with its combine pass; a Q4_0
- * o projection (no i8 matvec) declines the same way with the cap in place.
+ * (7 splits of 96 keys), folded; a Q4_0 o projection (no i8 matvec)
+ * declines, and attention lowers again with its combine pass.
  * stride: step t writes cache row t * stride (skipped rows stay zero, as
  * params start on both backends), so 70 steps reach ~620 keys and each
- * split holds several tiles. 1200 rows with stride 17 reach 1174 keys; with
- * members (RLX_VK_ATT_MEMBERS=4), past 1024 keys (8 partials of 4 tiles)
- * two workgroups share each folded partial and the last to finish merges
- * them (attention.comp, GSPL). */
-typedef struct fcase { rlx_dtype dt; bool add; bool extra_use; int64_t cap; bool uncapped; int stride; int members; } fcase;
+ * split holds several tiles. 1200 rows with stride 17 reach 1174 keys. */
+typedef struct fcase { rlx_dtype dt; bool add; bool extra_use; int64_t cap; int stride; } fcase;
 
 static rlx_graph *build(const fcase *c, const void *w) {
     rlx_graph *g = rlx_graph_new();
@@ -78,18 +77,14 @@ static bool run_case(const fcase *c) {
     size_t wbytes;
     void *w = ops_quantized_weights(c->dt, CN, CK, &wd, &wbytes);
     rlx_graph *g = build(c, w);
-    if (c->uncapped) setenv("RLX_VK_ATT_FOLD_CAP", "0", 1);
-    if (c->members) {
-        char m[16];
-        snprintf(m, sizeof m, "%d", c->members);
-        setenv("RLX_VK_ATT_MEMBERS", m, 1);
-    }
     rlx_exec *cpu = vkp_compile(g, false), *vk = vkp_compile(g, true);
-    /* the same math in two dispatches; plain Q8_0 on the i8 kernel too, as with the fold */
-    setenv("RLX_VK_NO_COMBINE_FOLD", "1", 1);
+    /* unfused; plain Q8_0 on the i8 kernel too, as in the fused node */
     setenv("RLX_VK_DQ_I8", "q8_0,q4_K,q5_K,q6_K", 1);
-    rlx_exec *vk2 = vkp_compile(g, true);
-    unsetenv("RLX_VK_NO_COMBINE_FOLD");
+    rlx_compile_options o;
+    vkp_options(&o);
+    o.fuse = 0;
+    rlx_exec *vk2 = NULL;
+    if (rlx_compile(g, &o, &vk2) != RLX_OK) printf("    compile (fuse = 0): %s\n", rlx_last_error());
     unsetenv("RLX_VK_DQ_I8");
     bool ok = cpu && vk && vk2;
     float y[3][CN];
@@ -110,41 +105,33 @@ static bool run_case(const fcase *c) {
         snprintf(what, sizeof what, "step %d vulkan vs cpu", t);
         ok = test_close_f32_f64(what, y[1], ref, CN, c->dt == RLX_Q8_0 || c->dt == RLX_Q4_0 ? 1e-2 : 2e-3);
         snprintf(what, sizeof what, "step %d fold vs none", t);
-        /* the same partials up to float rounding, except where members share
-         * them: then the o projection's 8-bit x can round a level apart */
-        ok = ok && test_close_f32_f64(what, y[1], ref2, CN, c->members > 1 ? 2e-3 : 1e-5);
+        /* the same partials up to float rounding */
+        ok = ok && test_close_f32_f64(what, y[1], ref2, CN, 1e-5);
     }
-    if (ok) {   /* the report names the fold (or, with another reader, its absence) */
+    if (ok) {   /* the report names the fused node (or, with another reader, its absence) */
         char *rep = rlx_exec_report(vk), *rep2 = rlx_exec_report(vk2);
-        /* Q4_0 has no i8 matvec: the fold declines and attention lowers again */
-        int want = c->extra_use || c->uncapped || c->dt == RLX_Q4_0 ? 0 : 1;
-        if (test_count(rep, "combine in the next matvec") != want || test_count(rep, "+ attention combine") != want || test_count(rep2, "combine in the next matvec")) {
-            printf("    fold reported %d / %d times, want %d (off: %d)\n%s", test_count(rep, "combine in the next matvec"),
-                   test_count(rep, "+ attention combine"), want, test_count(rep2, "combine in the next matvec"), rep ? rep : "");
+        /* Q4_0 has no i8 matvec: the fold declines, attention merges its own partials */
+        int want = c->extra_use || c->dt == RLX_Q4_0 ? 0 : 1;
+        int fused = test_count(rep, "gpu    attention_dequant_matmul"), off = test_count(rep2, "attention_dequant_matmul");
+        if (fused != want || test_count(rep, "+ split-key attention") != want || off) {
+            printf("    fused %d times, want %d (fuse = 0: %d)\n%s", fused, want, off, rep ? rep : "");
             ok = false;
         }
-        if (ok && !strstr(rep, "splitkv")) {
-            printf("    attention did not split its keys: nothing tested\n%s", rep);
+        if (ok && !want && !strstr(rep, "splitkv-lastcombine")) {
+            printf("    unfused attention did not split its keys and merge them: nothing tested\n%s", rep);
             ok = false;
         }
-        /* and the fold saves attention's combine dispatch */
-        rlx_exec_stats s1, s2;
-        if (ok && (rlx_exec_get_stats(vk, &s1) != RLX_OK || rlx_exec_get_stats(vk2, &s2) != RLX_OK)) {
-            printf("    no stats: %s\n", rlx_last_error());
-            ok = false;
-        }
-        if (ok && s1.steps != s2.steps - want) {
-            printf("    %d dispatches with the fold, %d without; want %d fewer\n", s1.steps, s2.steps, want);
+        /* unfused, attention splits and merges its own partials (LASTC) */
+        if (ok && !strstr(rep2, "splitkv-lastcombine")) {
+            printf("    attention did not split its keys (fuse = 0)\n%s", rep2);
             ok = false;
         }
         free(rep);
         free(rep2);
     }
     if (!ok)
-        printf("    %s add %d extra use %d cache %lld uncapped %d stride %d members %d\n", rlx_dtype_name(c->dt), c->add,
-               c->extra_use, (long long)c->cap, c->uncapped, c->stride, c->members);
-    unsetenv("RLX_VK_ATT_FOLD_CAP");
-    unsetenv("RLX_VK_ATT_MEMBERS");
+        printf("    %s add %d extra use %d cache %lld stride %d\n", rlx_dtype_name(c->dt), c->add, c->extra_use,
+               (long long)c->cap, c->stride);
     rlx_exec_free(cpu);
     rlx_exec_free(vk);
     rlx_exec_free(vk2);
@@ -158,86 +145,64 @@ TEST(vk_combine_fold_decode) {
     VKP_REQUIRE();
     if (!vkp_require_int_dot()) return;   /* the fold takes the i8 matvec */
     const fcase cases[] = {
-        {RLX_Q4_K, true, false, 200, false, 1, 0}, {RLX_Q6_K, false, false, 200, false, 1, 0},
-        {RLX_Q8_0, true, false, 200, false, 1, 0}, {RLX_Q4_K, true, true, 200, false, 1, 0},
-        {RLX_Q4_K, true, false, 640, false, 1, 0}, {RLX_Q4_K, true, false, 640, false, 9, 0},
-        {RLX_Q4_K, true, false, 640, true, 9, 0},  {RLX_Q4_0, true, false, 640, false, 9, 0},
-        {RLX_Q4_K, true, false, 1200, false, 17, 0}, {RLX_Q4_K, true, false, 1200, false, 17, 4},
+        {RLX_Q4_K, true, false, 200, 1},  {RLX_Q6_K, false, false, 200, 1}, {RLX_Q8_0, true, false, 200, 1},
+        {RLX_Q4_K, true, true, 200, 1},   {RLX_Q4_K, true, false, 640, 1},  {RLX_Q4_K, true, false, 640, 9},
+        {RLX_Q4_0, true, false, 640, 9},  {RLX_Q4_K, true, false, 1200, 17},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(run_case(&cases[i]));
 }
 
-/* Attention merging its own partials (RLX_VK_ATT_LAST_COMBINE=1: the last
- * split to finish does attention_combine.comp's arithmetic, attention.comp
- * LASTC) against the separate combine pass (RLX_VK_NO_COMBINE_FOLD=1): the
- * same outputs bit for bit at every step as the cache fills (empty splits
- * included), within the i8 tolerance of the CPU, and one dispatch fewer. */
-static bool run_last_combine(const fcase *c) {
+/* On the CPU (the reference): the fold applied to the graph itself
+ * (pass_fold_combine_inplace accepting every candidate) gives one
+ * attention_dequant_matmul, which rlx_graph_dump shows, and the same
+ * outputs as the unfused graph bit for bit, with and without the residual. */
+static bool cpu_case(const fcase *c) {
     double *wd;
     size_t wbytes;
     void *w = ops_quantized_weights(c->dt, CN, CK, &wd, &wbytes);
-    rlx_graph *g = build(c, w);
-    rlx_exec *cpu = vkp_compile(g, false);
-    setenv("RLX_VK_NO_COMBINE_FOLD", "1", 1);
-    rlx_exec *pass = vkp_compile(g, true);
-    unsetenv("RLX_VK_NO_COMBINE_FOLD");
-    setenv("RLX_VK_ATT_LAST_COMBINE", "1", 1);
-    rlx_exec *last = vkp_compile(g, true);
-    unsetenv("RLX_VK_ATT_LAST_COMBINE");
-    bool ok = cpu && pass && last;
+    rlx_graph *plain = build(c, w), *fused = build(c, w);
+    int n = 0;
+    bool ok = pass_fold_combine_inplace(&fused->g, NULL, NULL, &n) == RLX_OK;
+    char *dump = rlx_graph_dump(fused);
+    int want = c->extra_use ? 0 : 1;
+    if (!ok || n != want || test_count(dump, "attention_dequant_matmul") != want) {
+        printf("    fold: %d (%s)\n%s", n, rlx_last_error(), dump ? dump : "");
+        ok = false;
+    }
+    free(dump);
+    rlx_compile_options o;
+    rlx_compile_options_init(&o);
+    o.backend = RLX_BACKEND_CPU;
+    o.fuse = 0;   /* a dequant_matmul_add would take the add otherwise; fold it here instead */
+    rlx_exec *ex[3] = {NULL, NULL, NULL};   /* unfused, fused, and unfused again (run_step runs three) */
+    if (ok && (rlx_compile(plain, &o, &ex[0]) != RLX_OK || rlx_compile(fused, &o, &ex[1]) != RLX_OK ||
+               rlx_compile(plain, &o, &ex[2]) != RLX_OK)) {
+        printf("    compile: %s\n", rlx_last_error());
+        ok = false;
+    }
     float y[3][CN];
-    for (int t = 0; t < CSTEPS && ok; t++) {
-        rlx_exec *ex[3] = {cpu, pass, last};
+    for (int t = 0; ok && t < 12; t++) {
         if (!(ok = run_step(ex, t * c->stride, y))) {
             printf("    step %d: %s\n", t, rlx_last_error());
             break;
         }
-        double ref[CN];
-        for (int i = 0; i < CN; i++) ref[i] = y[0][i];
-        char what[64];
-        snprintf(what, sizeof what, "step %d last combine vs cpu", t);
-        ok = test_close_f32_f64(what, y[2], ref, CN, c->dt == RLX_Q8_0 ? 1e-2 : 2e-3);
-        if (ok && memcmp(y[1], y[2], sizeof y[1]) != 0) {
-            printf("    step %d: the last split's merge differs from the combine pass\n", t);
+        if (memcmp(y[0], y[1], sizeof y[0]) != 0) {   /* one step's inputs go to every program */
+            printf("    step %d: fused differs from unfused (%s add %d)\n", t, rlx_dtype_name(c->dt), c->add);
             ok = false;
         }
     }
-    if (ok) {
-        char *rep = rlx_exec_report(last);
-        rlx_exec_stats s1, s2;
-        if (!rep || !strstr(rep, "splitkv-lastcombine")) {
-            printf("    attention did not merge its own partials:\n%s", rep ? rep : "");
-            ok = false;
-        } else if (rlx_exec_get_stats(last, &s1) != RLX_OK || rlx_exec_get_stats(pass, &s2) != RLX_OK ||
-                   s1.steps != s2.steps - 1) {
-            printf("    %d dispatches merging in attention, %d with the pass; want one fewer\n", s1.steps, s2.steps);
-            ok = false;
-        }
-        free(rep);
-    }
-    if (!ok) printf("    %s cache %lld stride %d\n", rlx_dtype_name(c->dt), (long long)c->cap, c->stride);
-    rlx_exec_free(cpu);
-    rlx_exec_free(pass);
-    rlx_exec_free(last);
-    rlx_graph_free(g);
+    for (int i = 0; i < 3; i++) rlx_exec_free(ex[i]);
+    rlx_graph_free(plain);
+    rlx_graph_free(fused);
     free(w);
     free(wd);
     return ok;
 }
 
-TEST(vk_attention_last_combine_decode) {
-    VKP_REQUIRE();
-    const fcase cases[] = {
-        {RLX_Q4_K, true, false, 200, false, 1, 0},
-        {RLX_Q8_0, true, false, 640, false, 9, 0},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(run_last_combine(&cases[i]));
-}
-
 /* The default rule (vk_program.c, prefers_last_combine): a Q8_0 o
  * projection of K >= 4096 (32 heads of 128) leaves the combine to the
  * attention instead of folding it; one run of a cache of 200 rows at 150
- * keys agrees with the CPU. With RLX_VK_ATT_LAST_COMBINE=0 it folds again. */
+ * keys agrees with the CPU. */
 TEST(vk_attention_last_combine_default_rule) {
     VKP_REQUIRE();
     enum { WH = 32, WKV = 8, WD = 128, WK = WH * WD, WN = 64, WCAP = 200 };
@@ -257,10 +222,7 @@ TEST(vk_attention_last_combine_default_rule) {
     rlx_node x = rlx_reshape(g, rlx_transpose(g, a, perm), 2, xd);
     rlx_output(g, "y", rlx_dequant_matmul(g, x, rlx_constant(g, RLX_Q8_0, 2, wdims, w)));
     rlx_exec *cpu = vkp_compile(g, false), *vk = vkp_compile(g, true);
-    setenv("RLX_VK_ATT_LAST_COMBINE", "0", 1);
-    rlx_exec *fold = vkp_compile(g, true);
-    unsetenv("RLX_VK_ATT_LAST_COMBINE");
-    CHECK(cpu && vk && fold);
+    CHECK(cpu && vk);
     float *qv = malloc(sizeof(float) * WK), kv[WKV * WD], vv[WKV * WD], y[2][WN];
     test_fill_uniform_f32(qv, WK, -1, 1);
     test_fill_uniform_f32(kv, WKV * WD, -1, 1);
@@ -280,16 +242,21 @@ TEST(vk_attention_last_combine_default_rule) {
     for (int i = 0; i < WN; i++) ref[i] = y[0][i];
     /* the CPU rounds x to 8 bits here, the GPU's run kernel does not: ~4e-3 apart */
     CHECK(test_close_f32_f64("last combine by default vs cpu", y[1], ref, WN, 1e-2));
-    char *rep = vk ? rlx_exec_report(vk) : NULL, *rep2 = fold ? rlx_exec_report(fold) : NULL;
-    CHECK_MSG(rep && strstr(rep, "splitkv-lastcombine") && !strstr(rep, "+ attention combine"), "default:\n%s", rep ? rep : "");
-    CHECK_MSG(rep2 && strstr(rep2, "+ attention combine"), "with RLX_VK_ATT_LAST_COMBINE=0:\n%s", rep2 ? rep2 : "");
+    char *rep = vk ? rlx_exec_report(vk) : NULL;
+    CHECK_MSG(rep && strstr(rep, "splitkv-lastcombine") && !strstr(rep, "attention_dequant_matmul"), "default:\n%s",
+              rep ? rep : "");
     free(rep);
-    free(rep2);
     free(qv);
     rlx_exec_free(cpu);
     rlx_exec_free(vk);
-    rlx_exec_free(fold);
     rlx_graph_free(g);
     free(w);
     free(wd);
+}
+
+TEST(attention_dequant_cpu_fused_equals_unfused) {
+    const fcase cases[] = {
+        {RLX_Q4_K, true, false, 200, 1}, {RLX_Q8_0, false, false, 200, 3}, {RLX_Q4_K, true, true, 200, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(cpu_case(&cases[i]));
 }

@@ -1,14 +1,20 @@
 /*
- * test_vk_epilogue.c — a decode matvec doing its consumer's work in its
- * epilogue (src/vulkan/vk_epilogue.c, vk_lower_dequant_epilogue): q's rope,
- * k's rope + cache write and v's cache write stored by the q / k / v
- * projections themselves. Vulkan against the CPU at several positions, both
- * rope styles, frequency factors, with and without a folded norm; and the
- * cases that must stay separate (partial rotary dims, prefill, an extra use).
+ * test_vk_epilogue.c — dequant_rope_kv: a projection with its rope,
+ * rope_kv_write or kv_write consumer as one fused node
+ * (passes/fold_decode.c), which Vulkan lowers as one i8 matvec storing its
+ * rows rotated and / or into the cache (vk_lower_dequant_rope_kv): q's rope,
+ * k's rope + cache write and v's cache write. On the CPU the fused graph
+ * equals the unfused one bit for bit and shows the op in its dump; on
+ * Vulkan, against the CPU and against Vulkan unfused (fuse = 0) at several
+ * positions, both rope styles, frequency factors, with and without a folded
+ * norm; and the cases that must stay separate (partial rotary dims, prefill,
+ * an extra use).
  */
 #include "harness.h"
 #include "ops_common.h"
 #include "vk_parity.h"
+#include "ir/ir.h"
+#include "passes/passes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,20 +61,51 @@ static rlx_graph *build(const ecase *c, ebufs *b) {
     return g;
 }
 
-/* Epilogue steps the Vulkan report shows for this graph. */
-static int count_epilogues(const rlx_graph *g, const rlx_tensor *in) {
+/* dequant_rope_kv nodes the Vulkan report shows for this graph (fuse: the option). */
+static int count_epilogues_opt(const rlx_graph *g, const rlx_tensor *in, bool fuse) {
     rlx_compile_options o;
     vkp_options(&o);
+    o.fuse = fuse;
     rlx_exec *e = NULL;
     char *rep = NULL;
     int n = -1;
     if (rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_run(e, in, 2) == RLX_OK && (rep = rlx_exec_report(e))) {
-        n = 0;
-        for (const char *s = rep; (s = strstr(s, "in the epilogue of")) != NULL; s++) n++;
+        n = test_count(rep, "gpu    dequant_rope_kv ");
+        if (getenv("RLX_TEST_SHOW_REPORT")) printf("%s", rep);
     }
     free(rep);
     rlx_exec_free(e);
     return n;
+}
+static int count_epilogues(const rlx_graph *g, const rlx_tensor *in) { return count_epilogues_opt(g, in, true); }
+
+/* Vulkan fused (the default) against Vulkan with fuse = 0, every output. */
+static bool fused_vs_unfused(const rlx_graph *g, const rlx_tensor *in, double tol) {
+    static const char *const names[3] = {"q", "kc", "vc"};
+    rlx_exec *e[2] = {NULL, NULL};
+    bool ok = true;
+    for (int f = 0; f < 2 && ok; f++) {
+        rlx_compile_options o;
+        vkp_options(&o);
+        o.fuse = f == 0;
+        ok = rlx_compile(g, &o, &e[f]) == RLX_OK && rlx_exec_run(e[f], in, 2) == RLX_OK;
+        if (!ok) printf("    vulkan (fuse %d): %s\n", f == 0, rlx_last_error());
+    }
+    for (int i = 0; i < 3 && ok; i++) {
+        rlx_tensor a, b;
+        ok = rlx_exec_output(e[0], names[i], &a) == RLX_OK && rlx_exec_output(e[1], names[i], &b) == RLX_OK &&
+             a.bytes == b.bytes;
+        size_t n = b.bytes / sizeof(float);
+        double *ref = ok ? malloc(sizeof(double) * n) : NULL;
+        for (size_t j = 0; ok && j < n; j++) ref[j] = ((const float *)b.data)[j];
+        char what[64];
+        snprintf(what, sizeof what, "%s fused vs unfused", names[i]);
+        ok = ok && test_close_f32_f64(what, a.data, ref, n, tol);
+        free(ref);
+    }
+    rlx_exec_free(e[0]);
+    rlx_exec_free(e[1]);
+    return ok;
 }
 
 /* Runs case c at a few positions, CPU against Vulkan (caches included), and
@@ -94,6 +131,8 @@ static bool run_case(const ecase *c, int want_epilogues) {
         /* the i8 matvec rounds x as the CPU fast path does (~1e-6 apart); a plain
          * Q8_0 product runs Vulkan's exact kernel against that fast path (~4e-3) */
         ok = vkp_compare(g, in, 2, c->dt == RLX_Q8_0 && !c->norm ? 1e-2 : 2e-4, true);
+        /* unfused, a plain Q8_0 product takes Vulkan's exact kernel (~4e-3 from the i8 one) */
+        if (ok && k == 0) ok = fused_vs_unfused(g, in, c->dt == RLX_Q8_0 ? 1e-2 : 2e-4);
         if (ok && k == 0) {
             int n = count_epilogues(g, in);
             if (n != want_epilogues) {
@@ -142,17 +181,104 @@ TEST(vk_epilogue_left_alone) {
     CHECK(run_case(&extra, 2));
 }
 
-/* RLX_VK_NO_EPILOGUE=1 turns it off; the results stay the same. */
+/* fuse = 0 compiles the graph unfused: no dequant_rope_kv node. */
 TEST(vk_epilogue_option_off) {
     VKP_REQUIRE();
     if (!vkp_require_int_dot()) return;
-    char *old = getenv("RLX_VK_NO_EPILOGUE") ? strdup(getenv("RLX_VK_NO_EPILOGUE")) : NULL;
-    setenv("RLX_VK_NO_EPILOGUE", "1", 1);
     ecase c = {RLX_Q4_K, true, RLX_ROPE_GPTJ, true, 0, 1, false};
-    CHECK(run_case(&c, 0));
-    if (old) setenv("RLX_VK_NO_EPILOGUE", old, 1);
-    else unsetenv("RLX_VK_NO_EPILOGUE");
-    free(old);
+    ebufs b;
+    size_t bytes;
+    static const int64_t Ns[3] = {EH * ED, EHKV * ED, EHKV * ED};
+    for (int i = 0; i < 3; i++) b.w[i] = ops_quantized_weights(c.dt, Ns[i], EK, &b.wd[i], &bytes);
+    test_fill_uniform_f32(b.gamma, EK, 0.5f, 1.5f);
+    test_fill_uniform_f32(b.ff, ED / 2, 1.0f, 8.0f);
+    rlx_graph *g = build(&c, &b);
+    float x[EK];
+    int32_t pos = 3;
+    test_fill_uniform_f32(x, EK, -2, 2);
+    rlx_tensor in[2] = {
+        {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, EK}, .data = x, .bytes = sizeof x},
+        {.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &pos, .bytes = 4},
+    };
+    CHECK(count_epilogues_opt(g, in, false) == 0 && count_epilogues_opt(g, in, true) == 3);
+    rlx_graph_free(g);
+    for (int i = 0; i < 3; i++) {
+        free(b.w[i]);
+        free(b.wd[i]);
+    }
+}
+
+/* On the CPU (the reference): the fold applied to the graph itself
+ * (pass_fold_norm_inplace, then pass_fold_epilogue_inplace accepting every
+ * candidate) gives three dequant_rope_kv nodes, which rlx_graph_dump shows,
+ * and the same outputs as the unfused graph bit for bit: rope, rope_kv_write
+ * and kv_write, with and without a folded norm, both rope styles. */
+static bool cpu_case(const ecase *c) {
+    ebufs b;
+    size_t bytes;
+    static const int64_t Ns[3] = {EH * ED, EHKV * ED, EHKV * ED};
+    for (int i = 0; i < 3; i++) b.w[i] = ops_quantized_weights(c->dt, Ns[i], EK, &b.wd[i], &bytes);
+    test_fill_uniform_f32(b.gamma, EK, 0.5f, 1.5f);
+    test_fill_uniform_f32(b.ff, ED / 2, 1.0f, 8.0f);
+    rlx_graph *plain = build(c, &b), *fused = build(c, &b);
+    int n_norm = 0, n_epi = 0;
+    bool ok = pass_fold_norm_inplace(&fused->g, 8, NULL, NULL, &n_norm) == RLX_OK &&
+              pass_fold_epilogue_inplace(&fused->g, NULL, NULL, &n_epi) == RLX_OK;
+    char *dump = rlx_graph_dump(fused);
+    int want = c->q_extra_use ? 2 : 3;
+    if (!ok || n_epi != want || test_count(dump, "dequant_rope_kv") != want || n_norm != (c->norm ? 3 : 0)) {
+        printf("    fold: %d epilogues, %d norms (%s)\n%s", n_epi, n_norm, rlx_last_error(), dump ? dump : "");
+        ok = false;
+    }
+    free(dump);
+    rlx_compile_options o;
+    rlx_compile_options_init(&o);
+    o.backend = RLX_BACKEND_CPU;
+    o.fuse = 0;   /* nothing else changes either graph */
+    rlx_exec *ep = NULL, *ef = NULL;
+    if (ok && (rlx_compile(plain, &o, &ep) != RLX_OK || rlx_compile(fused, &o, &ef) != RLX_OK)) {
+        printf("    compile: %s\n", rlx_last_error());
+        ok = false;
+    }
+    float x[EK];
+    for (int32_t pos = 0; ok && pos < EC; pos += 3) {
+        test_fill_uniform_f32(x, EK, -2, 2);
+        rlx_tensor in[2] = {
+            {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {1, EK}, .data = x, .bytes = sizeof x},
+            {.name = "pos", .dtype = RLX_I32, .rank = 1, .dims = {1}, .data = &pos, .bytes = 4},
+        };
+        if (rlx_exec_run(ep, in, 2) != RLX_OK || rlx_exec_run(ef, in, 2) != RLX_OK) {
+            printf("    run: %s\n", rlx_last_error());
+            ok = false;
+            break;
+        }
+        static const char *const names[3] = {"q", "kc", "vc"};
+        for (int i = 0; i < 3 && ok; i++) {
+            rlx_tensor a, t;
+            ok = rlx_exec_output(ep, names[i], &a) == RLX_OK && rlx_exec_output(ef, names[i], &t) == RLX_OK &&
+                 a.bytes == t.bytes && memcmp(a.data, t.data, a.bytes) == 0;
+            if (!ok) printf("    %s differs at pos %d (%s norm %d)\n", names[i], pos, rlx_dtype_name(c->dt), c->norm);
+        }
+    }
+    rlx_exec_free(ep);
+    rlx_exec_free(ef);
+    rlx_graph_free(plain);
+    rlx_graph_free(fused);
+    for (int i = 0; i < 3; i++) {
+        free(b.w[i]);
+        free(b.wd[i]);
+    }
+    return ok;
+}
+
+TEST(dequant_rope_kv_cpu_fused_equals_unfused) {
+    for (int norm = 0; norm < 2; norm++)
+        for (int st = 0; st < 2; st++) {
+            ecase c = {RLX_Q4_K, norm, st ? RLX_ROPE_GPTJ : RLX_ROPE_NEOX, st == 1, 0, 1, false};
+            CHECK(cpu_case(&c));
+        }
+    ecase extra = {RLX_Q8_0, true, RLX_ROPE_NEOX, false, 0, 1, true};
+    CHECK(cpu_case(&extra));
 }
 
 /* Schedules where doing the consumer's work at the matvec's place would be

@@ -108,8 +108,15 @@ TEST(vk_x_image_chain) {
     rlx_exec *en = vkp_compile(g, true);
     unsetenv("RLX_VK_XIMAGE");
     rlx_exec *ed = vkp_compile(g, true);
+    /* fuse = 0: the unfused graph, no images even where every pair is asked for */
+    setenv("RLX_VK_XIMAGE", "2", 1);
+    rlx_compile_options fo;
+    vkp_options(&fo);
+    fo.fuse = 0;
+    rlx_exec *eu = NULL;
+    CHECK_OK(rlx_compile(g, &fo, &eu));
     test_env_restore("RLX_VK_XIMAGE", old);
-    CHECK(ev && ec && en && ed);
+    CHECK(ev && ec && en && ed && eu);
     char *rd = ed ? rlx_exec_report(ed) : NULL;
     CHECK(rd && test_count(rd, "x image made") == 0);
     free(rd);
@@ -123,6 +130,13 @@ TEST(vk_x_image_chain) {
         test_fill_uniform_f32(r, XD, -1, 1);
         if (run == 3) r[300] = INFINITY;   /* h's block 1 and every row after it: NaN */
         CHECK(run_copy(ec, x, r, o[0]) && run_copy(ev, x, r, o[1]) && run_copy(en, x, r, o[2]));
+        if (run == 0) {
+            char *ru = eu ? rlx_exec_report(eu) : NULL;
+            CHECK(run_copy(eu, x, r, o[2]) && ru && test_count(ru, "x image made") == 0 &&
+                  test_count(ru, "x from an image") == 0);
+            free(ru);
+            CHECK(run_copy(en, x, r, o[2]));
+        }
         for (int k = 0; k < N_OUT; k++) {
             /* the i8 matvecs round x as the CPU fast path does */
             double vs_cpu = rel_diff(o[0][k], o[1][k], out_len(k)), vs_plain = rel_diff(o[2][k], o[1][k], out_len(k));
@@ -145,6 +159,7 @@ TEST(vk_x_image_chain) {
     rlx_exec_free(ev);
     rlx_exec_free(ec);
     rlx_exec_free(en);
+    rlx_exec_free(eu);
     rlx_graph_free(g);
     for (int i = 0; i < N_W; i++) {
         free(b.w[i]);
@@ -241,6 +256,53 @@ TEST(vk_x_image_llama_decode) {
     rlx_model_free(mc);
     rlx_model_free(mv);
     rlx_model_free(mn);
+}
+
+/* The decode fusions as a Llama model's Vulkan decode step runs them
+ * (docs/gpu.md, "Decode fusions"): per layer three dequant_rope_kv (q, k, v
+ * with their rope and cache writes) and one attention_dequant_matmul
+ * (attention with the o projection), none with fuse = 0; the logits of the
+ * two agree at every step (the unfused graph rounds x in separate
+ * norm-then-product kernels: float-order differences only) and with the CPU. */
+TEST(vk_llama_decode_fusions) {
+    VKP_REQUIRE();
+    if (!vkp_require_int_dot()) return;
+    tiny_model_spec spec;
+    char path[128];
+    CHECK(write_llama(QTYPE_Q4_K, "fusions", &spec, path, sizeof path));
+    rlx_model_options o;
+    rlx_model_options_init(&o);
+    o.n_ctx = 64;
+    vkp_options(&o.compile);
+    o.compile.fuse = 0;
+    rlx_model *mf = tiny_model_load(path, RLX_BACKEND_VULKAN), *mu = NULL, *mc = tiny_model_load(path, RLX_BACKEND_CPU);
+    if (rlx_model_load(path, &o, &mu) != RLX_OK) printf("    load (fuse = 0): %s\n", rlx_last_error());
+    unlink(path);
+    CHECK(mf && mu && mc);
+    rlx_model_info info;
+    int32_t ids[64];
+    int n = prompt_tokens(mc, &info, ids);
+    float *lf = malloc(sizeof(float) * (size_t)info.n_vocab), *lu = malloc(sizeof(float) * (size_t)info.n_vocab);
+    for (int i = 0; i < n && mf && mu && mc && !harness_failed(); i++) {
+        const float *f = step(mf, ids[i], NULL);
+        CHECK(f);
+        memcpy(lf, f, sizeof(float) * (size_t)info.n_vocab);
+        const float *u = step(mu, ids[i], NULL);
+        CHECK(u);
+        memcpy(lu, u, sizeof(float) * (size_t)info.n_vocab);
+        const float *c = step(mc, ids[i], NULL);
+        CHECK(c);
+        double vs_unfused = rel_diff(lf, lu, info.n_vocab), vs_cpu = rel_diff(lf, c, info.n_vocab);
+        CHECK_MSG(vs_unfused < 1e-3 && vs_cpu < 1e-3, "step %d: vs unfused %.3g, vs cpu %.3g", i, vs_unfused, vs_cpu);
+    }
+    int rkv = model_notes(mf, "gpu    dequant_rope_kv"), att = model_notes(mf, "gpu    attention_dequant_matmul");
+    CHECK_MSG(rkv == 3 * spec.n_layer && att == spec.n_layer, "%d dequant_rope_kv, %d attention_dequant_matmul", rkv, att);
+    CHECK(model_notes(mu, "dequant_rope_kv") == 0 && model_notes(mu, "attention_dequant_matmul") == 0);
+    free(lf);
+    free(lu);
+    rlx_model_free(mf);
+    rlx_model_free(mu);
+    rlx_model_free(mc);
 }
 
 static const float *step_knob(rlx_model *m, int32_t id, const char *knob, const char *value) {
@@ -395,172 +457,9 @@ TEST(vk_x_image_default_rule) {
     test_env_restore("RLX_VK_XIMAGE", old_xim);
 }
 
-/* Q8_0 images (family 3, opt-in with RLX_VK_XIMAGE_Q8_0=1): a Q8_0 llama
- * model's decode steps, where the o (+ attention combine), SwiGLU and down
- * projections make images of 32-blocks and the down projections (plain
- * Q8_0 products, otherwise on the exact run kernel), q, k, v, SwiGLU and the
- * head read them. Against Vulkan without images with every Q8_0 product on
- * the i8 kernel (x rounded per workgroup from the same values: only the
- * norms' sums of squares are added in another order), and loosely against
- * the CPU's fast path: its rounding sees x from other kernels (~1e-7 apart),
- * and now and then a value near a rounding boundary lands on the other
- * quant, which this small random model amplifies to ~1-2% of the logits
- * (measured: steps 7-11 of 17 here, with every product on the CPU too).
- * Without the setting no Q8_0 image is made. */
-TEST(vk_x_image_q8_0_llama_decode) {
-    VKP_REQUIRE();
-    if (!vkp_require_int_dot()) return;
-    tiny_model_spec spec;
-    char path[128];
-    CHECK(write_llama(QTYPE_Q8_0, "xim8", &spec, path, sizeof path));
-    char *old_q8 = test_env_swap("RLX_VK_XIMAGE_Q8_0", "1");
-    rlx_model *mc = load_on(path, RLX_BACKEND_CPU, NULL), *mv = load_on(path, RLX_BACKEND_VULKAN, "2");
-    unsetenv("RLX_VK_XIMAGE_Q8_0");
-    char *old_i8 = test_env_swap("RLX_VK_DQ_I8", "q8_0,q4_K,q5_K,q6_K");
-    rlx_model *mn = load_on(path, RLX_BACKEND_VULKAN, "0");
-    test_env_restore("RLX_VK_DQ_I8", old_i8);
-    rlx_model *md = load_on(path, RLX_BACKEND_VULKAN, "2");   /* every pair, but Q8_0 images off */
-    unlink(path);
-    CHECK(mc && mv && mn && md);
-    rlx_model_info info;
-    int32_t ids[64];
-    int n = prompt_tokens(mc, &info, ids);
-    float *lc = malloc(sizeof(float) * (size_t)info.n_vocab), *lv = malloc(sizeof(float) * (size_t)info.n_vocab);
-    for (int i = 0; i < n && !harness_failed(); i++) {
-        /* the settings are read when a shape's program is built: at the first step */
-        setenv("RLX_VK_XIMAGE_Q8_0", "1", 1);
-        const float *c = step(mc, ids[i], NULL), *v = step(mv, ids[i], "2");
-        CHECK(c && v);
-        memcpy(lc, c, sizeof(float) * (size_t)info.n_vocab);
-        memcpy(lv, v, sizeof(float) * (size_t)info.n_vocab);
-        unsetenv("RLX_VK_XIMAGE_Q8_0");
-        old_i8 = test_env_swap("RLX_VK_DQ_I8", "q8_0,q4_K,q5_K,q6_K");
-        const float *p = step(mn, ids[i], "0");
-        test_env_restore("RLX_VK_DQ_I8", old_i8);
-        CHECK(p);
-        double vs_cpu = rel_diff(lc, lv, info.n_vocab), vs_plain = rel_diff(p, lv, info.n_vocab);
-        CHECK_MSG(vs_cpu < 5e-2 && vs_plain < 1e-5, "step %d: vs cpu %.3g, vs no image %.3g", i, vs_cpu, vs_plain);
-        CHECK(step(md, ids[i], "2"));
-    }
-    test_env_restore("RLX_VK_XIMAGE_Q8_0", old_q8);
-    int made = model_notes(mv, "x image made"), read = model_notes(mv, "x from an image");
-    CHECK_MSG(made == 3 * spec.n_layer && read == 2 * spec.n_layer + 3 * (spec.n_layer - 1) + 1,
-              "%d images made, %d read", made, read);
-    CHECK(model_notes(mn, "x image made") == 0 && model_notes(md, "x image made") == 0 &&
-          model_notes(md, "x from an image") == 0);
-    free(lc);
-    free(lv);
-    rlx_model_free(mc);
-    rlx_model_free(mv);
-    rlx_model_free(mn);
-    rlx_model_free(md);
-}
-
-/* RLX_VK_SKIP (a timing diagnostic, vk_program.c): a listed tier's nodes
- * are not recorded, so the logits change; a list naming no tier of the
- * model, or a tier only as part of a longer name, changes no bit. */
-TEST(vk_skip_diagnostic) {
-    VKP_REQUIRE();
-    if (!vkp_require_int_dot()) return;
-    knob_decode(QTYPE_Q4_K, "RLX_VK_SKIP", "no-such-tier,dequant-i8-norm-swiglu", 0);
-    knob_decode(QTYPE_Q4_K, "RLX_VK_SKIP", "no-such-tier,dequant-i8-norm-swiglu-q4_K", -1);
-}
-
-/* The knobs' lists (RLX_VK_SKIP tiers; RLX_VK_DQ_PAIR / _I8 / _RUN type
- * names) match whole entries, not substrings. */
+/* The knobs' lists (RLX_VK_DQ_PAIR / _I8 / _RUN type names) match whole entries, not substrings. */
 TEST(knob_lists_match_whole_entries) {
     CHECK(rlx_list_has("q8_0,q4_K", "q4_K") && rlx_list_has("q8_0,q4_K", "q8_0") && rlx_list_has("q6_K", "q6_K"));
     CHECK(!rlx_list_has("q4_K_M", "q4_K") && !rlx_list_has("xq8_0", "q8_0") && !rlx_list_has("", "q8_0"));
     CHECK(!rlx_list_has("a,b,", "c"));
-}
-
-/* The persistent decode chain (vk_chain.c, decode_chain.comp) forced on (on
- * lavapipe it runs on one workgroup), through whole llama Q8_0 decodes:
- * with every Q8_0 product on the i8 kernel per dispatch (x rounded to 8 bits
- * alike) the logits agree but for the order of the float sums (1.5e-7 at
- * the first step; at step 6 one quant lands across a rounding boundary,
- * 1.3e-3: the bound is 1e-2); with the default kernels, whose o and down projections are exact,
- * to the unit-pair test's bound (the chain rounds their x too; this random
- * model amplifies a quant to ~3% of the logits; a wrong stage gives
- * differences of order 1). The model's report shows the chains: per layer
- * from the o projection (reading attention's own merged output) through
- * SwiGLU to down, and the lm head after the last down. */
-TEST(vk_chain_llama_decode) {
-    VKP_REQUIRE();
-    if (!vkp_require_int_dot()) return;
-    char *old_last = test_env_swap("RLX_VK_ATT_LAST_COMBINE", "1");
-    char *old_i8 = test_env_swap("RLX_VK_DQ_I8", "q8_0");   /* every product rounds x alike: only sum order differs */
-    knob_decode(QTYPE_Q8_0, "RLX_VK_CHAIN", "1", 1e-2);
-    test_env_restore("RLX_VK_DQ_I8", old_i8);
-    knob_decode(QTYPE_Q8_0, "RLX_VK_CHAIN", "1", 5e-2);   /* o and down exact per dispatch */
-    /* the timing ablations reach the kernel (the chain's x not rounded: wrong logits) */
-    char *oc0 = test_env_swap("RLX_VK_CHAIN", "1");
-    knob_decode(QTYPE_Q8_0, "RLX_VK_CHAIN_ABL", "1", -1);
-    test_env_restore("RLX_VK_CHAIN", oc0);
-    tiny_model_spec spec;
-    char path[128];
-    CHECK(write_llama(QTYPE_Q8_0, "chain", &spec, path, sizeof path));
-    char *oc = test_env_swap("RLX_VK_CHAIN", "1");
-    rlx_model *m = load_on(path, RLX_BACKEND_VULKAN, "2");
-    CHECK(m);
-    rlx_model_info info;
-    int32_t ids[64];
-    CHECK(prompt_tokens(m, &info, ids) > 2);
-    /* against the CPU too, which rounds x per 32-block for every Q8_0 product
-     * as the chain does: 2.7e-7 over these steps on lavapipe (the bound
-     * leaves room for a rounding flip elsewhere) */
-    rlx_model *cpu = tiny_model_load(path, RLX_BACKEND_CPU);
-    CHECK(cpu);
-    double worst = 0;
-    for (int i = 0; i < 6 && m && cpu && !harness_failed(); i++) {
-        const float *lc = NULL, *lv = step_knob(m, ids[i], "RLX_VK_CHAIN", "1");
-        CHECK(lv && rlx_model_eval(cpu, &ids[i], 1, &lc) == RLX_OK && lc);
-        if (lv && lc) worst = fmax(worst, rel_diff(lv, lc, info.n_vocab));
-    }
-    if (getenv("RLX_TEST_SHOW_REPORT")) printf("    chain vs cpu: %.3g\n", worst);
-    CHECK_MSG(worst < 1e-3, "chain vs cpu logits rel diff %.3g", worst);
-    rlx_model_free(cpu);
-    char *rep = m ? rlx_model_report(m) : NULL;
-    if (getenv("RLX_TEST_SHOW_REPORT")) printf("%s", rep ? rep : "");
-    /* waits: o -> SwiGLU -> down in each, and down -> the lm head */
-    CHECK_MSG(rep && strstr(rep, "persistent decode chains: 2 dispatches run 7 decode matvecs with 5 grid waits"),
-              "chains in the report:\n%s",
-              rep && strstr(rep, "persistent") ? strstr(rep, "persistent") : "(none)");
-    free(rep);
-    rlx_model_free(m);
-    unlink(path);
-    test_env_restore("RLX_VK_CHAIN", oc);
-    test_env_restore("RLX_VK_ATT_LAST_COMBINE", old_last);
-}
-
-/* A chain whose grid cannot be resident all at once (1024 workgroups of 512
- * lanes: more than lavapipe runs together, and than the H200's 132 SMs hold
- * at one a SM; 64 were all resident there; RLX_VK_CHAIN_GROUPS is a test
- * hook) does not
- * hang: its grid waits give up after RLX_VK_CHAIN_SPIN polls and the step
- * fails with RLX_STATUS_DEVICE, naming the chain; the same model then
- * decodes normally with chains off. */
-TEST(vk_chain_timeout_fails_the_run) {
-    VKP_REQUIRE();
-    if (!vkp_require_int_dot()) return;
-    tiny_model_spec spec;
-    char path[128];
-    CHECK(write_llama(QTYPE_Q8_0, "chain_timeout", &spec, path, sizeof path));
-    const char *names[4] = {"RLX_VK_CHAIN", "RLX_VK_CHAIN_GROUPS", "RLX_VK_CHAIN_SPIN", "RLX_VK_ATT_LAST_COMBINE"};
-    const char *values[4] = {"1", "1024", "64", "1"};
-    char *old[4];
-    for (int i = 0; i < 4; i++) old[i] = test_env_swap(names[i], values[i]);
-    rlx_model *m = tiny_model_load(path, RLX_BACKEND_VULKAN);
-    CHECK(m);
-    int32_t id = 1;
-    const float *lg = NULL;
-    rlx_status st = m ? rlx_model_eval(m, &id, 1, &lg) : RLX_STATUS_INTERNAL;
-    CHECK_MSG(st == RLX_STATUS_DEVICE && strstr(rlx_last_error(), "timed out at a grid barrier"), "status %d: %s", st,
-              rlx_last_error());
-    for (int i = 3; i >= 0; i--) test_env_restore(names[i], old[i]);
-    rlx_model_free(m);
-    m = tiny_model_load(path, RLX_BACKEND_VULKAN);
-    unlink(path);
-    CHECK(m && rlx_model_eval(m, &id, 1, &lg) == RLX_OK && lg);
-    rlx_model_free(m);
 }

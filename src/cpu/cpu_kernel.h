@@ -68,6 +68,8 @@ rlx_status cpu_kv_begin(const cpu_kernel_ctx *k, int64_t S, int64_t *pos);
 rlx_status cpu_dequant_matmul(const cpu_kernel_ctx *k);
 rlx_status cpu_dequant_fused(const cpu_kernel_ctx *k); /* DEQUANT_MATMUL_ADD, DEQUANT_SWIGLU */
 rlx_status cpu_rms_dequant(const cpu_kernel_ctx *k);   /* RMS_DEQUANT_MATMUL, RMS_DEQUANT_SWIGLU */
+rlx_status cpu_dequant_rope_kv(const cpu_kernel_ctx *k); /* DEQUANT_ROPE_KV */
+rlx_status cpu_attention_dequant(const cpu_kernel_ctx *k); /* ATTENTION_DEQUANT */
 /* RMS_NORM's f32 path (norm.c): out = x / sqrt(mean(x^2) + eps) * gamma per row of d. */
 void cpu_rms_norm_f32(rlx_threadpool *pool, const float *x, const float *gamma, float *out, int64_t rows, int64_t d,
                       double eps);

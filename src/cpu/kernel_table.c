@@ -92,6 +92,8 @@ static const cpu_kernel_fn kernel_table[IR_OP_COUNT] = {
     [IR_OP_DEQUANT_SWIGLU]  = cpu_dequant_fused,
     [IR_OP_RMS_DEQUANT_MATMUL] = cpu_rms_dequant,
     [IR_OP_RMS_DEQUANT_SWIGLU] = cpu_rms_dequant,
+    [IR_OP_DEQUANT_ROPE_KV]    = cpu_dequant_rope_kv,
+    [IR_OP_ATTENTION_DEQUANT]  = cpu_attention_dequant,
 };
 
 cpu_kernel_fn cpu_kernel_for(ir_op op)

@@ -83,7 +83,14 @@ struct rlx_graph {
  *   CAST:         (dtype = target)
  *   RMS_DEQUANT_MATMUL/_SWIGLU: inputs x, w[, wu], gamma (the norm fused in, gamma last)
  *   KV_WRITE:     (inputs cache, rows, pos; output aliases the cache param)
- *   ROPE_KV_WRITE: inputs cache, x, pos [, offset] [, freq factors]; output aliases the cache
+ *   ROPE:         ia[0]=style ia[1]=rotary dims (resolved) ia[2]=has_offset ia[3]=has_freq_factors fa[0]=theta
+ *   ROPE_KV_WRITE: ROPE's attributes; inputs cache, x, pos [, offset] [, freq factors]; output aliases the cache
+ *   ATTENTION_DEQUANT: ATTENTION's ia[0], ia[1], fa[0]; ia[4]=product op (DEQUANT_MATMUL[_ADD])
+ *                 ia[5]=attention's input count ia[6]=M (x is attention's result as [M, K]);
+ *                 inputs attention's, then w [, r]
+ *   DEQUANT_ROPE_KV: ROPE's ia[0..3] / fa[0]; ia[4]=consumer op (ROPE, ROPE_KV_WRITE, KV_WRITE)
+ *                 ia[5]=has gamma (fa[1]=eps) ia[6..9]=the product viewed as [B,H,S,D]; inputs the
+ *                 consumer's with the product's x at its x slot, then w [, gamma]; kv forms alias the cache
  *   INPUT/PARAM:  name = interface name
  */
 
@@ -131,6 +138,26 @@ const char *ir_node_label(const ir_graph *g, int32_t id, char *buf, size_t n); /
  * kv_write's name, and optimized-graph indices mean nothing to a user), so
  * every backend, fused or not, reports a full cache alike. */
 rlx_status ir_kv_range_check(const ir_node *kv, int64_t pos, int64_t rows, int64_t cap);
+/* The rounded-x image a backend's decode matvecs hand on (Vulkan:
+ * vk_backend_plan_x_images, per specialization): on a producer (a
+ * dequant_matmul form, attention_dequant_matmul) ia[IR_XIMAGE_OUT] = its image
+ * slot + 1; on a consumer (a dequant_matmul form, dequant_rope_kv)
+ * ia[IR_XIMAGE_FROM] = the producer's id + 1, whose image it reads x from.
+ * 0: none. The value computed is unchanged (the image holds x rounded as the
+ * consumer's own 8-bit rounding would); the CPU ignores them. */
+#define IR_XIMAGE_OUT  10
+#define IR_XIMAGE_FROM 11
+/* ATTENTION_DEQUANT: attention's inputs are [0, ia[5]), then w, then r. */
+static inline int ir_attention_dequant_w(const ir_node *n) { return (int)n->ia[5]; }
+/* DEQUANT_ROPE_KV's input slots: the product's x (the consumer's x slot) and w. */
+static inline int ir_dequant_rope_kv_x(const ir_node *n) { return n->ia[4] == IR_OP_ROPE ? 0 : 1; }
+static inline int ir_dequant_rope_kv_w(const ir_node *n) { return n->n_in - 1 - (n->ia[5] ? 1 : 0); }
+/* Whether node n writes a KV cache param in place (its in[0], pos in[2]):
+ * kv_write, rope_kv_write, and dequant_rope_kv of those two. */
+static inline bool ir_writes_kv_cache(const ir_node *n) {
+    return n->op == IR_OP_KV_WRITE || n->op == IR_OP_ROPE_KV_WRITE ||
+           (n->op == IR_OP_DEQUANT_ROPE_KV && n->ia[4] != IR_OP_ROPE);
+}
 int32_t    ir_graph_find_io(const ir_graph *g, ir_op op, const char *name);
 int32_t    ir_graph_find_output(const ir_graph *g, const char *name);
 

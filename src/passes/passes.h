@@ -25,6 +25,8 @@ typedef struct fuse_claims {
     bool rope_kv_write;     /* kv_write(cache, rope(x, ...), pos) */
     bool norm_prologue;     /* rms_norm feeding only dequant_matmul / dequant_swiglu x operands */
     int  norm_fold_rows;    /* instead, per specialization: fold norms of at most this many rows (0: never) */
+    bool epilogue_fold;     /* per specialization: projections with their rope / KV-write consumer (folds_epilogue) */
+    bool combine_fold;      /* per specialization: attention with the projection of its result (folds_combine) */
 } fuse_claims;
 
 /* Rewrites fusable patterns whose interior results have no other use.
@@ -36,6 +38,22 @@ rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *d
  * rewritten products. */
 typedef bool (*fold_norm_pred)(void *ctx, rlx_dtype w, int64_t rows, int64_t K);
 rlx_status pass_fold_norm_inplace(ir_graph *g, int64_t max_rows, fold_norm_pred ok, void *ctx, int *n_folded);
+
+/* A projection and its rope / rope_kv_write / kv_write consumer as one
+ * dequant_rope_kv node, on a specialized graph, in place (fold_decode.c),
+ * where ok(ctx, g, product, consumer) accepts it (NULL: every candidate);
+ * *n_folded counts the fused nodes. */
+typedef bool (*fold_epilogue_pred)(void *ctx, const ir_graph *g, int32_t product, int32_t consumer);
+rlx_status pass_fold_epilogue_inplace(ir_graph *g, fold_epilogue_pred ok, void *ctx, int *n_folded);
+/* The consumer that product i (a dequant_matmul or rms_dequant_matmul, static)
+ * would fold with, or -1; uses from pass_use_counts. */
+int32_t    pass_epilogue_consumer(const ir_graph *g, const int32_t *uses, int32_t i);
+
+/* Attention and the dequant_matmul[_add] reading its result as x as one
+ * attention_dequant_matmul node, on a specialized graph, in place
+ * (fold_decode.c), where ok(ctx, g, attention, product) accepts it. */
+rlx_status pass_fold_combine_inplace(ir_graph *g, fold_epilogue_pred ok, void *ctx, int *n_folded);
+int32_t    pass_combine_consumer(const ir_graph *g, const int32_t *uses, int32_t i);
 
 /* Specialized copy: symbols replaced by sym_values, shape rules re-run so that
  * every provisional check becomes exact. All dims of dst are static. */

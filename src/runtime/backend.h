@@ -47,6 +47,17 @@ typedef struct rt_backend {
      * program keeps no result for it (fused into a neighbour's kernel). For
      * the numerics check, under a plan that keeps every result. */
     rlx_status (*program_node_data)(void *prog, int32_t node, void *scratch, const void **data);
+    /* claims.epilogue_fold: whether product p and its consumer c of the
+     * specialized graph g become one dequant_rope_kv on this device
+     * (pass_fold_epilogue_inplace) */
+    bool       (*folds_epilogue)(void *dev, const ir_graph *g, int32_t p, int32_t c);
+    /* claims.combine_fold: whether attention a and the product p reading its
+     * result become one attention_dequant_matmul (pass_fold_combine_inplace) */
+    bool       (*folds_combine)(void *dev, const ir_graph *g, int32_t a, int32_t p);
+    /* Per specialization, after its memory plan: marks the decode matvecs
+     * that hand x on as a rounded image (ir.h, IR_XIMAGE_OUT / _FROM);
+     * NULL: none */
+    rlx_status (*plan_x_images)(void *dev, ir_graph *g, const mem_plan *plan, int *n_images);
 } rt_backend;
 
 /* The backend for a request (AUTO picks a hardware GPU when there is one,

@@ -112,16 +112,30 @@ static void vk_dev_trace(void *dev, rlx_trace *t, int host_tid, int gpu_tid) { v
 static rlx_status vk_prog_node_data(void *prog, int32_t node, void *scratch, const void **data) {
     return vk_program_node_data(prog, node, scratch, data);
 }
+static bool vk_folds_epilogue(void *dev, const ir_graph *g, int32_t p, int32_t c) {
+    return vk_backend_folds_epilogue(dev, g, p, c);
+}
+static bool vk_folds_combine(void *dev, const ir_graph *g, int32_t a, int32_t p) { return vk_backend_folds_combine(dev, g, a, p); }
+static rlx_status vk_plan_x_images(void *dev, ir_graph *g, const mem_plan *plan, int *n) {
+    return vk_backend_plan_x_images(dev, g, plan, n);
+}
 
 /* Vulkan folds RMS norms into quantized projections per specialization, at
  * decode sizes only (vk_lower_rms_dequant: the i8 matvec normalizes x as it
  * rounds it; at prefill sizes a folded norm would be recomputed per
- * projection, which measured 16-18% slower prefill on the H200). */
+ * projection, which measured 16-18% slower prefill on the H200); then a
+ * decode projection with its rope / KV-write consumer (dequant_rope_kv:
+ * the i8 matvec stores its rows rotated or into the cache itself); then
+ * split-key decode attention with the o projection (attention_dequant_matmul:
+ * the matvec merges attention's partials as it reads x). */
 static const rt_backend vulkan_backend = {
     .name = "vulkan",
     .claims = {.matmul_bias_act = true, .add_norm = true, .dequant_epilogue = true, .rope_kv_write = true,
-               .norm_fold_rows = 8},
+               .norm_fold_rows = 8, .epilogue_fold = true, .combine_fold = true},
     .folds_norm = vk_folds_norm,
+    .folds_epilogue = vk_folds_epilogue,
+    .folds_combine = vk_folds_combine,
+    .plan_x_images = vk_plan_x_images,
     .device_new = vk_dev_new,
     .device_free = vk_dev_free,
     .param_alloc = vk_p_alloc,

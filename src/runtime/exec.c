@@ -28,7 +28,7 @@ typedef struct rt_spec {
     void       *prog;
     const void **inputs;       /* per node, filled per run */
     uint64_t    last_used;
-    int         folded_nodes;  /* products that took an RMS norm in (pass_fold_norm_inplace) */
+    int         folded_nodes;  /* per-specialization folds (pass_fold_norm_inplace, pass_fold_epilogue_inplace) */
 } rt_spec;
 
 struct rlx_exec {
@@ -157,11 +157,29 @@ static rlx_status make_spec(rlx_exec *e, const int64_t *syms, rt_spec **out) {
         TRACE_SPAN(e, "compile", "fold norms", t, "\"folded\":%d", folded);
     }
     s->folded_nodes = folded;
+    if (st == RLX_OK && e->opts.optimize && e->opts.fuse && e->be->claims.epilogue_fold && e->be->folds_epilogue) {
+        int n = 0;
+        t = trace_clock(e);
+        st = pass_fold_epilogue_inplace(&s->g, e->be->folds_epilogue, e->dev, &n);
+        TRACE_SPAN(e, "compile", "fold epilogues", t, "\"folded\":%d", n);
+        s->folded_nodes += n;
+    }
+    if (st == RLX_OK && e->opts.optimize && e->opts.fuse && e->be->claims.combine_fold && e->be->folds_combine) {
+        int n = 0;
+        t = trace_clock(e);
+        st = pass_fold_combine_inplace(&s->g, e->be->folds_combine, e->dev, &n);
+        TRACE_SPAN(e, "compile", "fold combines", t, "\"folded\":%d", n);
+        s->folded_nodes += n;
+    }
     t = trace_clock(e);
     /* the numerics check reads every result after the run: none may reuse another's bytes */
     if (st == RLX_OK) st = e->opts.check_numerics ? plan_memory_pinned(&s->g, &s->plan) : plan_memory(&s->g, &s->plan);
     TRACE_SPAN(e, "compile", "plan memory", t, "\"arena_bytes\":%zu,\"tensor_bytes\":%zu", s->plan.arena_bytes,
                s->plan.tensor_bytes);
+    if (st == RLX_OK && e->opts.optimize && e->opts.fuse && e->be->plan_x_images) {   /* attributes only: the plan holds */
+        int images = 0;
+        st = e->be->plan_x_images(e->dev, &s->g, &s->plan, &images);
+    }
     if (st == RLX_OK && !(s->inputs = calloc((size_t)RLX_MAX(s->g.n_nodes, 1), sizeof *s->inputs)))
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "compile: out of memory");
     t = trace_clock(e);
@@ -402,7 +420,7 @@ static rlx_status retire_param_memory(rlx_exec *e, void *handle) {
 static bool param_written(const rlx_exec *e, int32_t id) {
     const ir_graph *g = &e->graph;
     for (int32_t i = 0; i < g->n_nodes; i++)
-        if ((g->nodes[i].op == IR_OP_KV_WRITE || g->nodes[i].op == IR_OP_ROPE_KV_WRITE) && g->nodes[i].in[0] == id)
+        if (ir_writes_kv_cache(&g->nodes[i]) && g->nodes[i].in[0] == id)
             return true;
     return false;
 }

@@ -44,6 +44,17 @@ const char *vk_backend_device_name(const vk_device *d);
 /* Whether this device's decode matvec folds an RMS norm of rows x K into its
  * products with weights of type w (the runtime folds only those norms). */
 bool        vk_backend_folds_norm(const vk_device *d, rlx_dtype w, int64_t rows, int64_t K);
+/* Whether this device's decode matvec does product p's consumer c (rope,
+ * rope_kv_write or kv_write of its result) in its epilogue: p and c then
+ * fold into one dequant_rope_kv (pass_fold_epilogue_inplace). */
+bool        vk_backend_folds_epilogue(const vk_device *d, const ir_graph *g, int32_t p, int32_t c);
+/* Whether decode attention a splits its keys and the matvec p reading its
+ * result merges the partials as it reads x: the two then fold into one
+ * attention_dequant_matmul (pass_fold_combine_inplace). */
+bool        vk_backend_folds_combine(const vk_device *d, const ir_graph *g, int32_t a, int32_t p);
+/* Marks in g (planned) the decode matvecs that hand x on as a rounded image
+ * (ir.h, IR_XIMAGE_OUT / IR_XIMAGE_FROM; vk_program.c); *n_images producers. */
+rlx_status  vk_backend_plan_x_images(const vk_device *d, ir_graph *g, const mem_plan *plan, int *n_images);
 
 rlx_status vk_param_alloc(vk_device *d, size_t bytes, void **handle);
 rlx_status vk_param_write(vk_device *d, void *handle, rlx_dtype dtype, int64_t row_elems, const void *data, size_t bytes);
@@ -51,14 +62,6 @@ void       vk_param_free(vk_device *d, void *handle);
 
 rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan, void *const *param_handles,
                           vk_program **out);
-/* The rope / rope_kv_write / kv_write node that (rms_)dequant_matmul node i
- * reaches through views only, sole use each, or -1 (vk_epilogue.c); uses
- * from pass_use_counts. */
-int32_t    vk_epilogue_consumer(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i);
-/* The decode matvec whose x is attention node i's output through views
- * only, nothing running in between, so that it can do attention's combine
- * pass as it reads x; or -1 (vk_epilogue.c). */
-int32_t    vk_combine_consumer(const ir_graph *g, const mem_plan *plan, const int32_t *uses, int32_t i);
 void       vk_program_free(vk_program *p);
 rlx_status vk_program_run(vk_program *p, const void *const *inputs);
 /* Host pointer to an output node's result after a run (persistent staging). */

@@ -120,15 +120,12 @@ typedef struct vk_lower_ctx {
      * with RLX_STATUS_INVALID_ARGUMENT naming this node. 0 while measuring. */
     uint64_t        status_addr;
     uint32_t        status_code;
-    /* Attention's combine pass done by the next decode matvec as it reads
-     * x (vk_program.c, plan_absorptions): skip_combine asks the attention
-     * lowering to leave it out (it then describes its partials in comb);
-     * comb_in offers a matvec those partials as its x. */
+    /* Within ATTENTION_DEQUANT's lowering (attention_dequant.c), attention's
+     * combine pass done by the decode matvec as it reads x: skip_combine
+     * asks the attention lowering to leave it out (it then describes its
+     * partials in comb); comb_in offers the matvec those partials as x. */
     bool            skip_combine;
     vk_att_partials comb_in;
-    /* Attention with split keys merges its own partials: the last split to
-     * finish does the combine pass's work (attention.comp LASTC). */
-    bool            last_combine;
     /* A decode matvec may also round its output into an image for the next
      * matvec (xim_out) and read its x from one (xim_in); *_done says it did. */
     vk_x_image      xim_out, xim_in;
@@ -184,23 +181,6 @@ rlx_status vk_emit_matmul_f32_nt(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64
  * rounding for weights of type dt on this device (dequant_matmul.c): the
  * Vulkan backend folds norms only where this holds. */
 bool vk_i8_folds_norm(const vk_caps *caps, const vk_tuning *t, bool exact_quant, rlx_dtype dt, int64_t M, int64_t K);
-/* A stage of the persistent decode chain (vk_chain.c, shaders/decode_chain.comp):
- * a Q8_0 decode matvec on one row of x with planar rows; mirrors Stage
- * there (std430). epi 0 store, 1 + res, 2 SwiGLU (w2: the up rows); gamma:
- * an RMS norm folded into x (0: none), eps_bits its epsilon; wait: 1 when a
- * stage before wrote what it reads or read what it writes (the chain's grid
- * barrier comes first). */
-typedef struct vk_chain_stage {
-    uint64_t x, w, w2, res, out, gamma;
-    uint32_t N, K, row_bytes, epi;
-    uint32_t eps_bits, wait, pad0, pad1;
-} vk_chain_stage;
-_Static_assert(sizeof(vk_chain_stage) == 80, "vk_chain_stage must match Stage in decode_chain.comp");
-/* Whether dispatch d is a decode matvec the chain can run as a stage: the
- * run kernel on Q8_0 with 16-weight runs, or the i8 kernel on Q8_0 without
- * rope / KV-cache epilogue or attention partials, one row of x, x and rows
- * 16-byte aligned; if so *st (dequant_matmul.c). */
-bool vk_dq_chain_stage(const vk_dispatch *d, vk_chain_stage *st);
 /* The x-image layout a consumer with weights dt reads (1 Q4_K / Q5_K, 2 Q6_K; 0: none) */
 uint32_t vk_x_image_family(rlx_dtype dt);
 /* DEQUANT_MATMUL for M > 8 (prefill), w (c->in[1]) of K >= 0 elements per row
@@ -229,11 +209,13 @@ rlx_status vk_lower_kv_write(vk_lower_ctx *c);   /* KV_WRITE */
 rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c); /* DEQUANT_MATMUL */
 rlx_status vk_lower_dequant_fused(vk_lower_ctx *c);  /* DEQUANT_MATMUL_ADD, DEQUANT_SWIGLU */
 rlx_status vk_lower_rms_dequant(vk_lower_ctx *c);    /* RMS_DEQUANT_MATMUL, RMS_DEQUANT_SWIGLU */
-/* The (rms_)dequant_matmul of c with the work of its sole consumer (rope,
+rlx_status vk_lower_dequant_rope_kv(vk_lower_ctx *c); /* DEQUANT_ROPE_KV */
+rlx_status vk_lower_attention_dequant(vk_lower_ctx *c); /* ATTENTION_DEQUANT (attention_dequant.c) */
+/* The (rms_)dequant_matmul of c with the work of its consumer (rope,
  * rope_kv_write or kv_write; cons its lowering context) in its epilogue:
  * RLX_STATUS_UNSUPPORTED, nothing emitted and no error set, where the i8
- * matvec cannot (see vk_epilogue.c). */
-rlx_status vk_lower_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons);
+ * matvec cannot (dequant_matmul.c). */
+rlx_status vk_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons);
 rlx_status vk_lower_dequant_rows(vk_lower_ctx *c);   /* GATHER_ROWS of a block-quantized table (from gather.c) */
 
 #endif

@@ -116,7 +116,6 @@ static void lower_ctx_init(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t s
     c->counters_addr = emitting && p->counters.buf ? p->counters.addr + 4ull * p->info[i].counter_off : 0;
     c->status_addr = emitting ? p->io.addr + p->status_off : 0;
     c->status_code = (uint32_t)i + 1;
-    c->last_combine = p->info[i].last_combine;
 }
 
 static bool is_step(const ir_graph *g, const mem_plan *plan, int32_t i) {
@@ -126,8 +125,7 @@ static bool is_step(const ir_graph *g, const mem_plan *plan, int32_t i) {
 
 /* Whether ops of this kind run as host steps by request (RLX_VK_FORCE_HOST:
  * every node, or a list of op names; vk_tuning.h), a debugging aid. */
-static bool forced_to_host(const vk_program *p, ir_op op) {
-    const vk_tuning *t = &p->dev->tuning;
+static bool forced_to_host(const vk_tuning *t, ir_op op) {
     return t->force_host_all || ((unsigned)op < IR_OP_COUNT && t->force_host[op]);
 }
 
@@ -135,50 +133,100 @@ static bool forced_to_host(const vk_program *p, ir_op op) {
  * block in vkWaitForFences at once). */
 static double spin_cap_seconds(const vk_tuning *t) { return 1e-6 * t->spin_us; }
 
-/* Node i's dispatches: its own lowering, or with its consumer's work in the
- * epilogue (vk_epilogue.c) when info.epilogue names one; an attention node
- * leaves its combine to the matvec info.comb_into names, and that matvec
- * gets the partials (info.comb_from) from the attention's latest lowering. */
+/* Node i's dispatches: its own lowering (offered the x images planned for it). */
 static void offer_images(const vk_program *p, int32_t i, vk_lower_ctx *c);
 
 static rlx_status lower_node(vk_program *p, int32_t i, vk_lower_ctx *c, uint64_t scratch_addr) {
     lower_ctx_init(p, i, c, scratch_addr);
-    vk_node_info *in = &p->info[i];
     offer_images(p, i, c);
-    c->skip_combine = in->comb_into >= 0;
-    if (in->comb_from >= 0) c->comb_in = p->info[in->comb_from].comb;   /* lowered earlier in the same pass */
-    int32_t j = in->epilogue;
-    if (j < 0) {
-        rlx_status st = vk_lowering_for(p->g->nodes[i].op)(c);
-        if (st == RLX_OK && c->skip_combine) in->comb = c->comb;
-        return st;
+    return vk_lowering_for(p->g->nodes[i].op)(c);
+}
+
+/* A lowering context for node i of g before any program exists: tensors
+ * with their shapes at one placeholder address, 64 KiB aligned (params,
+ * constants and arena slots are 64-byte aligned; a lowering reads an address
+ * of 0 as "none"). */
+static void dry_ctx_init(const vk_device *d, const ir_graph *g, int32_t i, vk_lower_ctx *c) {
+    static const vk_loc none = {.addr = (uint64_t)1 << 16};
+    const ir_node *n = &g->nodes[i];
+    memset(c, 0, sizeof *c);
+    c->g = g;
+    c->node = n;
+    c->n_in = n->n_in;
+    for (int j = 0; j < n->n_in; j++) fill_vk_tensor(&c->in[j], &none, &g->nodes[n->in[j]]);
+    fill_vk_tensor(&c->out, &none, n);
+    c->caps = &d->ctx->caps;
+    c->tuning = &d->tuning;
+    c->precision = d->opts.precision ? VK_PRECISION_FAST : VK_PRECISION_F32;
+    c->exact_quant = d->opts.exact_quant;
+}
+
+/* The fold's decision is the lowering's: product p with consumer c in its
+ * epilogue (vk_dequant_epilogue), tried on their shapes and this device;
+ * not where RLX_VK_FORCE_HOST names either op. */
+bool vk_backend_folds_epilogue(const vk_device *d, const ir_graph *g, int32_t p, int32_t c) {
+    if (forced_to_host(&d->tuning, g->nodes[p].op) || forced_to_host(&d->tuning, g->nodes[c].op) ||
+        forced_to_host(&d->tuning, IR_OP_DEQUANT_ROPE_KV))
+        return false;
+    vk_lower_ctx pc, cc;
+    dry_ctx_init(d, g, p, &pc);
+    dry_ctx_init(d, g, c, &cc);
+    return vk_dequant_epilogue(&pc, &cc) == RLX_OK && pc.n_d > 0;
+}
+
+static bool prefers_last_combine(const ir_graph *g, int32_t j);
+
+/* Likewise attention a with the matvec p reading its result: attention
+ * lowered leaving its combine out must split its keys, and p's lowering
+ * must take the partials as x (attention_dequant.c does the same). Not
+ * where attention would rather merge its own partials (prefers_last_combine). */
+bool vk_backend_folds_combine(const vk_device *d, const ir_graph *g, int32_t a, int32_t p) {
+    if (forced_to_host(&d->tuning, IR_OP_ATTENTION) || forced_to_host(&d->tuning, g->nodes[p].op) ||
+        forced_to_host(&d->tuning, IR_OP_ATTENTION_DEQUANT) ||
+        prefers_last_combine(g, p))
+        return false;
+    vk_lower_ctx ac, pc;
+    dry_ctx_init(d, g, a, &ac);
+    ac.skip_combine = true;
+    if (vk_lower_attention(&ac) != RLX_OK || ac.comb.nsplit <= 1) {
+        rlx_clear_error();
+        return false;
     }
-    vk_lower_ctx cons;
-    lower_ctx_init(p, j, &cons, scratch_addr);
-    return vk_lower_dequant_epilogue(c, &cons);
+    dry_ctx_init(d, g, p, &pc);
+    pc.comb_in = ac.comb;
+    rlx_status st = vk_lowering_for(g->nodes[p].op)(&pc);
+    rlx_clear_error();
+    return st == RLX_OK && pc.comb_taken && ac.n_d + pc.n_d <= VK_MAX_DISPATCHES;
 }
 
 static vk_range range_of(const vk_program *p, int32_t node);
 
 /* ---- the rounded-x image (shaders/x_image.glsl) */
 
-static bool same_bytes(const vk_program *p, int32_t x, int32_t i);
-
+/* The matvecs that may make an image (producers) and read one (consumers;
+ * dequant_rope_kv stores through its epilogue, so it only reads one;
+ * attention_dequant_matmul reads attention's partials, so it only makes one). */
 static bool xim_op(ir_op op) {
     return op == IR_OP_DEQUANT_MATMUL || op == IR_OP_DEQUANT_MATMUL_ADD || op == IR_OP_DEQUANT_SWIGLU ||
            op == IR_OP_RMS_DEQUANT_MATMUL || op == IR_OP_RMS_DEQUANT_SWIGLU;
 }
+static bool xim_producer_op(ir_op op) { return xim_op(op) || op == IR_OP_ATTENTION_DEQUANT; }
+static bool xim_consumer_op(ir_op op) { return xim_op(op) || op == IR_OP_DEQUANT_ROPE_KV; }
 
-/* The gamma node an xim_op node folds into x, or -1. */
+/* An image consumer's x and weight nodes. */
+static int32_t xim_x_of(const ir_node *n) {
+    return n->op == IR_OP_DEQUANT_ROPE_KV ? n->in[ir_dequant_rope_kv_x(n)] : n->in[0];
+}
+static int32_t xim_w_of(const ir_node *n) {
+    return n->op == IR_OP_DEQUANT_ROPE_KV ? n->in[ir_dequant_rope_kv_w(n)] : n->in[1];
+}
+
+/* The gamma node an image consumer folds into x, or -1. */
 static int32_t xim_gamma_of(const ir_node *n) {
     if (n->op == IR_OP_RMS_DEQUANT_MATMUL) return n->in[2];
     if (n->op == IR_OP_RMS_DEQUANT_SWIGLU) return n->in[3];
+    if (n->op == IR_OP_DEQUANT_ROPE_KV && n->ia[5]) return n->in[n->n_in - 1];
     return -1;
-}
-
-/* Whether two gamma nodes (-1: none) are the same bytes (views of one param). */
-static bool same_gamma(const vk_program *p, int32_t a, int32_t b) {
-    return a < 0 || b < 0 ? a == b : same_bytes(p, a, b);
 }
 
 /* Slot s's image: its address and byte range in p->xim. */
@@ -231,20 +279,98 @@ static bool image_pays(int64_t producer_n, int64_t widest_consumer) {
     return producer_n >= 4096 || widest_consumer >= 32768;
 }
 
+/* Whether nodes a and b of plan are the same bytes (a view of all of the other's). */
+static bool plan_same_bytes(const ir_graph *g, const mem_plan *plan, int32_t a, int32_t b) {
+    const plan_entry *x = &plan->entries[a], *y = &plan->entries[b];
+    return x->storage == y->storage && x->base == y->base && x->offset == y->offset &&
+           node_bytes(&g->nodes[a]) == node_bytes(&g->nodes[b]);
+}
+
 /*
  * A decode matvec's x is usually the output of the matvec before it (the
  * residual stream into the next projections' norm, SwiGLU's output into the
  * down projection), and each of its workgroups rounds all of x again. Here
  * such a producer is planned to round its output once, into an image its
- * consumers copy (x_image.glsl). The consumers of producer i: later xim_op
- * nodes whose x is i's value (a view of it), with K-quant weights of the
+ * consumers copy (x_image.glsl). The consumers of producer i: later nodes
+ * whose x is i's value (a view of all its bytes), with K-quant weights of the
  * first one's layout and the same folded gamma (others round x themselves).
  * Producers alternate between two image slots, so a consumer must run
  * before the next producer of its slot (a matvec that is both reads one
- * slot and writes the other). The lowerings confirm each side
- * (plan_lowering). RLX_VK_XIMAGE (read when a program is built): 0 none,
- * 1 (the default) where image_pays, 2 every pair (tests at small shapes).
+ * slot and writes the other). The decision is written into the specialized
+ * graph (ir.h: ia[10] = slot + 1 on a producer, ia[11] = producer + 1 on a
+ * consumer; rlx_graph_dump and the report show it), after its memory plan
+ * and before its program; the lowerings confirm each side (plan_lowering).
+ * RLX_VK_XIMAGE (vk_tuning.ximage_mode, read at rlx_compile): 0 none, 1 (the default)
+ * where image_pays, 2 every pair (tests at small shapes).
  */
+rlx_status vk_backend_plan_x_images(const vk_device *d, ir_graph *g, const mem_plan *plan, int *n_images) {
+    *n_images = 0;
+    const int mode = (int)d->tuning.ximage_mode;
+    if (mode <= 0) return RLX_OK;
+    int32_t *from = malloc(sizeof *from * (size_t)RLX_MAX(g->n_nodes, 1));
+    int32_t *slot = malloc(sizeof *slot * (size_t)RLX_MAX(g->n_nodes, 1));
+    if (!from || !slot) {
+        free(from);
+        free(slot);
+        return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
+    }
+    for (int32_t i = 0; i < g->n_nodes; i++) from[i] = slot[i] = -1;
+    int32_t n_producers = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        if (!is_step(g, plan, i) || !xim_producer_op(n->op) || forced_to_host(&d->tuning, n->op)) continue;
+        int32_t first = -1, gamma = -1;
+        uint32_t family = 0;
+        int64_t widest = 0;   /* the consumers' largest output (rows) */
+        for (int32_t j = i + 1; j < g->n_nodes; j++) {
+            const ir_node *m = &g->nodes[j];
+            if (!is_step(g, plan, j) || !xim_consumer_op(m->op) || forced_to_host(&d->tuning, m->op) || from[j] >= 0) continue;
+            int32_t x = xim_x_of(m);
+            if (!plan_same_bytes(g, plan, x, i)) continue;
+            uint32_t fam = vk_x_image_family(g->nodes[xim_w_of(m)].dtype);
+            if (!fam) continue;
+            if (first < 0) {
+                first = j;
+                family = fam;
+                gamma = xim_gamma_of(m);
+            }
+            int32_t gm = xim_gamma_of(m);
+            if (fam == family && (gm < 0 || gamma < 0 ? gm == gamma : plan_same_bytes(g, plan, gm, gamma))) {
+                from[j] = i;
+                widest = RLX_MAX(widest, static_last_dim(m));
+            }
+        }
+        if (first >= 0 && mode < 2 && !image_pays(static_last_dim(n), widest)) {
+            for (int32_t j = i + 1; j < g->n_nodes; j++)
+                if (from[j] == i) from[j] = -1;
+            first = -1;
+        }
+        if (first >= 0) slot[i] = n_producers++ & 1;
+    }
+    /* a consumer after the next producer of its slot would read a new image */
+    for (int32_t j = 0; j < g->n_nodes; j++) {
+        int32_t i = from[j];
+        if (i < 0) continue;
+        for (int32_t k = i + 1; k <= j; k++)
+            if (slot[k] == slot[i]) {
+                from[j] = -1;
+                break;
+            }
+    }
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        if (slot[i] >= 0) {
+            g->nodes[i].ia[IR_XIMAGE_OUT] = slot[i] + 1;
+            (*n_images)++;
+        }
+        if (from[i] >= 0) g->nodes[i].ia[IR_XIMAGE_FROM] = from[i] + 1;
+    }
+    free(from);
+    free(slot);
+    return RLX_OK;
+}
+
+/* The program's image plan, from the graph (vk_backend_plan_x_images): each
+ * producer's slot, and its layout and gamma from its first consumer. */
 static void plan_images(vk_program *p) {
     const ir_graph *g = p->g;
     for (int32_t i = 0; i < g->n_nodes; i++) {
@@ -253,216 +379,57 @@ static void plan_images(vk_program *p) {
         in->xim_family = 0;
         in->xim_ok = in->xim_used = in->xim_taken = false;
     }
-    const int mode = rlx_env_int("RLX_VK_XIMAGE", 1);
-    if (mode <= 0) return;
-    int32_t n_producers = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
-        if (!is_step(g, p->plan, i) || !xim_op(n->op) || forced_to_host(p, n->op) || p->info[i].epilogue >= 0) continue;
-        int32_t first = -1, gamma = -1;
-        uint32_t family = 0;
-        int64_t widest = 0;   /* the consumers' largest output (rows) */
-        for (int32_t j = i + 1; j < g->n_nodes; j++) {
-            const ir_node *m = &g->nodes[j];
-            if (!is_step(g, p->plan, j) || !xim_op(m->op) || forced_to_host(p, m->op) || p->info[j].comb_from >= 0 ||
-                p->info[j].xim_from >= 0)
-                continue;
-            int32_t x = m->in[0];
-            if (p->plan->entries[x].base != p->plan->entries[i].base || !same_bytes(p, x, i)) continue;
-            uint32_t fam = vk_x_image_family(g->nodes[m->in[1]].dtype);
-            if (!fam) continue;
-            if (first < 0) {
-                first = j;
-                family = fam;
-                gamma = xim_gamma_of(m);
-            }
-            if (fam == family && same_gamma(p, xim_gamma_of(m), gamma)) {
-                p->info[j].xim_from = i;
-                widest = RLX_MAX(widest, static_last_dim(m));
-            }
-        }
-        if (first >= 0 && mode < 2 && !image_pays(static_last_dim(n), widest)) {
-            for (int32_t j = i + 1; j < g->n_nodes; j++)
-                if (p->info[j].xim_from == i) p->info[j].xim_from = -1;
-            first = -1;
-        }
-        if (first >= 0) {
-            p->info[i].xim_slot = n_producers++ & 1;
-            p->info[i].xim_family = family;
-            p->info[i].xim_gamma = gamma;
-        }
+        if (xim_producer_op(n->op) && n->ia[IR_XIMAGE_OUT] > 0) p->info[i].xim_slot = (int32_t)n->ia[IR_XIMAGE_OUT] - 1;
     }
-    /* a consumer after the next producer of its slot would read a new image */
     for (int32_t j = 0; j < g->n_nodes; j++) {
-        int32_t i = p->info[j].xim_from;
-        if (i < 0) continue;
-        for (int32_t k = i + 1; k <= j; k++)
-            if (p->info[k].xim_slot == p->info[i].xim_slot) {
-                p->info[j].xim_from = -1;
-                break;
-            }
-    }
-}
-
-/* Whether matvec i may produce consumer j's result at i's place in the
- * schedule. The memory plan placed j's result for j's place: between i and j
- * its bytes may still hold another tensor (the norm output the next
- * projection reads, or i's own x), a cache's old rows a node reads, or be
- * written by someone else; and j's other inputs (pos, offset, factors,
- * cache) must exist by the time i runs. */
-static bool epilogue_safe(const vk_program *p, int32_t i, int32_t j) {
-    const ir_graph *g = p->g;
-    const ir_node *cn = &g->nodes[j];
-    int32_t x = cn->in[cn->op == IR_OP_ROPE ? 0 : 1];
-    for (int k = 0; k < cn->n_in; k++) {
-        if (cn->in[k] == x) continue;
-        int32_t root = p->plan->entries[cn->in[k]].base;
-        ir_op rop = g->nodes[root].op;
-        if (root >= i && rop != IR_OP_INPUT && rop != IR_OP_PARAM && rop != IR_OP_CONST) return false;
-    }
-    vk_range r = range_of(p, j);
-    for (int32_t m = i; m < j; m++) {
-        if (!is_step(g, p->plan, m)) continue;
-        for (int k = 0; k < g->nodes[m].n_in; k++) {
-            vk_range in = range_of(p, g->nodes[m].in[k]);
-            if (vk_ranges_overlap(&in, 1, r)) return false;
+        const ir_node *m = &g->nodes[j];
+        if (!xim_consumer_op(m->op) || m->ia[IR_XIMAGE_FROM] <= 0) continue;
+        int32_t i = (int32_t)m->ia[IR_XIMAGE_FROM] - 1;
+        if (i >= j || p->info[i].xim_slot < 0) continue;
+        p->info[j].xim_from = i;
+        if (!p->info[i].xim_family) {
+            p->info[i].xim_family = vk_x_image_family(g->nodes[xim_w_of(m)].dtype);
+            p->info[i].xim_gamma = xim_gamma_of(m);
         }
-        vk_range out = range_of(p, m);
-        if (m > i && vk_ranges_overlap(&out, 1, r)) return false;
     }
-    return true;
 }
 
-/* Whether node x (an input of a consumer) is node i's own bytes: views alias them. */
-static bool same_bytes(const vk_program *p, int32_t x, int32_t i) {
-    return p->loc[x].addr == p->loc[i].addr && node_bytes(&p->g->nodes[x]) == node_bytes(&p->g->nodes[i]);
-}
-
-/* Whether decode attention feeding matvec j (its combine candidate) should
- * by default merge its own partials (attention.comp LASTC) instead of
- * handing them to j: where j is a Q8_0 product of K >= 4096
- * (RLX_VK_ATT_LAST_COMBINE=1 / 0 overrides, plan_absorptions). Measured on the H200 (bench/RESULTS.md,
- * seventeenth session), device time per token against the fold: 8B Q8_0
- * 3124.5 -> 3097.0 (-0.9%; its o projection then takes the exact run
- * kernel), 1B Q8_0 (K = 2048) 774 -> 813, 8B / 1B Q4_K_M +1.9% / +3.9%
- * (both still faster than the separate combine pass). */
-static bool prefers_last_combine(const vk_program *p, int32_t j) {
-    const ir_node *w = &p->g->nodes[p->g->nodes[j].in[1]];
+/* Whether decode attention feeding matvec j should merge its own partials
+ * (attention.comp LASTC) instead of folding them into j
+ * (vk_backend_folds_combine): where j is a Q8_0 product of K >= 4096.
+ * Measured on the H200 (bench/RESULTS.md), device time per token against
+ * the fold: 8B Q8_0 3124.5 -> 3097.0 (-0.9%; its o projection then takes
+ * the exact run kernel), 1B Q8_0 (K = 2048) 774 -> 813, 8B / 1B Q4_K_M
+ * +1.9% / +3.9% (both still faster than the separate combine pass). */
+static bool prefers_last_combine(const ir_graph *g, int32_t j) {
+    const ir_node *w = &g->nodes[g->nodes[j].in[1]];
     return w->dtype == RLX_Q8_0 && w->shape.rank == 2 && static_last_dim(w) >= 4096;
 }
 
-/* The work decode matvecs may absorb from their neighbours (vk_epilogue.c),
- * as candidates that plan_lowering keeps where the lowerings take them:
- * - a rope / KV-cache consumer done in matvec i's epilogue (info.epilogue,
- *   epilogue_safe; the consumer is then absorbed_by i);
- * - the combine pass of attention i done by the matvec reading its output
- *   (info.comb_into / comb_from; RLX_VK_NO_COMBINE_FOLD=1: none).
- * Neither where RLX_VK_FORCE_HOST names one of the two ops. */
-static rlx_status plan_absorptions(vk_program *p) {
-    const ir_graph *g = p->g;
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        vk_node_info *in = &p->info[i];
-        in->epilogue = in->absorbed_by = in->comb_into = in->comb_from = -1;
-        in->last_combine = false;
-        memset(&in->comb, 0, sizeof in->comb);
-    }
-    const bool combines = !rlx_env_int("RLX_VK_NO_COMBINE_FOLD", 0);
-    const int last_forced = rlx_env_int("RLX_VK_ATT_LAST_COMBINE", -1);   /* 1 every attention, 0 none, -1 the rule */
-    int32_t *uses = pass_use_counts(g);
-    if (!uses) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        if (!is_step(g, p->plan, i) || forced_to_host(p, g->nodes[i].op)) continue;
-        int32_t j = vk_epilogue_consumer(g, p->plan, uses, i);
-        if (j >= 0 && !forced_to_host(p, g->nodes[j].op)) {
-            const ir_node *cn = &g->nodes[j];
-            if (same_bytes(p, cn->in[cn->op == IR_OP_ROPE ? 0 : 1], i) && epilogue_safe(p, i, j)) p->info[i].epilogue = j;
-        }
-        if (g->nodes[i].op == IR_OP_ATTENTION && last_forced == 1) {
-            p->info[i].last_combine = true;
-            continue;
-        }
-        j = combines ? vk_combine_consumer(g, p->plan, uses, i) : -1;
-        if (j >= 0 && last_forced < 0 && prefers_last_combine(p, j)) {
-            p->info[i].last_combine = true;
-            continue;
-        }
-        if (j >= 0 && !forced_to_host(p, g->nodes[j].op) && same_bytes(p, g->nodes[j].in[0], i)) {
-            p->info[i].comb_into = j;
-            p->info[j].comb_from = i;
-        }
-    }
-    free(uses);
-    return RLX_OK;
-}
-
-/* Drops attention a's combine candidate: a lowers with its combine again. */
-static void drop_combine(vk_program *p, int32_t a) {
-    int32_t j = p->info[a].comb_into;
-    if (j >= 0) p->info[j].comb_from = -1;
-    p->info[a].comb_into = -1;
-    memset(&p->info[a].comb, 0, sizeof p->info[a].comb);
-}
-
-/* Lowers every node once to decide GPU vs host, which absorptions hold,
+/* Lowers every node once to decide GPU vs host, which x images hold,
  * and how much scratch and host staging the program needs. */
 static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDeviceSize *hostio_need) {
     *scratch_need = 0;
     *hostio_need = 0;
-    rlx_status est = plan_absorptions(p);
-    if (est != RLX_OK) return est;
     plan_images(p);
     for (int32_t i = 0; i < p->g->n_nodes; i++) {
         if (!is_step(p->g, p->plan, i)) continue;
         vk_node_info *info = &p->info[i];
         const ir_node *n = &p->g->nodes[i];
-        if (info->absorbed_by >= 0) {   /* its work is in another node's dispatch */
-            info->gpu = true;
-            char lbl[128];
-            snprintf(info->note, sizeof info->note, "in the epilogue of %s",
-                     ir_node_label(p->g, info->absorbed_by, lbl, sizeof lbl));
-            continue;
-        }
         vk_lower_fn fn = vk_lowering_for(n->op);
         rlx_status st = RLX_STATUS_UNSUPPORTED;
         vk_lower_ctx c;
         if (fn) {
             rlx_clear_error();
             st = lower_node(p, i, &c, 0);
-            if (info->epilogue >= 0 && st == RLX_OK && c.n_d > 0) {
-                p->info[info->epilogue].absorbed_by = i;   /* the consumer comes later: i < epilogue */
-            } else if (info->epilogue >= 0 && (st == RLX_STATUS_UNSUPPORTED || st == RLX_OK)) {   /* the matvec alone */
-                info->epilogue = -1;
-                rlx_clear_error();
-                st = lower_node(p, i, &c, 0);
-            }
         } else {
             rlx_fail(RLX_STATUS_UNSUPPORTED, "no GPU kernel for %s", ir_op_info_get(n->op)->name);
         }
-        if (forced_to_host(p, n->op)) {   /* debugging aid: bisect a wrong result by op */
+        if (forced_to_host(&p->dev->tuning, n->op)) {   /* debugging aid: bisect a wrong result by op */
             st = RLX_STATUS_UNSUPPORTED;
             rlx_fail(st, "forced by RLX_VK_FORCE_HOST");
-        }
-        /* attention's combine: kept only where attention left it out (it
-         * split the keys) and the matvec took the partials; otherwise the
-         * attention node lowers again, with its combine */
-        if (info->comb_into >= 0 && !(st == RLX_OK && info->comb.nsplit > 1)) drop_combine(p, i);
-        if (info->comb_from >= 0 && !(st == RLX_OK && c.comb_taken)) {
-            char why[256];   /* this node's own error, kept across the other lowering */
-            snprintf(why, sizeof why, "%s", rlx_last_error());
-            int32_t a = info->comb_from;
-            drop_combine(p, a);
-            vk_lower_ctx ca;
-            rlx_clear_error();
-            rlx_status sa = lower_node(p, a, &ca, 0);
-            if (sa != RLX_OK) return rlx_fail(sa, "vulkan: lowering attention again: %s", rlx_last_error());
-            p->info[a].n_dispatch = ca.n_d;
-            p->info[a].counter_words = ca.counter_words;
-            if (ca.scratch_bytes > *scratch_need) *scratch_need = ca.scratch_bytes;
-            rlx_clear_error();
-            if (st != RLX_OK) rlx_fail(st, "%s", why);
-        } else if (info->comb_from >= 0) {
-            vk_node_info *ai = &p->info[info->comb_from];
-            snprintf(ai->note + strlen(ai->note), sizeof ai->note - strlen(ai->note), " (combine in the next matvec)");
         }
         if (st == RLX_OK && c.n_d > 0) {
             info->gpu = true;
@@ -475,8 +442,9 @@ static rlx_status plan_lowering(vk_program *p, VkDeviceSize *scratch_need, VkDev
             }
             snprintf(info->note, sizeof info->note, "%s", c.tier ? c.tier : c.d[0].shader);
             /* no node numbers: the profile summary groups nodes by this note */
-            if (info->comb_from >= 0)
-                snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note), " + attention combine");
+            if (n->op == IR_OP_ATTENTION_DEQUANT)
+                snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note),
+                         " + split-key attention (its combine merged in)");
             if (c.xim_in_done)
                 snprintf(info->note + strlen(info->note), sizeof info->note - strlen(info->note), ", x from an image");
             if (c.scratch_bytes > *scratch_need) *scratch_need = c.scratch_bytes;
@@ -512,8 +480,7 @@ bool vk_ranges_overlap(const vk_range *set, int n, vk_range r) {
 
 /* A global memory barrier over compute and transfer (the segment's copies);
  * what ran before it is settled. Compute-only barriers between dispatches
- * (as bench/vk_chain records them) measured the same on the H200
- * (bench/RESULTS.md, sixteenth session), so there is one kind. */
+ * measured the same on the H200 (bench/RESULTS.md), so there is one kind. */
 void vk_rec_barrier(recorder *r) {
     VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -625,8 +592,6 @@ static rlx_status begin_segment(vk_program *p, recorder *r, int32_t host_node_be
 }
 
 static rlx_status end_segment(vk_program *p, recorder *r, bool last) {
-    rlx_status st = vk_chain_flush(p, r);
-    if (st != RLX_OK) return st;
     if (last) {
         vk_rec_barrier(r);
         /* outputs: their slots -> staging */
@@ -650,38 +615,25 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
     vk_lower_ctx c;
     rlx_status st = lower_node(p, i, &c, p->scratch.addr);
     if (st != RLX_OK) return st;
-    /* RLX_VK_SKIP: the time a decode spends without these nodes (so their
-     * share of a run that is not serialized by timestamps); wrong results */
-    if (p->skip[0] && c.tier && rlx_list_has(p->skip, c.tier)) return RLX_OK;
     if (c.n_d != p->info[i].n_dispatch || c.counter_words != p->info[i].counter_words)
         return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: lowering is not deterministic");
-    /* the combine fold as planned: else the matvec would read x never written */
-    if ((p->info[i].comb_from >= 0) != c.comb_taken || (p->info[i].comb_into >= 0 && c.comb.nsplit <= 1))
-        return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: attention's combine fold changed between planning and recording");
     /* likewise the x image: a consumer must not read one never made */
     if (c.xim_in_done != p->info[i].xim_taken || c.xim_out_done != p->info[i].xim_used)
         return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: the x image changed between planning and recording");
     const ir_node *n = &p->g->nodes[i];
-    vk_range rd[2 * IR_MAX_INPUTS + 1], wr[3];
+    vk_range rd[IR_MAX_INPUTS + 1], wr[2];
     int n_rd = 0, n_wr = 0;
     for (int j = 0; j < n->n_in; j++)
         if (p->loc[n->in[j]].tracked) rd[n_rd++] = range_of(p, n->in[j]);
     wr[n_wr++] = range_of(p, i);
     if (p->info[i].xim_taken) rd[n_rd++] = xim_range(p, p->info[p->info[i].xim_from].xim_slot);
     if (p->info[i].xim_used) wr[n_wr++] = xim_range(p, p->info[i].xim_slot);
-    int32_t ep = p->info[i].epilogue;
-    if (ep >= 0) {   /* the consumer's reads and its result are this dispatch's too */
-        const ir_node *en = &p->g->nodes[ep];
-        for (int j = 0; j < en->n_in; j++)
-            if (p->loc[en->in[j]].tracked) rd[n_rd++] = range_of(p, en->in[j]);
-        wr[n_wr++] = range_of(p, ep);
-    }
     if (p->profile)
         p->ctx->f.vkCmdWriteTimestamp(r->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 2u + 2u * (uint32_t)i);
     for (int k = 0; k < c.n_d; k++) {
         const vk_dispatch *d = &c.d[k];
         int n_rd_k = n_rd, n_wr_k = n_wr;
-        vk_range rdk[2 * IR_MAX_INPUTS + 2], wrk[4];
+        vk_range rdk[IR_MAX_INPUTS + 2], wrk[3];
         memcpy(rdk, rd, sizeof(vk_range) * (size_t)n_rd);
         memcpy(wrk, wr, sizeof(vk_range) * (size_t)n_wr);
         if (d->uses_scratch) {
@@ -689,11 +641,6 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
             rdk[n_rd_k++] = s;
             wrk[n_wr_k++] = s;
         }
-        /* a decode matvec may become a stage of a persistent chain */
-        bool taken = false;
-        if (c.n_d == 1 && (st = vk_chain_offer(p, r, i, d, rdk, n_rd_k, wrk, n_wr_k, &taken)) != RLX_OK) return st;
-        if (taken) continue;
-        if ((st = vk_chain_flush(p, r)) != RLX_OK) return st;
         /* dispatches of one node depend on each other (pass 1 feeds pass 2) */
         if (k > 0) vk_rec_barrier(r);
         if ((st = access(r, rdk, n_rd_k, wrk, n_wr_k)) != RLX_OK) return st;
@@ -709,8 +656,6 @@ static rlx_status record_dispatches(vk_program *p, recorder *r, int32_t i) {
 /* Ends the segment before host step i: its inputs -> host staging. */
 static rlx_status record_host_step(vk_program *p, recorder *r, int32_t i) {
     const ir_node *n = &p->g->nodes[i];
-    rlx_status st = vk_chain_flush(p, r);
-    if (st != RLX_OK) return st;
     vk_rec_barrier(r);
     for (int j = 0; j < n->n_in; j++) {
         int64_t b = node_bytes(&p->g->nodes[n->in[j]]);
@@ -720,7 +665,7 @@ static rlx_status record_host_step(vk_program *p, recorder *r, int32_t i) {
     }
     p->segs[p->n_segs - 1].host_node_after = i;
     p->n_host++;
-    st = end_segment(p, r, false);
+    rlx_status st = end_segment(p, r, false);
     if (st == RLX_OK) st = begin_segment(p, r, i);
     return st;
 }
@@ -824,8 +769,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
         p->io_off[i] = (VkDeviceSize)-1;
     }
     for (int32_t i = 0; i < g->n_nodes; i++)
-        if ((g->nodes[i].op == IR_OP_KV_WRITE || g->nodes[i].op == IR_OP_ROPE_KV_WRITE) &&
-            g->nodes[g->nodes[i].in[2]].op == IR_OP_INPUT)
+        if (ir_writes_kv_cache(&g->nodes[i]) && g->nodes[g->nodes[i].in[2]].op == IR_OP_INPUT)
             p->kv_checks[p->n_kv_checks++] = i;
     for (int32_t i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].op == IR_OP_INPUT) {
@@ -854,7 +798,6 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     if (st != RLX_OK) goto fail;
     if ((st = resolve_locations(p, param_handles)) != RLX_OK) goto fail;
     p->profile = rlx_profile_enabled() || d->trace;   /* a trace shows each node's GPU time */
-    if ((st = vk_chain_setup(p)) != RLX_OK) goto fail;   /* before lowering: chains change a choice of kernel */
 
     /* lowering decisions, then scratch and host staging */
     VkDeviceSize scratch_need, hostio_need;
@@ -870,9 +813,6 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
 
     VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, .queueFamilyIndex = c->queue_family};
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    const char *skip = getenv("RLX_VK_SKIP");
-    snprintf(p->skip, sizeof p->skip, "%s", skip ? skip : "");
-    if (p->skip[0]) rlx_log_msg(RLX_LOG_WARN, "RLX_VK_SKIP=%s: those kernels are not recorded, results are wrong", p->skip);
     p->spin_cap_s = spin_cap_seconds(&p->dev->tuning);
     if (p->profile && !(p->prof_us = calloc((size_t)g->n_nodes, sizeof *p->prof_us))) {
         st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan: out of memory");
@@ -889,7 +829,7 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
     double t_record = rlx_now_seconds();
     if ((st = begin_segment(p, &r, -1)) != RLX_OK) goto fail;
     for (int32_t i = 0; i < g->n_nodes && st == RLX_OK; i++) {
-        if (!is_step(g, plan, i) || p->info[i].absorbed_by >= 0) continue;
+        if (!is_step(g, plan, i)) continue;
         st = p->info[i].host ? record_host_step(p, &r, i) : record_dispatches(p, &r, i);
         if (st != RLX_OK) {
             char lbl[128];
@@ -897,7 +837,6 @@ rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan,
         }
     }
     if (st == RLX_OK) st = end_segment(p, &r, true);
-    if (st == RLX_OK) st = vk_chain_upload(p);
     if (st != RLX_OK) goto fail;
     rlx_trace_event(d->trace, d->trace_host, "compile", "vulkan: lower, create pipelines, record", t_record, rlx_now_seconds(),
                     "\"segments\":%d,\"dispatches\":%d", p->n_segs, p->n_dispatches);
@@ -926,7 +865,6 @@ void vk_program_free(vk_program *p) {
         vk_buf_destroy(c, &p->hostio);
         vk_buf_destroy(c, &p->xim);
         vk_buf_destroy(c, &p->counters);
-        vk_chain_free(p);
     }
     free(p->const_off);
     free(p->io_off);

@@ -36,14 +36,6 @@ typedef struct vk_node_info {
     bool         gpu;                /* lowered to dispatches */
     char         note[160];          /* tier or host-step reason */
     int          n_dispatch;
-    int32_t      epilogue;           /* the consumer this matvec does in its epilogue, or -1 */
-    int32_t      absorbed_by;        /* the matvec doing this node's work, or -1 */
-    /* attention's combine pass done by a matvec (vk_combine_consumer):
-     * comb_into on the attention, comb_from on the matvec (-1: none);
-     * comb: the attention's partials, from its latest lowering */
-    int32_t      comb_into, comb_from;
-    vk_att_partials comb;
-    bool         last_combine;       /* attention: it merges its own partials (prefers_last_combine) */
     /* the rounded-x image (plan_images): on a producer matvec, xim_slot (its
      * image slot, -1: none), the consumers' layout and gamma node (-1: none),
      * xim_ok (its lowering can make one) and xim_used (a consumer took it);
@@ -54,30 +46,6 @@ typedef struct vk_node_info {
     VkDeviceSize host_in_off[IR_MAX_INPUTS], host_out_off;  /* in the host-step buffer */
     uint32_t     counter_words, counter_off;   /* the node's counters in p->counters (its lowering asks) */
 } vk_node_info;
-
-/* The persistent decode chains of a program (vk_chain.c): runs of decode
- * matvec dispatches recorded as one dispatch of decode_chain.comp. */
-typedef struct vk_chain_set {
-    bool            enabled;        /* RLX_VK_CHAIN, read at build */
-    uint32_t        groups, lanes, U, spin_limit;
-    uint32_t        abl;            /* RLX_VK_CHAIN_ABL: timing ablations (decode_chain.comp; results wrong) */
-    int             max_stages;     /* RLX_VK_CHAIN_MAX (1: every stage a chain of its own, to profile them) */
-    vk_buf          buf;            /* CHAIN_SYNC_BYTES of counters a chain, then the stage table */
-    VkDeviceSize    stage_off;
-    vk_chain_stage *stages;         /* the table on the host, uploaded after recording */
-    int             n_stages, cap_stages, n_chains;
-    int             n_replaced;     /* dispatches the chains stand for (report) */
-    int             n_waits;        /* grid waits in all the chains (report) */
-    /* the chain being gathered: stages [first, first + n) */
-    int             first, n;
-    uint32_t        max_k;
-    int32_t         first_node;
-    vk_dispatch     lone;           /* its first stage's dispatch, recorded as it is if no second stage comes */
-    bool            barrier_before; /* a stage conflicts with work recorded before the chain */
-    int             mark_reads, mark_writes;          /* the recorder's entries from before the chain */
-    vk_range       *rd, *wr;                          /* the chain's accesses since its last wait */
-    int             n_rd, n_wr, cap_rd, cap_wr;
-} vk_chain_set;
 
 typedef struct vk_segment {
     VkCommandBuffer cb;
@@ -119,15 +87,11 @@ struct vk_program {
     /* RLX_PROFILE=1: a timestamp pair around every node's dispatches
      * (queries 2 + 2i and 3 + 2i); device microseconds summed per node */
     bool             profile;
-    /* RLX_VK_SKIP (a timing diagnostic; results are wrong): comma-separated
-     * tiers whose nodes are not recorded, read at build */
-    char             skip[256];
     double          *prof_us;
     int              prof_runs;
-    vk_chain_set     chain;
 };
 
-/* ---- recording (vk_program.c), shared with vk_chain.c */
+/* ---- recording (vk_program.c) */
 typedef struct recorder {
     vk_program     *p;
     VkCommandBuffer cb;
@@ -147,23 +111,6 @@ void       vk_rec_barrier(recorder *r);
 rlx_status vk_rec_note(recorder *r, const vk_range *rd, int n_rd, const vk_range *wr, int n_wr);
 /* Binds d's pipeline and records it (its accesses already noted). */
 rlx_status vk_rec_dispatch(vk_program *p, recorder *r, const vk_dispatch *d);
-
-/* ---- persistent decode chains (vk_chain.c) */
-/* Before recording: whether chains are on, and their table and counters. */
-rlx_status vk_chain_setup(vk_program *p);
-/* Offers dispatch d of node (the node's only one, accessing rd / wr) as a
- * stage of the chain being gathered; *taken says whether it became one
- * (else the caller flushes the chain and records d itself). */
-rlx_status vk_chain_offer(vk_program *p, recorder *r, int32_t node, const vk_dispatch *d, const vk_range *rd, int n_rd,
-                          const vk_range *wr, int n_wr, bool *taken);
-/* Records the chain being gathered, if any. */
-rlx_status vk_chain_flush(vk_program *p, recorder *r);
-/* After recording: the stage table to the device. */
-rlx_status vk_chain_upload(vk_program *p);
-void       vk_chain_free(vk_program *p);
-/* Bit 31 of the status word: a chain's grid barrier gave up (the low bits:
- * its first node + 1; vk_run.c reports it). */
-#define VK_CHAIN_TIMEOUT_BIT 0x80000000u
 
 static inline int64_t node_bytes(const ir_node *n) { return ir_node_bytes(n); }
 

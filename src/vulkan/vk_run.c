@@ -74,7 +74,9 @@ static rlx_status check_kv_writes(const vk_program *p, const void *const *inputs
     for (int k = 0; k < p->n_kv_checks; k++) {
         const ir_node *n = &p->g->nodes[p->kv_checks[k]];
         if (!inputs[n->in[2]]) continue;
-        int64_t pos = *(const int32_t *)inputs[n->in[2]], S = p->g->nodes[n->in[1]].shape.d[2].k, C = n->shape.d[2].k;
+        /* rows per head: the rows' dim 2 (dequant_rope_kv: its view's, ia[8]) */
+        int64_t S = n->op == IR_OP_DEQUANT_ROPE_KV ? n->ia[8] : p->g->nodes[n->in[1]].shape.d[2].k;
+        int64_t pos = *(const int32_t *)inputs[n->in[2]], C = n->shape.d[2].k;
         rlx_status st = ir_kv_range_check(n, pos, S, C);
         if (st != RLX_OK) return st;
     }
@@ -144,14 +146,6 @@ rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
                             rlx_json_escape(p->info[h].note, why, sizeof why));
         }
     }
-    if (*status & VK_CHAIN_TIMEOUT_BIT) {   /* vk_chain.c: a grid barrier gave up */
-        uint32_t node = (*status & ~VK_CHAIN_TIMEOUT_BIT) - 1;
-        char lbl[128];
-        if (node >= (uint32_t)p->g->n_nodes) return rlx_fail(RLX_STATUS_INTERNAL, "vulkan: bad status word %#x", *status);
-        return rlx_fail(RLX_STATUS_DEVICE, "vulkan: the persistent decode chain from %s timed out at a grid barrier (its "
-                        "workgroups were not all resident?); outputs of this run are not valid; RLX_VK_CHAIN=0 turns chains off",
-                        ir_node_label(p->g, (int32_t)node, lbl, sizeof lbl));
-    }
     if (*status) {
         uint32_t node = *status - 1;
         char lbl[128];
@@ -180,15 +174,12 @@ rlx_status vk_program_run(vk_program *p, const void *const *inputs) {
     return RLX_OK;
 }
 
-/* Whether a dispatch writes node i's own result: not so for the nodes whose
- * work another node's kernel does (absorbed_by), for a projection whose
- * epilogue writes its consumer's result instead, and for an attention whose
- * combine pass the next matvec does; host steps' results are copied in. */
+/* Whether node i's own result is in its place after a run: a host step's
+ * is copied in, a GPU node's written by its dispatches. A node a decode fold
+ * turned into an unused view (its work done by the fused node) has none. */
 static bool result_written(const vk_program *p, int32_t i) {
     const vk_node_info *in = &p->info[i];
-    if (in->host) return true;
-    if (in->absorbed_by >= 0) return p->info[in->absorbed_by].epilogue == i;
-    return in->gpu && in->n_dispatch > 0 && in->epilogue < 0 && in->comb_into < 0;
+    return in->host || (in->gpu && in->n_dispatch > 0);
 }
 
 rlx_status vk_program_node_data(vk_program *p, int32_t node, void *scratch, const void **data) {
@@ -252,10 +243,6 @@ char *vk_program_report(const vk_program *p) {
                         rlx_dtype_name(n->dtype), shape, us, info->note))
             break;
     }
-    if (p->chain.n_chains)
-        rlx_report_add(out, cap, &len,
-                       "persistent decode chains: %d dispatches run %d decode matvecs with %d grid waits (%u workgroups each)\n",
-                       p->chain.n_chains, p->chain.n_replaced, p->chain.n_waits, p->chain.groups);
     if (prof) report_profile(p, out, cap, &len);
     return out;
 }

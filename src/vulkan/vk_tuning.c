@@ -150,12 +150,15 @@ static void fill_overrides(vk_tuning *t) {
     env_shape("RLX_VK_MM_COOP", 2, 4, 32, 64, t->mm_coop);
     long spin;
     if (env_long("RLX_VK_SPIN_US", -1000000, 1000000, &spin)) t->spin_us = spin > 0 ? (uint32_t)spin : 0;
+    long xim;
+    if (env_long("RLX_VK_XIMAGE", 0, 2, &xim)) t->ximage_mode = (uint32_t)xim;
     env_force_host(t);
 }
 
 void vk_tuning_fill(vk_tuning *t, const vk_caps *caps) {
     memset(t, 0, sizeof *t);
     fill_derived(t, caps);
+    t->ximage_mode = 1;
     fill_overrides(t);
 }
 

@@ -27,8 +27,8 @@ typedef struct att_push {
     uint64_t scratch;
     uint32_t chunk, ml_off;
     uint64_t kvlen;   /* 0, or the address of the i32 active key count */
-    uint64_t counters;                /* members per partial > 1: a counter per partial */
-    uint32_t phys_off, phys_ml_off;   /* the members' own results in scratch (floats) */
+    uint64_t counters;   /* LASTC: a counter per (head, block) */
+    uint32_t pad1, pad2;
 } att_push;
 
 typedef struct att_combine_push {
@@ -41,14 +41,6 @@ _Static_assert(sizeof(att_push) == 128, "att_push must match attention.comp's pu
 
 #define ATT_MAX_D 256
 #define ATT_SPLIT_MIN_KEYS 256   /* fewest keys per split */
-/* Workgroups that may share one folded partial: RLX_VK_ATT_MEMBERS, default
- * 1 (off). On the H200 with every member always working (bench/RESULTS.md,
- * twelfth session), 4 took 8B decode at 3000 cached keys from 282 to 320
- * tok/s but lost 3.8% (8B) and 5.2% (1B) at 128 keys of a 4096-row cache.
- * The shader now puts one member to work per 4 tiles of a partial's keys,
- * meant to keep short contexts as they were; tested on lavapipe, not yet
- * measured on hardware, hence off by default. */
-#define ATT_MEMBERS_MAX 64
 
 static uint64_t att_smem(uint64_t D, uint32_t bq, uint32_t bk, bool split, bool sg16) {
     uint64_t d4 = (D + 3) / 4;
@@ -146,10 +138,10 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
      * an active extent (a KV cache) the shader splits the keys in use at run
      * time, one tile or more each, so the split count may go down to tiles. */
     const uint64_t wgs = nblk * kvh;
-    /* decode whose combine the next matvec does (vk_program.c, plan_absorptions) */
+    /* decode whose combine the matvec of an attention_dequant_matmul does (attention_dequant.c) */
     const bool fold = c->skip_combine && B == 1 && Sq == 1;
     const uint64_t min_keys = pc.kvlen ? bk : ATT_SPLIT_MIN_KEYS;
-    uint64_t ns = 1, chunk = (uint64_t)Skv, members = 1;
+    uint64_t ns = 1, chunk = (uint64_t)Skv;
     const uint64_t target = c->tuning->att_target_wgs;   /* workgroups that keep the device busy */
     if (wgs < target / 2) {
         ns = target / wgs;
@@ -161,15 +153,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
         /* folding: no more splits than the matvec combines, so a long cache
          * (rlx generate's default 4096 rows: 32 splits) keeps the fold
          * instead of a combine stage */
-        if (fold && ns > VK_COMB_MAX_SPLITS && rlx_env_int("RLX_VK_ATT_FOLD_CAP", 1)) {
-            if (pc.kvlen && Sq == 1) {   /* workgroups that may share a partial (above) */
-                int most = rlx_env_int("RLX_VK_ATT_MEMBERS", 1);
-                members = ns / VK_COMB_MAX_SPLITS;
-                if (most < 1) most = 1;
-                if (members > (uint64_t)RLX_MIN(most, ATT_MEMBERS_MAX)) members = (uint64_t)RLX_MIN(most, ATT_MEMBERS_MAX);
-            }
-            ns = VK_COMB_MAX_SPLITS;
-        }
+        if (fold && ns > VK_COMB_MAX_SPLITS) ns = VK_COMB_MAX_SPLITS;
         if (ns < 2) ns = 1;
     }
     if (ns > 1) {
@@ -177,24 +161,19 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
         chunk = (chunk + bk - 1) / bk * bk;
         ns = ((uint64_t)Skv + chunk - 1) / chunk;
     }
-    if (ns < 2) members = 1;
     /* decode: the last split to finish merges the partials itself
-     * (attention.comp, LASTC): no combine dispatch, and no stage of its own */
-    const bool lastc = ns > 1 && !fold && members == 1 && Sq == 1 && c->last_combine;
+     * (attention.comp, LASTC): no combine dispatch, and no stage of its own.
+     * On the H200 (bench/RESULTS.md) faster than the combine pass for every
+     * model measured, and than the o projection's fold where that is a
+     * Q8_0 product of K >= 4096 (vk_backend_folds_combine declines it). */
+    const bool lastc = ns > 1 && !fold && Sq == 1;
     if (ns > 1) {
         const uint64_t parts = (uint64_t)B * ns * (uint64_t)Hkv * (uint64_t)rows;
-        const uint64_t member_parts = members > 1 ? parts * members : 0;   /* the members' own results, after */
-        c->scratch_bytes = (parts + member_parts) * ((uint64_t)D + 2) * sizeof(float);
+        c->scratch_bytes = parts * ((uint64_t)D + 2) * sizeof(float);
         pc.scratch = c->scratch_addr;
         pc.ml_off = (uint32_t)(parts * (uint64_t)D);
-        if ((parts + member_parts) * ((uint64_t)D + 2) >= ((uint64_t)1 << 32))
+        if (parts * ((uint64_t)D + 2) >= ((uint64_t)1 << 32))
             return rlx_fail(RLX_STATUS_INTERNAL, "attention: split scratch too large");
-        if (members > 1) {
-            pc.phys_off = (uint32_t)(parts * ((uint64_t)D + 2));
-            pc.phys_ml_off = (uint32_t)(pc.phys_off + member_parts * (uint64_t)D);
-            c->counter_words = (uint32_t)((uint64_t)B * ns * (uint64_t)Hkv * nblk);
-            pc.counters = c->counters_addr;
-        }
         if (lastc) {
             c->counter_words = (uint32_t)((uint64_t)B * (uint64_t)Hkv * nblk);
             pc.counters = c->counters_addr;
@@ -204,9 +183,9 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
 
     const uint32_t *mx = c->caps->max_workgroup_count;
     if (nblk > (mx[0] ? mx[0] : 65535) || (uint64_t)Hkv > (mx[1] ? mx[1] : 65535) ||
-        (uint64_t)B * ns * members > (mx[2] ? mx[2] : 65535))
+        (uint64_t)B * ns > (mx[2] ? mx[2] : 65535))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: grid %llu x %lld x %lld exceeds the device limit",
-                        (unsigned long long)nblk, (long long)Hkv, (long long)((uint64_t)B * ns * members));
+                        (unsigned long long)nblk, (long long)Hkv, (long long)((uint64_t)B * ns));
     const bool vec = D % 4 == 0 && q->addr % 16 == 0 && k->addr % 16 == 0 && v->addr % 16 == 0 &&
                      c->out.addr % 16 == 0;
 
@@ -227,15 +206,15 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
      * +0.5% when it was on). Prefill is not measured with it: off. */
     const uint64_t tiles_per_split = ((ns > 1 ? chunk : (uint64_t)Skv) + bk - 1) / bk;
     d->spec[7] = split && pc.kvlen && Sq == 1 && tiles_per_split > 1;
-    d->spec[8] = (uint32_t)members;
+    d->spec[8] = 0;   /* id 8 unused */
     d->spec[9] = lastc;
     d->n_spec = 10;
     d->groups[0] = (uint32_t)nblk;
     d->groups[1] = (uint32_t)Hkv;
-    d->groups[2] = (uint32_t)((uint64_t)B * ns * members);
+    d->groups[2] = (uint32_t)((uint64_t)B * ns);
     if (ns == 1) return RLX_OK;
     d->uses_scratch = true;
-    c->tier = members > 1 ? "flash-f32-splitkv-shared" : lastc ? "flash-f32-splitkv-lastcombine" : "flash-f32-splitkv";
+    c->tier = lastc ? "flash-f32-splitkv-lastcombine" : "flash-f32-splitkv";
     if (lastc) return RLX_OK;
     if (fold) {   /* the next matvec combines the partials as it reads its x */
         c->comb = (vk_att_partials){c->scratch_addr, c->scratch_addr + 4ull * pc.ml_off, (uint32_t)ns, (uint32_t)D,

@@ -289,7 +289,8 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
  * the H200 the i8 kernel was no faster for it (8B Q8_0 decode 233 vs 242
  * tok/s, 1B 894 vs 900; bench/RESULTS.md), and the exact kernel does not
  * round x; with a norm to fold, the i8 kernel saves the norm's dispatch, and
- * with attention partials to combine (comb_in) the combine pass's. */
+ * with attention partials to combine (comb_in, attention_dequant.c) the
+ * combine pass's. */
 static bool i8_takes(const vk_tuning *tu, rlx_dtype dt, bool saves_dispatch) {
     if (dt != RLX_Q8_0 && dt != RLX_Q4_K && dt != RLX_Q5_K && dt != RLX_Q6_K) return false;
     return tuned_type(tu->dq_i8, dt, dt != RLX_Q8_0 || saves_dispatch);
@@ -298,39 +299,9 @@ static bool i8_takes(const vk_tuning *tu, rlx_dtype dt, bool saves_dispatch) {
 /* Spec ids of dequant_matvec_i8.comp (run: 0-6 the same, 7 RUN16). */
 enum { I8_QT, I8_NM, I8_T, I8_NR, I8_VEC, I8_EPI, I8_A4, I8_U, I8_XK, I8_NORM, I8_RKV, I8_XCOMB, I8_XROT, I8_PAIR = 15 };
 
-bool vk_dq_chain_stage(const vk_dispatch *d, vk_chain_stage *st) {
-    const uint32_t *sp = d->spec;
-    bool run = strcmp(d->shader, "dequant_matvec_run") == 0, i8 = strcmp(d->shader, "dequant_matvec_i8") == 0;
-    if ((!run && !i8) || d->n_spec < 8 || sp[I8_QT] != RLX_Q8_0 || sp[I8_NM] != 1 || sp[I8_VEC] != 1 || sp[I8_A4] != 3 ||
-        sp[I8_EPI] > 2)
-        return false;
-    if (run && (sp[7] != 1 || d->push_bytes != sizeof(dq_mv_push))) return false;   /* 16-weight runs: aligned planar rows */
-    if (i8 && (d->n_spec < 13 || d->push_bytes != sizeof(dq_i8_push) || sp[I8_RKV] || sp[I8_XCOMB] || sp[I8_XROT] ||
-               (d->n_spec > I8_PAIR && sp[I8_PAIR])))
-        return false;
-    dq_mv_push p;
-    memcpy(&p, d->push, sizeof p);   /* the i8 block starts with the same fields */
-    bool norm = i8 && sp[I8_NORM];
-    if (p.K % 32 || p.x % 16 || (norm && p.res % 16)) return false;
-    memset(st, 0, sizeof *st);
-    st->x = p.x;
-    st->w = p.w;
-    st->w2 = sp[I8_EPI] == 2 ? p.w2 : 0;
-    st->res = sp[I8_EPI] == 1 ? p.res : 0;
-    st->out = p.out;
-    st->gamma = norm ? p.res : 0;   /* a folded norm's gamma rides in res, its eps in pad0 */
-    st->eps_bits = norm ? p.pad0 : 0;
-    st->N = p.N;
-    st->K = p.K;
-    st->row_bytes = p.row_bytes;
-    st->epi = sp[I8_EPI];
-    return true;
-}
-
 /* The image layout (x_image.glsl) a K-quant consumer reads: 1 for Q4_K and
  * Q5_K, 2 for Q6_K, 0 for other types. */
 uint32_t vk_x_image_family(rlx_dtype dt) {
-    if (dt == RLX_Q8_0) return rlx_env_int("RLX_VK_XIMAGE_Q8_0", 0) ? 3u : 0u;   /* opt-in: slower on the H200 (8B +15%) */
     return dt == RLX_Q4_K || dt == RLX_Q5_K ? 1u : dt == RLX_Q6_K ? 2u : 0u;
 }
 
@@ -392,7 +363,7 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * only a few splits pay: at 6 the fold saved ~3.4 us of combine stage for
      * ~1 us more here (H200); at 32 each workgroup would read 512 KB, so a
      * folding attention splits at most VK_COMB_MAX_SPLITS ways (attention.c),
-     * and above it (RLX_VK_ATT_FOLD_CAP=0) the separate combine pass stays. */
+     * and above it the separate combine pass stays. */
     const vk_att_partials *cb = &c->comb_in;
     bool comb = cb->nsplit > 1 && cb->nsplit <= VK_COMB_MAX_SPLITS && M == 1 && !ep && !norm.gamma &&
                 cb->D % 8 == 0 && (int64_t)cb->H * cb->D == K && cb->acc % 16 == 0 && cb->ml % 8 == 0;
@@ -733,20 +704,20 @@ rlx_status vk_lower_rms_dequant(vk_lower_ctx *c) {
 }
 
 /*
- * A rope / rope_kv_write / kv_write node whose x is this matvec's output
- * (vk_epilogue.c finds them): the i8 matvec stores its rows rotated and / or
- * into the KV cache itself, so the consumer needs no dispatch and a decoder
+ * A rope / rope_kv_write / kv_write consumer (cons) of the product c (a
+ * DEQUANT_MATMUL or RMS_DEQUANT_MATMUL) done in the i8 matvec's epilogue: it
+ * stores its rows rotated and / or into the KV cache itself, so a decoder
  * layer loses the dependent stage between its q/k/v projections and
- * attention. Applies to DEQUANT_MATMUL and RMS_DEQUANT_MATMUL at M = 1 where
- * the i8 matvec takes the product, x [1, H, 1, D] with the rotary dims the
- * whole head; anything else returns RLX_STATUS_UNSUPPORTED with nothing
- * emitted (both nodes then lower on their own).
+ * attention. Applies at M = 1 where the i8 matvec takes the product, x
+ * [1, H, 1, D] with the rotary dims the whole head; anything else returns
+ * RLX_STATUS_UNSUPPORTED with nothing emitted and no error set. The
+ * DEQUANT_ROPE_KV lowering (below) and the fold's decision
+ * (vk_backend_folds_epilogue) both go through here.
  */
-rlx_status vk_lower_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons) {
+rlx_status vk_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons) {
     const ir_node *cn = cons->node;
     const bool norm = c->node->op == IR_OP_RMS_DEQUANT_MATMUL;
-    if ((c->node->op != IR_OP_DEQUANT_MATMUL && !norm) || c->n_in != (norm ? 3 : 2) || rlx_env_int("RLX_VK_NO_EPILOGUE", 0))
-        return RLX_STATUS_UNSUPPORTED;
+    if ((c->node->op != IR_OP_DEQUANT_MATMUL && !norm) || c->n_in != (norm ? 3 : 2)) return RLX_STATUS_UNSUPPORTED;
     const bool rope = cn->op == IR_OP_ROPE || cn->op == IR_OP_ROPE_KV_WRITE;
     const bool kv = cn->op == IR_OP_KV_WRITE || cn->op == IR_OP_ROPE_KV_WRITE;
     if (!rope && !kv) return RLX_STATUS_UNSUPPORTED;
@@ -803,5 +774,53 @@ rlx_status vk_lower_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons) 
     static const char *const tiers[2][3] = {{"dequant-i8-rope", "dequant-i8-rope-kv", "dequant-i8-kv"},
                                             {"dequant-i8-norm-rope", "dequant-i8-norm-rope-kv", "dequant-i8-norm-kv"}};
     if (st == RLX_OK) c->tier = tiers[norm][rope ? (kv ? 1 : 0) : 2];
+    return st;
+}
+
+/* DEQUANT_ROPE_KV (passes/fold_decode.c, where vk_backend_folds_epilogue
+ * accepted it): the product and its consumer rebuilt as the two nodes they
+ * were, lowered as one i8 matvec with the consumer in its epilogue. */
+rlx_status vk_lower_dequant_rope_kv(vk_lower_ctx *c) {
+    const ir_node *n = c->node;
+    const bool norm = n->ia[5] != 0;
+    const int xi = ir_dequant_rope_kv_x(n), wi = ir_dequant_rope_kv_w(n);
+    ir_node pn = *n, cn = *n;
+    pn.op = norm ? IR_OP_RMS_DEQUANT_MATMUL : IR_OP_DEQUANT_MATMUL;
+    pn.n_in = norm ? 3 : 2;
+    pn.fa[0] = norm ? n->fa[1] : 0;
+    cn.op = (ir_op)n->ia[4];
+    cn.n_in = wi;
+    vk_lower_ctx cons = *c;
+    cons.node = &cn;
+    cons.n_in = wi;
+    vk_tensor *v = &cons.in[xi];   /* the product's result as the consumer saw it */
+    v->addr = 0;
+    v->dtype = RLX_F32;
+    v->rank = 4;
+    v->numel = 1;
+    for (int d = 0; d < 4; d++) v->numel *= (v->dims[d] = n->ia[6 + d]);
+    vk_lower_ctx p = *c;
+    p.node = &pn;
+    p.n_in = pn.n_in;
+    p.in[0] = c->in[xi];
+    p.in[1] = c->in[wi];
+    if (norm) p.in[2] = c->in[wi + 1];
+    p.out = p.in[0];   /* the product's own result [.., N] (never stored: the consumer's is) */
+    p.out.addr = 0;
+    p.out.dims[p.out.rank - 1] = p.in[1].dims[0];
+    p.out.numel = p.in[1].dims[1] ? p.in[0].numel / p.in[1].dims[1] * p.in[1].dims[0] : 0;
+    rlx_status st = vk_dequant_epilogue(&p, &cons);
+    /* the emitted work is this node's; its inputs and node stay as they were */
+    const vk_lower_ctx self = *c;
+    *c = p;
+    c->node = self.node;
+    c->n_in = self.n_in;
+    memcpy(c->in, self.in, sizeof c->in);
+    c->out = self.out;
+    if (st == RLX_STATUS_UNSUPPORTED) {
+        char lb[96];
+        return rlx_fail(st, "%s: the i8 matvec does not take this product with its %s", vk_node_label(c, lb, sizeof lb),
+                        ir_op_info_get(cn.op)->name);
+    }
     return st;
 }

@@ -26,21 +26,12 @@
 // writes its unnormalized accumulator and (m, l) to scratch;
 // attention_combine.comp merges the splits.
 //
-// Last split combines (LASTC, NSPLIT > 1, GSPL 1): after writing its partial
+// Last split combines (LASTC, NSPLIT > 1): after writing its partial
 // a workgroup counts itself done on its (b, kv head, block) counter; the last
 // of the NSPLIT to finish merges the partials into out with
 // attention_combine.comp's arithmetic (the same sums in the same order) and
 // zeroes the counter for the next run. No combine dispatch, and no dependent
 // stage for it: the merge is one workgroup's few KB at the end of the kernel.
-//
-// Shared partials (GSPL > 1, opt-in: decode whose combine the o projection
-// folds in, which reads at most 8 partials): up to GSPL workgroups
-// ("members") share each of the NSPLIT partials, so that a long cache still
-// spreads over NSPLIT * GSPL workgroups. One member per 4 tiles of a partial's
-// keys is used (the rest leave at once), member g of partial s takes key
-// range g * NSPLIT + s, writes its own (acc, m, l) to scratch and counts
-// itself done; the last to finish merges them into the partial (the
-// combine's arithmetic) and zeroes the counter for the next run.
 #version 450
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
@@ -58,8 +49,8 @@ layout(constant_id = 4) const uint SG16  = 0;    // 1: subgroup size >= 16, redu
 layout(constant_id = 5) const uint VEC   = 0;    // 1: D % 4 == 0 and 16-byte aligned tensors
 layout(constant_id = 6) const uint NSPLIT = 1;   // > 1: keys split over workgroups (partials to scratch)
 layout(constant_id = 7) const uint PIPE  = 0;    // 1 (SPLIT): the next K/V tile is loaded while this one is computed
-layout(constant_id = 8) const uint GSPL  = 1;    // > 1 (NSPLIT > 1, a KV cache): workgroups per partial (above)
-layout(constant_id = 9) const uint LASTC = 0;    // 1 (NSPLIT > 1, GSPL 1): the last split merges the partials (above)
+// constant_id 8 is unused
+layout(constant_id = 9) const uint LASTC = 0;    // 1 (NSPLIT > 1): the last split merges the partials (above)
 
 const uint D4  = (D + 3) / 4;      // vec4s per row
 const uint KST = D4 + 1;           // row stride of the K/V tiles (vec4), padded against bank conflicts
@@ -83,14 +74,9 @@ layout(push_constant, std430) uniform Push {
     uint chunk;         // keys per split (>= Skv when NSPLIT == 1)
     uint ml_off;        // float offset of the (m, l) pairs in scratch
     uint64_t kvlen;     // 0, or an i32 buffer holding the active key count (a KV cache's fill)
-    uint64_t counters;  // GSPL > 1: a zeroed u32 per partial; LASTC: per (b, kv head, block); left zero again
-    uint phys_off;      // GSPL > 1: float offset in scratch of the members' accumulators,
-    uint phys_ml_off;   //   and of their (m, l) pairs
+    uint64_t counters;  // LASTC: a zeroed u32 per (b, kv head, block), left zero again
+    uint pad1, pad2;
 } p;
-
-// GSPL > 1: the members' results are read by the member that finishes last
-// (another workgroup), so they are written and read through coherent references.
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer AttPhysF { float v[]; };
 
 shared vec4 Qs[BQ * D4];
 shared vec4 KV[BK * KST * (SPLIT != 0 ? 2 : 1)];
@@ -176,8 +162,6 @@ void load_tiles_k_v(uint row0, uint nvalid) {
     store_rows(vval, VOFF);
 }
 
-// GSPL: this member's (m, l, acc) to its own place; the last of the geff
-// members of partial `split` to finish merges them into the partial.
 // Counts this workgroup done on counter ci once its stores are made visible;
 // true (workgroup-uniform) in the last of `count` to arrive, which also
 // zeroes the counter for the next run and may then read the others' stores.
@@ -193,59 +177,6 @@ bool last_to_finish(uint ci, uint count) {
     bool last = Ps[0].x != 0.0;
     if (last) memoryBarrierBuffer();
     return last;
-}
-
-void merge_members(float m[RQ], float l[RQ], vec4 acc[RQ][DQ], uint b, uint split, uint hk, uint blk, uint r0,
-                   uint geff) {
-    const uint NSA = NSPLIT * GSPL;   // the members' places are laid out for all GSPL
-    for (uint r = 0; r < RQ; r++) {
-        uint row = r0 + ty + 8 * r;
-        if (row >= p.rows) continue;
-        uint pp = (gl_WorkGroupID.z * p.Hkv + hk) * p.rows + row;
-        if (tx == 0) {
-            AttPhysF(p.scratch).v[p.phys_ml_off + 2 * pp] = m[r];
-            AttPhysF(p.scratch).v[p.phys_ml_off + 2 * pp + 1] = l[r];
-        }
-        for (uint c = 0; c < DQ; c++) {
-            uint col4 = tx + 16 * c;
-            if (col4 >= D4) continue;
-            for (uint e = 0; e < 4; e++)
-                if (col4 * 4 + e < D) AttPhysF(p.scratch).v[p.phys_off + pp * D + col4 * 4 + e] = acc[r][c][e];
-        }
-    }
-    if (!last_to_finish(((b * NSPLIT + split) * p.Hkv + hk) * gl_NumWorkGroups.x + blk, geff)) return;
-    for (uint r = 0; r < RQ; r++) {
-        uint row = r0 + ty + 8 * r;
-        if (row >= p.rows) continue;
-        uint pp[GSPL];   // member g's place
-        float mg[GSPL], w[GSPL];
-        float M = NEG_INF, lsum = 0.0;
-        for (uint g = 0; g < geff; g++) {
-            pp[g] = (((b * NSA) + g * NSPLIT + split) * p.Hkv + hk) * p.rows + row;
-            mg[g] = AttPhysF(p.scratch).v[p.phys_ml_off + 2 * pp[g]];
-            M = max(M, mg[g]);
-        }
-        for (uint g = 0; g < geff; g++) {
-            w[g] = M == NEG_INF ? 0.0 : exp2(mg[g] - M);   // a member with no keys: m = -inf, weight 0
-            lsum += w[g] * AttPhysF(p.scratch).v[p.phys_ml_off + 2 * pp[g] + 1];
-        }
-        uint part = ((b * NSPLIT + split) * p.Hkv + hk) * p.rows + row;
-        if (tx == 0) {
-            F32Buf(p.scratch).v[p.ml_off + 2 * part] = M;
-            F32Buf(p.scratch).v[p.ml_off + 2 * part + 1] = lsum;
-        }
-        for (uint c = 0; c < DQ; c++) {
-            uint col4 = tx + 16 * c;
-            if (col4 >= D4) continue;
-            for (uint e = 0; e < 4; e++) {
-                uint col = col4 * 4 + e;
-                if (col >= D) continue;
-                float a = 0.0;
-                for (uint g = 0; g < geff; g++) a += w[g] * AttPhysF(p.scratch).v[p.phys_off + pp[g] * D + col];
-                F32Buf(p.scratch).v[part * D + col] = a;
-            }
-        }
-    }
 }
 
 // LASTC: counts this workgroup's partial done; the last of the NSPLIT
@@ -272,9 +203,8 @@ void main() {
     tid = gl_LocalInvocationIndex;
     tx = tid & 15u;
     ty = tid >> 4;
-    const uint blk = gl_WorkGroupID.x, hk = gl_WorkGroupID.y, b = gl_WorkGroupID.z / (NSPLIT * GSPL);
-    const uint zr = gl_WorkGroupID.z - b * (NSPLIT * GSPL);
-    const uint split = zr % NSPLIT, member = zr / NSPLIT;   // the partial this workgroup's result goes to
+    const uint blk = gl_WorkGroupID.x, hk = gl_WorkGroupID.y, b = gl_WorkGroupID.z / NSPLIT;
+    const uint split = gl_WorkGroupID.z - b * NSPLIT;   // the partial this workgroup's result goes to
     const uint group = p.H / p.Hkv;
     const uint r0 = blk * BQ;
     const uint qrow0 = (b * p.H + hk * group) * p.Sq;   // first q/out row of this kv head
@@ -282,12 +212,8 @@ void main() {
     // active extent: only the first L keys exist; read on the device so a
     // recorded decode step replays unchanged as the cache fills
     const uint L = p.kvlen != 0ul ? uint(clamp(I32Buf(p.kvlen).v[0], 0, int(p.Skv))) : p.Skv;
-    // GSPL: members in use (workgroup-uniform; the others leave before any barrier)
-    const uint MEMBER_KEYS = 4u * BK;
-    const uint geff = GSPL > 1u ? clamp((L + NSPLIT * MEMBER_KEYS - 1u) / (NSPLIT * MEMBER_KEYS), 1u, GSPL) : 1u;
-    if (member >= geff) return;
-    const uint NSA = NSPLIT * geff;                 // key ranges in use
-    const uint krange = member * NSPLIT + split;
+    const uint NSA = NSPLIT;                        // key ranges
+    const uint krange = split;
     const int offs = int(L) - int(p.Sq);
     const bool causal = p.kind == 1u, additive = p.kind == 2u;
 
@@ -440,10 +366,6 @@ void main() {
     }
 
     row_reduce_sum(l);
-    if (geff > 1u) {
-        merge_members(m, l, acc, b, split, hk, blk, r0, geff);
-        return;
-    }
     if (NSPLIT > 1) {
         // partials: unnormalized acc, and (m, l) in the log2 domain
         for (uint r = 0; r < RQ; r++) {

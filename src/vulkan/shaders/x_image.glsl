@@ -14,8 +14,8 @@
 // token, -12% for 1B; producers rounding their blocks +2.4% / +2.7%; the
 // first whole build, before a counter bug was fixed, -4.3% / -0.5%; the
 // fixed build -2.9% / +2%, so images are made where they pay (vk_program.c,
-// image_pays). Q8_0 consumers (family 3) only with RLX_VK_XIMAGE_Q8_0=1:
-// on the H200 8B Q8_0 decode was 15% slower with them (fifteenth session).
+// image_pays). Q8_0 consumers (family 3) are not planned: on the H200 8B
+// Q8_0 decode was 15% slower with them (bench/RESULTS.md).
 //
 // The image of x[K] (one row, K % 256 == 0), in bytes:
 //   [0, K)                  xq4 as the consumer lays it out in shared memory
@@ -36,8 +36,7 @@
 // x (same formula, same inputs); only the norm's sum of squares is summed in
 // another order.
 //
-// Without RLX_XIMAGE only chunk_slot is compiled (the vk_chain experiment,
-// bench/shaders/chain_common.glsl, includes it for that). With it, the
+// Without RLX_XIMAGE only chunk_slot is compiled. With it, the
 // including shader declares before including this: common.glsl,
 // int8_dot.glsl, sumsq.glsl, the spec constants XK, NORM, XOUT, the push
 // block p (x, out_, N, pad0 = eps bits, pos = image out, ff = gamma, C =
