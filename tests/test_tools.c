@@ -95,7 +95,7 @@ TEST(tools_cli_dump_model) {
         snprintf(cmd, sizeof cmd, "%s dump %s --device %s --ctx 32 2>&1", rlx, path, vk ? "vulkan" : "cpu");
         int code = test_run_command(cmd, out, sizeof out);
         bool ok = code == 0 && strstr(out, "program for 1 token") && strstr(out, vk ? "gpu    rms_dequant" : "cpu-kernel  ") &&
-                  strstr(out, "rope_kv_write") && strstr(out, "dequant_matmul_add");
+                  strstr(out, vk ? "dequant_rope_kv" : "rope_kv_write") && strstr(out, "dequant_matmul_add");
         if (!ok) printf("    %s exited %d:\n%s", cmd, code, out);
         if (!ok) remove(path);
         CHECK(ok);
