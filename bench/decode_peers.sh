@@ -14,6 +14,10 @@
 # and lcpp_bench, as ../shared/peers/get_llamacpp.sh makes them, plus
 # build_lcpp_cuda.sh. Prints one line per model and runtime:
 #   model:quant runtime prefill_tok_s X decode_tok_s Y
+# (rlx lines carry llm_bench's RESULT fields). With OUT set, the lines also go
+# to $OUT/peers.txt or $OUT/rlx.txt; REPORT=1 adds each model's decode report
+# from the last build ($OUT/report_<model>_<quant>.txt), TESTS="..." runs
+# those tests of the last build's rlx_tests on the GPU ($OUT/tests.txt).
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" / >/dev/null 2>&1; done
 ldconfig
@@ -43,7 +47,7 @@ if [ "${PHASE:-rlx}" = peers ]; then
             echo "$mq llama.cpp-vulkan $(LD_LIBRARY_PATH=$work/vk "$peer/lcpp_bench" "$work/vk/libllama.vulkan.v0.5.0.so" \
                 "$f" "$prompt" "$decode" 3 999 1 2>&1 | grep RESULT | cut -d' ' -f3-)"
         done
-    done
+    done | tee "${OUT:-$work}/peers.txt"
     exit 0
 fi
 
@@ -57,4 +61,14 @@ for mq in $models; do
                 --decode "$decode" 2>&1 | grep RESULT | cut -d' ' -f4-)"
         done
     done
-done
+    if [ -n "${REPORT:-}" ] && [ -n "${OUT:-}" ]; then
+        "$last/llm_bench" --device H200 --model "$m" --quant "$q" --prompt 16 --decode 4 --report \
+            > "$OUT/report_${m}_${q}.txt" 2>&1
+    fi
+done | tee "${OUT:-$work}/rlx.txt"
+if [ -n "${TESTS:-}" ]; then
+    RLX_REQUIRE_VULKAN=1 RLX_TEST_VK_DEVICE=H200 RLX_CLI=$last/rlx RLX_README_MODEL_EXAMPLE=$last/readme_model_example \
+        "$last/rlx_tests" $TESTS > "${OUT:-$work}/tests.txt" 2>&1
+    grep -E "^FAIL" -A3 "${OUT:-$work}/tests.txt" | tail -20
+    tail -1 "${OUT:-$work}/tests.txt"
+fi
