@@ -266,7 +266,7 @@ static int64_t static_last_dim(const ir_node *n) {
 
 /*
  * Whether a producer's image is worth its cost, from per-step device times
- * on the H200 (bench/RESULTS.md, eleventh session): the workgroups that
+ * on the H200 (bench/HISTORY.md, 2026-11-30, x images where they pay): the workgroups that
  * complete a block add ~1.5-2 us to the producer, while each consumer
  * workgroup saves rounding K = (the producer's N) values. At K = 4096 and more (8B
  * layers) every pair gained (SwiGLU 43 -> 35 us, the lm head 184 -> 157);

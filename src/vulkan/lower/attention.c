@@ -113,7 +113,8 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     else if (rows <= 16 || kvh * (uint64_t)((rows + 31) / 32) < c->tuning->att_full_grid) bq = 16;
     const bool sg16 = c->caps->subgroup_size >= 16 && c->caps->subgroup_size <= 128;
     const uint64_t smax = c->caps->max_shared_memory ? c->caps->max_shared_memory : 16384;
-    /* keys per tile: 32 measured faster than 64 on an H200 (D = 64, 80, 128) */
+    /* keys per tile: 32, faster than 64 on the H200 at D = 64, 80, 128 (not in
+     * bench/HISTORY.md: re-measure with vk_bench before changing it) */
     static const uint32_t bks[] = {32, 16};
     uint32_t bk = 0;
     bool split = true;
@@ -200,7 +201,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     d->spec[6] = (uint32_t)ns;
     /* decode with a KV cache whose splits may hold several tiles (a long
      * cache): the next tile loads while this one is computed. Measured on
-     * the H200 (bench/RESULTS.md, twelfth session): at 3000 cached keys 8B
+     * the H200 (bench/HISTORY.md, 2026-11-30, long caches): at 3000 cached keys 8B
      * decode -5.3%, 1B -8.3% device time, at 1000 -2 / -3%; at a cache of
      * one tile per split nothing to overlap, so it stays off there (+0.3 to
      * +0.5% when it was on). Prefill is not measured with it: off. */

@@ -68,7 +68,7 @@ static uint64_t coop_shared(uint32_t wm, uint32_t wn, uint32_t bk) {
 /* Coopmat tier's fragments per subgroup WM x WN and depth BK. */
 static void coop_tile(const vk_tuning *tu, uint64_t shared, uint32_t t[3]) {
     /* 64 x 128 tiles, 36 KiB shared; one decode per invocation per step. On
-     * the H200 (bench/RESULTS.md, eighth session) Q4_K_M prompts of 128 and
+     * the H200 (bench/HISTORY.md, 2026-11-30, H200 prefill, split-K) Q4_K_M prompts of 128 and
      * 512 tokens ran up to 16% faster than with 128 x 128 tiles (4x2x64), Q8_0
      * within 3% either way: twice the tiles, so fewer K splits. */
     t[0] = 2, t[1] = 2, t[2] = 64;
@@ -113,15 +113,15 @@ static gemm_plan plan_gemm(const vk_lower_ctx *c, rlx_dtype dt, int64_t N) {
  * the others from the device's units): enough splits for about
  * split_target workgroups (two per SM), every split but the last at least
  * DQ_SPLIT_MIN_STEPS K steps.
- * On the H200 (bench/RESULTS.md, eighth session) 128-token prompts
+ * On the H200 (bench/HISTORY.md, 2026-11-30, H200 prefill, split-K) 128-token prompts
  * prefilled 1.5-1.9x faster; 512-token prompts, whose grids are 4x larger,
  * -2% to +7%. Splitting grids of 132-263 tiles too (2 splits) was no faster:
  * 1B and 8B Q4_K_M prompts of 128 and 256 tokens ran 0-5% faster without.
  * Q8_0 weights split below split_below_q8_0 instead: with planar rows
  * (vk_weight_layout.c) the 8B Q8_0 SwiGLU GEMMs (224 tiles at 128 tokens)
- * ran slower unsplit than before while split GEMMs ran faster; 2 splits
- * there: 8B Q8_0 prefill 2648 -> 2716 tok/s (bench/RESULTS.md, thirteenth
- * session; the same threshold cost Q4_K_M 2%).
+ * ran slower unsplit than with GGUF's layout while split GEMMs ran faster;
+ * 2 splits there: 8B Q8_0 prefill 2648 -> 2716 tok/s (bench/HISTORY.md,
+ * 2026-11-30, planar rows; the same threshold cost Q4_K_M 2%).
  * RLX_VK_DQ_SPLIT_TILES=<n> moves the threshold (tuning): grids of fewer
  * than n tiles split.
  * Software devices (lavapipe: a few cores) gain nothing and do not split.

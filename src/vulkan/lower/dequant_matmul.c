@@ -245,7 +245,7 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
      * most 2 x rows (x takes 16 registers a row): runs of 16 weights, one
      * 16-byte load, and groups of the largest power of two of lanes (<= 256)
      * that divides the run count, so every lane takes the same number.
-     * Measured on the H200 (bench/RESULTS.md, fourteenth session): decode 8B
+     * Measured on the H200 (bench/HISTORY.md, 2026-11-30, Q8_0 i8 grids): decode 8B
      * Q8_0 -0.9% (down projection K = 14336: 896 runs, 128 lanes), 1B -0.7%
      * (K = 8192: 512 runs, 256 lanes); lanes from K / 8 instead (256 at K =
      * 14336, 3.5 runs each) was 4.3% slower on the 8B. RLX_VK_DQ_RUN16=0: off. */
@@ -286,8 +286,8 @@ static bool emit_matvec_run(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t 
  * names; by default Q4_K, Q5_K and Q6_K (Q5_K otherwise has only the generic
  * part-per-lane kernel), and Q8_0 where an RMS norm is folded into
  * x (rms_dequant_*). A plain Q8_0 product stays on the exact run kernel: on
- * the H200 the i8 kernel was no faster for it (8B Q8_0 decode 233 vs 242
- * tok/s, 1B 894 vs 900; bench/RESULTS.md), and the exact kernel does not
+ * the H200 the i8 kernel is no faster for it (8B Q8_0 decode 233 vs 242
+ * tok/s, 1B 894 vs 900; bench/HISTORY.md, 2026-11-29, 8-bit x), and the exact kernel does not
  * round x; with a norm to fold, the i8 kernel saves the norm's dispatch, and
  * with attention partials to combine (comb_in, attention_dequant.c) the
  * combine pass's. */
@@ -343,8 +343,8 @@ typedef struct dq_norm { uint64_t gamma; float eps; } dq_norm;   /* an RMS norm 
 /* The i8 matvec's default grid cap (vk_tuning.i8_grid_q8_0). Each workgroup rounds all of x before
  * its tiles, so a grid of exactly one wave at full occupancy (every SM's
  * resident workgroups, when the device reports its SMs) rounds x the fewest
- * times without a second, partial wave. Measured on the H200 (bench/RESULTS.md,
- * fourteenth session): Q8_0 decode 8B -4.4% and 1B -5.4% device time at 1056
+ * times without a second, partial wave. Measured on the H200 (bench/HISTORY.md,
+ * 2026-11-30, Q8_0 i8 grids): Q8_0 decode 8B -4.4% and 1B -5.4% device time at 1056
  * workgroups (132 SMs x 8); 528 and 792 gained less, 1320 and 1584 (a partial
  * second wave) lost. The K-quants lost at every cap tried (8B q4_k_m +0.1% at
  * 2112 to +8.5% at 528: their x mostly arrives as an image, a copy, so there
@@ -381,13 +381,13 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     if (ep && (M != 1 || epi != 0 || (ep->rope && (N % 2 || ep->D % 2)))) return false;
     int64_t uw = dt != RLX_Q8_0 ? 32 : 16;
     uint32_t T, nr;
-    /* Q8_0 units are 8 weights, so K = 4096 would get 128 threads a row;
-     * 64 measured faster on the H200 (SwiGLU 14336 x 4096: 42.5 vs 45.7 us,
+    /* Q8_0 groups are sized from K / 8 (8-weight steps), so K = 4096 would
+     * get 128 threads a row; 64 measured faster on the H200 (SwiGLU 14336 x 4096: 42.5 vs 45.7 us,
      * lm head 139.5 vs 144.6; q 9.9 vs 9.7) */
     /* long rows (K >= 8192: the down projections) keep >= 512 workgroups:
      * their x takes more shared memory, so fewer workgroups fit on an SM,
      * and each lane's share of a tile is longer. Measured on the H200 with x
-     * images (bench/RESULTS.md, eleventh session): the 8B Q6_K down
+     * images (bench/HISTORY.md, 2026-11-30, x images where they pay): the 8B Q6_K down
      * projection at 2 rows a group instead of 4, and the 1B one at 1 instead
      * of 2: decode device time -0.8% (8B Q4_K_M) and -1.6% (1B); fewer rows
      * everywhere (NR 1) was 3.6% slower on the 8B. Vocabulary-sized
@@ -396,12 +396,12 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
      * was 0.7% / 2.1% slower) */
     int64_t min_tiles = K >= 8192 ? tu->matvec_min_tiles_long : tu->matvec_min_tiles;
     uint32_t nr_max = N >= 32768 && dt != RLX_Q8_0 ? 2 : 4;
-    /* Q8_0's group size was tuned when its units were 8 weights: chosen from that count */
+    /* Q8_0's group size is chosen from K / 8, the count it was measured with (vk_matvec, 2026-11-29) */
     int64_t tiles = group_shape(tu, sgs, (uint32_t)(K / (dt == RLX_Q8_0 ? 8 : uw)), N, epi, dt == RLX_Q8_0 ? 64 : 256,
                                 min_tiles, nr_max, &T, &nr);
     /* SwiGLU: NR gate rows and NR up rows a group, so a workgroup's x (its
-     * rounding or image copy) serves 2 NR rows. On the H200 (bench/RESULTS.md,
-     * fourteenth session) 2 rows took the 1B Q4_K_M decode (K = 2048) from
+     * rounding or image copy) serves 2 NR rows. On the H200 (bench/HISTORY.md,
+     * 2026-11-30, Q8_0 i8 grids) 2 rows took the 1B Q4_K_M decode (K = 2048) from
      * 745.6 to 708.2 us a token (-5.0%), but cost the 8B (K = 4096, twice the
      * row work per copy of x) +0.9%, and Q8_0, whose grid is capped so x is
      * rounded once a workgroup anyway, +1.9% (8B) and +2.3% (1B) */
@@ -425,10 +425,10 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
         return true;
     }
     /* one unit a step: Q8_0's units are 16 weights (one aligned 16-byte load
-     * in planar rows), the K-quants' 32. On the H200 (bench/RESULTS.md,
-     * thirteenth session) 8B Q8_0 decode took 3310 us a token this way, 3347
+     * in planar rows), the K-quants' 32. On the H200 (bench/HISTORY.md,
+     * 2026-11-30, planar rows) 8B Q8_0 decode took 3310 us a token this way, 3347
      * with 8-weight units two a step, 3592 / 3727 at two / three 16-weight
-     * units a step; the K-quants lost at 2 (eleventh session) */
+     * units a step; the K-quants lost at 2 (2026-11-30, x images where they pay) */
     d->spec[7] = tu->dq_u;
     d->spec[8] = (uint32_t)K;
     d->spec[9] = norm.gamma != 0;
@@ -456,8 +456,8 @@ static bool emit_matvec_i8(vk_lower_ctx *c, rlx_dtype dt, uint64_t x, uint64_t w
     }
     /* a lane takes two adjacent units (Q4_K / Q5_K: one header decode for
      * 64 weights; Q6_K: shared scales and d, 16-byte quant loads; Q8_0: a
-     * whole block, one scale load). On the H200 (bench/RESULTS.md,
-     * fifteenth session) Q4_K pairs took 8B Q4_K_M decode from 2535 to 2500
+     * whole block, one scale load). On the H200 (bench/HISTORY.md,
+     * 2026-11-30, Q4_K unit pairs) Q4_K pairs took 8B Q4_K_M decode from 2535 to 2500
      * us a token (K = 4096: two pairs a lane) and the 1B from 710 to 726 (K
      * = 2048: one pair a lane, half the loads in flight); Q6_K pairs +5% on
      * the 8B, Q8_0 +8 to +13%. So by default Q4_K rows where every lane

@@ -268,7 +268,7 @@ void main() {
 
     // PIPE: the next tile's K and V are loaded into registers while this
     // tile is computed, so a workgroup with many tiles (decode at a long
-    // cache: 375 keys per split at 3000) no longer waits a whole memory
+    // cache: 375 keys per split at 3000) does not wait a whole memory
     // latency per tile on top of its math
     vec4 knext[TILE_LOADS], vnext[TILE_LOADS];   // unused (removed by the compiler) without PIPE
     if (PIPE != 0 && ks < kv_end) {

@@ -1,21 +1,20 @@
 // x_image.glsl — the rounded-x image that one decode matvec hands to the
 // next (dequant_matvec_i8.comp, spec constants XIN and XOUT; planned by
-// vk_program.c, plan_images).
+// vk_backend_plan_x_images in vk_program.c, after the memory plan).
 //
-// Why: every workgroup of an i8 matvec used to round all of x into shared
-// memory before its first weight load (round_x): a read of K floats from L2,
+// Why: without an image every workgroup of an i8 matvec rounds all of x into
+// shared memory before its first weight load (round_x): a read of K floats from L2,
 // a block absmax across 32 lanes, the rounding, and for K = 14336 seven
 // dependent trips to L2. A decode step's matvecs mostly read the output of
 // the matvec before them, so that matvec can round its output once, as its
 // last workgroups finish, and the next one's workgroups copy the result
 // (~1.6 bytes per x value instead of 4, no arithmetic) straight into shared
-// memory. Measured on the H200 (bench/RESULTS.md, tenth session): the
+// memory. Measured on the H200 (bench/HISTORY.md, 2026-11-30, x images, first build): the
 // consumers' side alone (a timing ablation) -13% device time per 8B Q4_K_M
-// token, -12% for 1B; producers rounding their blocks +2.4% / +2.7%; the
-// first whole build, before a counter bug was fixed, -4.3% / -0.5%; the
-// fixed build -2.9% / +2%, so images are made where they pay (vk_program.c,
+// token, -12% for 1B; producers rounding their blocks +2.4% / +2.7%; whole
+// builds -2.9% / +2%, so images are made where they pay (vk_program.c,
 // image_pays). Q8_0 consumers (family 3) are not planned: on the H200 8B
-// Q8_0 decode was 15% slower with them (bench/RESULTS.md).
+// Q8_0 decode was 15% slower with them (bench/HISTORY.md, 2026-11-30).
 //
 // The image of x[K] (one row, K % 256 == 0), in bytes:
 //   [0, K)                  xq4 as the consumer lays it out in shared memory
