@@ -9,7 +9,7 @@ export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 out=${OUT:-/tmp}
 RLX_REQUIRE_VULKAN=1 RLX_TEST_VK_DEVICE=H200 RLX_CLI=build/rlx build/rlx_tests ${TESTS:-vk_ kv_cache llama model_ dequant rope planner} > "$out/tests.txt" 2>&1
 grep -E "^FAIL" -B4 "$out/tests.txt" | tail -30; tail -1 "$out/tests.txt"
-bw=${BW:-4000}   # GB/s: the H200's copy bandwidth through Vulkan (vk_bench, bench/RESULTS.md)
+bw=${BW:-4000}   # GB/s: the H200's copy bandwidth through Vulkan (vk_bench, 2026-11-29, bench/HISTORY.md)
 for nr in ${NRS:-1 2 4}; do
     RLX_VK_DQ_NR=$nr build/llm_bench --device H200 --model 1b --quant q4_k_m --prompt 128 --decode 32 --bandwidth $bw 2>&1 | grep RESULT | sed "s/^/NR=$nr /"
 done

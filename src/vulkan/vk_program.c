@@ -399,7 +399,7 @@ static void plan_images(vk_program *p) {
 /* Whether decode attention feeding matvec j should merge its own partials
  * (attention.comp LASTC) instead of folding them into j
  * (vk_backend_folds_combine): where j is a Q8_0 product of K >= 4096.
- * Measured on the H200 (bench/RESULTS.md), device time per token against
+ * Measured on the H200 (llm_bench, bench/HISTORY.md, 2026-12-01), device time per token against
  * the fold: 8B Q8_0 3124.5 -> 3097.0 (-0.9%; its o projection then takes
  * the exact run kernel), 1B Q8_0 (K = 2048) 774 -> 813, 8B / 1B Q4_K_M
  * +1.9% / +3.9% (both still faster than the separate combine pass). */
@@ -480,7 +480,7 @@ bool vk_ranges_overlap(const vk_range *set, int n, vk_range r) {
 
 /* A global memory barrier over compute and transfer (the segment's copies);
  * what ran before it is settled. Compute-only barriers between dispatches
- * measured the same on the H200 (bench/RESULTS.md), so there is one kind. */
+ * measured the same on the H200 (llm_bench, bench/HISTORY.md, 2026-11-30), so there is one kind. */
 void vk_rec_barrier(recorder *r) {
     VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,

@@ -24,7 +24,7 @@ static void fill_derived(vk_tuning *t, const vk_caps *cp) {
      * of K alone while units idle (H200: 132) */
     t->split_below = t->units;
     /* Q8_0's planar rows made its unsplit GEMMs slower and split ones faster:
-     * measured best at 300 tiles on the H200 (bench/RESULTS.md, 8B Q8_0
+     * measured best at 300 tiles on the H200 (llm_bench, bench/HISTORY.md, 2026-11-30, 8B Q8_0
      * SwiGLU GEMMs of 224 tiles at 128 tokens), scaled by units: 300 / 132
      * tiles a unit (H200: 300) */
     t->split_below_q8_0 = (uint32_t)((uint64_t)t->units * 300 / 132);

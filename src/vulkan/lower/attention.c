@@ -164,7 +164,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     }
     /* decode: the last split to finish merges the partials itself
      * (attention.comp, LASTC): no combine dispatch, and no stage of its own.
-     * On the H200 (bench/RESULTS.md) faster than the combine pass for every
+     * On the H200 (llm_bench, bench/HISTORY.md, 2026-12-01) faster than the combine pass for every
      * model measured, and than the o projection's fold where that is a
      * Q8_0 product of K >= 4096 (vk_backend_folds_combine declines it). */
     const bool lastc = ns > 1 && !fold && Sq == 1;
