@@ -34,7 +34,7 @@ rlx_status cpu_attention_dequant(const cpu_kernel_ctx *k) {
     if (st == RLX_OK) {   /* the product: a as x [M, K], w [, r] */
         ir_node pn;
         ir_attention_dequant_product(n, &pn);
-        cpu_kernel_ctx pc = {.node = &pn, .n_in = pn.n_in, .pool = k->pool, .out = k->out};
+        cpu_kernel_ctx pc = {.node = &pn, .n_in = pn.n_in, .pool = k->pool, .out = k->out, .exact_quant = k->exact_quant};
         pc.in[0] = (cpu_tensor){.data = a, .dtype = RLX_F32, .rank = 2, .dims = {M, w->dims[1]}, .numel = q->numel};
         for (int j = 1; j < pn.n_in; j++) pc.in[j] = k->in[wi + j - 1];
         st = pn.op == IR_OP_DEQUANT_MATMUL ? cpu_dequant_matmul(&pc) : cpu_dequant_fused(&pc);

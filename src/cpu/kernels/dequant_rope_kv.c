@@ -26,7 +26,7 @@ rlx_status cpu_dequant_rope_kv(const cpu_kernel_ctx *k) {
     /* the product: x, w [, gamma] into p */
     ir_node pn;
     ir_dequant_rope_kv_product(n, &pn);
-    cpu_kernel_ctx pc = {.node = &pn, .n_in = pn.n_in, .pool = k->pool};
+    cpu_kernel_ctx pc = {.node = &pn, .n_in = pn.n_in, .pool = k->pool, .exact_quant = k->exact_quant};
     pc.in[0] = *x;
     pc.in[1] = *w;
     if (norm) pc.in[2] = k->in[wi + 1];
