@@ -63,6 +63,8 @@ static const struct { const char *ref_tests; bool gpu; } op_registry[IR_OP_COUNT
     [IR_OP_DEQUANT_SWIGLU]     = {"dequant_fused_add_and_swiglu", true},
     [IR_OP_RMS_DEQUANT_MATMUL] = {"norm_fusion_cpu_bit_exact_and_reference", true},
     [IR_OP_RMS_DEQUANT_SWIGLU] = {"norm_fusion_cpu_bit_exact_and_reference", true},
+    [IR_OP_ATTENTION_DEQUANT]  = {"ops_attention_dequant_float64", true},
+    [IR_OP_DEQUANT_ROPE_KV]    = {"ops_dequant_rope_kv_float64", true},
 
     [IR_OP_REDUCE_SUM]  = {"ops_reduce", true},
     [IR_OP_REDUCE_MEAN] = {"ops_reduce", true},

@@ -79,18 +79,15 @@ struct rlx_graph {
     char     first_error_msg[512];
 };
 
-/* Attributes: ir/op_attrs.def. Inputs and outputs beyond ops.def:
+/* Attributes: ir/op_attrs.def (the slots and what they mean). Inputs and
+ * outputs beyond ops.def:
  *   CAST:         (dtype = target)
  *   RMS_DEQUANT_MATMUL/_SWIGLU: inputs x, w[, wu], gamma (the norm fused in, gamma last)
  *   KV_WRITE:     (inputs cache, rows, pos; output aliases the cache param)
- *   ROPE:         ia[0]=style ia[1]=rotary dims (resolved) ia[2]=has_offset ia[3]=has_freq_factors fa[0]=theta
- *   ROPE_KV_WRITE: ROPE's attributes; inputs cache, x, pos [, offset] [, freq factors]; output aliases the cache
- *   ATTENTION_DEQUANT: ATTENTION's ia[0], ia[1], fa[0]; ia[4]=product op (DEQUANT_MATMUL[_ADD])
- *                 ia[5]=attention's input count ia[6]=M (x is attention's result as [M, K]);
- *                 inputs attention's, then w [, r]
- *   DEQUANT_ROPE_KV: ROPE's ia[0..3] / fa[0]; ia[4]=consumer op (ROPE, ROPE_KV_WRITE, KV_WRITE)
- *                 ia[5]=has gamma (fa[1]=eps) ia[6..9]=the product viewed as [B,H,S,D]; inputs the
- *                 consumer's with the product's x at its x slot, then w [, gamma]; kv forms alias the cache
+ *   ROPE_KV_WRITE: inputs cache, x, pos [, offset] [, freq factors]; output aliases the cache
+ *   ATTENTION_DEQUANT: inputs attention's, then w [, r]; x is attention's result as [rows, K]
+ *   DEQUANT_ROPE_KV: inputs the consumer's with the product's x at its x slot, then w [, gamma];
+ *                 kv forms alias the cache
  *   INPUT/PARAM:  name = interface name
  */
 
@@ -140,24 +137,72 @@ const char *ir_node_label(const ir_graph *g, int32_t id, char *buf, size_t n); /
 rlx_status ir_kv_range_check(const ir_node *kv, int64_t pos, int64_t rows, int64_t cap);
 /* The rounded-x image a backend's decode matvecs hand on (Vulkan:
  * vk_backend_plan_x_images, per specialization): on a producer (a
- * dequant_matmul form, attention_dequant_matmul) ia[IR_XIMAGE_OUT] = its image
+ * dequant_matmul form, attention_dequant_matmul) ximage_out = its image
  * slot + 1; on a consumer (a dequant_matmul form, dequant_rope_kv)
- * ia[IR_XIMAGE_FROM] = the producer's id + 1, whose image it reads x from.
+ * ximage_from = the producer's id + 1, whose image it reads x from.
  * 0: none. The value computed is unchanged (the image holds x rounded as the
- * consumer's own 8-bit rounding would); the CPU ignores them. */
-#define IR_XIMAGE_OUT  10
-#define IR_XIMAGE_FROM 11
-/* ATTENTION_DEQUANT: attention's inputs are [0, ia[5]), then w, then r. */
-static inline int ir_attention_dequant_w(const ir_node *n) { return (int)n->ia[5]; }
+ * consumer's own 8-bit rounding would); the CPU ignores them. These read any
+ * op (0 where it has no such slot); the setters take only the ops that have
+ * one (ir/op_attrs.def) and return false for any other. */
+static inline int64_t ir_ximage_out(const ir_node *n) {
+    switch (ir_op_attr_family(n->op)) {
+    case IR_ATTR_FAMILY_dequant: return ir_attr_dequant_ximage_out(n);
+    case IR_ATTR_FAMILY_rms_dequant: return ir_attr_rms_dequant_ximage_out(n);
+    case IR_ATTR_FAMILY_attention_dequant: return ir_attr_attention_dequant_ximage_out(n);
+    default: return 0;
+    }
+}
+static inline int64_t ir_ximage_from(const ir_node *n) {
+    switch (ir_op_attr_family(n->op)) {
+    case IR_ATTR_FAMILY_dequant: return ir_attr_dequant_ximage_from(n);
+    case IR_ATTR_FAMILY_rms_dequant: return ir_attr_rms_dequant_ximage_from(n);
+    case IR_ATTR_FAMILY_dequant_rope_kv: return ir_attr_dequant_rope_kv_ximage_from(n);
+    default: return 0;
+    }
+}
+static inline bool ir_set_ximage_out(ir_node *n, int64_t v) {
+    switch (ir_op_attr_family(n->op)) {
+    case IR_ATTR_FAMILY_dequant: ir_attr_set_dequant_ximage_out(n, v); return true;
+    case IR_ATTR_FAMILY_rms_dequant: ir_attr_set_rms_dequant_ximage_out(n, v); return true;
+    case IR_ATTR_FAMILY_attention_dequant: ir_attr_set_attention_dequant_ximage_out(n, v); return true;
+    default: return false;
+    }
+}
+static inline bool ir_set_ximage_from(ir_node *n, int64_t v) {
+    switch (ir_op_attr_family(n->op)) {
+    case IR_ATTR_FAMILY_dequant: ir_attr_set_dequant_ximage_from(n, v); return true;
+    case IR_ATTR_FAMILY_rms_dequant: ir_attr_set_rms_dequant_ximage_from(n, v); return true;
+    case IR_ATTR_FAMILY_dequant_rope_kv: ir_attr_set_dequant_rope_kv_ximage_from(n, v); return true;
+    default: return false;
+    }
+}
+/* ATTENTION_DEQUANT: attention's inputs are [0, attention_inputs), then w, then r. */
+static inline int ir_attention_dequant_w(const ir_node *n) { return (int)ir_attr_attention_dequant_attention_inputs(n); }
 /* DEQUANT_ROPE_KV's input slots: the product's x (the consumer's x slot) and w. */
-static inline int ir_dequant_rope_kv_x(const ir_node *n) { return n->ia[4] == IR_OP_ROPE ? 0 : 1; }
-static inline int ir_dequant_rope_kv_w(const ir_node *n) { return n->n_in - 1 - (n->ia[5] ? 1 : 0); }
+static inline int ir_dequant_rope_kv_x(const ir_node *n) { return ir_attr_dequant_rope_kv_consumer_op(n) == IR_OP_ROPE ? 0 : 1; }
+static inline int ir_dequant_rope_kv_w(const ir_node *n) {
+    return n->n_in - 1 - (ir_attr_dequant_rope_kv_has_gamma(n) ? 1 : 0);
+}
 /* Whether node n writes a KV cache param in place (its in[0], pos in[2]):
  * kv_write, rope_kv_write, and dequant_rope_kv of those two. */
 static inline bool ir_writes_kv_cache(const ir_node *n) {
     return n->op == IR_OP_KV_WRITE || n->op == IR_OP_ROPE_KV_WRITE ||
-           (n->op == IR_OP_DEQUANT_ROPE_KV && n->ia[4] != IR_OP_ROPE);
+           (n->op == IR_OP_DEQUANT_ROPE_KV && ir_attr_dequant_rope_kv_consumer_op(n) != IR_OP_ROPE);
 }
+/* The nodes a fused decode op was made of (passes/fold_decode.c), rebuilt
+ * with their own ops, inputs (n_in, in[] node ids) and attributes, for the
+ * shape rules and kernels the fused op reuses; name, shape and dtype stay
+ * the fused node's (callers set what they need), data is NULL.
+ *   ir_dequant_rope_kv_product:  dequant_matmul(x, w) or rms_dequant_matmul(x, w, gamma)
+ *   ir_dequant_rope_kv_consumer: rope / rope_kv_write / kv_write on its inputs
+ *                                before w (its x slot still the product's x)
+ *   ir_attention_dequant_attention: attention on its inputs [0, w)
+ *   ir_attention_dequant_product: dequant_matmul[_add](x, w[, r]), x's id
+ *                                 attention's q (a placeholder: x is no node) */
+void ir_dequant_rope_kv_product(const ir_node *n, ir_node *p);
+void ir_dequant_rope_kv_consumer(const ir_node *n, ir_node *c);
+void ir_attention_dequant_attention(const ir_node *n, ir_node *a);
+void ir_attention_dequant_product(const ir_node *n, ir_node *p);
 int32_t    ir_graph_find_io(const ir_graph *g, ir_op op, const char *name);
 int32_t    ir_graph_find_output(const ir_graph *g, const char *name);
 

@@ -682,19 +682,18 @@ rlx_status shape_kv_write(const ir_graph *g, ir_node *n) {
     return RLX_OK;
 }
 
-/* ATTENTION_DEQUANT (passes/fold_decode.c; attributes in ir.h): attention's
- * checks on its inputs, then the product of its result viewed as x [M, K]
- * (ia[6] = M, K = w's dim 1: the same element count) with w [N, K], plus r
+/* ATTENTION_DEQUANT (passes/fold_decode.c; attributes in ir/op_attrs.def):
+ * attention's checks on its inputs, then the product of its result viewed as
+ * x [M, K] (M = rows, K = w's dim 1: the same element count) with w [N, K], plus r
  * f32 [M, N] in the _add form. The output is the product [M, N]. */
 rlx_status shape_attention_dequant(const ir_graph *g, ir_node *n) {
-    const ir_op prod = (ir_op)n->ia[4];
+    const ir_op prod = (ir_op)ir_attr_attention_dequant_product_op(n);
     if (prod != IR_OP_DEQUANT_MATMUL && prod != IR_OP_DEQUANT_MATMUL_ADD)
-        FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown product op %lld", (long long)n->ia[4]);
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown product op %lld", (long long)ir_attr_attention_dequant_product_op(n));
     const int wi = ir_attention_dequant_w(n), add = prod == IR_OP_DEQUANT_MATMUL_ADD;
     if (wi < 3 || n->n_in != wi + 1 + add) FAIL(RLX_STATUS_INTERNAL, "attention_dequant_matmul input count mismatch");
-    ir_node a = *n;
-    a.op = IR_OP_ATTENTION;
-    a.n_in = wi;
+    ir_node a;
+    ir_attention_dequant_attention(n, &a);
     TRY(shape_attention(g, &a));
     const ir_shape *w = in_shape(g, n, wi);
     rlx_dtype wt = in_dtype(g, n, wi);
@@ -702,7 +701,7 @@ rlx_status shape_attention_dequant(const ir_graph *g, ir_node *n) {
     if (!(wt == RLX_F32 || wt == RLX_F16 || wt == RLX_BF16 || rlx_dtype_is_quantized(wt)) || w->rank != 2)
         FAIL(RLX_STATUS_SHAPE, "w must be [N, K] of f32, f16, bf16 or a block-quantized type, got %s %s", rlx_dtype_name(wt),
              fmt_shape(g, w, sw, sizeof sw));
-    const int64_t M = n->ia[6];
+    const int64_t M = ir_attr_attention_dequant_rows(n);
     if (M < 0) FAIL(RLX_STATUS_INVALID_ARGUMENT, "M is %lld", (long long)M);
     if (ir_shape_is_static(&a.shape) && ir_dim_is_static(w->d[1]) && ir_shape_numel(&a.shape) != M * w->d[1].k)
         FAIL(RLX_STATUS_SHAPE, "attention's %lld elements are not x [%lld, K = %lld]", (long long)ir_shape_numel(&a.shape),
@@ -720,19 +719,20 @@ rlx_status shape_attention_dequant(const ir_graph *g, ir_node *n) {
     return RLX_OK;
 }
 
-/* DEQUANT_ROPE_KV (passes/fold_decode.c; attributes in ir.h): the product
- * x · wᵀ (x f32 [.., K], w [N, K], gamma f32 [K] when folded), its result
- * viewed as ia[6..9] = [B,H,S,D] (the same element count), and the
+/* DEQUANT_ROPE_KV (passes/fold_decode.c; attributes in ir/op_attrs.def): the
+ * product x · wᵀ (x f32 [.., K], w [N, K], gamma f32 [K] when folded), its
+ * result viewed as view_b..view_d = [B,H,S,D] (the same element count), and the
  * consumer's checks on that view: rope's attributes, offset and factors;
  * kv_write's cache param [B,H,C,D] and pos. The output is rope's (the view's
  * shape) or the cache. */
 rlx_status shape_dequant_rope_kv(const ir_graph *g, ir_node *n) {
-    const ir_op cons = (ir_op)n->ia[4];
+    const ir_op cons = (ir_op)ir_attr_dequant_rope_kv_consumer_op(n);
     if (cons != IR_OP_ROPE && cons != IR_OP_ROPE_KV_WRITE && cons != IR_OP_KV_WRITE)
-        FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown consumer op %lld", (long long)n->ia[4]);
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown consumer op %lld", (long long)ir_attr_dequant_rope_kv_consumer_op(n));
     const bool rope = cons != IR_OP_KV_WRITE, kv = cons != IR_OP_ROPE;
     const int xi = ir_dequant_rope_kv_x(n), wi = ir_dequant_rope_kv_w(n);
-    const int want = (kv ? 3 : 1) + (rope ? (n->ia[2] ? 1 : 0) + (n->ia[3] ? 1 : 0) : 0);
+    const bool has_off = ir_attr_dequant_rope_kv_has_offset(n) != 0, has_ff = ir_attr_dequant_rope_kv_has_freq_factors(n) != 0;
+    const int want = (kv ? 3 : 1) + (rope ? (has_off ? 1 : 0) + (has_ff ? 1 : 0) : 0);
     if (wi != want) FAIL(RLX_STATUS_INTERNAL, "dequant_rope_kv input count mismatch");
     const ir_shape *x = in_shape(g, n, xi), *w = in_shape(g, n, wi);
     rlx_dtype wt = in_dtype(g, n, wi);
@@ -743,36 +743,41 @@ rlx_status shape_dequant_rope_kv(const ir_graph *g, ir_node *n) {
     if (x->rank < 1 || w->rank != 2 || !dims_compatible(x->d[x->rank - 1], w->d[1]))
         FAIL(RLX_STATUS_SHAPE, "x %s and w %s do not fit: need x [..., K] and w [N, K]", fmt_shape(g, x, sx, sizeof sx),
              fmt_shape(g, w, sw, sizeof sw));
-    if (n->ia[5]) {
+    if (ir_attr_dequant_rope_kv_has_gamma(n)) {
         const ir_shape *gm = in_shape(g, n, wi + 1);
         if (in_dtype(g, n, wi + 1) != RLX_F32 || gm->rank != 1 || !dims_compatible(gm->d[0], x->d[x->rank - 1]))
             FAIL(RLX_STATUS_SHAPE, "gamma must be f32 [K] matching x's last dim");
-        if (!(n->fa[1] >= 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "eps must be >= 0, got %g", n->fa[1]);
+        if (!(ir_attr_dequant_rope_kv_eps(n) >= 0))
+            FAIL(RLX_STATUS_INVALID_ARGUMENT, "eps must be >= 0, got %g", ir_attr_dequant_rope_kv_eps(n));
     }
+    const int64_t vd[4] = {ir_attr_dequant_rope_kv_view_b(n), ir_attr_dequant_rope_kv_view_h(n),
+                           ir_attr_dequant_rope_kv_view_s(n), ir_attr_dequant_rope_kv_view_d(n)};
     ir_shape view = {.rank = 4};
     int64_t view_numel = 1;
     for (int d = 0; d < 4; d++) {
-        if (n->ia[6 + d] < 0) FAIL(RLX_STATUS_INVALID_ARGUMENT, "view dim %d is %lld", d, (long long)n->ia[6 + d]);
-        view.d[d] = ir_dim_const(n->ia[6 + d]);
-        view_numel *= n->ia[6 + d];
+        if (vd[d] < 0) FAIL(RLX_STATUS_INVALID_ARGUMENT, "view dim %d is %lld", d, (long long)vd[d]);
+        view.d[d] = ir_dim_const(vd[d]);
+        view_numel *= vd[d];
     }
     if (ir_shape_is_static(x) && ir_dim_is_static(w->d[0]) && x->d[x->rank - 1].k > 0 &&
         ir_shape_numel(x) / x->d[x->rank - 1].k * w->d[0].k != view_numel)
         FAIL(RLX_STATUS_SHAPE, "the product of x %s and w %s does not have the view's %lld elements",
              fmt_shape(g, x, sx, sizeof sx), fmt_shape(g, w, sw, sizeof sw), (long long)view_numel);
     if (rope) {
-        if (n->ia[0] != RLX_ROPE_NEOX && n->ia[0] != RLX_ROPE_GPTJ)
-            FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown rope style %lld", (long long)n->ia[0]);
-        if (n->ia[1] <= 0 || n->ia[1] % 2 || n->ia[1] > n->ia[9])
-            FAIL(RLX_STATUS_INVALID_ARGUMENT, "rotary dims %lld must be even, > 0 and <= D", (long long)n->ia[1]);
-        if (!(n->fa[0] > 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "theta must be > 0, got %g", n->fa[0]);
+        const int64_t style = ir_attr_dequant_rope_kv_style(n), r = ir_attr_dequant_rope_kv_rotary_dims(n);
+        if (style != RLX_ROPE_NEOX && style != RLX_ROPE_GPTJ)
+            FAIL(RLX_STATUS_INVALID_ARGUMENT, "unknown rope style %lld", (long long)style);
+        if (r <= 0 || r % 2 || r > vd[3])
+            FAIL(RLX_STATUS_INVALID_ARGUMENT, "rotary dims %lld must be even, > 0 and <= D", (long long)r);
+        if (!(ir_attr_dequant_rope_kv_theta(n) > 0))
+            FAIL(RLX_STATUS_INVALID_ARGUMENT, "theta must be > 0, got %g", ir_attr_dequant_rope_kv_theta(n));
         int offi = kv ? 3 : 1;
-        if (n->ia[2] && (in_dtype(g, n, offi) != RLX_I32 ||
+        if (has_off && (in_dtype(g, n, offi) != RLX_I32 ||
                          (ir_shape_is_static(in_shape(g, n, offi)) && ir_shape_numel(in_shape(g, n, offi)) != 1)))
             FAIL(RLX_STATUS_SHAPE, "offset must be one i32 element");
-        if (n->ia[3]) {
+        if (has_ff) {
             const ir_shape *ff = in_shape(g, n, wi - 1);
-            if (in_dtype(g, n, wi - 1) != RLX_F32 || ff->rank != 1 || (ir_dim_is_static(ff->d[0]) && ff->d[0].k != n->ia[1] / 2))
+            if (in_dtype(g, n, wi - 1) != RLX_F32 || ff->rank != 1 || (ir_dim_is_static(ff->d[0]) && ff->d[0].k != r / 2))
                 FAIL(RLX_STATUS_SHAPE, "frequency factors must be f32 [rotary_dims / 2]");
         }
     }
@@ -788,7 +793,7 @@ rlx_status shape_dequant_rope_kv(const ir_graph *g, ir_node *n) {
     if (c->rank != 4 || !dims_compatible(c->d[0], view.d[0]) || !dims_compatible(c->d[1], view.d[1]) ||
         !dims_compatible(c->d[3], view.d[3]))
         FAIL(RLX_STATUS_SHAPE, "cache %s must be [B,H,capacity,D] for rows [%lld,%lld,%lld,%lld]", fmt_shape(g, c, sc, sizeof sc),
-             (long long)n->ia[6], (long long)n->ia[7], (long long)n->ia[8], (long long)n->ia[9]);
+             (long long)vd[0], (long long)vd[1], (long long)vd[2], (long long)vd[3]);
     if (in_dtype(g, n, 2) != RLX_I32 || (ir_shape_is_static(pos) && ir_shape_numel(pos) != 1))
         FAIL(RLX_STATUS_SHAPE, "pos must be an i32 tensor of one element");
     n->shape = *c;

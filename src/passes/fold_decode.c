@@ -52,7 +52,7 @@ static bool order_keeping_transpose(const ir_graph *g, const ir_node *n) {
     const ir_shape *x = &g->nodes[n->in[0]].shape;
     int64_t last = -1;
     for (int i = 0; i < x->rank; i++) {
-        int64_t src = n->ia[i];
+        int64_t src = ir_attr_transpose_perm(n, i);
         if (!ir_dim_is_static(x->d[src])) return false;
         if (x->d[src].k == 1) continue;
         if (src < last) return false;
@@ -98,6 +98,7 @@ int32_t pass_epilogue_consumer(const ir_graph *g, const int32_t *uses, int32_t i
 static void make_unused(ir_graph *g, int32_t id, int32_t x) {
     ir_node *n = &g->nodes[id];
     n->op = IR_OP_RESHAPE;
+    ir_attrs_clear(n);
     n->n_in = 1;
     n->in[0] = x;
     n->shape = g->nodes[x].shape;
@@ -115,21 +116,36 @@ rlx_status pass_fold_epilogue_inplace(ir_graph *g, fold_epilogue_pred ok, void *
         ir_node *c = &g->nodes[j];
         const bool norm = p.op == IR_OP_RMS_DEQUANT_MATMUL;
         const int xi = c->op == IR_OP_ROPE ? 0 : 1;
-        const ir_shape *view = &g->nodes[c->in[xi]].shape;
-        for (int d = 0; d < 4; d++) c->ia[6 + d] = view->d[d].k;
+        const ir_shape view = g->nodes[c->in[xi]].shape;
         /* the views, from the consumer back to the product */
         for (int32_t v = c->in[xi]; v != i;) {
             int32_t prev = g->nodes[v].in[0];
             make_unused(g, v, p.in[0]);
             v = prev;
         }
-        c->ia[4] = c->op;
-        c->ia[5] = norm;
-        c->fa[1] = norm ? p.fa[0] : 0;
+        /* the consumer's node becomes the fused one: rope's attributes (a
+         * rope consumer's), then the product's */
+        const ir_node cons = *c;
+        const bool rope = cons.op != IR_OP_KV_WRITE;
+        c->op = IR_OP_DEQUANT_ROPE_KV;
+        ir_attrs_clear(c);
+        if (rope) {
+            ir_attr_set_dequant_rope_kv_style(c, ir_attr_rope_style(&cons));
+            ir_attr_set_dequant_rope_kv_rotary_dims(c, ir_attr_rope_rotary_dims(&cons));
+            ir_attr_set_dequant_rope_kv_has_offset(c, ir_attr_rope_has_offset(&cons));
+            ir_attr_set_dequant_rope_kv_has_freq_factors(c, ir_attr_rope_has_freq_factors(&cons));
+            ir_attr_set_dequant_rope_kv_theta(c, ir_attr_rope_theta(&cons));
+        }
+        ir_attr_set_dequant_rope_kv_consumer_op(c, cons.op);
+        ir_attr_set_dequant_rope_kv_has_gamma(c, norm);
+        ir_attr_set_dequant_rope_kv_eps(c, norm ? ir_attr_rms_dequant_eps(&p) : 0);
+        ir_attr_set_dequant_rope_kv_view_b(c, view.d[0].k);
+        ir_attr_set_dequant_rope_kv_view_h(c, view.d[1].k);
+        ir_attr_set_dequant_rope_kv_view_s(c, view.d[2].k);
+        ir_attr_set_dequant_rope_kv_view_d(c, view.d[3].k);
         c->in[xi] = p.in[0];
         c->in[c->n_in++] = p.in[1];
         if (norm) c->in[c->n_in++] = p.in[2];
-        c->op = IR_OP_DEQUANT_ROPE_KV;
         make_unused(g, i, p.in[0]);
         (*n_folded)++;
     }
@@ -177,9 +193,13 @@ rlx_status pass_fold_combine_inplace(ir_graph *g, fold_epilogue_pred ok, void *c
         }
         ir_node f = a;   /* attention's inputs and attributes in the product's node (its name stays its own) */
         f.op = IR_OP_ATTENTION_DEQUANT;
-        f.ia[4] = p->op;
-        f.ia[5] = a.n_in;
-        f.ia[6] = p->shape.d[0].k;
+        ir_attrs_clear(&f);
+        ir_attr_set_attention_dequant_mask(&f, ir_attr_attention_mask(&a));
+        ir_attr_set_attention_dequant_has_kv_len(&f, ir_attr_attention_has_kv_len(&a));
+        ir_attr_set_attention_dequant_scale(&f, ir_attr_attention_scale(&a));
+        ir_attr_set_attention_dequant_product_op(&f, p->op);
+        ir_attr_set_attention_dequant_attention_inputs(&f, a.n_in);
+        ir_attr_set_attention_dequant_rows(&f, p->shape.d[0].k);
         for (int k = 1; k < p->n_in; k++) f.in[f.n_in++] = p->in[k];
         f.name = p->name;
         f.shape = p->shape;

@@ -55,7 +55,7 @@ typedef struct rt_backend {
      * result become one attention_dequant_matmul (pass_fold_combine_inplace) */
     bool       (*folds_combine)(void *dev, const ir_graph *g, int32_t a, int32_t p);
     /* Per specialization, after its memory plan: marks the decode matvecs
-     * that hand x on as a rounded image (ir.h, IR_XIMAGE_OUT / _FROM);
+     * that hand x on as a rounded image (ir.h, ir_ximage_out / ir_ximage_from);
      * NULL: none */
     rlx_status (*plan_x_images)(void *dev, ir_graph *g, const mem_plan *plan, int *n_images);
 } rt_backend;

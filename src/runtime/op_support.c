@@ -167,6 +167,25 @@ static int probe_dtype(ir_op op, rlx_dtype dt) {
         int32_t c = -1;
         if (ir_graph_append(&g, &cache, &c) != RLX_OK) c = -1;
         probe_inputs(&n, 3, c, SRC(dt, 1, 1, 1, 4), SRC(RLX_I32, 1));
+    } else if (rule == shape_dequant_rope_kv) {
+        /* dt is w's: x f32 [1, K] x w [8, K], the product as [1, 2, 1, 4], roped */
+        probe_inputs(&n, 2, SRC(RLX_F32, 1, K), SRC(dt, 8, K));
+        ir_attr_set_dequant_rope_kv_consumer_op(&n, IR_OP_ROPE);
+        ir_attr_set_dequant_rope_kv_style(&n, RLX_ROPE_NEOX);
+        ir_attr_set_dequant_rope_kv_rotary_dims(&n, 4);
+        ir_attr_set_dequant_rope_kv_theta(&n, 10000.0);
+        ir_attr_set_dequant_rope_kv_view_b(&n, 1);
+        ir_attr_set_dequant_rope_kv_view_h(&n, 2);
+        ir_attr_set_dequant_rope_kv_view_s(&n, 1);
+        ir_attr_set_dequant_rope_kv_view_d(&n, 4);
+    } else if (rule == shape_attention_dequant) {
+        /* dt is w's: f32 attention [1, 1, 1, K] over 2 keys as x [1, K], x w [3, K] */
+        probe_inputs(&n, 4, SRC(RLX_F32, 1, 1, 1, K), SRC(RLX_F32, 1, 1, 2, K), SRC(RLX_F32, 1, 1, 2, K), SRC(dt, 3, K));
+        ir_attr_set_attention_dequant_mask(&n, RLX_MASK_NONE);
+        ir_attr_set_attention_dequant_scale(&n, 1.0);
+        ir_attr_set_attention_dequant_product_op(&n, IR_OP_DEQUANT_MATMUL);
+        ir_attr_set_attention_dequant_attention_inputs(&n, 3);
+        ir_attr_set_attention_dequant_rows(&n, 1);
     } else if (rule == shape_ce_loss || rule == shape_ce_grad) {
         probe_inputs(&n, 2, SRC(dt, 2, 3), SRC(RLX_I32, 2));
     } else {

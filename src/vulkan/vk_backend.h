@@ -53,7 +53,7 @@ bool        vk_backend_folds_epilogue(const vk_device *d, const ir_graph *g, int
  * attention_dequant_matmul (pass_fold_combine_inplace). */
 bool        vk_backend_folds_combine(const vk_device *d, const ir_graph *g, int32_t a, int32_t p);
 /* Marks in g (planned) the decode matvecs that hand x on as a rounded image
- * (ir.h, IR_XIMAGE_OUT / IR_XIMAGE_FROM; vk_program.c); *n_images producers. */
+ * (ir.h, ir_ximage_out / ir_ximage_from; vk_program.c); *n_images producers. */
 rlx_status  vk_backend_plan_x_images(const vk_device *d, ir_graph *g, const mem_plan *plan, int *n_images);
 
 rlx_status vk_param_alloc(vk_device *d, size_t bytes, void **handle);

@@ -225,7 +225,7 @@ static int32_t xim_w_of(const ir_node *n) {
 static int32_t xim_gamma_of(const ir_node *n) {
     if (n->op == IR_OP_RMS_DEQUANT_MATMUL) return n->in[2];
     if (n->op == IR_OP_RMS_DEQUANT_SWIGLU) return n->in[3];
-    if (n->op == IR_OP_DEQUANT_ROPE_KV && n->ia[5]) return n->in[n->n_in - 1];
+    if (n->op == IR_OP_DEQUANT_ROPE_KV && ir_attr_dequant_rope_kv_has_gamma(n)) return n->in[n->n_in - 1];
     return -1;
 }
 
@@ -297,8 +297,8 @@ static bool plan_same_bytes(const ir_graph *g, const mem_plan *plan, int32_t a, 
  * Producers alternate between two image slots, so a consumer must run
  * before the next producer of its slot (a matvec that is both reads one
  * slot and writes the other). The decision is written into the specialized
- * graph (ir.h: ia[10] = slot + 1 on a producer, ia[11] = producer + 1 on a
- * consumer; rlx_graph_dump and the report show it), after its memory plan
+ * graph (ir.h: ximage_out = slot + 1 on a producer, ximage_from = producer + 1
+ * on a consumer; rlx_graph_dump and the report show it), after its memory plan
  * and before its program; the lowerings confirm each side (plan_lowering).
  * RLX_VK_XIMAGE (vk_tuning.ximage_mode, read at rlx_compile): 0 none, 1 (the default)
  * where image_pays, 2 every pair (tests at small shapes).
@@ -358,11 +358,8 @@ rlx_status vk_backend_plan_x_images(const vk_device *d, ir_graph *g, const mem_p
             }
     }
     for (int32_t i = 0; i < g->n_nodes; i++) {
-        if (slot[i] >= 0) {
-            g->nodes[i].ia[IR_XIMAGE_OUT] = slot[i] + 1;
-            (*n_images)++;
-        }
-        if (from[i] >= 0) g->nodes[i].ia[IR_XIMAGE_FROM] = from[i] + 1;
+        if (slot[i] >= 0 && ir_set_ximage_out(&g->nodes[i], slot[i] + 1)) (*n_images)++;
+        if (from[i] >= 0) ir_set_ximage_from(&g->nodes[i], from[i] + 1);
     }
     free(from);
     free(slot);
@@ -381,12 +378,12 @@ static void plan_images(vk_program *p) {
     }
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
-        if (xim_producer_op(n->op) && n->ia[IR_XIMAGE_OUT] > 0) p->info[i].xim_slot = (int32_t)n->ia[IR_XIMAGE_OUT] - 1;
+        if (xim_producer_op(n->op) && ir_ximage_out(n) > 0) p->info[i].xim_slot = (int32_t)ir_ximage_out(n) - 1;
     }
     for (int32_t j = 0; j < g->n_nodes; j++) {
         const ir_node *m = &g->nodes[j];
-        if (!xim_consumer_op(m->op) || m->ia[IR_XIMAGE_FROM] <= 0) continue;
-        int32_t i = (int32_t)m->ia[IR_XIMAGE_FROM] - 1;
+        if (!xim_consumer_op(m->op) || ir_ximage_from(m) <= 0) continue;
+        int32_t i = (int32_t)ir_ximage_from(m) - 1;
         if (i >= j || p->info[i].xim_slot < 0) continue;
         p->info[j].xim_from = i;
         if (!p->info[i].xim_family) {

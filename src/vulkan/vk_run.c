@@ -74,8 +74,8 @@ static rlx_status check_kv_writes(const vk_program *p, const void *const *inputs
     for (int k = 0; k < p->n_kv_checks; k++) {
         const ir_node *n = &p->g->nodes[p->kv_checks[k]];
         if (!inputs[n->in[2]]) continue;
-        /* rows per head: the rows' dim 2 (dequant_rope_kv: its view's, ia[8]) */
-        int64_t S = n->op == IR_OP_DEQUANT_ROPE_KV ? n->ia[8] : p->g->nodes[n->in[1]].shape.d[2].k;
+        /* rows per head: the rows' dim 2 (dequant_rope_kv: its view's) */
+        int64_t S = n->op == IR_OP_DEQUANT_ROPE_KV ? ir_attr_dequant_rope_kv_view_s(n) : p->g->nodes[n->in[1]].shape.d[2].k;
         int64_t pos = *(const int32_t *)inputs[n->in[2]], C = n->shape.d[2].k;
         rlx_status st = ir_kv_range_check(n, pos, S, C);
         if (st != RLX_OK) return st;

@@ -2,8 +2,8 @@
  * dequant_rope_kv.c — DEQUANT_ROPE_KV on the CPU, with exactly the unfused
  * semantics (the reference):
  *   consumer(view(p)), p = [rms_]dequant_matmul(x, w[, gamma])
- * where the consumer (ia[4]) is rope, rope_kv_write or kv_write and the view
- * is p's elements as ia[6..9] = [B,H,S,D]. The CPU gains nothing from the
+ * where the consumer (consumer_op) is rope, rope_kv_write or kv_write and the
+ * view is p's elements as view_b..view_d = [B,H,S,D]. The CPU gains nothing from the
  * fusion (a GPU's matvec stores its rows rotated or into the cache itself),
  * so this runs the product's kernel into a temporary and the consumer's
  * kernel on it: the result is the unfused graph's bit for bit.
@@ -13,7 +13,7 @@
 
 rlx_status cpu_dequant_rope_kv(const cpu_kernel_ctx *k) {
     const ir_node *n = k->node;
-    const bool norm = n->ia[5] != 0;
+    const bool norm = ir_attr_dequant_rope_kv_has_gamma(n) != 0;
     const int xi = ir_dequant_rope_kv_x(n), wi = ir_dequant_rope_kv_w(n);
     const cpu_tensor *x = &k->in[xi], *w = &k->in[wi];
     char lb[96];
@@ -24,14 +24,9 @@ rlx_status cpu_dequant_rope_kv(const cpu_kernel_ctx *k) {
     if (!p) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: out of memory", cpu_node_label(n, lb, sizeof lb));
 
     /* the product: x, w [, gamma] into p */
-    ir_node pn = *n;
-    pn.op = norm ? IR_OP_RMS_DEQUANT_MATMUL : IR_OP_DEQUANT_MATMUL;
-    pn.n_in = norm ? 3 : 2;
-    pn.in[0] = n->in[xi];
-    pn.in[1] = n->in[wi];
-    if (norm) pn.in[2] = n->in[wi + 1];
-    pn.fa[0] = norm ? n->fa[1] : 0;
-    cpu_kernel_ctx pc = {.node = &pn, .n_in = pn.n_in, .pool = k->pool};
+    ir_node pn;
+    ir_dequant_rope_kv_product(n, &pn);
+    cpu_kernel_ctx pc = {.node = &pn, .n_in = pn.n_in, .pool = k->pool, .exact_quant = k->exact_quant};
     pc.in[0] = *x;
     pc.in[1] = *w;
     if (norm) pc.in[2] = k->in[wi + 1];
@@ -42,14 +37,16 @@ rlx_status cpu_dequant_rope_kv(const cpu_kernel_ctx *k) {
 
     /* the consumer: its own inputs, p viewed as [B,H,S,D] in its x slot */
     if (st == RLX_OK) {
-        ir_node cn = *n;
-        cn.op = (ir_op)n->ia[4];
-        cn.n_in = wi;
+        ir_node cn;
+        ir_dequant_rope_kv_consumer(n, &cn);
         cpu_kernel_ctx cc = *k;
         cc.node = &cn;
         cc.n_in = wi;
         cc.in[xi] = (cpu_tensor){.data = p, .dtype = RLX_F32, .rank = 4, .numel = M * N};
-        for (int d = 0; d < 4; d++) cc.in[xi].dims[d] = n->ia[6 + d];
+        cc.in[xi].dims[0] = ir_attr_dequant_rope_kv_view_b(n);
+        cc.in[xi].dims[1] = ir_attr_dequant_rope_kv_view_h(n);
+        cc.in[xi].dims[2] = ir_attr_dequant_rope_kv_view_s(n);
+        cc.in[xi].dims[3] = ir_attr_dequant_rope_kv_view_d(n);
         st = cn.op == IR_OP_KV_WRITE ? cpu_kv_write(&cc) : cpu_rope(&cc);
     }
     free(p);

@@ -18,11 +18,9 @@ rlx_status vk_lower_attention_dequant(vk_lower_ctx *c) {
     char lb[96];
     if (wi < 3 || c->n_in < wi + 1) return rlx_fail(RLX_STATUS_INTERNAL, "%s: bad inputs", vk_node_label(c, lb, sizeof lb));
 
-    ir_node an = *n, pn = *n;
-    an.op = IR_OP_ATTENTION;
-    an.n_in = wi;
-    pn.op = (ir_op)n->ia[4];
-    pn.n_in = c->n_in - wi + 1;
+    ir_node an, pn;
+    ir_attention_dequant_attention(n, &an);
+    ir_attention_dequant_product(n, &pn);
     vk_lower_ctx a = *c;   /* attention, its partials left in scratch */
     a.node = &an;
     a.n_in = wi;
@@ -38,8 +36,8 @@ rlx_status vk_lower_attention_dequant(vk_lower_ctx *c) {
     vk_lower_ctx p = *c;   /* the product, x = the partials */
     p.node = &pn;
     p.n_in = pn.n_in;
-    p.in[0] = (vk_tensor){.addr = 0, .dtype = RLX_F32, .rank = 2, .dims = {n->ia[6], c->in[wi].dims[1]},
-                          .numel = n->ia[6] * c->in[wi].dims[1]};
+    const int64_t M = ir_attr_attention_dequant_rows(n);
+    p.in[0] = (vk_tensor){.addr = 0, .dtype = RLX_F32, .rank = 2, .dims = {M, c->in[wi].dims[1]}, .numel = M * c->in[wi].dims[1]};
     for (int j = 1; j < p.n_in; j++) p.in[j] = c->in[wi + j - 1];
     p.comb_in = a.comb;
     p.counters_addr = c->counters_addr ? c->counters_addr + 4ull * a.counter_words : 0;

@@ -782,14 +782,11 @@ rlx_status vk_dequant_epilogue(vk_lower_ctx *c, const vk_lower_ctx *cons) {
  * were, lowered as one i8 matvec with the consumer in its epilogue. */
 rlx_status vk_lower_dequant_rope_kv(vk_lower_ctx *c) {
     const ir_node *n = c->node;
-    const bool norm = n->ia[5] != 0;
+    const bool norm = ir_attr_dequant_rope_kv_has_gamma(n) != 0;
     const int xi = ir_dequant_rope_kv_x(n), wi = ir_dequant_rope_kv_w(n);
-    ir_node pn = *n, cn = *n;
-    pn.op = norm ? IR_OP_RMS_DEQUANT_MATMUL : IR_OP_DEQUANT_MATMUL;
-    pn.n_in = norm ? 3 : 2;
-    pn.fa[0] = norm ? n->fa[1] : 0;
-    cn.op = (ir_op)n->ia[4];
-    cn.n_in = wi;
+    ir_node pn, cn;
+    ir_dequant_rope_kv_product(n, &pn);
+    ir_dequant_rope_kv_consumer(n, &cn);
     vk_lower_ctx cons = *c;
     cons.node = &cn;
     cons.n_in = wi;
@@ -797,8 +794,11 @@ rlx_status vk_lower_dequant_rope_kv(vk_lower_ctx *c) {
     v->addr = 0;
     v->dtype = RLX_F32;
     v->rank = 4;
-    v->numel = 1;
-    for (int d = 0; d < 4; d++) v->numel *= (v->dims[d] = n->ia[6 + d]);
+    v->dims[0] = ir_attr_dequant_rope_kv_view_b(n);
+    v->dims[1] = ir_attr_dequant_rope_kv_view_h(n);
+    v->dims[2] = ir_attr_dequant_rope_kv_view_s(n);
+    v->dims[3] = ir_attr_dequant_rope_kv_view_d(n);
+    v->numel = v->dims[0] * v->dims[1] * v->dims[2] * v->dims[3];
     vk_lower_ctx p = *c;
     p.node = &pn;
     p.n_in = pn.n_in;

@@ -1,6 +1,6 @@
 /*
  * topk.c — Vulkan lowering of TOPK_VALUES / TOPK_INDICES (last axis, k =
- * ia[0]) through shaders/topk.comp: one workgroup per row, k selection
+ * ir_attr_topk_k) through shaders/topk.comp: one workgroup per row, k selection
  * passes over the row (keys cached in shared memory when the row fits).
  *
  * Cost is O(k * n) per row, so k * n above TOPK_MAX_WORK is left to a host
