@@ -1,6 +1,6 @@
 /*
  * test_fault_paths.c — error paths that real hosts and devices rarely take,
- * forced with RLX_FAULT (src/core/util.c rlx_fault): a Vulkan upload whose
+ * forced with rlx_fault_set (src/core/util.c rlx_fault; RLX_FAULT from a shell): a Vulkan upload whose
  * submit fails, Vulkan buffers that cannot be created while compiling, a CPU
  * param that cannot be allocated when rlx_exec_set_param takes a borrowed
  * param back. Each must return its status with a message, leave the exec as
@@ -8,6 +8,7 @@
  * sanitizer build runs these too).
  */
 #include "ops_common.h"
+#include "core/core.h"
 #include "ref64.h"
 #include "vk_parity.h"
 #include <stdlib.h>
@@ -59,9 +60,9 @@ TEST(fault_vulkan_upload_submit) {
     vkp_options(&o);
     rlx_exec *e = NULL;
     CHECK_OK(rlx_compile(g, &o, &e));
-    char *saved = test_env_swap("RLX_FAULT", "vk_upload_submit");
+    rlx_fault_set("vk_upload_submit");
     rlx_status st = rlx_exec_set_param(e, "W", RLX_Q8_0, wq, wbytes);
-    test_env_restore("RLX_FAULT", saved);
+    rlx_fault_set("");
     CHECK(st == RLX_STATUS_DEVICE && error_mentions("vkQueueSubmit (upload)"));
     /* the uploads' command buffers and staging are reusable: the same call now succeeds */
     CHECK_OK(rlx_exec_set_param(e, "W", RLX_Q8_0, wq, wbytes));
@@ -89,12 +90,12 @@ TEST(fault_vulkan_buffers_at_compile) {
     for (int nth = 1; nth <= 64 && !done; nth++) {
         char fault[32];
         snprintf(fault, sizeof fault, "vk_buf@%d", nth);
-        char *saved = test_env_swap("RLX_FAULT", fault);
+        rlx_fault_set(fault);
         rlx_exec *e = NULL;
         rlx_status st = rlx_compile(g, &o, &e);
         if (st == RLX_OK) st = rlx_exec_set_param(e, "W", RLX_Q6_K, wq, wbytes);
         if (st == RLX_OK) st = run_product(e, x, y, 4 * K);
-        test_env_restore("RLX_FAULT", saved);
+        rlx_fault_set("");
         rlx_exec_free(e);
         if (st == RLX_OK) done = true;
         else if (st == RLX_STATUS_OUT_OF_MEMORY && error_mentions("cannot create")) failed++;
@@ -128,9 +129,9 @@ TEST(fault_cpu_param_alloc_taking_back) {
     float *r = ops_rand_f32(N * K, -1, 1);
     memcpy(w0, r, sizeof(float) * N * K);
     CHECK_OK(rlx_exec_use_param_memory(e, "W", RLX_F32, w0, sizeof(float) * N * K));
-    char *saved = test_env_swap("RLX_FAULT", "cpu_param_alloc");
+    rlx_fault_set("cpu_param_alloc");
     rlx_status st = rlx_exec_set_param(e, "W", RLX_F32, w1, sizeof(float) * N * K);
-    test_env_restore("RLX_FAULT", saved);
+    rlx_fault_set("");
     CHECK(st == RLX_STATUS_OUT_OF_MEMORY && error_mentions("cannot allocate"));
     CHECK_OK(run_product(e, x, y, K));
     CHECK(product_matches(x, w0, y, 1e-5));   /* still the caller's memory */
@@ -140,9 +141,9 @@ TEST(fault_cpu_param_alloc_taking_back) {
     CHECK(product_matches(x, w1, y, 1e-5));
     /* a compile whose params cannot be allocated fails cleanly */
     rlx_exec *e2 = NULL;
-    saved = test_env_swap("RLX_FAULT", "vk_buf,cpu_param_alloc");
+    rlx_fault_set("vk_buf,cpu_param_alloc");
     st = rlx_compile(g, &o, &e2);
-    test_env_restore("RLX_FAULT", saved);
+    rlx_fault_set("");
     CHECK(st == RLX_STATUS_OUT_OF_MEMORY && e2 == NULL);
     rlx_exec_free(e);
     free(w0);
@@ -168,9 +169,9 @@ TEST(fault_vulkan_planar_output_conversion) {
     void *wq = ops_quantized_weights(RLX_Q8_0, N, K, &wd64, &wbytes);
     CHECK_OK(rlx_exec_set_param(e, "W", RLX_Q8_0, wq, wbytes));
     float *xv = ops_rand_f32(M * K, -1, 1), y[M * N];
-    char *saved = test_env_swap("RLX_FAULT", "vk_layout_tmp");
+    rlx_fault_set("vk_layout_tmp");
     rlx_status st = run_product(e, xv, y, K);
-    test_env_restore("RLX_FAULT", saved);
+    rlx_fault_set("");
     CHECK(st == RLX_STATUS_OUT_OF_MEMORY && error_mentions("converting q8_0 rows"));
     CHECK_OK(run_product(e, xv, y, K));
     rlx_tensor out;

@@ -81,30 +81,43 @@ double rlx_now_seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The fault-injection setting: RLX_FAULT, read once at the first check,
+ * then whatever rlx_fault_set installs (tests), so no check reads the
+ * environment on a run path. hits[k]: calls of the setting's k-th entry
+ * since it was installed. */
+static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
+static char fault_setting[256];
+static long fault_hits[8];
+static bool fault_loaded;
+
+void rlx_fault_set(const char *spec) {
+    pthread_mutex_lock(&fault_lock);
+    snprintf(fault_setting, sizeof fault_setting, "%s", spec ? spec : "");
+    memset(fault_hits, 0, sizeof fault_hits);
+    fault_loaded = true;
+    pthread_mutex_unlock(&fault_lock);
+}
+
 bool rlx_fault(const char *site) {
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static char setting[256];
-    static long hits[8];   /* calls per listed site since RLX_FAULT became `setting` */
-    const char *v = getenv("RLX_FAULT");
-    if (!v || !*v) return false;
     size_t n = strlen(site);
     bool fail = false;
-    pthread_mutex_lock(&lock);
-    if (strncmp(setting, v, sizeof setting) != 0) {
-        snprintf(setting, sizeof setting, "%s", v);
-        memset(hits, 0, sizeof hits);
+    pthread_mutex_lock(&fault_lock);
+    if (!fault_loaded) {
+        const char *v = getenv("RLX_FAULT");
+        snprintf(fault_setting, sizeof fault_setting, "%s", v ? v : "");
+        fault_loaded = true;
     }
     int k = 0;
-    for (const char *p = v; *p && !fail; k++) {   /* k: index of the entry at p */
+    for (const char *p = fault_setting; *p && !fail; k++) {   /* k: index of the entry at p */
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         if (len >= n && strncmp(p, site, n) == 0 && (len == n || p[n] == '@')) {
             if (len == n) fail = true;
-            else if (k < 8) fail = ++hits[k] == strtol(p + n + 1, NULL, 10);
+            else if (k < 8) fail = ++fault_hits[k] == strtol(p + n + 1, NULL, 10);
         }
         p += len + (end ? 1 : 0);
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&fault_lock);
     return fail;
 }
 
