@@ -8,6 +8,7 @@
  * exact_quant).
  */
 #include "vk_parity.h"
+#ifdef RLX_HAVE_VULKAN   /* src/vulkan is built only then */
 #include "quant/quant.h"
 #include "vulkan/vk_weight_layout.h"
 #include <math.h>
@@ -137,3 +138,4 @@ TEST(vk_weight_layout_leaves_the_device) {
         for (int c = 0; c < 4; c++) CHECK(layout_case(types[t], 5, K, c & 1, c & 2));
     }
 }
+#endif
