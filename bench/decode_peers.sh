@@ -9,10 +9,11 @@
 #
 # The two phases may run in two calls on one warm machine (the GGUFs and the
 # CUDA build stay in $WORK). Carry .gl, the rlx build folders named in BUILDS
-# (each with llm_bench), and PEER: a folder with lcpp-src.tar.gz, vk.tar.xz
-# (the prebuilt Vulkan libraries of @node-llama-cpp/linux-x64-vulkan 3.22.1)
-# and lcpp_bench, as ../shared/peers/get_llamacpp.sh makes them, plus
-# build_lcpp_cuda.sh. Prints one line per model and runtime:
+# (each with llm_bench), and PEER: the folder bench/peers/fetch_llamacpp.sh
+# fills on the development machine (llama.cpp's trimmed source, the prebuilt
+# Vulkan libraries of @node-llama-cpp/linux-x64-vulkan, the timing driver);
+# the peers phase builds the CUDA peer there with bench/peers/build_llamacpp.sh.
+# Prints one line per model and runtime:
 #   model:quant runtime prefill_tok_s X decode_tok_s Y
 # (rlx lines carry llm_bench's RESULT fields). With OUT set, the lines also go
 # to $OUT/peers.txt or $OUT/rlx.txt; REPORT=1 adds each model's decode report
@@ -33,18 +34,18 @@ rounds=${ROUNDS:-2}
 mkdir -p "$work"
 
 if [ "${PHASE:-rlx}" = peers ]; then
-    LCPP_DIR=$work/lcpp bash "$peer/build_lcpp_cuda.sh" "$peer/lcpp-src.tar.gz" > "$work/lcpp_build.txt" 2>&1 ||
+    here=$(cd "$(dirname "$0")" && pwd)
+    bash "$here/peers/build_llamacpp.sh" "$peer" "$work" > "$work/lcpp_build.txt" 2>&1 ||
         { tail -20 "$work/lcpp_build.txt"; exit 1; }
-    cuda_lib=$(find "$work/lcpp/build" -name 'libllama.so' | head -1)
-    mkdir -p "$work/vk" && tar xJf "$peer/vk.tar.xz" -C "$work"
+    run=$work/llamacpp_run
     for mq in $models; do
         m=${mq%%:*}; q=${mq##*:}; f=$work/$m-$q.gguf
         [ -f "$f" ] || "$last/llm_bench" --device H200 --model "$m" --quant "$q" --prompt 1 --decode 1 \
             --write-gguf "$f" > /dev/null 2>&1
         for r in $(seq "$rounds"); do
-            echo "$mq llama.cpp-cuda $(LD_LIBRARY_PATH=$(dirname "$cuda_lib") "$peer/lcpp_bench" "$cuda_lib" "$f" \
+            echo "$mq llama.cpp-cuda $(LD_LIBRARY_PATH=$work/cuda "$run" "$work/cuda/libllama.so" "$f" \
                 "$prompt" "$decode" 3 999 1 2>&1 | grep RESULT | cut -d' ' -f3-)"
-            echo "$mq llama.cpp-vulkan $(LD_LIBRARY_PATH=$work/vk "$peer/lcpp_bench" "$work/vk/libllama.vulkan.v0.5.0.so" \
+            echo "$mq llama.cpp-vulkan $(LD_LIBRARY_PATH=$work/vk "$run" "$(ls "$work"/vk/libllama.vulkan.*.so)" \
                 "$f" "$prompt" "$decode" 3 999 1 2>&1 | grep RESULT | cut -d' ' -f3-)"
         done
     done | tee "${OUT:-$work}/peers.txt"
