@@ -353,7 +353,9 @@ typedef struct rlx_compile_options {
      * nodes as RLX_PROFILE=1 does), host steps, param uploads, input copies
      * and output readbacks. The file is flushed after each run and complete
      * JSON after rlx_exec_free; execs given the same path share the file.
-     * Env RLX_TRACE=FILE overrides. Read at compile; the string is not kept. */
+     * Env RLX_TRACE=FILE overrides. Read at compile; the string is not kept.
+     * A file that cannot be created is not an error: a warning is logged
+     * (rlx_set_log_callback) and nothing is traced. */
     const char *trace_path;
     /* check_numerics: 1 = after every run, find the first node in
      * topological order whose result holds a NaN or an Inf

@@ -5,6 +5,7 @@
  * uploads and readbacks, valid ts/dur, readable before the exec is freed),
  * and check_numerics names the first node whose result is not finite.
  */
+#include "core/trace.h"
 #include "quant/quant.h"
 #include "tiny_model.h"
 #include "vk_parity.h"
@@ -252,6 +253,22 @@ TEST(debug_numerics_div_cpu_vulkan) {
         rlx_graph_free(g);
         CHECK(ok);
     }
+}
+
+/* Node names reach the trace through rlx_json_escape: what it writes must be
+ * JSON a strict UTF-8 reader takes, whatever bytes a name holds and wherever
+ * the buffer cuts it. */
+TEST(debug_trace_json_escape) {
+    char out[64];
+    CHECK(strcmp(rlx_json_escape("a\"b\\c\n", out, sizeof out), "a\\\"b\\\\c\\u000a") == 0);
+    CHECK(strcmp(rlx_json_escape("caf\xc3\xa9 \xe2\x82\xac", out, sizeof out), "caf\xc3\xa9 \xe2\x82\xac") == 0);
+    /* a stray continuation byte, a cut sequence, an overlong '/', a surrogate */
+    CHECK(strcmp(rlx_json_escape("x\x80y\xe2\x82z\xc0\xaf\xed\xa0\x80", out, sizeof out),
+                 "x\\ufffdy\\ufffd\\ufffdz\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd") == 0);
+    /* truncation keeps whole characters: 4-byte ones into 12 bytes */
+    rlx_json_escape("\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80", out, 12);
+    CHECK(strcmp(out, "\xf0\x9f\x98\x80\xf0\x9f\x98\x80") == 0);
+    CHECK(strcmp(rlx_json_escape(NULL, out, sizeof out), "") == 0);
 }
 
 /* Off by default: the report call says so. Bad values are refused. */

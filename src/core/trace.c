@@ -21,14 +21,30 @@ struct rlx_trace {
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static rlx_trace      *open_traces;
 
+/* Length of the well-formed UTF-8 sequence at s (1 to 4 bytes), or 0 when
+ * it is not one: JSON readers (Perfetto, Python's json) reject the file over
+ * one stray byte, and a cut must not split a character. */
+static int utf8_length(const unsigned char *s) {
+    int n = s[0] < 0x80 ? 1 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80) return 0;
+    if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||   /* overlong, surrogate */
+        (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))     /* overlong, above U+10FFFF */
+        return 0;
+    return n;
+}
+
 char *rlx_json_escape(const char *s, char *dst, size_t cap) {
     size_t n = 0;
     if (cap == 0) return dst;
-    for (; s && *s && n + 7 < cap; s++) {
+    while (s && *s && n + 7 < cap) {   /* room for the longest piece: 6 bytes */
         unsigned char c = (unsigned char)*s;
+        int len = utf8_length((const unsigned char *)s);
         if (c == '"' || c == '\\') { dst[n++] = '\\'; dst[n++] = (char)c; }
         else if (c < 0x20) n += (size_t)snprintf(dst + n, cap - n, "\\u%04x", c);
-        else dst[n++] = (char)c;
+        else if (len == 0) { memcpy(dst + n, "\\ufffd", 6); n += 6; }   /* not UTF-8: U+FFFD */
+        else { memcpy(dst + n, s, (size_t)len); n += (size_t)len; s += len; continue; }
+        s++;
     }
     dst[n] = 0;
     return dst;

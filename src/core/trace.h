@@ -40,7 +40,8 @@ void       rlx_trace_event(rlx_trace *t, int tid, const char *cat, const char *n
 void       rlx_trace_flush(rlx_trace *t);
 
 /* s as the inside of a JSON string (quotes, backslashes, control
- * characters escaped) into dst; truncated to fit cap. Returns dst. */
+ * characters escaped, bytes that are not UTF-8 as U+FFFD) into dst;
+ * truncated to fit cap, never inside a character. Returns dst. */
 char      *rlx_json_escape(const char *s, char *dst, size_t cap);
 
 #endif

@@ -175,7 +175,10 @@ char *vk_device_describe(int i) {
     vk_open_overrides ov = vk_open_overrides_read();
     size_t cap = 2048;
     char *s = malloc(cap);
-    if (!s) return NULL;
+    if (!s) {
+        rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "vulkan device %d: out of memory for its description", i);
+        return NULL;
+    }
     char units[64] = "not reported";
     if (d->sm_count) snprintf(units, sizeof units, "%u SMs, %u lanes each", d->sm_count, d->lanes_per_sm);
     int w = snprintf(s, cap,
