@@ -82,7 +82,7 @@ layout(constant_id = 10) const uint RKV = 0;   // epilogue of a rope / KV-cache 
                                                // bit 3: frequency factors at p.ff; bit 4: rope position offset at p.off
 layout(constant_id = 11) const uint XCOMB = 0; // 2..8 (M = 1, EPI 0/1, no NORM/RKV): x is the partials of split-key
                                                // attention with XCOMB splits, combined as they are read (header;
-                                               // vk_program.c plan_absorptions)
+                                               // the attention_dequant_matmul op, lower/attention_dequant.c)
 layout(constant_id = 12) const uint XROT = 0;   // > 0: workgroup w starts rounding x at chunk w * XROT (a multiple of 32; round_x)
 layout(constant_id = 15) const uint PAIR = 0;  // a lane takes units 2p and 2p + 1 together (Q4_K / Q5_K: one header
                                                // decode for 64 weights; Q6_K: shared scales, 16-byte quant loads;
