@@ -55,6 +55,18 @@ static int32_t probe_source(ir_graph *g, rlx_dtype dt, int rank, const int64_t *
     return ir_graph_append(g, &n, &id) == RLX_OK ? id : -1;
 }
 
+/* A KV cache [1, 1, 4, 4] of dt: a param, since the cache ops write it in place. */
+static int32_t probe_cache(ir_graph *g, rlx_dtype dt) {
+    ir_node n;
+    memset(&n, 0, sizeof n);
+    n.op = IR_OP_PARAM;
+    n.dtype = dt;
+    n.shape.rank = 4;
+    for (int i = 0; i < 4; i++) n.shape.d[i] = ir_dim_const(i >= 2 ? 4 : 1);
+    int32_t id;
+    return ir_graph_append(g, &n, &id) == RLX_OK ? id : -1;
+}
+
 static void probe_inputs(ir_node *n, int count, ...) {
     va_list ap;
     va_start(ap, count);
@@ -144,29 +156,13 @@ static int probe_dtype(ir_op op, rlx_dtype dt) {
         if (rule == shape_rope) {
             probe_inputs(&n, 1, x);
         } else {
-            ir_node cache;
-            memset(&cache, 0, sizeof cache);
-            cache.op = IR_OP_PARAM;
-            cache.dtype = dt;
-            cache.shape.rank = 4;
-            for (int i = 0; i < 4; i++) cache.shape.d[i] = ir_dim_const(i == 2 ? 4 : i == 3 ? 4 : 1);
-            int32_t c = -1;
-            if (ir_graph_append(&g, &cache, &c) != RLX_OK) c = -1;
-            probe_inputs(&n, 3, c, x, SRC(RLX_I32, 1));
+            probe_inputs(&n, 3, probe_cache(&g, dt), x, SRC(RLX_I32, 1));
         }
         ir_attr_set_rope_style(&n, RLX_ROPE_NEOX);
         ir_attr_set_rope_rotary_dims(&n, 4);
         ir_attr_set_rope_theta(&n, 10000.0);
     } else if (rule == shape_kv_write) {
-        ir_node cache;
-        memset(&cache, 0, sizeof cache);
-        cache.op = IR_OP_PARAM;
-        cache.dtype = dt;
-        cache.shape.rank = 4;
-        for (int i = 0; i < 4; i++) cache.shape.d[i] = ir_dim_const(i == 2 ? 4 : i == 3 ? 4 : 1);
-        int32_t c = -1;
-        if (ir_graph_append(&g, &cache, &c) != RLX_OK) c = -1;
-        probe_inputs(&n, 3, c, SRC(dt, 1, 1, 1, 4), SRC(RLX_I32, 1));
+        probe_inputs(&n, 3, probe_cache(&g, dt), SRC(dt, 1, 1, 1, 4), SRC(RLX_I32, 1));
     } else if (rule == shape_dequant_rope_kv) {
         /* dt is w's: x f32 [1, K] x w [8, K], the product as [1, 2, 1, 4], roped */
         probe_inputs(&n, 2, SRC(RLX_F32, 1, K), SRC(dt, 8, K));
