@@ -161,7 +161,7 @@ bench-sampler: $(BENCH_SAMPLER)
 $(BUILD)/vk_matmul: bench/vk_matmul.c $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_matmul.c $(LINK_LIB) $(LDLIBS)
 
-$(BUILD)/llm_bench: bench/llm_bench.c bench/bench_params.h $(LIB)
+$(BUILD)/llm_bench: bench/llm_bench.c bench/bench_params.h bench/bench_cpu.h $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/llm_bench.c $(LINK_LIB) $(LDLIBS)
 
 $(BUILD)/vk_matvec: bench/vk_matvec.c bench/bench_params.h $(LIB)

@@ -6,7 +6,11 @@
  *
  *   build/llm_bench [--device cpu|vulkan] [--model 1b|8b|tiny] [--quant q8_0|q4_k_m|q5_k_m|f16]
  *                   [--prompt N] [--decode N] [--ctx N] [--bandwidth GBps] [--report]
- *                   [--report-prefill] [--write-gguf PATH]
+ *                   [--report-prefill] [--write-gguf PATH] [--isa avx512|avx2|scalar]
+ *
+ * --isa (or RLX_BENCH_ISA) limits the CPU backend's quantized and f32
+ * kernels to that ISA (bench_cpu.h), to time the AVX2 path on an AVX-512
+ * machine.
  *
  * Prefill is the median of 3 runs of the prompt (after a warm-up run), decode
  * the median step. --report / --report-prefill print the per-step report of
@@ -33,6 +37,9 @@
 #include "quant/quant.h"
 #include "models/llama.h"
 #include "bench_params.h"
+#include "bench_cpu.h"
+#include "cpu/kernels/gemm.h"
+#include "cpu/kernels/qdot.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,7 +163,7 @@ done:
 }
 
 int main(int argc, char **argv) {
-    const char *device = "cpu", *model = "1b", *gguf_out = NULL;
+    const char *device = "cpu", *model = "1b", *gguf_out = NULL, *isa_arg = NULL;
     bench_cfg cfg = {"q8_0"};
     int n_prompt = 128, n_decode = 32, n_ctx_opt = 0;
     double bandwidth = 0;
@@ -173,7 +180,18 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--ctx")) n_ctx_opt = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--bandwidth")) bandwidth = atof(argv[i + 1]) * 1e9;
         else if (!strcmp(argv[i], "--write-gguf")) gguf_out = argv[i + 1];
+        else if (!strcmp(argv[i], "--isa")) isa_arg = argv[i + 1];
         else { fprintf(stderr, "llm_bench: unknown option %s\n", argv[i]); return 2; }
+    }
+    if (isa_arg && bench_isa_limit(isa_arg) != 0) return 2;
+    bench_isa isa = bench_cpu_isa();   /* --isa, else RLX_BENCH_ISA, else the CPU's best */
+    if (isa != bench_isa_detected()) {
+        const char *k = isa == BENCH_ISA_SCALAR ? "portable" : bench_isa_name(isa);
+        if (qdot_force_isa(k) != 0 || rlx_sgemm_force_kernel(k) != 0) {
+            fprintf(stderr, "llm_bench: ISA %s not available for the qdot or sgemm kernels\n", k);
+            return 2;
+        }
+        fprintf(stderr, "llm_bench: CPU kernels limited to %s\n", k);
     }
     static const char *const quants[] = {"q8_0", "q4_k_m", "q5_k_m", "f16", "f32"};
     bool known = false;
