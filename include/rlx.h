@@ -365,6 +365,11 @@ typedef struct rlx_compile_options {
      * floating-point result back (on a GPU: one copy to the host per node).
      * Env RLX_CHECK_NUMERICS=0|1 overrides. */
     int check_numerics;
+    /* poison: 1 = the CPU backend fills its arena with NaN bytes before
+     * every run, so an element no kernel writes reads as NaN (finds
+     * unwritten outputs; costs one pass over the arena a run); 0 = once, at
+     * compile (default). Env RLX_POISON=1 overrides. */
+    int poison;
 } rlx_compile_options;
 
 void rlx_compile_options_init(rlx_compile_options *opts);

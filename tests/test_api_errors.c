@@ -756,6 +756,38 @@ TEST(api_compile_option_ranges) {
     ops_free_all();
 }
 
+/* opts.poison: 0 or 1 (RLX_POISON=1 sets it); a poisoned run computes the
+ * same outputs, since every element of an output is written. */
+TEST(api_compile_option_poison) {
+    rlx_node x;
+    rlx_graph *g = graph_x(&x);
+    CHECK_OK(rlx_output(g, "y", rlx_exp(g, x)));
+    rlx_compile_options o;
+    rlx_exec *e = NULL;
+    rlx_compile_options_init(&o);
+    CHECK(o.poison == 0);
+    o.backend = RLX_BACKEND_CPU;
+    o.poison = 2;
+    CHECK_STATUS(rlx_compile(g, &o, &e), RLX_STATUS_INVALID_ARGUMENT);
+    CHECK_MSG(strstr(rlx_last_error(), "poison") != NULL, "message '%s'", rlx_last_error());
+    float xs[24], y[2][24];
+    test_fill_uniform_f32(xs, 24, -2.0, 2.0);
+    for (int p = 0; p < 2; p++) {
+        o.poison = p;
+        CHECK_OK(rlx_compile(g, &o, &e));
+        rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 3, .dims = {2, 3, 4}, .data = xs, .bytes = sizeof xs};
+        rlx_tensor out;
+        rlx_status st = rlx_exec_run(e, &in, 1);
+        if (st == RLX_OK) st = rlx_exec_output(e, "y", &out);
+        if (st == RLX_OK) memcpy(y[p], out.data, sizeof y[p]);
+        rlx_exec_free(e);
+        e = NULL;
+        CHECK_OK(st);
+    }
+    CHECK(memcmp(y[0], y[1], sizeof y[0]) == 0);
+    ops_free_all();
+}
+
 /* Thousands of huge tensors live at once: each is within IR_MAX_NUMEL, but
  * their arena would pass int64. Compile reports OUT_OF_MEMORY (the planner
  * overflowed before). */

@@ -1,6 +1,6 @@
 /*
  * test_fault_paths.c — error paths that real hosts and devices rarely take,
- * forced with rlx_fault_set (src/core/util.c rlx_fault; RLX_FAULT from a shell): a Vulkan upload whose
+ * forced with rlx_fault_set (src/core/util.c rlx_fault): a Vulkan upload whose
  * submit fails, Vulkan buffers that cannot be created while compiling, a CPU
  * param that cannot be allocated when rlx_exec_set_param takes a borrowed
  * param back. Each must return its status with a message, leave the exec as

@@ -55,8 +55,8 @@ int rlx_env_int(const char *name, int fallback);
 bool rlx_list_has(const char *list, const char *name);
 
 /* Fault injection, for the tests of error paths that real devices and hosts
- * rarely take (an allocation or a submit failing): true when RLX_FAULT, a
- * comma-separated list, names `site` ("site": every call fails; "site@n":
+ * rarely take (an allocation or a submit failing): true when the setting
+ * rlx_fault_set installed, a comma-separated list, names `site` ("site": every call fails; "site@n":
  * only the n-th call since the setting was installed; counted for
  * the list's first 8 entries). Called only
  * where the failure is then handled as a real one, never on a per-run hot
@@ -64,9 +64,8 @@ bool rlx_list_has(const char *list, const char *name);
  * "vk_upload_submit" (an upload's submit fails), "cpu_param_alloc" (a CPU
  * param cannot be allocated). */
 bool rlx_fault(const char *site);
-/* Installs a fault setting (the syntax above; NULL or "" for none) in place
- * of RLX_FAULT, which is read once, at the first check: tests set faults
- * this way. */
+/* Installs the fault setting (the syntax above; NULL or "" for none, the
+ * default). Only tests call it: a library user has no way to inject faults. */
 void rlx_fault_set(const char *spec);
 
 /* f16 / bf16 <-> f32 conversion (round to nearest even). */

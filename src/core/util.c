@@ -81,20 +81,17 @@ double rlx_now_seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The fault-injection setting: RLX_FAULT, read once at the first check,
- * then whatever rlx_fault_set installs (tests), so no check reads the
- * environment on a run path. hits[k]: calls of the setting's k-th entry
- * since it was installed. */
+/* The fault-injection setting rlx_fault_set installs (tests; none by
+ * default). hits[k]: calls of the setting's k-th entry since it was
+ * installed. */
 static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static char fault_setting[256];
 static long fault_hits[8];
-static bool fault_loaded;
 
 void rlx_fault_set(const char *spec) {
     pthread_mutex_lock(&fault_lock);
     snprintf(fault_setting, sizeof fault_setting, "%s", spec ? spec : "");
     memset(fault_hits, 0, sizeof fault_hits);
-    fault_loaded = true;
     pthread_mutex_unlock(&fault_lock);
 }
 
@@ -102,11 +99,6 @@ bool rlx_fault(const char *site) {
     size_t n = strlen(site);
     bool fail = false;
     pthread_mutex_lock(&fault_lock);
-    if (!fault_loaded) {
-        const char *v = getenv("RLX_FAULT");
-        snprintf(fault_setting, sizeof fault_setting, "%s", v ? v : "");
-        fault_loaded = true;
-    }
     int k = 0;
     for (const char *p = fault_setting; *p && !fail; k++) {   /* k: index of the entry at p */
         const char *end = strchr(p, ',');

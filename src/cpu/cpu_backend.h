@@ -18,7 +18,7 @@ typedef struct cpu_program cpu_program;
 /* threads <= 0: one per core. exact_quant: products with block-quantized
  * weights decode them to f32 instead of rounding x to 8 bits
  * (rlx_compile_options.exact_quant). poison: programs fill their arena with
- * NaN bytes before every run (RLX_POISON, read by the runtime). The
+ * NaN bytes before every run (rlx_compile_options.poison). The
  * device's programs keep both. */
 rlx_status cpu_device_new(int threads, bool exact_quant, bool poison, cpu_device **out);
 void       cpu_device_free(cpu_device *dev);

@@ -12,8 +12,7 @@
 /* ------------------------------------------------------------------ cpu */
 
 static rlx_status cpu_dev_new(const rlx_compile_options *opts, void **dev) {
-    bool poison = rlx_env_int("RLX_POISON", 0) != 0;   /* a debugging aid without an option */
-    return cpu_device_new(opts->threads, opts->exact_quant != 0, poison, (cpu_device **)dev);
+    return cpu_device_new(opts->threads, opts->exact_quant != 0, opts->poison != 0, (cpu_device **)dev);
 }
 static void cpu_dev_free(void *dev) { cpu_device_free(dev); }
 static rlx_status cpu_p_alloc(void *dev, size_t bytes, void **h) { return cpu_param_alloc(dev, bytes, h); }

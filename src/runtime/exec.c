@@ -100,6 +100,7 @@ static rlx_status apply_env(rlx_compile_options *o) {
     if (trace && *trace) o->trace_path = trace;
     o->check_numerics = rlx_env_int("RLX_CHECK_NUMERICS", o->check_numerics);
     if (rlx_env_int("RLX_EXACT_QUANT", 0)) o->exact_quant = 1;
+    if (rlx_env_int("RLX_POISON", 0)) o->poison = 1;
     return RLX_OK;
 }
 
@@ -277,6 +278,7 @@ static rlx_status check_options(const rlx_compile_options *o, const char *where)
     else if (o->fuse != 0 && o->fuse != 1) why = "fuse must be 0 or 1";
     else if (o->optimize != 0 && o->optimize != 1) why = "optimize must be 0 or 1";
     else if (o->exact_quant != 0 && o->exact_quant != 1) why = "exact_quant must be 0 or 1";
+    else if (o->poison != 0 && o->poison != 1) why = "poison must be 0 or 1";
     if (why) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_compile: options%s: %s", where, why);
     return RLX_OK;
 }
