@@ -190,6 +190,33 @@ uint32_t vk_x_image_family(rlx_dtype dt);
 rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, uint64_t row_bytes, int tail,
                                  uint64_t res, const vk_tensor *w2);
 
+/* The cooperative-matrix GEMM (coop_gemm.c, shaders/matmul_coopmat.comp). */
+typedef struct vk_coop_plan {
+    uint32_t wm, wn, bk;      /* accumulator fragments per subgroup along M and N, K depth per step */
+    uint32_t wgm, wgn, nbuf;  /* subgroups along M and N, shared buffers (2: one barrier a step) */
+    uint32_t bm, bn;          /* the tile */
+    uint32_t splits, kc;      /* K splits (1: none) of kc elements each */
+} vk_coop_plan;
+struct mm_push;
+/* The device has the tier: NV cooperative matrix, f16 arithmetic and storage, subgroups of 32. */
+bool vk_coop_available(const vk_lower_ctx *c);
+/* The plan for C [M, N] over K with nb batch entries; may_split allows K
+ * splits (nb == 1 only). false: no plan fits the device. */
+bool vk_coop_plan_make(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, int64_t nb, bool ta, bool tb,
+                       bool may_split, vk_coop_plan *pl);
+/* One matmul_coopmat dispatch for p (addresses, sizes, batch strides set;
+ * tiles and pad0 are set here). Split plans write f32 partial slices at p->c,
+ * with no bias or activation: vk_emit_splitk_reduce finishes them. */
+rlx_status vk_emit_coop(vk_lower_ctx *c, const struct mm_push *p, const vk_coop_plan *pl, rlx_dtype dta, rlx_dtype dtc,
+                        bool ta, bool tb, int act, bool has_bias, bool uses_scratch);
+/* out [M, N] (dtc) = act(sum of the split slices at partials + bias). */
+rlx_status vk_emit_splitk_reduce(vk_lower_ctx *c, uint64_t partials, uint32_t splits, uint64_t bias, uint64_t out,
+                                 int64_t M, int64_t N, rlx_dtype dtc, int act);
+/* rows x cols of src (dt: a block type with row_bytes per row, or a float
+ * type) decoded to dense f16 at dst (scratch). */
+rlx_status vk_emit_decode_f16(vk_lower_ctx *c, uint64_t src, rlx_dtype dt, int64_t rows, int64_t cols,
+                              uint64_t row_bytes, uint64_t dst);
+
 /* ---- lowering entry points by family (src/vulkan/lower/<family>.c) ---- */
 rlx_status vk_lower_binary(vk_lower_ctx *c);     /* ADD..POW, EQ..GE */
 rlx_status vk_lower_unary(vk_lower_ctx *c);      /* RELU..ATAN, CLAMP, CAST */

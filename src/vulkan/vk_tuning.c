@@ -102,6 +102,23 @@ static void env_shape(const char *name, uint32_t a0, uint32_t a1, uint32_t c0, u
                 c0, c1);
 }
 
+/* RLX_VK_MM_COOP: "WMxWNxBK" or "WMxWNxBKxWGMxWGNxNBUF", WM, WN in 1..4, BK
+ * in {32, 64}, WGM, WGN in 1..4, NBUF in {1, 2}. */
+static void env_coop_plan(uint32_t *field) {
+    const char *v = getenv("RLX_VK_MM_COOP");
+    unsigned f[6] = {0, 0, 0, 0, 0, 0};
+    char tail;
+    if (!v || !*v) return;
+    int n = sscanf(v, "%ux%ux%ux%ux%ux%u%c", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &tail);
+    bool ok = (n == 3 || n == 6) && f[0] >= 1 && f[0] <= 4 && f[1] >= 1 && f[1] <= 4 && (f[2] == 32 || f[2] == 64);
+    if (ok && n == 6) ok = f[3] >= 1 && f[3] <= 4 && f[4] >= 1 && f[4] <= 4 && (f[5] == 1 || f[5] == 2);
+    if (!ok) {
+        rlx_log_msg(RLX_LOG_WARN, "ignoring RLX_VK_MM_COOP='%s': not WMxWNxBK[xWGMxWGNxNBUF] (1-4, 1-4, 32|64, 1-4, 1-4, 1|2)", v);
+        return;
+    }
+    for (int i = 0; i < 6; i++) field[i] = f[i];
+}
+
 /* "1": every op; "0" or unset: none; else a comma-separated list of op names. */
 static void env_force_host(vk_tuning *t) {
     const char *v = getenv("RLX_VK_FORCE_HOST");
@@ -147,7 +164,8 @@ static void fill_overrides(vk_tuning *t) {
         else
             rlx_log_msg(RLX_LOG_WARN, "ignoring RLX_VK_MM_TILE='%s': not BMxBNxBK in {64,128}x{64,128}x{8,16}", tile);
     }
-    env_shape("RLX_VK_MM_COOP", 2, 4, 32, 64, t->mm_coop);
+    env_coop_plan(t->mm_coop);
+    env_i32("RLX_VK_MM_SPLITK", -1000000, 1000000, &t->mm_splitk);   /* < 1: the rule */
     long spin;
     if (env_long("RLX_VK_SPIN_US", -1000000, 1000000, &spin)) t->spin_us = spin > 0 ? (uint32_t)spin : 0;
     long xim;

@@ -7,7 +7,9 @@
  *  - "matvec"      M == 1: memory-bound decode shape (matvec.comp);
  *  - "coopmat-f16" tensor cores through VK_NV_cooperative_matrix, for f16
  *                  operands, or f32/bf16 ones under the fast precision policy
- *                  (matmul_coopmat.comp);
+ *                  (coop_gemm.c, matmul_coopmat.comp); "-convert": the
+ *                  operands were converted to f16 first, "-splitk": K was
+ *                  split over workgroups and a second pass sums the slices;
  *  - "tiled-f32"   shared-memory tiled GEMM with register blocking, any
  *                  device, the default (matmul_tiled.comp).
  * Batch dims are collapsed to at most 3, with per-operand element strides
@@ -17,28 +19,18 @@
  * load, f32 accumulation, stored in the operands' dtype); f64 and integer
  * dtypes return UNSUPPORTED and run as host steps.
  *
- * Tuning overrides (vk_tuning.h): RLX_VK_MM_TILE=BMxBNxBK (e.g. 128x128x16) overrides the tiled
- * tier's tile, RLX_VK_MM_COOP=WMxWNxBK (e.g. 4x4x32) the cooperative-matrix
- * tier's fragments per subgroup and depth.
+ * Tuning overrides (vk_tuning.h): RLX_VK_MM_TILE=BMxBNxBK (e.g. 128x128x16)
+ * overrides the tiled tier's tile; coop_gemm.c lists the cooperative-matrix
+ * tier's.
  */
 #include "vulkan/vk_lower.h"
 #include "vulkan/vk_tuning.h"
+#include "vulkan/lower/matmul_push.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Mirrors MatmulPush in shaders/matmul_common.glsl (std430). */
-typedef struct mm_push {
-    uint64_t a, b, bias, c;
-    uint32_t M, N, K, nbatch;
-    uint32_t bd1, bd2, tiles, pad0;   /* pad0: matvec's columns per workgroup */
-    uint64_t sa[3], sb[3];
-} mm_push;
-_Static_assert(sizeof(mm_push) == 112, "mm_push must match MatmulPush in matmul_common.glsl");
-_Static_assert(sizeof(mm_push) <= VK_MAX_PUSH, "mm_push exceeds the push-constant budget");
-
 #define MM_MAX_BATCH_DIMS 3
-#define MM_INDEX_LIMIT    ((int64_t)1 << 31)   /* per-matrix element indices are 32-bit */
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -62,17 +54,41 @@ static void tiled_tile(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t nb, 
     if (t[2] == 16 && (uint64_t)2 * 16 * (t[0] + 4 + t[1] + 4) * 4 > cp->max_shared_memory) t[2] = 8;
 }
 
-/* Shared memory of matmul_coopmat.comp for fragments per subgroup wm x wn and depth bk. */
-static uint64_t coop_shared(uint32_t wm, uint32_t wn, uint32_t bk) {
-    uint64_t bm = 32 * wm, bn = 64 * wn, sa = (bk + 8) / 8, sbn = (bn + 8) / 8;
-    uint64_t bw = bk * sbn > bn * sa ? bk * sbn : bn * sa;
-    return (bm * sa + bw) * 16 + 8 * 256 * 4;
-}
-
-/* Cooperative-matrix tier's config: fragments per subgroup WM x WN, depth BK. */
-static void coop_tile(const vk_tuning *tu, uint32_t t[3]) {
-    t[0] = 4, t[1] = 2, t[2] = 64;   /* best of those tried on an H200; 45 KiB shared, less where it does not fit (below) */
-    if (tu->mm_coop[0]) t[0] = tu->mm_coop[0], t[1] = tu->mm_coop[1], t[2] = tu->mm_coop[2];   /* RLX_VK_MM_COOP */
+/* The cooperative-matrix tier (coop_gemm.c): f32 and bf16 operands (the fast
+ * policy) are converted to f16 into scratch first where the kernel would
+ * convert every tile of them again for each tile of the other operand (four
+ * or more along either side) and their rows allow 16-byte f16 stores; split-K
+ * partials follow them in scratch. */
+static rlx_status lower_coop(vk_lower_ctx *c, mm_push *p, const vk_coop_plan *pl, const vk_tensor *a, const vk_tensor *b,
+                             const vk_tensor *o, const vk_tensor *bias, bool ta, bool tb, int act) {
+    rlx_dtype dt = a->dtype, dta = dt;
+    uint64_t base = c->scratch_addr, off = 0;
+    int64_t ca = a->dims[a->rank - 1], cb = b->dims[b->rank - 1];
+    bool convert = dt != RLX_F16 && ca % 8 == 0 && cb % 8 == 0 &&
+                   (cdiv(p->N, pl->bn) >= 4 || cdiv(p->M, pl->bm) >= 4);
+    rlx_status st;
+    if (convert) {
+        uint64_t a16 = base, b16 = base + (((uint64_t)a->numel * 2 + 255) & ~(uint64_t)255);
+        off = b16 - base + (((uint64_t)b->numel * 2 + 255) & ~(uint64_t)255);
+        if ((st = vk_emit_decode_f16(c, a->addr, dt, a->numel / ca, ca, (uint64_t)ca * rlx_dtype_size(dt), a16)) != RLX_OK ||
+            (st = vk_emit_decode_f16(c, b->addr, dt, b->numel / cb, cb, (uint64_t)cb * rlx_dtype_size(dt), b16)) != RLX_OK)
+            return st;
+        p->a = a16;
+        p->b = b16;
+        dta = RLX_F16;
+    }
+    bool split = pl->splits > 1;
+    uint64_t partials = base + off;
+    if (split) off += (uint64_t)pl->splits * p->M * p->N * 4;
+    c->scratch_bytes = off;
+    if (split) p->c = partials;
+    if ((st = vk_emit_coop(c, p, pl, dta, dt, ta, tb, act, bias != NULL, convert || split)) != RLX_OK) return st;
+    if (split && (st = vk_emit_splitk_reduce(c, partials, pl->splits, bias ? bias->addr : 0, o->addr, p->M, p->N, dt,
+                                             act)) != RLX_OK)
+        return st;
+    c->tier = split ? (convert ? "coopmat-f16-convert-splitk" : "coopmat-f16-splitk")
+                    : (convert ? "coopmat-f16-convert" : "coopmat-f16");
+    return RLX_OK;
 }
 
 rlx_status vk_lower_matmul(vk_lower_ctx *c) {
@@ -201,33 +217,10 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
 
     /* ---- cooperative matrix (tensor cores) ---- */
     bool coop_dtype = dt == RLX_F16 || fast;
-    uint32_t ct[3];
-    coop_tile(c->tuning, ct);
-    if (coop_shared(ct[0], ct[1], ct[2]) > cp->max_shared_memory) ct[0] = 4, ct[1] = 2, ct[2] = 32;   /* 28 KiB */
-    uint32_t cbm = 32 * ct[0], cbn = 64 * ct[1];
-    if (cp->coopmat_nv && cp->shader_float16 && sgs == 32 && cp->max_shared_memory >= coop_shared(ct[0], ct[1], ct[2]) &&
-        coop_dtype && Me >= 16 && N >= 16 && K >= 16 && cdiv(N, cbn) <= vk_max_groups(cp, 0)) {
-        uint32_t vec = 0;
-        if (K % 8 == 0 && aligned(a->addr, 16)) vec |= 1;
-        if ((tb ? K % 8 == 0 : N % 8 == 0) && aligned(b->addr, 16)) vec |= 2;
-        int64_t tiles_m = cdiv(Me, cbm);
-        p.tiles = (uint32_t)tiles_m;
-        if (!(d = vk_emit(c, "matmul_coopmat", &p, sizeof p))) return RLX_STATUS_INTERNAL;
-        d->spec[0] = dtc;
-        d->spec[1] = (uint32_t)tb;
-        d->spec[2] = (uint32_t)act;
-        d->spec[3] = bias != NULL;
-        d->spec[4] = vec;
-        d->spec[5] = ct[0];
-        d->spec[6] = ct[1];
-        d->spec[7] = ct[2];
-        d->n_spec = 8;
-        d->groups[0] = (uint32_t)cdiv(N, cbn);
-        d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(cp, 1));
-        d->groups[2] = gz;
-        c->tier = "coopmat-f16";
-        return RLX_OK;
-    }
+    vk_coop_plan pl;
+    if (vk_coop_available(c) && coop_dtype && Me >= 16 && N >= 16 && K >= 16 &&
+        vk_coop_plan_make(c, Me, N, K, nb, false, tb, true, &pl))
+        return lower_coop(c, &p, &pl, a, b, o, bias, false, tb, (int)act);
 
     /* ---- tiled f32 ---- */
     uint32_t t[3];

@@ -1,20 +1,34 @@
-// matmul_coopmat.comp — the "coopmat-f16" tier: C = act(A x B + bias) on
+// matmul_coopmat.comp — the "coopmat-f16" tiers: C = act(A x B + bias) on
 // tensor cores through GL_NV_cooperative_matrix (16x16x16, f16 A/B
 // fragments, f32 accumulators). Chosen only when the device reports
 // VK_NV_cooperative_matrix and a subgroup size of 32 (the lowering checks).
 //
-// A workgroup of 8 subgroups computes a BM x BN tile of C; subgroup
-// (wy, wx) of the 2 x 4 grid owns WM x WN accumulator fragments (default
-// 4 x 2: a 128 x 128 tile). Each BK step the workgroup converts A and B
-// tiles to f16 into shared
-// memory (rows padded by 16 bytes against bank conflicts); the next step's
-// tiles are fetched into registers while the current one is multiplied.
-// b [K, N] is staged row-major, b [N, K] (TRANS_B) column-major.
-// The epilogue goes through a per-subgroup 16 x 16 f32 staging area so bias,
-// activation, edge masking and the output dtype are handled per element.
+// A workgroup of WGM x WGN subgroups computes a BM x BN tile of C, each
+// subgroup WM x WN accumulator fragments (the lowering's plan, coop_gemm.c:
+// 2 x 4 subgroups of 4 x 2 fragments, a 128 x 128 tile, K steps of 64).
 //
-// Operands: f16 (exact products, f32 sums); f32 or bf16 are rounded to f16
-// on load, which the lowering allows only under the fast precision policy.
+// Per K step of BK the workgroup loads the next A and B tiles into registers
+// (16-byte loads, converted to f16), multiplies the current tiles from shared
+// memory, then stores the registers into shared memory: with NBUF = 2 into
+// the other buffer (one barrier a step), with NBUF = 1 into the same one
+// between two barriers. Either way the global loads of step t + 1 are in
+// flight while step t multiplies. Rows are padded by 16 bytes against
+// bank conflicts. A [M, K] is staged k-contiguous, A [K, M] (TRANS_A)
+// m-contiguous; B [K, N] n-contiguous, B [N, K] (TRANS_B) k-contiguous; the
+// fragment loads take the matching major order, so every transpose flag runs
+// at the same speed.
+//
+// Split-K (SPLIT = 1, no batch): workgroup z takes K range [z * KC, (z + 1) *
+// KC) and stores its f32 partial product, without bias or activation, at
+// c + z * M * N floats; matmul_splitk.comp sums the slices and applies the
+// epilogue. Otherwise z walks the batch.
+//
+// The epilogue stages each accumulator fragment through shared memory so
+// bias, activation, edge masking and the output dtype are per element.
+//
+// Operands: f16 (exact products, f32 sums); f32 or bf16 (DT_A) are rounded
+// to f16 on load, which the lowering allows only under the fast precision
+// policy (and avoids where it can by converting them once, decode_f16.comp).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
@@ -22,32 +36,42 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+
+layout(local_size_x_id = 12) in;   // NT = 32 * WGM * WGN; before the includes (docs/gpu.md pitfalls)
+
 #include "common.glsl"
 #include "matmul_common.glsl"
 
-layout(local_size_x = 256) in;
-
-layout(constant_id = 0) const uint DT = 1;         // DT_F16, DT_F32, DT_BF16 (a, b, bias, c)
+layout(constant_id = 0) const uint DT_A = 1;       // DT_F16, DT_F32, DT_BF16: a and b
 layout(constant_id = 1) const uint TRANS_B = 0;
 layout(constant_id = 2) const uint ACT = 0;
 layout(constant_id = 3) const uint HAS_BIAS = 0;
-layout(constant_id = 4) const uint VEC = 0;        // bit 0: A loads, bit 1: B loads (8-element aligned)
-layout(constant_id = 5) const uint WM = 4;         // accumulator fragments per subgroup along M (2 or 4)
-layout(constant_id = 6) const uint WN = 2;         // ... along N (2 or 4)
-layout(constant_id = 7) const uint BK = 64;        // 32 or 64
+layout(constant_id = 4) const uint VEC = 0;        // bit 0: A, bit 1: B 8-element loads; bit 2: C 4-element stores
+layout(constant_id = 5) const uint WM = 4;         // accumulator fragments per subgroup along M
+layout(constant_id = 6) const uint WN = 4;         // ... along N
+layout(constant_id = 7) const uint BK = 32;        // 32 or 64
+layout(constant_id = 8) const uint TRANS_A = 0;
+layout(constant_id = 9) const uint WGM = 2;        // subgroups along M
+layout(constant_id = 10) const uint WGN = 2;       // subgroups along N
+layout(constant_id = 11) const uint NBUF = 2;      // shared buffers (1 or 2)
+layout(constant_id = 13) const uint DT_C = 1;      // bias and c
+layout(constant_id = 14) const uint SPLIT = 0;     // 1: split-K partials (p.pad0 = K per split)
 
-const uint BM = 2u * WM * 16u, BN = 4u * WN * 16u;
-const uint SA = (BK + 8u) / 8u;      // A row stride in uvec4 (8 halves each); also B [N, K]
-const uint SBN = (BN + 8u) / 8u;     // B [K, N] row stride
-const uint B_WORDS = (BK * SBN > BN * SA) ? BK * SBN : BN * SA;
+const uint NT = 32u * WGM * WGN;  // invocations (spec constant 12, the local size, is set to this)
+const uint BM = WGM * WM * 16u, BN = WGN * WN * 16u;
+const uint SK = (BK + 8u) / 8u;      // stride in uvec4 (8 halves) of a k-contiguous row
+const uint SM = (BM + 8u) / 8u;      // ... of an m-contiguous row (TRANS_A)
+const uint SN = (BN + 8u) / 8u;      // ... of an n-contiguous row (B [K, N])
+const uint A_WORDS = TRANS_A != 0u ? BK * SM : BM * SK;
+const uint B_WORDS = TRANS_B != 0u ? BN * SK : BK * SN;
 const uint GA = BM * BK / 8u;        // octets in an A tile
 const uint GB = BN * BK / 8u;
-const uint LA = (GA + 255u) / 256u;
-const uint LB = (GB + 255u) / 256u;
+const uint LA = (GA + NT - 1u) / NT;
+const uint LB = (GB + NT - 1u) / NT;
+const uint NSG = WGM * WGN;
 
-shared uvec4 As[BM * SA];
-shared uvec4 Bs[B_WORDS];
-shared float Cs[8u * 256u];
+shared uvec4 As[NBUF * A_WORDS];     // the epilogue reuses it: needs NSG * 64 words (the lowering checks)
+shared uvec4 Bs[NBUF * B_WORDS];
 
 uvec4 ra[LA];
 uvec4 rb[LB];
@@ -59,51 +83,62 @@ uvec4 pack8(vec4 lo, vec4 hi) {
 // 8 consecutive elements at element index i as f16; past `limit` reads 0.
 uvec4 ld8(uint64_t base, uint i, uint limit, bool vec) {
     if (vec) {
-        if (DT == DT_F16) return MmV4U32(base).v[i >> 3];
-        if (DT == DT_F32) return pack8(MmV4F32(base).v[i >> 2], MmV4F32(base).v[(i >> 2) + 1u]);
+        if (DT_A == DT_F16) return MmV4U32(base).v[i >> 3];
+        if (DT_A == DT_F32) return pack8(MmV4F32(base).v[i >> 2], MmV4F32(base).v[(i >> 2) + 1u]);
         uvec4 w = MmV4U32(base).v[i >> 3];
         return pack8(vec4(uintBitsToFloat(w.x << 16), uintBitsToFloat(w.x & 0xffff0000u),
                           uintBitsToFloat(w.y << 16), uintBitsToFloat(w.y & 0xffff0000u)),
                      vec4(uintBitsToFloat(w.z << 16), uintBitsToFloat(w.z & 0xffff0000u),
                           uintBitsToFloat(w.w << 16), uintBitsToFloat(w.w & 0xffff0000u)));
     }
-    return pack8(mm_ld4_guard(base, DT, i, limit), mm_ld4_guard(base, DT, i + 4u, limit));
+    return pack8(mm_ld4_guard(base, DT_A, i, limit), mm_ld4_guard(base, DT_A, i + 4u, limit));
 }
 
-void fetch(uint64_t aa, uint64_t ba, uint m0, uint n0, uint k0, uint tid) {
-    [[unroll]] for (uint l = 0; l < LA; l++) {
-        uint g = tid + l * 256u;
-        uint row = g / (BK / 8u), ko = (g % (BK / 8u)) * 8u;      // A: BM rows of BK/8 octets
-        uint gm = m0 + row, gk = k0 + ko;
-        ra[l] = (g < GA && gm < p.M && gk < p.K) ? ld8(aa, gm * p.K + gk, gm * p.K + p.K, (VEC & 1u) != 0u)
-                                                 : uvec4(0u);
+// Tile (m0, n0, k0) into registers; k past kend reads 0.
+void fetch(uint64_t aa, uint64_t ba, uint m0, uint n0, uint k0, uint kend, uint tid) {
+    [[unroll]] for (uint l = 0u; l < LA; l++) {
+        uint g = tid + l * NT;
+        uvec4 v = uvec4(0u);
+        if (TRANS_A != 0u) {                                      // A [K, M]: BK rows of BM/8 octets
+            uint kr = g / (BM / 8u), mo = (g % (BM / 8u)) * 8u;
+            uint gk = k0 + kr, gm = m0 + mo;
+            if (g < GA && gk < kend && gm < p.M) v = ld8(aa, gk * p.M + gm, gk * p.M + p.M, (VEC & 1u) != 0u);
+        } else {                                                  // A [M, K]: BM rows of BK/8 octets
+            uint row = g / (BK / 8u), ko = (g % (BK / 8u)) * 8u;
+            uint gm = m0 + row, gk = k0 + ko;
+            if (g < GA && gm < p.M && gk < kend) v = ld8(aa, gm * p.K + gk, gm * p.K + kend, (VEC & 1u) != 0u);
+        }
+        ra[l] = v;
     }
-    [[unroll]] for (uint l = 0; l < LB; l++) {
-        uint g = tid + l * 256u;
+    [[unroll]] for (uint l = 0u; l < LB; l++) {
+        uint g = tid + l * NT;
+        uvec4 v = uvec4(0u);
         if (TRANS_B != 0u) {                                      // B [N, K]: BN rows of BK/8 octets
             uint row = g / (BK / 8u), ko = (g % (BK / 8u)) * 8u;
             uint gn = n0 + row, gk = k0 + ko;
-            rb[l] = (g < GB && gn < p.N && gk < p.K) ? ld8(ba, gn * p.K + gk, gn * p.K + p.K, (VEC & 2u) != 0u)
-                                                     : uvec4(0u);
+            if (g < GB && gn < p.N && gk < kend) v = ld8(ba, gn * p.K + gk, gn * p.K + kend, (VEC & 2u) != 0u);
         } else {                                                  // B [K, N]: BK rows of BN/8 octets
             uint kr = g / (BN / 8u), no = (g % (BN / 8u)) * 8u;
             uint gk = k0 + kr, gn = n0 + no;
-            rb[l] = (g < GB && gk < p.K && gn < p.N) ? ld8(ba, gk * p.N + gn, gk * p.N + p.N, (VEC & 2u) != 0u)
-                                                     : uvec4(0u);
+            if (g < GB && gk < kend && gn < p.N) v = ld8(ba, gk * p.N + gn, gk * p.N + p.N, (VEC & 2u) != 0u);
         }
+        rb[l] = v;
     }
 }
 
-void stash(uint tid) {
-    [[unroll]] for (uint l = 0; l < LA; l++) {
-        uint g = tid + l * 256u;
-        if (g < GA) As[(g / (BK / 8u)) * SA + (g % (BK / 8u))] = ra[l];
+void stash(uint buf, uint tid) {
+    [[unroll]] for (uint l = 0u; l < LA; l++) {
+        uint g = tid + l * NT;
+        if (g < GA) {
+            if (TRANS_A != 0u) As[buf * A_WORDS + (g / (BM / 8u)) * SM + g % (BM / 8u)] = ra[l];
+            else As[buf * A_WORDS + (g / (BK / 8u)) * SK + g % (BK / 8u)] = ra[l];
+        }
     }
-    [[unroll]] for (uint l = 0; l < LB; l++) {
-        uint g = tid + l * 256u;
+    [[unroll]] for (uint l = 0u; l < LB; l++) {
+        uint g = tid + l * NT;
         if (g < GB) {
-            if (TRANS_B != 0u) Bs[(g / (BK / 8u)) * SA + (g % (BK / 8u))] = rb[l];
-            else Bs[(g / (BN / 8u)) * SBN + (g % (BN / 8u))] = rb[l];
+            if (TRANS_B != 0u) Bs[buf * B_WORDS + (g / (BK / 8u)) * SK + g % (BK / 8u)] = rb[l];
+            else Bs[buf * B_WORDS + (g / (BN / 8u)) * SN + g % (BN / 8u)] = rb[l];
         }
     }
 }
@@ -111,57 +146,97 @@ void stash(uint tid) {
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
-    uint wy = sg / 4u, wx = sg % 4u;
+    uint wy = sg / WGN, wx = sg % WGN;
     uint n0 = gl_WorkGroupID.x * BN;
-    uint ktiles = (p.K + BK - 1u) / BK;
+    uint kbeg = 0u, kend = p.K;
+    if (SPLIT != 0u) {
+        kbeg = gl_WorkGroupID.z * p.pad0;
+        kend = min(p.K, kbeg + p.pad0);
+    }
+    uint ktiles = kend > kbeg ? (kend - kbeg + BK - 1u) / BK : 0u;
+    uint64_t esa = uint64_t(elem_size(DT_A)), esc = uint64_t(elem_size(DT_C));
+    uint bz0 = SPLIT != 0u ? 0u : gl_WorkGroupID.z, bstep = SPLIT != 0u ? 1u : gl_NumWorkGroups.z;
 
-    for (uint bz = gl_WorkGroupID.z; bz < p.nbatch; bz += gl_NumWorkGroups.z) {
-        uint64_t aa, ba, ca;
-        batch_addrs(bz, DT, aa, ba, ca);
+    for (uint bz = bz0; bz < p.nbatch; bz += bstep) {
+        uint i2 = bz % p.bd2, t2 = bz / p.bd2;
+        uint i1 = t2 % p.bd1, i0 = t2 / p.bd1;
+        uint64_t aa = p.a + (uint64_t(i0) * p.sa0 + uint64_t(i1) * p.sa1 + uint64_t(i2) * p.sa2) * esa;
+        uint64_t ba = p.b + (uint64_t(i0) * p.sb0 + uint64_t(i1) * p.sb1 + uint64_t(i2) * p.sb2) * esa;
+        uint64_t ca = SPLIT != 0u ? p.c + uint64_t(gl_WorkGroupID.z) * uint64_t(p.M) * uint64_t(p.N) * 4ul
+                                  : p.c + uint64_t(bz) * uint64_t(p.M) * uint64_t(p.N) * esc;
         for (uint tm = gl_WorkGroupID.y; tm < p.tiles_m; tm += gl_NumWorkGroups.y) {
             uint m0 = tm * BM;
             fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[WM][WN];
-            [[unroll]] for (uint i = 0; i < WM; i++)
-                [[unroll]] for (uint j = 0; j < WN; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+            [[unroll]] for (uint i = 0u; i < WM; i++)
+                [[unroll]] for (uint j = 0u; j < WN; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
-            if (ktiles > 0u) fetch(aa, ba, m0, n0, 0u, tid);
-            for (uint t = 0; t < ktiles; t++) {
-                barrier();
-                stash(tid);
-                barrier();
-                if (t + 1u < ktiles) fetch(aa, ba, m0, n0, (t + 1u) * BK, tid);
-                [[unroll]] for (uint kk = 0; kk < BK / 16u; kk++) {
+            barrier();   // the previous tile's epilogue is done with As
+            if (ktiles > 0u) {
+                fetch(aa, ba, m0, n0, kbeg, kend, tid);
+                stash(0u, tid);
+            }
+            barrier();
+            for (uint t = 0u; t < ktiles; t++) {
+                uint cur = NBUF == 2u ? (t & 1u) : 0u;
+                bool more = t + 1u < ktiles;
+                if (more) fetch(aa, ba, m0, n0, kbeg + (t + 1u) * BK, kend, tid);
+                uint abase = cur * A_WORDS, bbase = cur * B_WORDS;
+                [[unroll]] for (uint kk = 0u; kk < BK / 16u; kk++) {
                     fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[WM];
-                    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb[WN];
-                    [[unroll]] for (uint i = 0; i < WM; i++)
-                        coopMatLoadNV(fa[i], As, (wy * WM * 16u + i * 16u) * SA + kk * 2u, SA, false);
-                    [[unroll]] for (uint j = 0; j < WN; j++) {
-                        uint nn = wx * WN * 16u + j * 16u;
-                        if (TRANS_B != 0u) coopMatLoadNV(fb[j], Bs, nn * SA + kk * 2u, SA, true);
-                        else coopMatLoadNV(fb[j], Bs, kk * 16u * SBN + nn / 8u, SBN, false);
+                    [[unroll]] for (uint i = 0u; i < WM; i++) {
+                        uint mm = wy * WM * 16u + i * 16u;
+                        if (TRANS_A != 0u) coopMatLoadNV(fa[i], As, abase + kk * 16u * SM + mm / 8u, SM, true);
+                        else coopMatLoadNV(fa[i], As, abase + mm * SK + kk * 2u, SK, false);
                     }
-                    [[unroll]] for (uint i = 0; i < WM; i++)
-                        [[unroll]] for (uint j = 0; j < WN; j++) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+                    [[unroll]] for (uint j = 0u; j < WN; j++) {
+                        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fb;
+                        uint nn = wx * WN * 16u + j * 16u;
+                        if (TRANS_B != 0u) coopMatLoadNV(fb, Bs, bbase + nn * SK + kk * 2u, SK, true);
+                        else coopMatLoadNV(fb, Bs, bbase + kk * 16u * SN + nn / 8u, SN, false);
+                        [[unroll]] for (uint i = 0u; i < WM; i++) acc[i][j] = coopMatMulAddNV(fa[i], fb, acc[i][j]);
+                    }
+                }
+                if (NBUF == 2u) {
+                    if (more) stash(cur ^ 1u, tid);   // last read in step t - 1, which every subgroup has finished
+                    barrier();
+                } else {
+                    barrier();                        // everyone is done reading this step
+                    if (more) stash(0u, tid);
+                    barrier();
                 }
             }
 
-            // Epilogue through this subgroup's 16 x 16 staging area.
-            [[unroll]] for (uint i = 0; i < WM; i++) {
-                [[unroll]] for (uint j = 0; j < WN; j++) {
-                    coopMatStoreNV(acc[i][j], Cs, sg * 256u, 16u, false);
+            // Epilogue through this subgroup's 16 x 16 f32 staging area (64 words of As).
+            uint stage = sg * 64u;
+            [[unroll]] for (uint i = 0u; i < WM; i++) {
+                [[unroll]] for (uint j = 0u; j < WN; j++) {
+                    coopMatStoreNV(acc[i][j], As, stage, 4u, false);
                     subgroupMemoryBarrierShared();
                     subgroupBarrier();
-                    [[unroll]] for (uint e = 0; e < 8u; e++) {
-                        uint el = lane * 8u + e;
-                        uint row = m0 + wy * WM * 16u + i * 16u + el / 16u;
-                        uint col = n0 + wx * WN * 16u + j * 16u + el % 16u;
-                        if (row < p.M && col < p.N) {
-                            float v = Cs[sg * 256u + el];
-                            if (HAS_BIAS != 0u) v += mm_ld(p.bias, DT, col);
-                            mm_st(ca, DT, row * p.N + col, mm_activate(v, ACT));
+                    uvec4 w0 = As[stage + lane * 2u], w1 = As[stage + lane * 2u + 1u];
+                    subgroupBarrier();
+                    float v[8] = float[8](uintBitsToFloat(w0.x), uintBitsToFloat(w0.y), uintBitsToFloat(w0.z),
+                                          uintBitsToFloat(w0.w), uintBitsToFloat(w1.x), uintBitsToFloat(w1.y),
+                                          uintBitsToFloat(w1.z), uintBitsToFloat(w1.w));
+                    uint row = m0 + wy * WM * 16u + i * 16u + lane / 2u;
+                    uint col = n0 + wx * WN * 16u + j * 16u + (lane % 2u) * 8u;
+                    if (row >= p.M) continue;
+                    if (SPLIT == 0u) {
+                        [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                            float x = v[e];
+                            if (HAS_BIAS != 0u && col + e < p.N) x += mm_ld(p.bias, DT_C, col + e);
+                            v[e] = mm_activate(x, ACT);
                         }
                     }
-                    subgroupBarrier();
+                    uint dtc = SPLIT != 0u ? DT_F32 : DT_C;
+                    uint o = row * p.N + col;
+                    if ((VEC & 4u) != 0u && col + 8u <= p.N) {
+                        mm_st4_vec(ca, dtc, o, vec4(v[0], v[1], v[2], v[3]));
+                        mm_st4_vec(ca, dtc, o + 4u, vec4(v[4], v[5], v[6], v[7]));
+                    } else {
+                        [[unroll]] for (uint e = 0u; e < 8u; e++)
+                            if (col + e < p.N) mm_st(ca, dtc, o + e, v[e]);
+                    }
                 }
             }
         }
