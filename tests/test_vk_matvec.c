@@ -413,3 +413,44 @@ TEST(vk_norm_few_rows_cached) {
             free(rv);
         }
 }
+
+/* The row-per-subgroup tier (norm_sg.comp) against the CPU and the tier the
+ * lowering picks: many rows of d that fit in registers (d <= 64 lanes * subgroup; d 250 fits
+ * any subgroup of >= 4) take norm-sg (fused:
+ * norm-sg-fused-residual), one row (decode) and long rows keep norm. */
+TEST(vk_norm_sg_tier) {
+    VKP_REQUIRE();
+    static const struct { int64_t rows, d; const char *tier; } cs[] = {
+        {64, 250, "norm-sg"}, {33, 64, "norm-sg"}, {5, 3, "norm-sg"}, {1, 1024, "norm"}, {4, 40000, "norm"},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (int layer = 0; layer < 2; layer++) {
+            int64_t rows = cs[i].rows, d = cs[i].d, xd[2] = {rows, d}, gd[1] = {d};
+            rlx_graph *g = rlx_graph_new();
+            rlx_node x = rlx_input(g, "x", RLX_F32, 2, xd);
+            rlx_node gm = rlx_param(g, "g", RLX_F32, 1, gd);
+            rlx_output(g, "z", layer ? rlx_layer_norm(g, x, gm, rlx_param(g, "b", RLX_F32, 1, gd), 1e-5f)
+                                     : rlx_rms_norm(g, x, gm, RLX_NO_NODE, 1e-5f));
+            float *xv = malloc(sizeof(float) * (size_t)(rows * d));
+            test_fill_uniform_f32(xv, rows * d, 100, 103);   /* a mean far from zero: the hi/lo centring */
+            rlx_tensor in = {.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {rows, d}, .data = xv,
+                             .bytes = sizeof(float) * (size_t)(rows * d)};
+            CHECK(vkp_compare(g, &in, 1, 1e-5, true));
+            rlx_compile_options o;
+            vkp_options(&o);
+            rlx_exec *e = NULL;
+            char *rep = NULL;
+            bool ok = rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_run(e, &in, 1) == RLX_OK && (rep = rlx_exec_report(e));
+            bool sg = ok && strstr(rep, "norm-sg");
+            bool want_sg = strcmp(cs[i].tier, "norm-sg") == 0;
+            if (!ok || sg != want_sg) {
+                printf("    rows %lld d %lld: want tier %s:\n%s\n", (long long)rows, (long long)d, cs[i].tier,
+                       rep ? rep : rlx_last_error());
+                CHECK(false);
+            }
+            free(rep);
+            rlx_exec_free(e);
+            rlx_graph_free(g);
+            free(xv);
+        }
+}
