@@ -146,16 +146,6 @@ int main(int argc, char **argv) {
         if (t > 0) row("layer_norm_256MiB", tier, t, 2.0 * big * 4, "GB/s");
         rlx_graph_free(g);
     }
-    { /* rms_norm over rows of 1024 */
-        rlx_graph *g = rlx_graph_new();
-        int64_t d[2] = {big / 1024, 1024}, dd[1] = {1024};
-        rlx_node x = rlx_param(g, "x", RLX_F32, 2, d);
-        rlx_node y = rlx_rms_norm(g, x, rlx_param(g, "g", RLX_F32, 1, dd), RLX_NO_NODE, 1e-5f);
-        rlx_output(g, "z", first_row(g, y));
-        double t = time_graph(g, runs, 0, RLX_PRECISION_F32, NULL, 0, tier, sizeof tier);
-        if (t > 0) row("rms_norm_256MiB", tier, t, 2.0 * big * 4, "GB/s");
-        rlx_graph_free(g);
-    }
     int64_t m = quick ? 512 : 4096;
     for (int variant = 0; variant < 3; variant++) { /* matmul f32, f32 fast, f16 */
         rlx_graph *g = rlx_graph_new();

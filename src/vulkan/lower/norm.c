@@ -1,8 +1,7 @@
 /*
  * norm.c — Vulkan lowering of LAYER_NORM / RMS_NORM (inputs x, gamma[, beta])
  * and the fused residual forms ADD_LAYER_NORM / ADD_RMS_NORM (x, r, gamma[,
- * beta]) onto norm.comp (one workgroup per row; tier norm) or norm_sg.comp (one
- * subgroup per row held in registers; tier norm-sg) of the last dim, the residual
+ * beta]) onto norm.comp: one workgroup per row of the last dim, the residual
  * add, both statistics passes and the affine output in one kernel.
  * attributes eps and has_beta (op_attrs.def).
  */
@@ -41,18 +40,7 @@ rlx_status vk_lower_norm(vk_lower_ctx *c)
         if (c->in[i].dtype != dt || c->in[i].numel != want)
             return rlx_fail(RLX_STATUS_INTERNAL, "%s: input %d does not match x", what, i);
     }
-    /* Row per subgroup (norm_sg.comp) when there are rows enough to fill
-     * workgroups of several rows and a row fits in registers: K = d / subgroup
-     * elements per lane, at most NORM_SG_MAX_K (64 floats a lane keeps
-     * occupancy on NVIDIA, d <= 2048 at 32 lanes). One row (decode) keeps the
-     * 256-wide kernel, which was tuned for its latency. Assumes the device
-     * runs compute at caps->subgroup_size (no subgroup size control in use). */
-    uint32_t sg = c->caps->subgroup_size;
-    int64_t rows = d ? x->numel / d : 0;
-    uint32_t k = sg ? (uint32_t)((d + sg - 1) / sg) : 0;
-    bool use_sg = sg >= 4 && sg <= 128 && rows >= 2 && k >= 1 && k <= 64;
-    if (k <= 4) k = 4; else if (k <= 8) k = 8; else if (k <= 16) k = 16; else if (k <= 32) k = 32; else k = 64;
-    c->tier = use_sg ? (fused ? "norm-sg-fused-residual" : "norm-sg") : (fused ? "norm-fused-residual" : "norm");
+    c->tier = fused ? "norm-fused-residual" : "norm";
     if (x->numel == 0 || d == 0) return RLX_OK;
 
     norm_push p;
@@ -65,20 +53,13 @@ rlx_status vk_lower_norm(vk_lower_ctx *c)
     p.rows = (uint32_t)(x->numel / d);
     p.d = (uint32_t)d;
     p.eps = (float)ir_attr_norm_eps(c->node);
-    vk_dispatch *dp = vk_emit(c, use_sg ? "norm_sg" : "norm", &p, sizeof p);
+    vk_dispatch *dp = vk_emit(c, "norm", &p, sizeof p);
     if (!dp) return RLX_STATUS_INTERNAL;
     dp->spec[0] = layer ? 0u : 1u;
     dp->spec[1] = vk_dtype_code(dt);
     dp->spec[2] = fused ? 1u : 0u;
     dp->spec[3] = has_beta ? 1u : 0u;
     dp->n_spec = 4;
-    if (use_sg) {
-        dp->spec[4] = k;
-        dp->n_spec = 5;
-        uint32_t per = 128u / sg ? 128u / sg : 1u;
-        vk_grid_1d(c->caps, ((uint64_t)p.rows + per - 1) / per, 1, dp->groups);
-        return RLX_OK;
-    }
     vk_grid_1d(c->caps, (uint64_t)p.rows, 1, dp->groups);
     return RLX_OK;
 }

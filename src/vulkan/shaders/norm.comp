@@ -1,7 +1,6 @@
 // norm.comp — LAYER_NORM and RMS_NORM over the last dim, and the fused
 // residual forms ADD_LAYER_NORM / ADD_RMS_NORM (s = x + r rounded to the
-// dtype, then the norm of s): one 256-wide workgroup per row of d elements. Rows that fit
-// in registers (rows >= 2, d <= 64 * subgroup) go to norm_sg.comp instead.
+// dtype, then the norm of s): one 256-wide workgroup per row of d elements.
 //
 // Spec constants: 0 = kind (0 layer, 1 rms), 1 = dtype (f32/f16/bf16),
 // 2 = fused (reads r), 3 = has_beta.
