@@ -57,7 +57,9 @@ bool vk_coop_plan_make(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, i
         pl->wgn = tu->mm_coop[4] ? tu->mm_coop[4] : rule.wgn;
         pl->nbuf = tu->mm_coop[5] ? tu->mm_coop[5] : rule.nbuf;
     }
-    if (plan_shared(pl, ta, tb) > cp->max_shared_memory) pl->bk = 32;   /* 28 KiB instead of 45 */
+    /* The H200's Vulkan driver offers 48 KiB a workgroup: plans beyond it single-buffer, then step K by 32. */
+    if (plan_shared(pl, ta, tb) > cp->max_shared_memory) pl->nbuf = 1;
+    if (plan_shared(pl, ta, tb) > cp->max_shared_memory) pl->bk = 32;
     if (plan_shared(pl, ta, tb) > cp->max_shared_memory) return false;
     if ((uint64_t)32 * pl->wgm * pl->wgn > cp->max_workgroup_invocations) return false;
     pl->bm = pl->wgm * pl->wm * 16;
