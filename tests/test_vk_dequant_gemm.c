@@ -44,23 +44,6 @@ static void *weights(rlx_dtype dt, int64_t N, int64_t K, double **decoded, size_
     return q;
 }
 
-/* 1 when the device the Vulkan side compiles for has the cooperative-matrix
- * tier, 0 when it has not, -1 when that device is not known (several devices
- * and no RLX_TEST_VK_DEVICE). */
-static int device_has_coopmat(void) {
-    const char *no = getenv("RLX_VK_NO_COOPMAT");
-    if (no && *no && strcmp(no, "0") != 0) return 0;
-    const char *want = getenv("RLX_TEST_VK_DEVICE");
-    int n = rlx_device_count(), found = -1;
-    for (int i = 0; i < n && found < 0; i++) {
-        rlx_device_info d;
-        if (rlx_device_get_info(i, &d) != RLX_OK || d.backend != RLX_BACKEND_VULKAN) continue;
-        bool match = want && *want ? strstr(d.name, want) != NULL : n == 2;   /* the CPU and one Vulkan device */
-        if (match) found = d.cooperative_matrix_nv && d.subgroup_size == 32 && d.fp16;
-    }
-    return found;
-}
-
 /* The tier of the n-th dequant_matmul node in the report, or "". */
 static void tier_of(const char *report, int nth, char *out, size_t cap) {
     out[0] = 0;
@@ -135,7 +118,7 @@ static bool run_gemm_case(gemm_case *gc) {
         printf("    %s: %d host steps where none were expected:\n%s", tn, st.host_steps, rep ? rep : "");
         ok = false;
     }
-    int coop_dev = device_has_coopmat();
+    int coop_dev = vkp_device_has_coopmat();
     bool coop_want = coop_dev == 1 && (rlx_dtype_is_quantized(dt) || dt == RLX_F16 || gc->precision == RLX_PRECISION_FAST);
     for (int i = 0; i < gc->nM && ok; i++) {
         int64_t M = gc->Ms[i];
@@ -236,7 +219,7 @@ TEST(vk_dequant_gemm_small_shared_memory) {
     VKP_REQUIRE();
     static const int64_t Ms[] = {9, 100};
     static const rlx_dtype ts[] = {RLX_Q4_0, RLX_Q5_K, RLX_BF16};
-    setenv("RLX_VK_DQ_MM_SHARED", device_has_coopmat() == 1 ? "32768" : "16384", 1);
+    setenv("RLX_VK_DQ_MM_SHARED", vkp_device_has_coopmat() == 1 ? "32768" : "16384", 1);
     bool ok = true;
     for (size_t t = 0; t < 3 && ok; t++) {
         gemm_case gc = {ts[t], 101, k_for(ts[t]), Ms, 2, RLX_PRECISION_F32, 0, NULL, NULL};

@@ -28,20 +28,6 @@ static float urand(void) {
 /* v rounded to f16 and back (round to nearest even; inputs are in range). */
 static double via_f16(float v) { return rlx_f16_to_f32(rlx_f32_to_f16(v)); }
 
-static int device_coop(void) {
-    const char *no = getenv("RLX_VK_NO_COOPMAT");
-    if (no && *no && strcmp(no, "0") != 0) return 0;
-    const char *want = getenv("RLX_TEST_VK_DEVICE");
-    int n = rlx_device_count(), found = -1;
-    for (int i = 0; i < n && found < 0; i++) {
-        rlx_device_info d;
-        if (rlx_device_get_info(i, &d) != RLX_OK || d.backend != RLX_BACKEND_VULKAN) continue;
-        bool match = want && *want ? strstr(d.name, want) != NULL : n == 2;
-        if (match) found = d.cooperative_matrix_nv && d.subgroup_size == 32 && d.fp16;
-    }
-    return found;
-}
-
 typedef struct coop_case {
     int64_t batch, M, K, N;
     int tb, bias;
@@ -134,7 +120,7 @@ static bool run_coop(const coop_case *k) {
         }
     }
     char *rep = e ? rlx_exec_report(e) : NULL;
-    if (ok && device_coop() == 1 && (!rep || !strstr(rep, "coopmat-f16") || (k->tier_has && !strstr(rep, k->tier_has)))) {
+    if (ok && vkp_device_has_coopmat() == 1 && (!rep || !strstr(rep, "coopmat-f16") || (k->tier_has && !strstr(rep, k->tier_has)))) {
         printf("    expected a coopmat tier%s%s, report:\n%s", k->tier_has ? " with " : "", k->tier_has ? k->tier_has : "",
                rep ? rep : "");
         ok = false;

@@ -175,3 +175,20 @@ bool vkp_require_int_dot(void) {
     harness_skip(__FILE__, __LINE__, "the i8 matvec needs integer dot products on every Vulkan device");
     return false;
 }
+
+/* 1 when the device the Vulkan side compiles for has the cooperative-matrix
+ * tier, 0 when it has not, -1 when that device is not known (several devices
+ * and no RLX_TEST_VK_DEVICE). */
+int vkp_device_has_coopmat(void) {
+    const char *no = getenv("RLX_VK_NO_COOPMAT");
+    if (no && *no && strcmp(no, "0") != 0) return 0;
+    const char *want = getenv("RLX_TEST_VK_DEVICE");
+    int n = rlx_device_count(), found = -1;
+    for (int i = 0; i < n && found < 0; i++) {
+        rlx_device_info d;
+        if (rlx_device_get_info(i, &d) != RLX_OK || d.backend != RLX_BACKEND_VULKAN) continue;
+        bool match = want && *want ? strstr(d.name, want) != NULL : n == 2;   /* the CPU and one Vulkan device */
+        if (match) found = d.cooperative_matrix_nv && d.subgroup_size == 32 && d.fp16;
+    }
+    return found;
+}

@@ -41,4 +41,8 @@ rlx_exec *vkp_compile_quant(const rlx_graph *g, bool vulkan, int exact_quant);
  */
 #define VKP_REQUIRE() do { if (!vkp_available()) return; } while (0)
 
+/* 1 when the Vulkan device the tests compile for has the cooperative-matrix tier
+ * (NV cooperative matrix, f16, subgroups of 32), 0 when not, -1 when unknown. */
+int vkp_device_has_coopmat(void);
+
 #endif
