@@ -30,12 +30,17 @@ the device time where there is one. rlx checks itself against an unoptimized
 CPU run at the batches in --check-batch (the check costs a one-thread CPU
 run of the whole encoder, so it is off for the larger batches).
 
+On the H200 machine the Vulkan loader comes from the carried .gl debs (as
+bench/gpu_run.sh installs them); VK_DRIVER_FILES defaults to NVIDIA's ICD
+there.
+
 --device cpu (with --tiny for small sizes) is a smoke run of the script on a
 machine without a GPU: PyTorch on the CPU (perf_counter timing), rlx on the
 CPU. --compile times torch.compile's graph instead of eager mode.
 """
 import argparse
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -81,11 +86,14 @@ def run_rlx(a, batch, precision):
     if batch not in checks:
         cmd.append("--no-check")
     progress("rlx: " + " ".join(cmd))
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
+    env = dict(os.environ)
+    icd = "/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json"   # the H200 machine's (docs/gpu.md)
+    if "VK_DRIVER_FILES" not in env and os.path.exists(icd):
+        env["VK_DRIVER_FILES"] = icd
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if out.returncode != 0:   # a failed check still times: its RESULT line is kept, marked
         sys.stderr.write(out.stdout + out.stderr)
-        return None
-    res = {}
+    res = {"exit": out.returncode}
     for line in out.stdout.splitlines():
         if line.startswith("  backend") or line.startswith("  check"):
             res.setdefault("lines", []).append(line.strip())
@@ -209,6 +217,9 @@ def main():
         ms = r["device_ms"] if r["device_ms"] > 0 else r["wall_ms"]
         dev = f"{r['device_ms']:.3f}" if r["device_ms"] > 0 else "-"
         chk = f"{r['rel_err']:.1e}" if r["rel_err"] >= 0 else "off"
+        if r["exit"] != 0:
+            chk += f" (MISMATCH, exit {r['exit']})"
+            failed = True
         print(f"| {p} | {b} | {dev} | {r['wall_ms']:.3f} | {t_ms:.3f} ({dt}) | {t_ms / ms:.2f} | {chk} |")
     return 1 if failed else 0
 
