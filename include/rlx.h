@@ -197,6 +197,21 @@ typedef enum rlx_activation {
 rlx_node rlx_matmul_bias_act(rlx_graph *g, rlx_node a, rlx_node b, int transpose_b,
                              rlx_node bias, rlx_activation act);
 
+/* Flags of rlx_matmul_ex: which operands are stored transposed. */
+typedef enum rlx_matmul_flags {
+    RLX_MATMUL_TRANSPOSE_B = 1 << 0,   /* b is [..., N, K] (as rlx_matmul's transpose_b) */
+    RLX_MATMUL_TRANSPOSE_A = 1 << 1,   /* a is [..., K, M]: a weight gradient's X^T dY reads X [tokens, K] as is */
+} rlx_matmul_flags;
+
+/* The general matmul: act(op(a) x op(b) + bias) -> [..., M, N], op(a) = a
+ * or, with RLX_MATMUL_TRANSPOSE_A, a^T over its last two dims (a [..., K,
+ * M]); op(b) likewise with RLX_MATMUL_TRANSPOSE_B (b [..., N, K]); batch dims
+ * broadcast. bias [N] may be RLX_NO_NODE, act RLX_ACT_NONE: with neither it
+ * is an rlx_matmul. flags is a set of rlx_matmul_flags; another bit is
+ * INVALID_ARGUMENT. (The Vulkan backend runs a transposed a on its tiled
+ * f32 kernel, not on tensor cores: docs/ops.md.) */
+rlx_node rlx_matmul_ex(rlx_graph *g, rlx_node a, rlx_node b, unsigned flags, rlx_node bias, rlx_activation act);
+
 /* Reductions over the axes set in axes_mask (bit i = axis i; 0 = all axes). */
 rlx_node rlx_reduce_sum (rlx_graph *g, rlx_node x, uint32_t axes_mask, int keepdim);
 rlx_node rlx_reduce_mean(rlx_graph *g, rlx_node x, uint32_t axes_mask, int keepdim);

@@ -269,8 +269,14 @@ double ref_load(const void *data, rlx_dtype dt, int64_t i) {
 
 bool ref_matmul(const double *a, ref_shape sa, const double *b, ref_shape sb, int transpose_b,
                 const double *bias, rlx_activation act, double *out, ref_shape *so_out) {
+    return ref_matmul_ex(a, sa, b, sb, transpose_b ? REF_MM_TB : 0, bias, act, out, so_out);
+}
+
+bool ref_matmul_ex(const double *a, ref_shape sa, const double *b, ref_shape sb, unsigned flags,
+                   const double *bias, rlx_activation act, double *out, ref_shape *so_out) {
     if (sa.rank < 2 || sb.rank < 2) return false;
-    int64_t M = sa.d[sa.rank - 2], K = sa.d[sa.rank - 1];
+    int ta = (flags & REF_MM_TA) != 0, transpose_b = (flags & REF_MM_TB) != 0;
+    int64_t M = sa.d[sa.rank - (ta ? 1 : 2)], K = sa.d[sa.rank - (ta ? 2 : 1)];
     int64_t N = transpose_b ? sb.d[sb.rank - 2] : sb.d[sb.rank - 1];
     int64_t Kb = transpose_b ? sb.d[sb.rank - 1] : sb.d[sb.rank - 2];
     if (K != Kb) return false;
@@ -290,7 +296,7 @@ bool ref_matmul(const double *a, ref_shape sa, const double *b, ref_shape sb, in
             for (int64_t n = 0; n < N; n++) {
                 double s = 0;
                 for (int64_t k = 0; k < K; k++)
-                    s += pa[m * K + k] * (transpose_b ? pb[n * K + k] : pb[k * N + n]);
+                    s += (ta ? pa[k * M + m] : pa[m * K + k]) * (transpose_b ? pb[n * K + k] : pb[k * N + n]);
                 if (bias) s += bias[n];
                 po[m * N + n] = ref_act_apply(act, s);
             }

@@ -64,6 +64,11 @@ double ref_load(const void *data, rlx_dtype dt, int64_t i);
  * batch dims broadcast; bias [N] or NULL; act applied last. out [batch..., M, N]. */
 bool ref_matmul(const double *a, ref_shape sa, const double *b, ref_shape sb, int transpose_b,
                 const double *bias, rlx_activation act, double *out, ref_shape *so);
+/* The same with flags: REF_MM_TB (b [..., N, K]) and REF_MM_TA (a [..., K, M]),
+ * the bits of RLX_MATMUL_TRANSPOSE_B / _A. */
+enum { REF_MM_TB = 1, REF_MM_TA = 2 };
+bool ref_matmul_ex(const double *a, ref_shape sa, const double *b, ref_shape sb, unsigned flags,
+                   const double *bias, rlx_activation act, double *out, ref_shape *so);
 
 /* ---- reductions */
 typedef enum ref_redop { REF_RSUM, REF_RMEAN, REF_RMAX, REF_RMIN, REF_RPROD } ref_redop;

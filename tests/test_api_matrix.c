@@ -401,6 +401,22 @@ MISUSE(rlx_matmul_bias_act, bias_wrong_size, SHAPE, "bias") {
     return node_outcome(f, rlx_matmul_bias_act(f->g, x, f->w48, 1, b, RLX_ACT_RELU));
 }
 
+MISUSE(rlx_matmul_ex, unknown_flag, INV, "rlx_matmul_ex: unknown flags 0x8") {
+    (void)arg; return node_outcome(f, rlx_matmul_ex(f->g, f->w48, f->w48, 8u, RLX_NO_NODE, RLX_ACT_NONE));
+}
+MISUSE(rlx_matmul_ex, transposed_inner_dims_differ, SHAPE, "inner dims differ: [4,8] x [4,8] (a and b transposed)") {
+    (void)arg;   /* a = w48 [4, 8] stored [K, M]: K 4; b = x8 [4, 8] stored [N, K]: K 8 */
+    rlx_node x = rlx_input(f->g, "x8", RLX_F32, 2, d48);
+    return node_outcome(f, rlx_matmul_ex(f->g, f->w48, x, RLX_MATMUL_TRANSPOSE_A | RLX_MATMUL_TRANSPOSE_B, RLX_NO_NODE,
+                                         RLX_ACT_NONE));
+}
+MISUSE(rlx_matmul_ex, null_graph, RETURNED_FAILURE, "rlx_matmul_ex: graph is NULL") {
+    (void)arg; return null_graph_outcome(rlx_matmul_ex(NULL, f->x, f->x, 0, RLX_NO_NODE, RLX_ACT_NONE));
+}
+MISUSE(rlx_matmul_ex, unknown_activation, INV, "activation 99") {
+    (void)arg; return node_outcome(f, rlx_matmul_ex(f->g, f->w48, f->w48, RLX_MATMUL_TRANSPOSE_A, RLX_NO_NODE, (rlx_activation)99));
+}
+
 /* --------------------------------------------------------- reductions */
 
 typedef rlx_node (*reduce_fn)(rlx_graph *, rlx_node, uint32_t, int);

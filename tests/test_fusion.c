@@ -113,6 +113,21 @@ TEST(fusion_matmul_activation_without_bias) {
     rlx_graph_free(g);
 }
 
+/* matmul with transpose_a (rlx_matmul_ex) + bias + activation fuses into a
+ * matmul_bias_act that keeps the transpose: fused == unfused. */
+TEST(fusion_matmul_transpose_a_bias_act) {
+    for (int tb = 0; tb < 2; tb++) {
+        rlx_graph *g = rlx_graph_new();
+        int64_t xd[2] = {11, 6}, wd[2] = {tb ? 9 : 11, tb ? 11 : 9}, bd[1] = {9};   /* x [K, M], w [K, N] or [N, K] */
+        rlx_node x = rlx_input(g, "x", RLX_F32, 2, xd);
+        rlx_node mm = rlx_matmul_ex(g, x, rlx_param(g, "w", RLX_F32, 2, wd),
+                                    RLX_MATMUL_TRANSPOSE_A | (tb ? RLX_MATMUL_TRANSPOSE_B : 0u), RLX_NO_NODE, RLX_ACT_NONE);
+        rlx_output(g, "y", rlx_gelu(g, rlx_add(g, mm, rlx_param(g, "b", RLX_F32, 1, bd))));
+        CHECK_FUSION(g, xd, 2, 6 * 9, 1);
+        rlx_graph_free(g);
+    }
+}
+
 TEST(fusion_residual_norms) {
     for (int kind = 0; kind < 4; kind++) {
         rlx_graph *g = rlx_graph_new();

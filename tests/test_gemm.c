@@ -32,15 +32,17 @@ typedef struct gemm_case {
     int64_t M, N, K;
     int transpose_b, accumulate, act, use_bias;
     int64_t pad;            /* extra leading-dimension elements */
+    int transpose_a;        /* A stored [K, M] (rlx_sgemm_ex) */
 } gemm_case;
 
 /* Runs one case; returns false (after printing) on mismatch. */
 static bool run_case(rlx_threadpool *pool, const gemm_case *tc, const char *kname) {
     int64_t M = tc->M, N = tc->N, K = tc->K;
-    int64_t lda = K + tc->pad, ldc = N + tc->pad;
+    int64_t lda = (tc->transpose_a ? M : K) + tc->pad, ldc = N + tc->pad;
+    int64_t arows = tc->transpose_a ? K : M;
     int64_t ldb = (tc->transpose_b ? K : N) + tc->pad;
     int64_t brows = tc->transpose_b ? N : K;
-    float *A = malloc(sizeof(float) * (size_t)(M * lda + 1));
+    float *A = malloc(sizeof(float) * (size_t)(arows * lda + 1));
     float *B = malloc(sizeof(float) * (size_t)(brows * ldb + 1));
     float *C = malloc(sizeof(float) * (size_t)(M * ldc + 1));
     float *bias = malloc(sizeof(float) * (size_t)(N + 1));
@@ -48,7 +50,7 @@ static bool run_case(rlx_threadpool *pool, const gemm_case *tc, const char *knam
     float *got = malloc(sizeof(float) * (size_t)(M * N + 1));
     bool ok = false;
     if (!A || !B || !C || !bias || !want || !got) goto done;
-    test_fill_uniform_f32(A, M * lda, -1, 1);
+    test_fill_uniform_f32(A, arows * lda, -1, 1);
     test_fill_uniform_f32(B, brows * ldb, -1, 1);
     test_fill_uniform_f32(C, M * ldc, -1, 1);
     test_fill_uniform_f32(bias, N, -1, 1);
@@ -60,7 +62,7 @@ static bool run_case(rlx_threadpool *pool, const gemm_case *tc, const char *knam
             double s = tc->accumulate ? C[i * ldc + j] : 0.0;
             for (int64_t k = 0; k < K; k++) {
                 double b = tc->transpose_b ? B[j * ldb + k] : B[k * ldb + j];
-                s += (double)A[i * lda + k] * b;
+                s += (double)(tc->transpose_a ? A[k * lda + i] : A[i * lda + k]) * b;
             }
             if (tc->use_bias) s += bias[j];
             want[i * N + j] = ref_act(s, tc->act);
@@ -70,7 +72,9 @@ static bool run_case(rlx_threadpool *pool, const gemm_case *tc, const char *knam
     if (tc->pad) for (int64_t i = 0; i < M; i++) C[i * ldc + N] = sentinel;
 
     gemm_epilogue epi = { tc->use_bias ? bias : NULL, tc->act, tc->accumulate };
-    if (rlx_sgemm(pool, M, N, K, A, lda, B, ldb, tc->transpose_b, C, ldc, &epi) != 0) {
+    int rc = tc->transpose_a ? rlx_sgemm_ex(pool, M, N, K, A, lda, 1, B, ldb, tc->transpose_b, C, ldc, &epi)
+                             : rlx_sgemm(pool, M, N, K, A, lda, B, ldb, tc->transpose_b, C, ldc, &epi);
+    if (rc != 0) {
         printf("    rlx_sgemm failed\n");
         goto done;
     }
@@ -84,8 +88,8 @@ static bool run_case(rlx_threadpool *pool, const gemm_case *tc, const char *knam
     /* f32 accumulation error grows ~sqrt(K); 1e-5 at K <= 64, scaled above. */
     double tol = 1e-5 * (K > 64 ? sqrt((double)K / 64.0) : 1.0);
     char what[160];
-    snprintf(what, sizeof what, "%s M=%lld N=%lld K=%lld tb=%d acc=%d act=%d bias=%d pad=%lld",
-             kname, (long long)M, (long long)N, (long long)K, tc->transpose_b, tc->accumulate,
+    snprintf(what, sizeof what, "%s M=%lld N=%lld K=%lld ta=%d tb=%d acc=%d act=%d bias=%d pad=%lld",
+             kname, (long long)M, (long long)N, (long long)K, tc->transpose_a, tc->transpose_b, tc->accumulate,
              tc->act, tc->use_bias, (long long)tc->pad);
     ok = test_close_f32_f64(what, got, want, M * N, tol);
 done:
@@ -99,6 +103,7 @@ static gemm_case random_case(int64_t max_dim) {
         .transpose_b = (int)test_rand_int(0, 1), .accumulate = (int)test_rand_int(0, 1),
         .act = (int)test_rand_int(0, RLX_ACT_TANH), .use_bias = (int)test_rand_int(0, 1),
         .pad = test_rand_int(0, 1) ? test_rand_int(1, 9) : 0,
+        .transpose_a = (int)test_rand_int(0, 1),
     };
     return tc;
 }
@@ -121,7 +126,7 @@ TEST(gemm_every_edge_of_one_tile) {
         for (int64_t m = 1; m <= 20; m++)
             for (int64_t n = 1; n <= 20; n += 1) {
                 gemm_case tc = { m, n + 40 * (m % 2), 7, (int)(n % 2), (int)(m % 3 == 0),
-                                 (int)(n % 3), (int)(m % 2), 0 };
+                                 (int)(n % 3), (int)(m % 2), 0, (int)((m + n) % 3 == 0) };
                 if (!run_case(NULL, &tc, kernels[kk])) { rlx_sgemm_force_kernel(NULL); CHECK(0); }
             }
     }
@@ -133,13 +138,16 @@ TEST(gemm_large_blocks_threads) {
     rlx_threadpool *pool = rlx_threadpool_new(2);
     CHECK(pool != NULL);
     const gemm_case cases[] = {
-        { 300, 530, 600, 0, 0, RLX_ACT_NONE, 0, 0 },
-        { 300, 530, 600, 1, 1, RLX_ACT_GELU, 1, 3 },
-        { 129, 771, 257, 0, 1, RLX_ACT_SILU, 1, 5 },
-        { 128, 768, 768, 1, 0, RLX_ACT_GELU_TANH, 1, 0 },
-        { 513, 97, 1030, 1, 0, RLX_ACT_RELU, 0, 1 },
-        { 1, 1000, 300, 1, 0, RLX_ACT_NONE, 1, 0 },
-        { 1000, 1, 300, 0, 1, RLX_ACT_TANH, 0, 2 },
+        { 300, 530, 600, 0, 0, RLX_ACT_NONE, 0, 0, 0 },
+        { 300, 530, 600, 1, 1, RLX_ACT_GELU, 1, 3, 0 },
+        { 129, 771, 257, 0, 1, RLX_ACT_SILU, 1, 5, 0 },
+        { 128, 768, 768, 1, 0, RLX_ACT_GELU_TANH, 1, 0, 0 },
+        { 513, 97, 1030, 1, 0, RLX_ACT_RELU, 0, 1, 0 },
+        { 1, 1000, 300, 1, 0, RLX_ACT_NONE, 1, 0, 0 },
+        { 1000, 1, 300, 0, 1, RLX_ACT_TANH, 0, 2, 0 },
+        { 300, 530, 600, 0, 0, RLX_ACT_NONE, 0, 0, 1 },     /* A stored [K, M] */
+        { 129, 771, 257, 1, 1, RLX_ACT_SILU, 1, 5, 1 },
+        { 513, 97, 1030, 0, 0, RLX_ACT_RELU, 0, 1, 1 },
     };
     for (size_t kk = 0; kk < sizeof kernels / sizeof kernels[0]; kk++) {
         if (rlx_sgemm_force_kernel(kernels[kk]) != 0) continue;
@@ -179,6 +187,8 @@ TEST(gemm_zero_k_and_empty) {
     CHECK(rlx_sgemm(NULL, 2, 3, 4, A, 3, B, 3, 0, C, 3, NULL) != 0);  /* lda < K */
     CHECK(rlx_sgemm(NULL, 2, 3, 4, A, 4, B, 3, 1, C, 3, NULL) != 0);  /* ldb < K (transposed) */
     CHECK(rlx_sgemm(NULL, 2, 3, 4, A, 4, B, 3, 0, C, 2, NULL) != 0);  /* ldc < N */
+    CHECK(rlx_sgemm_ex(NULL, 2, 3, 4, A, 1, 1, B, 3, 0, C, 3, NULL) != 0);  /* lda < M (A transposed) */
+    CHECK(rlx_sgemm_ex(NULL, 2, 3, 4, A, 2, 1, B, 3, 0, C, 3, NULL) == 0);
     CHECK(rlx_sgemm(NULL, 2, 3, 4, A, 4, B, 3, 0, C, 3, NULL) == 0);
     CHECK(C[0] == 0 && C[5] == 0);
     CHECK(rlx_sgemm_force_kernel("no-such-kernel") != 0);

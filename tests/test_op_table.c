@@ -173,7 +173,7 @@ TEST(op_table_dump_names_attributes) {
     rlx_node y = rlx_matmul(g, x, rlx_param(g, "w", RLX_F32, 2, wd), 1);
     CHECK_OK(rlx_output(g, "y", rlx_softmax(g, rlx_clamp(g, y, -2.5f, 3.0f), -1)));
     char *d = rlx_graph_dump(g);
-    bool ok = d && strstr(d, "{transpose_b=1 act=0 has_bias=0}") && strstr(d, "{lo=-2.5 hi=3}") && strstr(d, "{axis=1}");
+    bool ok = d && strstr(d, "{transpose_b=1 act=0 has_bias=0 transpose_a=0}") && strstr(d, "{lo=-2.5 hi=3}") && strstr(d, "{axis=1}");
     if (!ok) printf("%s", d ? d : "(no dump)\n");
     free(d);
     rlx_graph_free(g);

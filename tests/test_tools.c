@@ -46,6 +46,18 @@ TEST(tools_cli_demo_small) {
     CHECK(strstr(out, "(ok)") != NULL);
     CHECK(strstr(out, "time per run") != NULL && strstr(out, "arena") != NULL);
     CHECK(strstr(out, "cpu-kernel") != NULL);
+    CHECK(strstr(out, "RESULT demo wall_ms ") != NULL && strstr(out, "precision f32") != NULL);
+    /* --precision fast (the CPU computes f32 either way) and --no-check */
+    snprintf(cmd, sizeof cmd, "%s demo --layers 1 --d-model 64 --heads 4 --d-ff 128 --seq 16 --runs 3 --device cpu "
+             "--precision fast --no-check", rlx);
+    code = test_run_command(cmd, out, sizeof out);
+    CHECK_MSG(code == 0, "demo --precision fast exited %d: %s", code, out);
+    CHECK(strstr(out, "precision fast") != NULL && strstr(out, "skipped (--no-check)") != NULL);
+    CHECK(strstr(out, "rel_err -1.000e+00") != NULL);
+    snprintf(cmd, sizeof cmd, "%s demo --precision half 2>/dev/null", rlx);
+    CHECK(test_run_command(cmd, out, sizeof out) == 2);
+    snprintf(cmd, sizeof cmd, "%s demo --precision 2>/dev/null", rlx);
+    CHECK(test_run_command(cmd, out, sizeof out) == 2);
 }
 
 /* `rlx dump --demo`: the encoder after fusion, each node with its path. */

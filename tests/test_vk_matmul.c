@@ -3,7 +3,9 @@
  * edge shapes (1x1x1, odd sizes, tile tails, a BERT-like 128x768x768),
  * matvec (M == 1, both weight layouts, aligned and ragged K), broadcast
  * batch dims, bias with every activation, f16/bf16 operands (weights as
- * inputs and as f16 params), K = 0, and f64 falling back to a host step.
+ * inputs and as f16 params), K = 0, f64 falling back to a host step, and
+ * transpose_a (rlx_matmul_ex: the tiled tier's TRANS_A, matvec at M == 1,
+ * never the cooperative-matrix tier).
  * Sizes stay modest: lavapipe is a slow software GPU.
  */
 #include "vk_parity.h"
@@ -16,6 +18,7 @@ typedef struct mm_case {
     int64_t ad[4], bd[4];
     int     tb;
     int     bias;
+    int     ta;     /* a is [..., K, M] (rlx_matmul_ex) */
     rlx_activation act;
     rlx_dtype dt;
 } mm_case;
@@ -56,8 +59,9 @@ static bool run_case(const mm_case *k, double tol) {
     rlx_node a = rlx_input(g, "a", k->dt, k->ar, k->ad);
     rlx_node b = rlx_input(g, "b", k->dt, k->br, k->bd);
     rlx_node bias = k->bias ? rlx_input(g, "bias", k->dt, 1, &N) : RLX_NO_NODE;
-    rlx_node y = (k->bias || k->act != RLX_ACT_NONE) ? rlx_matmul_bias_act(g, a, b, k->tb, bias, k->act)
-                                                     : rlx_matmul(g, a, b, k->tb);
+    rlx_node y = k->ta ? rlx_matmul_ex(g, a, b, RLX_MATMUL_TRANSPOSE_A | (k->tb ? RLX_MATMUL_TRANSPOSE_B : 0u), bias, k->act)
+                 : (k->bias || k->act != RLX_ACT_NONE) ? rlx_matmul_bias_act(g, a, b, k->tb, bias, k->act)
+                                                       : rlx_matmul(g, a, b, k->tb);
     /* f16/bf16 outputs would be compared bitwise: compare them as f32 */
     if (k->dt == RLX_F16 || k->dt == RLX_BF16) y = rlx_cast(g, y, RLX_F32);
     rlx_output(g, "y", y);
@@ -73,7 +77,8 @@ static bool run_case(const mm_case *k, double tol) {
         for (int i = 0; i < k->ar; i++) printf("%s%lld", i ? "," : "", (long long)k->ad[i]);
         printf("] b [");
         for (int i = 0; i < k->br; i++) printf("%s%lld", i ? "," : "", (long long)k->bd[i]);
-        printf("] transpose_b %d bias %d act %d dtype %s\n", k->tb, k->bias, (int)k->act, rlx_dtype_name(k->dt));
+        printf("] transpose_a %d transpose_b %d bias %d act %d dtype %s\n", k->ta, k->tb, k->bias, (int)k->act,
+               rlx_dtype_name(k->dt));
     }
     for (int i = 0; i < 3; i++) free(in[i].data);
     rlx_graph_free(g);
@@ -220,4 +225,74 @@ TEST(vk_matmul_f64_host_step) {
     rlx_graph_free(g);
     CHECK(ok);
     CHECK_MSG(st.host_steps == 1, "host steps %d", st.host_steps);
+}
+
+/* 2-D case with a stored [K, M]. */
+static bool run_2d_ta(int64_t M, int64_t K, int64_t N, int tb, int bias, rlx_activation act, rlx_dtype dt, double tol) {
+    mm_case k = {.ar = 2, .br = 2, .ad = {K, M}, .tb = tb, .bias = bias, .act = act, .dt = dt, .ta = 1};
+    k.bd[0] = tb ? N : K;
+    k.bd[1] = tb ? K : N;
+    return run_case(&k, tol);
+}
+
+TEST(vk_matmul_transpose_a) {
+    VKP_REQUIRE();
+    /* tile tails, M % 4 != 0 (no vector loads of a) and == 0, both b layouts */
+    static const int64_t s[][3] = {
+        {1, 1, 1}, {2, 1, 3}, {3, 7, 5}, {17, 33, 65}, {16, 16, 16}, {64, 64, 64},
+        {65, 17, 129}, {130, 9, 66}, {4, 64, 7}, {132, 40, 20},
+    };
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+        for (int tb = 0; tb < 2; tb++)
+            CHECK_MSG(run_2d_ta(s[i][0], s[i][1], s[i][2], tb, 0, RLX_ACT_NONE, RLX_F32, 1e-5), "M %lld K %lld N %lld tb %d",
+                      (long long)s[i][0], (long long)s[i][1], (long long)s[i][2], tb);
+    /* M == 1 (matvec: a [K, 1] is one row in memory) */
+    CHECK(run_2d_ta(1, 37, 19, 0, 0, RLX_ACT_NONE, RLX_F32, 1e-5));
+    CHECK(run_2d_ta(1, 64, 50, 1, 1, RLX_ACT_SILU, RLX_F32, 1e-5));
+    /* bias + activations */
+    for (int act = RLX_ACT_NONE; act <= RLX_ACT_TANH; act++)
+        CHECK_MSG(run_2d_ta(33, 40, 29, act % 2, 1, (rlx_activation)act, RLX_F32, 1e-5), "act %d", act);
+    /* a weight gradient: X [T, Din] as a, dY [T, Dout] -> dW [Din, Dout] */
+    CHECK(run_2d_ta(96, 128, 64, 0, 0, RLX_ACT_NONE, RLX_F32, 2e-5));
+    /* batches: [3, K, M] x [K, N] (not folded into M), [2, 1, K, M] x [1, 3, N, K], batched M == 1 */
+    mm_case k1 = {.ar = 3, .br = 2, .ad = {3, 7, 5}, .bd = {7, 9}, .dt = RLX_F32, .ta = 1};
+    CHECK(run_case(&k1, 1e-5));
+    mm_case k2 = {.ar = 4, .br = 4, .ad = {2, 1, 10, 6}, .bd = {1, 3, 11, 10}, .tb = 1, .dt = RLX_F32, .ta = 1};
+    CHECK(run_case(&k2, 1e-5));
+    mm_case k3 = {.ar = 3, .br = 3, .ad = {4, 32, 1}, .bd = {4, 32, 20}, .dt = RLX_F32, .ta = 1};
+    CHECK(run_case(&k3, 1e-5));
+    /* f16 / bf16 operands */
+    for (int tb = 0; tb < 2; tb++) {
+        CHECK(run_2d_ta(17, 33, 65, tb, 1, RLX_ACT_RELU, RLX_F16, 2e-3));
+        CHECK(run_2d_ta(64, 128, 64, tb, 0, RLX_ACT_NONE, RLX_F16, 2e-3));
+        CHECK(run_2d_ta(31, 40, 24, tb, 1, RLX_ACT_SILU, RLX_BF16, 1e-2));
+    }
+}
+
+/* Under the fast precision a transposed a still runs on the tiled f32 tier
+ * (the cooperative-matrix tier has no TRANS_A), exactly: f32 tolerance. */
+TEST(vk_matmul_transpose_a_fast_precision) {
+    VKP_REQUIRE();
+    rlx_graph *g = rlx_graph_new();
+    int64_t ad[2] = {96, 80}, bd[2] = {96, 72};   /* a [K, M], b [K, N] */
+    rlx_node y = rlx_matmul_ex(g, rlx_input(g, "a", RLX_F32, 2, ad), rlx_input(g, "b", RLX_F32, 2, bd),
+                               RLX_MATMUL_TRANSPOSE_A, RLX_NO_NODE, RLX_ACT_NONE);
+    rlx_output(g, "y", y);
+    rlx_tensor in[2] = {mk_tensor("a", RLX_F32, 2, ad), mk_tensor("b", RLX_F32, 2, bd)};
+    rlx_compile_options o;
+    vkp_options(&o);
+    o.precision = RLX_PRECISION_FAST;
+    rlx_exec *e = NULL;
+    char *rep = NULL;
+    rlx_status st = rlx_compile(g, &o, &e);
+    if (st == RLX_OK) st = rlx_exec_run(e, in, 2);
+    if (st == RLX_OK) rep = rlx_exec_report(e);
+    CHECK_MSG(st == RLX_OK, "%s", rlx_last_error());
+    CHECK_MSG(rep && strstr(rep, "tiled-f32") && !strstr(rep, "coopmat"), "report:\n%s", rep ? rep : "(null)");
+    free(rep);
+    rlx_exec_free(e);
+    CHECK(vkp_compare(g, in, 2, 1e-5, true));
+    free(in[0].data);
+    free(in[1].data);
+    rlx_graph_free(g);
 }

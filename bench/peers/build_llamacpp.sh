@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # build_llamacpp.sh PEER WORK — on the GPU machine: builds llama.cpp's libllama with CUDA for
 # sm_90 (H100 / H200) from PEER/lcpp-src.tar.gz (fetch_llamacpp.sh), unpacks the Vulkan
-# libraries of PEER/vk.tar.xz, and builds the timing driver against that source's llama.h.
+# libraries of PEER/vk.tar.xz, and builds the timing driver (bench/peers/llamacpp_run.c beside
+# this script, else PEER's copy) against that source's llama.h.
 # Leaves WORK/cuda/libllama.so (with its ggml libraries beside it), WORK/vk/ and
 # WORK/llamacpp_run. About 3 minutes with 16 cores; a second run reuses the build.
 set -euo pipefail
@@ -26,6 +27,9 @@ cmake -S "$work/lcpp" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
 ninja -C "$work/build" -j "$(nproc)" llama > "$work/ninja.log" 2>&1 || { tail -30 "$work/ninja.log" >&2; exit 1; }
 mkdir -p "$work/cuda"
 find "$work/build" \( -name 'libllama.so*' -o -name 'libggml*.so*' \) -exec cp -P {} "$work/cuda/" \;
-cc -O2 -std=gnu11 -I "$work/lcpp/include" -I "$work/lcpp/ggml/include" "$peer/llamacpp_run.c" \
+# the driver beside this script (the working tree's) where there is one, else PEER's copy
+driver=$(cd "$(dirname "$0")" && pwd)/llamacpp_run.c
+[ -f "$driver" ] || driver=$peer/llamacpp_run.c
+cc -O2 -std=gnu11 -I "$work/lcpp/include" -I "$work/lcpp/ggml/include" "$driver" \
     -o "$work/llamacpp_run" -ldl
 ls "$work/cuda"

@@ -1,11 +1,17 @@
 /*
  * llamacpp_run.c — times llama.cpp on a GGUF file, as a same-run peer of
  * bench/llm_bench: a P-token prefill (median of R runs, each on an empty
- * KV cache) and D single-token decode steps after it (the median step).
+ * KV cache) and D single-token decode steps after it (the median step, so
+ * decode at a depth of P tokens).
  *
- *   llamacpp_run LIBLLAMA.so MODEL.gguf P D R [gpu_layers [flash_attn [threads]]]
+ *   llamacpp_run LIBLLAMA.so MODEL.gguf P[,P...] D R [gpu_layers [flash_attn [threads [n_ctx [n_ubatch]]]]]
  *
- * Prints one line: RESULT llama.cpp prefill_tok_s X decode_tok_s Y.
+ * Several prompt lengths (P a comma list) share one model load: each has a
+ * context of its own. n_ctx: the KV cache's positions, 0 (default) = P + D +
+ * 8, as llm_bench's default --ctx; n_ubatch: the micro-batch prefill runs in,
+ * 0 (default) = P, the whole prompt at once (llama.cpp's own default is
+ * 512). Prints one line a prompt length:
+ *   RESULT llama.cpp prefill_tok_s X decode_tok_s Y prompt P n_ctx C n_ubatch U
  *
  * The library is opened with dlopen, so one binary times any build of the
  * same llama.h: the CUDA build made on the GPU machine and the prebuilt
@@ -112,32 +118,19 @@ static void run_tokens(struct llama_context *ctx, llama_token *tokens, int n) {
     api.synchronize(ctx);
 }
 
-int main(int argc, char **argv) {
-    if (argc < 6) {
-        fprintf(stderr, "usage: %s LIBLLAMA.so MODEL.gguf P D R [gpu_layers [flash_attn [threads]]]\n", argv[0]);
-        return 2;
-    }
-    int P = atoi(argv[3]), D = atoi(argv[4]), R = atoi(argv[5]);
-    int layers = argc > 6 ? atoi(argv[6]) : 999, flash = argc > 7 ? atoi(argv[7]) : 1;
-    int threads = argc > 8 ? atoi(argv[8]) : 4;
-    if (P < 1 || D < 1 || R < 1) {
-        fprintf(stderr, "llamacpp_run: P, D and R must be at least 1\n");
-        return 2;
-    }
-    open_library(argv[1]);
-    api.backend_init();
-    struct llama_model_params mp = api.model_defaults();
-    mp.n_gpu_layers = layers;
-    struct llama_model *model = api.load_model(argv[2], mp);
-    if (!model) {
-        fprintf(stderr, "llamacpp_run: cannot load %s\n", argv[2]);
-        return 1;
-    }
+/* One prompt length: a context of n_ctx positions, R timed prefills of P
+ * tokens after a warm-up one, then D decode steps; prints its RESULT line. */
+static int time_prompt(struct llama_model *model, int P, int D, int R, int n_ctx, int n_ubatch, int flash, int threads) {
     struct llama_context_params cp = api.context_defaults();
-    cp.n_ctx = (uint32_t)(P + D + 16);
-    cp.n_batch = cp.n_ubatch = (uint32_t)P;
+    cp.n_ctx = (uint32_t)(n_ctx ? n_ctx : P + D + 8);
+    cp.n_batch = (uint32_t)P;
+    cp.n_ubatch = (uint32_t)(n_ubatch && n_ubatch < P ? n_ubatch : P);
     cp.n_threads = cp.n_threads_batch = threads;
     cp.flash_attn_type = flash ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    if (cp.n_ctx < (uint32_t)(P + D)) {
+        fprintf(stderr, "llamacpp_run: n_ctx %u cannot hold %d prompt + %d decode tokens\n", cp.n_ctx, P, D);
+        return 1;
+    }
     struct llama_context *ctx = api.new_context(model, cp);
     if (!ctx) {
         fprintf(stderr, "llamacpp_run: cannot make a context of %u positions\n", cp.n_ctx);
@@ -161,11 +154,53 @@ int main(int argc, char **argv) {
         run_tokens(ctx, &next, 1);
         steps[s] = seconds() - t;
     }
-    printf("RESULT llama.cpp prefill_tok_s %.2f decode_tok_s %.2f\n", P / median(prefill + 1, R), 1.0 / median(steps, D));
+    printf("RESULT llama.cpp prefill_tok_s %.2f decode_tok_s %.2f prompt %d n_ctx %u n_ubatch %u\n",
+           P / median(prefill + 1, R), 1.0 / median(steps, D), P, cp.n_ctx, cp.n_ubatch);
+    fflush(stdout);
     api.free_context(ctx);
-    api.free_model(model);
     free(prompt);
     free(prefill);
     free(steps);
     return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 6) {
+        fprintf(stderr, "usage: %s LIBLLAMA.so MODEL.gguf P[,P...] D R [gpu_layers [flash_attn [threads [n_ctx [n_ubatch]]]]]\n",
+                argv[0]);
+        return 2;
+    }
+    int D = atoi(argv[4]), R = atoi(argv[5]);
+    int layers = argc > 6 ? atoi(argv[6]) : 999, flash = argc > 7 ? atoi(argv[7]) : 1;
+    int threads = argc > 8 ? atoi(argv[8]) : 4;
+    int n_ctx = argc > 9 ? atoi(argv[9]) : 0, n_ubatch = argc > 10 ? atoi(argv[10]) : 0;
+    enum { MAX_PROMPTS = 16 };
+    int prompts[MAX_PROMPTS], n_prompts = 0;
+    for (const char *p = argv[3]; *p && n_prompts < MAX_PROMPTS;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 1 << 20 || (*end && *end != ',')) {
+            fprintf(stderr, "llamacpp_run: P must be a comma list of positive lengths, not '%s'\n", argv[3]);
+            return 2;
+        }
+        prompts[n_prompts++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    if (n_prompts == 0 || D < 1 || R < 1 || n_ctx < 0 || n_ubatch < 0) {
+        fprintf(stderr, "llamacpp_run: P, D and R must be at least 1, n_ctx and n_ubatch at least 0\n");
+        return 2;
+    }
+    open_library(argv[1]);
+    api.backend_init();
+    struct llama_model_params mp = api.model_defaults();
+    mp.n_gpu_layers = layers;
+    struct llama_model *model = api.load_model(argv[2], mp);
+    if (!model) {
+        fprintf(stderr, "llamacpp_run: cannot load %s\n", argv[2]);
+        return 1;
+    }
+    int rc = 0;
+    for (int i = 0; i < n_prompts && rc == 0; i++) rc = time_prompt(model, prompts[i], D, R, n_ctx, n_ubatch, flash, threads);
+    api.free_model(model);
+    return rc;
 }

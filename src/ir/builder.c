@@ -377,6 +377,26 @@ rlx_node rlx_matmul_bias_act(rlx_graph *g, rlx_node a, rlx_node b, int transpose
     return make(g, "rlx_matmul_bias_act", IR_OP_MATMUL_BIAS_ACT, in, bias != RLX_NO_NODE ? 3 : 2, &n);
 }
 
+rlx_node rlx_matmul_ex(rlx_graph *g, rlx_node a, rlx_node b, unsigned flags, rlx_node bias, rlx_activation act) {
+    const unsigned known = RLX_MATMUL_TRANSPOSE_A | RLX_MATMUL_TRANSPOSE_B;
+    if (g && (flags & ~known)) {
+        char why[96];
+        snprintf(why, sizeof why, "unknown flags 0x%x (RLX_MATMUL_TRANSPOSE_A | RLX_MATMUL_TRANSPOSE_B)", flags & ~known);
+        return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, "rlx_matmul_ex", why);
+    }
+    bool fused = bias != RLX_NO_NODE || act != RLX_ACT_NONE;
+    ir_node n;
+    node_init(&n, fused ? IR_OP_MATMUL_BIAS_ACT : IR_OP_MATMUL);
+    ir_attr_set_matmul_transpose_b(&n, (flags & RLX_MATMUL_TRANSPOSE_B) != 0);
+    ir_attr_set_matmul_transpose_a(&n, (flags & RLX_MATMUL_TRANSPOSE_A) != 0);
+    if (fused) {
+        ir_attr_set_matmul_act(&n, act);
+        ir_attr_set_matmul_has_bias(&n, bias != RLX_NO_NODE);
+    }
+    rlx_node in[3] = {a, b, bias};
+    return make(g, "rlx_matmul_ex", n.op, in, bias != RLX_NO_NODE ? 3 : 2, &n);
+}
+
 rlx_node rlx_dequant_matmul(rlx_graph *g, rlx_node x, rlx_node w) {
     rlx_node in[2] = {x, w};
     return make(g, "rlx_dequant_matmul", IR_OP_DEQUANT_MATMUL, in, 2, NULL);

@@ -247,13 +247,13 @@ rlx_status shape_matmul(const ir_graph *g, ir_node *n) {
              fmt_shape(g, a, sa, sizeof sa), fmt_shape(g, b, sb, sizeof sb));
     TRY(require_same_dtype(g, n, 0, 1));
     TRY(require_float(g, n, in_dtype(g, n, 0), "matmul operand"));
-    bool tb = ir_attr_matmul_transpose_b(n) != 0;
-    ir_dim m = a->d[a->rank - 2], ka = a->d[a->rank - 1];
+    bool tb = ir_attr_matmul_transpose_b(n) != 0, ta = ir_attr_matmul_transpose_a(n) != 0;
+    ir_dim m = ta ? a->d[a->rank - 1] : a->d[a->rank - 2], ka = ta ? a->d[a->rank - 2] : a->d[a->rank - 1];
     ir_dim kb = tb ? b->d[b->rank - 1] : b->d[b->rank - 2];
     ir_dim nn = tb ? b->d[b->rank - 2] : b->d[b->rank - 1];
     if (!dims_compatible(ka, kb))
         FAIL(RLX_STATUS_SHAPE, "inner dims differ: %s x %s%s", fmt_shape(g, a, sa, sizeof sa),
-             fmt_shape(g, b, sb, sizeof sb), tb ? " (b transposed)" : "");
+             fmt_shape(g, b, sb, sizeof sb), ta && tb ? " (a and b transposed)" : ta ? " (a transposed)" : tb ? " (b transposed)" : "");
     ir_shape ba = *a, bb = *b, batch;
     ba.rank -= 2;
     bb.rank -= 2;

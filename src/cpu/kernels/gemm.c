@@ -193,6 +193,16 @@ static void pack_a_panel(float *dst, const float *A, int64_t lda, int64_t m, int
     }
 }
 
+/* Same panel from a transposed A stored [K, M] (lda >= M): dst[k*mr + i] =
+ * At[k, i], rows past m zero. */
+static void pack_at_panel(float *dst, const float *At, int64_t lda, int64_t m, int64_t kc, int mr) {
+    for (int64_t k = 0; k < kc; k++) {
+        float *d = dst + k * mr;
+        memcpy(d, At + k * lda, (size_t)m * sizeof(float));
+        if (m < mr) memset(d + m, 0, (size_t)(mr - m) * sizeof(float));
+    }
+}
+
 /* dst[k*nr + j] = B[k, j] (B row-major, ldb); columns past n are zero. */
 static void pack_b_panel(float *dst, const float *B, int64_t ldb, int64_t n, int64_t kc, int nr) {
     for (int64_t k = 0; k < kc; k++) {
@@ -222,7 +232,7 @@ static void pack_bt_panel(float *dst, const float *Bt, int64_t ldb, int64_t n, i
 typedef struct gemm_job {
     const gemm_ukernel *uk;
     int64_t M, N, K;
-    const float *A; int64_t lda;
+    const float *A; int64_t lda; int transpose_a;
     const float *B; int64_t ldb; int transpose_b;
     float *C; int64_t ldc;
     const float *bias;
@@ -278,6 +288,10 @@ static void gemm_block(gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t 
                 int64_t mc = RLX_MIN(mc_max, m1 - ic);
                 for (int64_t ir = 0; ir < mc; ir += mr) {
                     int64_t m = RLX_MIN(mr, mc - ir);
+                    if (g->transpose_a) {
+                        pack_at_panel(pa + ir * kc, g->A + pc * g->lda + ic + ir, g->lda, m, kc, mr);
+                        continue;
+                    }
                     const float *src = g->A + (ic + ir) * g->lda + pc;
                     if (m == mr && uk->pack_a) uk->pack_a(pa + ir * kc, src, g->lda, kc);
                     else pack_a_panel(pa + ir * kc, src, g->lda, m, kc, mr);
@@ -375,6 +389,13 @@ int rlx_sgemm(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
               const float *A, int64_t lda,
               const float *B, int64_t ldb, int transpose_b,
               float *C, int64_t ldc, const gemm_epilogue *epi) {
+    return rlx_sgemm_ex(pool, M, N, K, A, lda, 0, B, ldb, transpose_b, C, ldc, epi);
+}
+
+int rlx_sgemm_ex(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
+                 const float *A, int64_t lda, int transpose_a,
+                 const float *B, int64_t ldb, int transpose_b,
+                 float *C, int64_t ldc, const gemm_epilogue *epi) {
     if (M < 0 || N < 0 || K < 0) return -1;
     if (M == 0 || N == 0) return 0;
     const float *bias = epi ? epi->bias : NULL;
@@ -387,11 +408,11 @@ int rlx_sgemm(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
         if (bias || act != RLX_ACT_NONE) apply_epilogue(C, ldc, M, N, bias, act);
         return 0;
     }
-    if (!A || !B || lda < K || ldb < (transpose_b ? K : N)) return -1;
+    if (!A || !B || lda < (transpose_a ? M : K) || ldb < (transpose_b ? K : N)) return -1;
 
     gemm_job g = {
         .uk = current_kernel(), .M = M, .N = N, .K = K,
-        .A = A, .lda = lda, .B = B, .ldb = ldb, .transpose_b = transpose_b,
+        .A = A, .lda = lda, .transpose_a = transpose_a, .B = B, .ldb = ldb, .transpose_b = transpose_b,
         .C = C, .ldc = ldc, .bias = bias, .act = act, .accumulate = accumulate,
     };
     atomic_init(&g.failed, 0);

@@ -4,6 +4,8 @@
  * C[M,N] = A[M,K] * B + (accumulate ? C : 0), then optionally
  * C = act(C + bias[n]).  Row-major. B is [K,N] with leading dim ldb, or with
  * transpose_b it is [N,K] with leading dim ldb (a linear layer's weights).
+ * rlx_sgemm_ex also takes A transposed: stored [K,M] with leading dim lda
+ * (>= M), as a weight gradient's X^T reads X.
  * The micro-kernel (AVX-512, AVX2/FMA or portable C) is chosen once at run time
  * from the CPU's features. Work is split over the pool's threads.
  */
@@ -24,6 +26,13 @@ int rlx_sgemm(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
               const float *A, int64_t lda,
               const float *B, int64_t ldb, int transpose_b,
               float *C, int64_t ldc, const gemm_epilogue *epi);
+
+/* rlx_sgemm with A [M,K] (lda >= K) or, with transpose_a, A stored [K,M]
+ * (lda >= M). */
+int rlx_sgemm_ex(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
+                 const float *A, int64_t lda, int transpose_a,
+                 const float *B, int64_t ldb, int transpose_b,
+                 float *C, int64_t ldc, const gemm_epilogue *epi);
 
 /* Which micro-kernel rlx_sgemm uses: "avx512", "avx2", "portable". */
 const char *rlx_sgemm_kernel_name(void);

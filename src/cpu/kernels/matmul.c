@@ -1,11 +1,12 @@
 /*
  * matmul.c — CPU kernel for MATMUL and MATMUL_BIAS_ACT on top of rlx_sgemm.
  *
- * a [..., M, K] x b [..., K, N] (b [..., N, K] with transpose_b), batch dims
- * broadcast numpy-style, then optionally act(. + bias[N]) fused into the GEMM
- * epilogue. The batch is handled in one of three ways:
+ * a [..., M, K] x b [..., K, N] (a [..., K, M] with transpose_a, b [..., N,
+ * K] with transpose_b), batch dims broadcast numpy-style, then optionally
+ * act(. + bias[N]) fused into the GEMM epilogue. The batch is handled in one
+ * of three ways:
  *  - folded into M, one big GEMM, when b is a single matrix and a's batch is
- *    dense (the [B,S,K] x [K,N] linear layer case);
+ *    dense and a is not transposed (the [B,S,K] x [K,N] linear layer case);
  *  - many small GEMMs run in parallel over the batch, each single-threaded,
  *    when a per-matrix GEMM is too small to split well (attention-like shapes);
  *  - otherwise one GEMM after another, each using the whole pool.
@@ -25,7 +26,7 @@
 
 typedef struct mm_ctx {
     int64_t        M, N, K;
-    int            tb;
+    int            ta, tb;
     const float   *A, *B;
     float         *C;
     int64_t        a_mat, b_mat;          /* elements per matrix */
@@ -54,8 +55,8 @@ static int run_one(const mm_ctx *c, rlx_threadpool *pool, int64_t t)
 {
     int64_t aoff, boff;
     batch_offsets(c, t, &aoff, &boff);
-    return rlx_sgemm(pool, c->M, c->N, c->K, c->A + aoff, c->K, c->B + boff,
-                     c->tb ? c->K : c->N, c->tb, c->C + t * c->M * c->N, c->N, &c->epi);
+    return rlx_sgemm_ex(pool, c->M, c->N, c->K, c->A + aoff, c->ta ? c->M : c->K, c->ta, c->B + boff,
+                        c->tb ? c->K : c->N, c->tb, c->C + t * c->M * c->N, c->N, &c->epi);
 }
 
 static void batch_range(void *ctx, int64_t begin, int64_t end, int worker)
@@ -147,9 +148,9 @@ static rlx_status matmul_f32(const cpu_kernel_ctx *k, mm_ctx *c, const cpu_tenso
         return RLX_OK;
     }
     int ok = 1;
-    if (nb == 1 || (b_nb == 1 && a_nb == nb)) {
-        ok = rlx_sgemm(k->pool, nb * c->M, c->N, c->K, c->A, c->K, c->B,
-                       c->tb ? c->K : c->N, c->tb, c->C, c->N, &c->epi) == 0;
+    if (nb == 1 || (b_nb == 1 && a_nb == nb && !c->ta)) {   /* a^T's rows are not a's: no folding */
+        ok = rlx_sgemm_ex(k->pool, nb * c->M, c->N, c->K, c->A, c->ta ? c->M : c->K, c->ta, c->B,
+                          c->tb ? c->K : c->N, c->tb, c->C, c->N, &c->epi) == 0;
     } else if (c->M * c->N * c->K < MATMUL_SMALL_FLOPS && rlx_threadpool_size(k->pool) > 1) {
         int64_t grain = RLX_MAX((int64_t)1, MATMUL_SMALL_FLOPS / RLX_MAX(c->M * c->N * c->K, (int64_t)1) / 4);
         rlx_parallel_for(k->pool, nb, grain, batch_range, c);
@@ -183,8 +184,9 @@ rlx_status cpu_matmul(const cpu_kernel_ctx *k)
     mm_ctx c;
     memset(&c, 0, sizeof c);
     c.tb = ir_attr_matmul_transpose_b(n) != 0;
-    c.M = a->dims[a->rank - 2];
-    c.K = a->dims[a->rank - 1];
+    c.ta = ir_attr_matmul_transpose_a(n) != 0;
+    c.M = a->dims[a->rank - (c.ta ? 1 : 2)];
+    c.K = a->dims[a->rank - (c.ta ? 2 : 1)];
     c.N = c.tb ? b->dims[b->rank - 2] : b->dims[b->rank - 1];
     int64_t kb = c.tb ? b->dims[b->rank - 1] : b->dims[b->rank - 2];
     if (kb != c.K || k->out.dims[k->out.rank - 2] != c.M || k->out.dims[k->out.rank - 1] != c.N)

@@ -1,9 +1,12 @@
 /*
  * matmul.c — Vulkan lowering of MATMUL and MATMUL_BIAS_ACT (DESIGN.md 6.6).
  *
- * a [..., M, K] x b [..., K, N] (b [..., N, K] with transpose_b), batch dims
- * broadcast, then act(. + bias[N]) fused into the epilogue. One dispatch per
- * node, in one of three tiers chosen from shapes, dtypes and device caps:
+ * a [..., M, K] x b [..., K, N] (a [..., K, M] with transpose_a, b [..., N,
+ * K] with transpose_b), batch dims broadcast, then act(. + bias[N]) fused
+ * into the epilogue. transpose_a runs on matvec (M == 1: a [K, 1] is a
+ * [1, K] row in memory) or the tiled tier (TRANS_A), never on coopmat. One
+ * dispatch per node, in one of three tiers chosen from shapes, dtypes and
+ * device caps:
  *  - "matvec"      M == 1: memory-bound decode shape (matvec.comp);
  *  - "coopmat-f16" tensor cores through VK_NV_cooperative_matrix, for f16
  *                  operands, or f32/bf16 ones under the fast precision policy
@@ -113,11 +116,11 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
         return rlx_fail(RLX_STATUS_SHAPE, "%s: operands need rank >= 2, got %d and %d", vk_node_label(c, lb, sizeof lb),
                         a->rank, b->rank);
 
-    int tb = ir_attr_matmul_transpose_b(n) != 0;
+    int tb = ir_attr_matmul_transpose_b(n) != 0, ta = ir_attr_matmul_transpose_a(n) != 0;
     int64_t act = n->op == IR_OP_MATMUL_BIAS_ACT ? ir_attr_matmul_act(n) : RLX_ACT_NONE;
     if (act < RLX_ACT_NONE || act > RLX_ACT_TANH)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: unknown activation %lld", vk_node_label(c, lb, sizeof lb), (long long)act);
-    int64_t M = a->dims[a->rank - 2], K = a->dims[a->rank - 1];
+    int64_t M = a->dims[a->rank - (ta ? 1 : 2)], K = a->dims[a->rank - (ta ? 2 : 1)];
     int64_t N = tb ? b->dims[b->rank - 2] : b->dims[b->rank - 1];
     int64_t kb = tb ? b->dims[b->rank - 1] : b->dims[b->rank - 2];
     if (kb != K || o->dims[o->rank - 2] != M || o->dims[o->rank - 1] != N)
@@ -158,9 +161,10 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
         sb[j] = cs[1][i];
     }
 
-    /* A dense batch of a against one b matrix is a single taller GEMM. */
+    /* A dense batch of a against one b matrix is a single taller GEMM (not
+     * for a transposed a, whose matrices' rows are not the product's). */
     int64_t Me = M;
-    if (nb > 1 && b_nb == 1 && a_nb == nb && nb * M * K < MM_INDEX_LIMIT && nb * M * N < MM_INDEX_LIMIT) {
+    if (!ta && nb > 1 && b_nb == 1 && a_nb == nb && nb * M * K < MM_INDEX_LIMIT && nb * M * N < MM_INDEX_LIMIT) {
         Me = nb * M;
         nb = 1;
         bd[0] = bd[1] = bd[2] = 1;
@@ -218,7 +222,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     /* ---- cooperative matrix (tensor cores) ---- */
     bool coop_dtype = dt == RLX_F16 || fast;
     vk_coop_plan pl;
-    if (vk_coop_available(c) && coop_dtype && Me >= 16 && N >= 16 && K >= 16 &&
+    if (!ta && vk_coop_available(c) && coop_dtype && Me >= 16 && N >= 16 && K >= 16 &&
         vk_coop_plan_make(c, Me, N, K, nb, false, tb, true, &pl))
         return lower_coop(c, &p, &pl, a, b, o, bias, false, tb, (int)act);
 
@@ -229,7 +233,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: N = %lld needs more workgroups than the device allows",
                         vk_node_label(c, lb, sizeof lb), (long long)N);
     uint32_t vec = 0;
-    if (K % 4 == 0 && aligned(a->addr, 4 * es)) vec |= 1;
+    if ((ta ? M % 4 == 0 : K % 4 == 0) && aligned(a->addr, 4 * es)) vec |= 1;
     if ((tb ? K % 4 == 0 : N % 4 == 0) && aligned(b->addr, 4 * es)) vec |= 2;
     if (N % 4 == 0 && aligned(o->addr, 4 * es)) vec |= 4;
     int64_t tiles_m = cdiv(Me, t[0]);
@@ -243,7 +247,8 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     d->spec[5] = (uint32_t)act;
     d->spec[6] = bias != NULL;
     d->spec[7] = vec;
-    d->n_spec = 8;
+    d->spec[8] = (uint32_t)ta;
+    d->n_spec = 9;
     d->groups[0] = (uint32_t)cdiv(N, t[1]);
     d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(cp, 1));
     d->groups[2] = gz;

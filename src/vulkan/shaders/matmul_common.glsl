@@ -17,7 +17,7 @@
 // Element strides are 64-bit; per-matrix indices are 32-bit (the lowering
 // guarantees every matrix has < 2^31 elements).
 layout(push_constant, std430) uniform MatmulPush {
-    uint64_t a;        // [batch..., M, K]
+    uint64_t a;        // [batch..., M, K] or [batch..., K, M] (matmul_tiled's TRANS_A)
     uint64_t b;        // [batch..., K, N] or [batch..., N, K] (TRANS_B)
     uint64_t bias;     // [N] or 0
     uint64_t c;        // [nbatch, M, N] dense

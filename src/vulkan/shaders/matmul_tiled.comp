@@ -9,6 +9,9 @@
 // invocation's rows/columns are groups of 4 spaced 64 apart, so shared reads
 // are vec4 and conflict-free.
 //
+// TRANS_A: a is stored [K, M] (a weight gradient's X^T); its tile is then
+// loaded in groups of 4 along m, already k-major.
+//
 // Edges are zero-filled on load and masked on store, so any M, N, K (K = 0
 // included) is correct. VEC selects 16-byte (f32) / 8-byte (f16, bf16)
 // global accesses where the lowering proved them aligned.
@@ -28,6 +31,7 @@ layout(constant_id = 4) const uint TRANS_B = 0;    // b is [N, K]
 layout(constant_id = 5) const uint ACT = 0;        // rlx_activation
 layout(constant_id = 6) const uint HAS_BIAS = 0;
 layout(constant_id = 7) const uint VEC = 0;        // bit 0: A loads, bit 1: B loads, bit 2: C stores
+layout(constant_id = 8) const uint TRANS_A = 0;    // a is [K, M]
 
 const uint TM = BM / 16u;
 const uint TN = BN / 16u;
@@ -53,11 +57,20 @@ void fetch(uint64_t aa, uint64_t ba, uint m0, uint n0, uint k0, uint tid) {
         uint g = tid + l * 256u;
         vec4 v = vec4(0.0);
         if (g < GA) {
-            uint row = g / (BK / 4u), kq = (g % (BK / 4u)) * 4u;
-            uint gm = m0 + row, gk = k0 + kq;
-            if (gm < p.M && gk < p.K) {
-                uint idx = gm * p.K + gk;
-                v = (VEC & 1u) != 0u ? mm_ld4_vec(aa, DT, idx) : mm_ld4_guard(aa, DT, idx, gm * p.K + p.K);
+            if (TRANS_A != 0u) {        // a [K, M]: groups of 4 along m
+                uint kr = g / (BM / 4u), mq = (g % (BM / 4u)) * 4u;
+                uint gk = k0 + kr, gm = m0 + mq;
+                if (gk < p.K && gm < p.M) {
+                    uint idx = gk * p.M + gm;
+                    v = (VEC & 1u) != 0u ? mm_ld4_vec(aa, DT, idx) : mm_ld4_guard(aa, DT, idx, gk * p.M + p.M);
+                }
+            } else {                    // a [M, K]: groups of 4 along k
+                uint row = g / (BK / 4u), kq = (g % (BK / 4u)) * 4u;
+                uint gm = m0 + row, gk = k0 + kq;
+                if (gm < p.M && gk < p.K) {
+                    uint idx = gm * p.K + gk;
+                    v = (VEC & 1u) != 0u ? mm_ld4_vec(aa, DT, idx) : mm_ld4_guard(aa, DT, idx, gm * p.K + p.K);
+                }
             }
         }
         ra[l] = v;
@@ -92,10 +105,15 @@ void stash(uint buf, uint tid) {
     [[unroll]] for (uint l = 0; l < LA; l++) {
         uint g = tid + l * 256u;
         if (g < GA) {
-            uint row = g / (BK / 4u), kq = (g % (BK / 4u)) * 4u;
-            [[unroll]] for (uint j = 0; j < 4u; j++) {
-                uint e = abase + (kq + j) * BMP + row;
-                As[e >> 2][e & 3u] = ra[l][j];
+            if (TRANS_A != 0u) {
+                uint kr = g / (BM / 4u), mq = (g % (BM / 4u)) * 4u;
+                As[(abase + kr * BMP + mq) >> 2] = ra[l];
+            } else {
+                uint row = g / (BK / 4u), kq = (g % (BK / 4u)) * 4u;
+                [[unroll]] for (uint j = 0; j < 4u; j++) {
+                    uint e = abase + (kq + j) * BMP + row;
+                    As[e >> 2][e & 3u] = ra[l][j];
+                }
             }
         }
     }
