@@ -15,7 +15,8 @@
 
 /* The overrides vk_tuning_fill reads that would change what these tests check. */
 static const char *const knobs[] = {"RLX_VK_SPIN_US", "RLX_VK_DQ_MM_SHARED", "RLX_VK_DQ_RUN", "RLX_VK_DQ_T",
-                                    "RLX_VK_FORCE_HOST", "RLX_VK_DQ_SPLIT_TILES", "RLX_VK_DQ_XROT"};
+                                    "RLX_VK_FORCE_HOST", "RLX_VK_DQ_SPLIT_TILES", "RLX_VK_DQ_XROT",
+                                    "RLX_VK_MM_COOP", "RLX_VK_MM_SPLITK"};
 #define N_KNOBS (sizeof knobs / sizeof knobs[0])
 
 static void knobs_clear(char **saved) {
@@ -96,5 +97,29 @@ TEST(vk_tuning_overrides_parse) {
     CHECK(t.force_host[IR_OP_ATTENTION] && t.force_host[IR_OP_RMS_NORM] && !t.force_host[IR_OP_MATMUL] && !t.force_host_all);
     CHECK(t.shared_bytes == 16384 && t.spin_us == 0 && t.dq_split_tiles == 7 && t.dq_xrot == 64);
     knobs_restore(saved);   /* restores the values knobs_clear saved, not those set here */
+}
+/* The coopmat matmul plan: three or six fields, each in range, else ignored. */
+TEST(vk_tuning_coop_plan_override) {
+    char *saved[N_KNOBS];
+    knobs_clear(saved);
+    vk_caps c = h200_caps();
+    vk_tuning t;
+    vk_tuning_fill(&t, &c);
+    CHECK(t.mm_coop[0] == 0 && t.mm_splitk == 0);   /* unset: the rule */
+    test_env_swap("RLX_VK_MM_COOP", "4x2x64x2x4x1");
+    test_env_swap("RLX_VK_MM_SPLITK", "3");
+    vk_tuning_fill(&t, &c);
+    CHECK(t.mm_coop[0] == 4 && t.mm_coop[1] == 2 && t.mm_coop[2] == 64 && t.mm_coop[3] == 2 && t.mm_coop[4] == 4 &&
+          t.mm_coop[5] == 1 && t.mm_splitk == 3);
+    test_env_swap("RLX_VK_MM_COOP", "2x4x32");   /* the short form leaves the subgroup grid to the rule */
+    vk_tuning_fill(&t, &c);
+    CHECK(t.mm_coop[0] == 2 && t.mm_coop[1] == 4 && t.mm_coop[2] == 32 && t.mm_coop[3] == 0 && t.mm_coop[5] == 0);
+    static const char *bad[] = {"4x2x48", "5x2x64", "4x2x64x2x4", "4x2x64x2x4x3", "4x2x64x0x4x1", "4x2x64x2x4x1x", "x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        test_env_swap("RLX_VK_MM_COOP", bad[i]);   /* logged and ignored */
+        vk_tuning_fill(&t, &c);
+        CHECK_MSG(t.mm_coop[0] == 0 && t.mm_coop[5] == 0, "RLX_VK_MM_COOP=%s", bad[i]);
+    }
+    knobs_restore(saved);
 }
 #endif

@@ -23,6 +23,7 @@
 #include "vulkan/vk_lower.h"
 #include "vulkan/vk_tuning.h"
 #include "vulkan/lower/matmul_push.h"
+#include "vulkan/lower/dqmm_push.h"
 #include <string.h>
 
 #define COOP_MAX_SPLITS     32
@@ -140,13 +141,6 @@ rlx_status vk_emit_splitk_reduce(vk_lower_ctx *c, uint64_t partials, uint32_t sp
     return RLX_OK;
 }
 
-/* Mirrors DqmmPush in shaders/dequant_mm_common.glsl (std430). */
-typedef struct decode_push {
-    uint64_t x, w, out;
-    uint32_t M, N, K, row_bytes, parts, tiles_m, kparts, pad1;
-} decode_push;
-_Static_assert(sizeof(decode_push) == 56, "decode_push must match dequant_mm_common.glsl");
-
 rlx_status vk_emit_decode_f16(vk_lower_ctx *c, uint64_t src, rlx_dtype dt, int64_t rows, int64_t cols,
                               uint64_t row_bytes, uint64_t dst) {
     char lb[160];
@@ -155,7 +149,7 @@ rlx_status vk_emit_decode_f16(vk_lower_ctx *c, uint64_t src, rlx_dtype dt, int64
     if (rows * parts >= ((int64_t)1 << 32) || rows * cols >= MM_INDEX_LIMIT || row_bytes >= ((uint64_t)1 << 32))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: %lld x %lld is too large to convert to f16",
                         vk_node_label(c, lb, sizeof lb), (long long)rows, (long long)cols);
-    decode_push p;
+    dqmm_push p;
     memset(&p, 0, sizeof p);
     p.w = src;
     p.out = dst;

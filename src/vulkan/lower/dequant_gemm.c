@@ -29,17 +29,10 @@
  */
 #include "vulkan/vk_lower.h"
 #include "vulkan/vk_tuning.h"
+#include "vulkan/lower/dqmm_push.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Mirrors DqmmPush in shaders/dequant_mm_common.glsl (std430). */
-typedef struct dqmm_push {
-    uint64_t x, w, out;
-    uint32_t M, N, K, row_bytes, parts, tiles_m, kparts, pad1;
-} dqmm_push;
-_Static_assert(sizeof(dqmm_push) == 56, "dqmm_push must match dequant_mm_common.glsl");
-_Static_assert(sizeof(dqmm_push) <= VK_MAX_PUSH, "dqmm_push exceeds the push-constant budget");
 
 /* dequant_mm.comp: a 64 x 64 tile, K steps of 32, x and w tiles of 32 x 64 floats. */
 #define DQMM_BM         64
