@@ -84,13 +84,13 @@ TEST(vk_tuning_overrides_parse) {
     knobs_clear(saved);
     vk_caps c = h200_caps();
     vk_tuning t;
-    test_env_swap("RLX_VK_DQ_RUN", "q8_0,q6_K");
-    test_env_swap("RLX_VK_DQ_T", "not a number");   /* logged and ignored */
-    test_env_swap("RLX_VK_FORCE_HOST", "attention,rms_norm");
-    test_env_swap("RLX_VK_DQ_MM_SHARED", "16384");
-    test_env_swap("RLX_VK_SPIN_US", "0");
-    test_env_swap("RLX_VK_DQ_SPLIT_TILES", "7");
-    test_env_swap("RLX_VK_DQ_XROT", "64");
+    free(test_env_swap("RLX_VK_DQ_RUN", "q8_0,q6_K"));
+    free(test_env_swap("RLX_VK_DQ_T", "not a number"));   /* logged and ignored */
+    free(test_env_swap("RLX_VK_FORCE_HOST", "attention,rms_norm"));
+    free(test_env_swap("RLX_VK_DQ_MM_SHARED", "16384"));
+    free(test_env_swap("RLX_VK_SPIN_US", "0"));
+    free(test_env_swap("RLX_VK_DQ_SPLIT_TILES", "7"));
+    free(test_env_swap("RLX_VK_DQ_XROT", "64"));
     vk_tuning_fill(&t, &c);
     CHECK(t.dq_run[RLX_Q8_0] == VK_TUNE_ON && t.dq_run[RLX_Q6_K] == VK_TUNE_ON && t.dq_run[RLX_Q4_K] == VK_TUNE_OFF);
     CHECK(t.dq_t == 0);
@@ -106,17 +106,17 @@ TEST(vk_tuning_coop_plan_override) {
     vk_tuning t;
     vk_tuning_fill(&t, &c);
     CHECK(t.mm_coop[0] == 0 && t.mm_splitk == 0);   /* unset: the rule */
-    test_env_swap("RLX_VK_MM_COOP", "4x2x64x2x4x1");
-    test_env_swap("RLX_VK_MM_SPLITK", "3");
+    free(test_env_swap("RLX_VK_MM_COOP", "4x2x64x2x4x1"));
+    free(test_env_swap("RLX_VK_MM_SPLITK", "3"));
     vk_tuning_fill(&t, &c);
     CHECK(t.mm_coop[0] == 4 && t.mm_coop[1] == 2 && t.mm_coop[2] == 64 && t.mm_coop[3] == 2 && t.mm_coop[4] == 4 &&
           t.mm_coop[5] == 1 && t.mm_splitk == 3);
-    test_env_swap("RLX_VK_MM_COOP", "2x4x32");   /* the short form leaves the subgroup grid to the rule */
+    free(test_env_swap("RLX_VK_MM_COOP", "2x4x32"));   /* the short form leaves the subgroup grid to the rule */
     vk_tuning_fill(&t, &c);
     CHECK(t.mm_coop[0] == 2 && t.mm_coop[1] == 4 && t.mm_coop[2] == 32 && t.mm_coop[3] == 0 && t.mm_coop[5] == 0);
     static const char *bad[] = {"4x2x48", "5x2x64", "4x2x64x2x4", "4x2x64x2x4x3", "4x2x64x0x4x1", "4x2x64x2x4x1x", "x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        test_env_swap("RLX_VK_MM_COOP", bad[i]);   /* logged and ignored */
+        free(test_env_swap("RLX_VK_MM_COOP", bad[i]));   /* logged and ignored */
         vk_tuning_fill(&t, &c);
         CHECK_MSG(t.mm_coop[0] == 0 && t.mm_coop[5] == 0, "RLX_VK_MM_COOP=%s", bad[i]);
     }
