@@ -12,11 +12,14 @@
  * Each case also checks the tier in the report. Where the device the tests
  * use has the cooperative-matrix tier (NV cooperative matrix, f16 arithmetic,
  * subgroups of 32, RLX_VK_NO_COOPMAT unset) block and f16 weights must take
- * "dequant-mm-coopmat-<type>": run with RLX_TEST_VK_DEVICE=H200 there. That
- * tier rounds x and the weights to f16, so its bound is 3e-3 instead of 2e-5.
+ * "dequant-mm-coopmat-<type>", or from 64 rows on "dequant-f16-coopmat" (w
+ * decoded to f16 first, then matmul_coopmat): run with
+ * RLX_TEST_VK_DEVICE=H200 there. Those tiers round x and the weights to f16,
+ * so their bound is 3e-3 instead of 2e-5.
  */
 #include "vk_parity.h"
 #include "quant/quant.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,11 +47,11 @@ static void *weights(rlx_dtype dt, int64_t N, int64_t K, double **decoded, size_
     return q;
 }
 
-/* The tier of the n-th dequant_matmul node in the report, or "". */
-static void tier_of(const char *report, int nth, char *out, size_t cap) {
+/* The tier of the n-th node in the report whose line names `op`, or "". */
+static void tier_of_op(const char *report, const char *op, int nth, char *out, size_t cap) {
     out[0] = 0;
     const char *s = report;
-    for (int seen = 0; s && (s = strstr(s, "dequant_matmul")); s++) {
+    for (int seen = 0; s && (s = strstr(s, op)); s++) {
         if (seen++ < nth) continue;
         const char *eol = strchr(s, '\n');
         if (!eol) eol = s + strlen(s);
@@ -76,6 +79,10 @@ typedef struct gemm_case {
 
 /* One graph with a dequant_matmul per M (all on the same w), compiled for the
  * CPU and for Vulkan; every output is checked against float64 and the CPU. */
+static void tier_of(const char *report, int nth, char *out, size_t cap) {
+    tier_of_op(report, "dequant_matmul", nth, out, cap);
+}
+
 static bool run_gemm_case(gemm_case *gc) {
     enum { MAXM = 8 };
     rlx_dtype dt = gc->dt;
@@ -124,7 +131,7 @@ static bool run_gemm_case(gemm_case *gc) {
         int64_t M = gc->Ms[i];
         char tier[64], what[96];
         tier_of(rep, i, tier, sizeof tier);
-        bool coop = strncmp(tier, "dequant-mm-coopmat-", 19) == 0;
+        bool coop = strncmp(tier, "dequant-mm-coopmat-", 19) == 0 || strncmp(tier, "dequant-f16-coopmat", 19) == 0;
         bool f32_tier = strncmp(tier, "dequant-mm-", 11) == 0 || (dt == RLX_F32 && !strcmp(tier, "dequant-tiled-f32"));
         gc->coop_count += coop;
         if ((!coop && !f32_tier) || (coop_dev >= 0 && coop != coop_want) || (gc->tier_has && !strstr(tier, gc->tier_has)) ||
@@ -242,6 +249,7 @@ TEST(vk_dequant_gemm_split_k) {
         {RLX_Q4_K, 70, 1024}, {RLX_Q8_0, 101, 96}, {RLX_F16, 37, 100}, {RLX_Q6_K, 64, 768},
     };
     bool ok = true;
+    setenv("RLX_VK_DQ_F16_M", "1000000", 1);   /* M = 100 would take the decoded tier, which splits by its own plan */
     for (size_t s = 0; s < 3 && ok; s++) {
         setenv("RLX_VK_DQ_SPLITK", splits[s], 1);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0] && ok; i++) {
@@ -255,7 +263,109 @@ TEST(vk_dequant_gemm_split_k) {
     gemm_case one = {RLX_Q4_K, 70, 1024, Ms, 2, RLX_PRECISION_F32, 0, NULL, "splitk"};
     ok = ok && run_gemm_case(&one);
     unsetenv("RLX_VK_DQ_SPLITK");
+    unsetenv("RLX_VK_DQ_F16_M");
     CHECK(ok);
+}
+
+/* The decoded-f16 tier in its three forms (plain, + r, SwiGLU) on one x:
+ * M rows of x against w (and u) of type dt, every output against float64 over
+ * the decoded weights and against the CPU. want_tier: the prefix each node's
+ * tier must have on a coopmat device (NULL: must not be the decoded tier). */
+static bool run_decoded_forms(rlx_dtype dt, int64_t M, int64_t N, int64_t K, rlx_precision prec, const char *want_tier,
+                              const char *want_split) {
+    const char *tn = rlx_dtype_name(dt);
+    double *wd, *ud;
+    size_t wbytes;
+    void *w = weights(dt, N, K, &wd, &wbytes), *u = weights(dt, N, K, &ud, &wbytes);
+    size_t nx = (size_t)(M * K), ny = (size_t)(M * N);
+    float *x = malloc(sizeof(float) * nx), *r = malloc(sizeof(float) * ny);
+    test_fill_uniform_f32(x, (int64_t)nx, -1, 1);
+    test_fill_uniform_f32(r, (int64_t)ny, -1, 1);
+    rlx_graph *g = rlx_graph_new();
+    int64_t xd[2] = {M, K}, wdims[2] = {N, K}, yd[2] = {M, N};
+    rlx_node xn = rlx_input(g, "x", RLX_F32, 2, xd), rn = rlx_input(g, "r", RLX_F32, 2, yd);
+    rlx_node wn = rlx_param(g, "w", dt, 2, wdims), un = rlx_param(g, "u", dt, 2, wdims);
+    rlx_output(g, "y0", rlx_dequant_matmul(g, xn, wn));
+    rlx_output(g, "y1", rlx_add(g, rlx_dequant_matmul(g, xn, wn), rn));
+    rlx_output(g, "y2", rlx_mul(g, rlx_silu(g, rlx_dequant_matmul(g, xn, wn)), rlx_dequant_matmul(g, xn, un)));
+    rlx_tensor in[2] = {{.name = "x", .dtype = RLX_F32, .rank = 2, .dims = {M, K}, .data = x, .bytes = sizeof(float) * nx},
+                        {.name = "r", .dtype = RLX_F32, .rank = 2, .dims = {M, N}, .data = r, .bytes = sizeof(float) * ny}};
+    rlx_compile_options oc, ov;
+    rlx_compile_options_init(&oc);
+    oc.backend = RLX_BACKEND_CPU;
+    vkp_options(&ov);
+    ov.precision = prec;
+    oc.exact_quant = ov.exact_quant = 1;
+    rlx_exec *ec = NULL, *ev = NULL;
+    bool ok = rlx_compile(g, &oc, &ec) == RLX_OK && rlx_compile(g, &ov, &ev) == RLX_OK;
+    for (int i = 0; ok && i < 2; i++) {
+        rlx_exec *e = i ? ev : ec;
+        ok = rlx_exec_set_param(e, "w", dt, w, wbytes) == RLX_OK && rlx_exec_set_param(e, "u", dt, u, wbytes) == RLX_OK &&
+             rlx_exec_run(e, in, 2) == RLX_OK;
+    }
+    if (!ok) printf("    %s M %lld: %s\n", tn, (long long)M, rlx_last_error());
+    char *rep = ok ? rlx_exec_report(ev) : NULL;
+    int coop_dev = vkp_device_has_coopmat();
+    for (int i = 0; ok && i < 3; i++) {   /* the report lists the three nodes in graph order */
+        char tier[64];
+        tier_of_op(rep, "dequant_", i, tier, sizeof tier);
+        bool decoded = strncmp(tier, "dequant-f16-coopmat", 19) == 0;
+        bool good = tier[0] && (want_tier ? (coop_dev != 1 || (decoded && (!want_split || strstr(tier, want_split)))) : !decoded);
+        if (!good) {
+            printf("    %s M %lld node %d: tier '%s', expected %s%s\n", tn, (long long)M, i, tier,
+                   want_tier ? want_tier : "not the decoded tier", want_split ? " split" : "");
+            ok = false;
+        }
+    }
+    double *y0 = malloc(sizeof(double) * ny), *y1 = malloc(sizeof(double) * ny), *y2 = malloc(sizeof(double) * ny);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t c = 0; c < N; c++) {
+            double a = 0, b = 0;
+            for (int64_t k = 0; k < K; k++) a += (double)x[m * K + k] * wd[c * K + k], b += (double)x[m * K + k] * ud[c * K + k];
+            y0[m * N + c] = a;
+            y1[m * N + c] = a + r[m * N + c];
+            y2[m * N + c] = a / (1 + exp(-a)) * b;
+        }
+    const double *want[3] = {y0, y1, y2};
+    float *yv = malloc(sizeof(float) * ny), *yc = malloc(sizeof(float) * ny);
+    double *cpu = malloc(sizeof(double) * ny);
+    for (int i = 0; ok && i < 3; i++) {
+        char name[4] = {'y', (char)('0' + i), 0}, what[96];
+        ok = rlx_exec_read_output(ev, name, yv, sizeof(float) * ny) == RLX_OK &&
+             rlx_exec_read_output(ec, name, yc, sizeof(float) * ny) == RLX_OK;
+        for (size_t j = 0; j < ny; j++) cpu[j] = yc[j];
+        snprintf(what, sizeof what, "%s M=%lld N=%lld K=%lld %s", tn, (long long)M, (long long)N, (long long)K, name);
+        ok = ok && test_close_f32_f64(what, yc, want[i], (int64_t)ny, TOL_F32) &&
+             test_close_f32_f64(what, yv, want[i], (int64_t)ny, TOL_COOP) && test_close_f32_f64(what, yv, cpu, (int64_t)ny, TOL_COOP);
+    }
+    free(yv), free(yc), free(cpu), free(y0), free(y1), free(y2), free(rep), free(x), free(r), free(w), free(u), free(wd), free(ud);
+    rlx_exec_free(ec);
+    rlx_exec_free(ev);
+    rlx_graph_free(g);
+    return ok;
+}
+
+/* From 64 rows of x (RLX_VK_DQ_F16_M moves it) block, f16 and, under the fast
+ * policy, f32 weights are decoded to f16 once and multiplied by
+ * matmul_coopmat, plain, + r and SwiGLU, split over K where forced
+ * (RLX_VK_MM_SPLITK); below the threshold, and on devices without the
+ * cooperative-matrix tier (lavapipe), the other tiers answer the same graph. */
+TEST(vk_dequant_gemm_decoded_f16) {
+    VKP_REQUIRE();
+    static const struct { rlx_dtype dt; rlx_precision prec; } ts[] = {
+        {RLX_Q4_K, RLX_PRECISION_F32}, {RLX_Q8_0, RLX_PRECISION_F32}, {RLX_Q6_K, RLX_PRECISION_F32},
+        {RLX_Q5_0, RLX_PRECISION_F32}, {RLX_F16, RLX_PRECISION_F32}, {RLX_F32, RLX_PRECISION_FAST}};
+    for (size_t t = 0; t < sizeof ts / sizeof ts[0]; t++)
+        CHECK_MSG(run_decoded_forms(ts[t].dt, 80, 150, 512, ts[t].prec, "dequant-f16-coopmat", NULL), "%s",
+                  rlx_dtype_name(ts[t].dt));
+    CHECK(run_decoded_forms(RLX_Q4_K, 40, 70, 256, RLX_PRECISION_F32, NULL, NULL));   /* below 64 rows */
+    CHECK(run_decoded_forms(RLX_F32, 80, 70, 256, RLX_PRECISION_F32, NULL, NULL));    /* f32 policy, f32 weights */
+    setenv("RLX_VK_DQ_F16_M", "16", 1);
+    CHECK(run_decoded_forms(RLX_Q4_K, 40, 70, 256, RLX_PRECISION_F32, "dequant-f16-coopmat", NULL));
+    setenv("RLX_VK_MM_SPLITK", "3", 1);   /* K 1024 = 16 steps of 64: splits of 6, 6, 4 */
+    CHECK(run_decoded_forms(RLX_Q8_0, 33, 100, 1024, RLX_PRECISION_F32, "dequant-f16-coopmat", "splitk"));
+    unsetenv("RLX_VK_MM_SPLITK");
+    unsetenv("RLX_VK_DQ_F16_M");
 }
 
 /* K = 0: the product is zeros (w is never read), plain and with the fused

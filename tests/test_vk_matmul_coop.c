@@ -35,6 +35,7 @@ typedef struct coop_case {
     rlx_dtype dt;
     const char *plan, *splitk;   /* RLX_VK_MM_COOP, RLX_VK_MM_SPLITK or NULL */
     const char *tier_has;        /* on a coopmat device, the tier must contain this */
+    int ta;                      /* a stored [batch, K, M] (RLX_MATMUL_TRANSPOSE_A) */
 } coop_case;
 
 static double act_ref(double v, rlx_activation a) {
@@ -59,7 +60,7 @@ static float stored(rlx_dtype dt, float v) {
 static bool run_coop(const coop_case *k) {
     char *s1 = test_env_swap("RLX_VK_MM_COOP", k->plan), *s2 = test_env_swap("RLX_VK_MM_SPLITK", k->splitk);
     int64_t B = k->batch, M = k->M, K = k->K, N = k->N;
-    int64_t ad[3] = {B, M, K}, bd[3] = {B, k->tb ? N : K, k->tb ? K : N};
+    int64_t ad[3] = {B, k->ta ? K : M, k->ta ? M : K}, bd[3] = {B, k->tb ? N : K, k->tb ? K : N};
     size_t na = (size_t)(B * M * K), nb = (size_t)(B * K * N);
     size_t es = rlx_dtype_size(k->dt);
     float *af = malloc(na * 4), *bf = malloc(nb * 4), *cf = malloc((size_t)N * 4);
@@ -71,7 +72,8 @@ static bool run_coop(const coop_case *k) {
     rlx_graph *g = rlx_graph_new();
     rlx_node xa = rlx_input(g, "a", k->dt, 3, ad), xb = rlx_input(g, "b", k->dt, 3, bd);
     rlx_node xc = k->bias ? rlx_input(g, "bias", k->dt, 1, &N) : RLX_NO_NODE;
-    rlx_node y = rlx_matmul_bias_act(g, xa, xb, k->tb, xc, k->act);
+    unsigned flags = (k->ta ? RLX_MATMUL_TRANSPOSE_A : 0) | (k->tb ? RLX_MATMUL_TRANSPOSE_B : 0);
+    rlx_node y = rlx_matmul_ex(g, xa, xb, flags, xc, k->act);
     if (k->dt != RLX_F32) y = rlx_cast(g, y, RLX_F32);
     rlx_output(g, "y", y);
     rlx_compile_options o;
@@ -102,7 +104,7 @@ static bool run_coop(const coop_case *k) {
                 for (int64_t j = 0; j < N; j++) {
                     double s = 0;
                     for (int64_t t = 0; t < K; t++) {
-                        float av = af[(z * M + i) * K + t];
+                        float av = k->ta ? af[(z * K + t) * M + i] : af[(z * M + i) * K + t];
                         float bv = k->tb ? bf[(z * N + j) * K + t] : bf[(z * K + t) * N + j];
                         s += via_f16(av) * via_f16(bv);
                     }
@@ -126,8 +128,8 @@ static bool run_coop(const coop_case *k) {
         ok = false;
     }
     if (!ok)
-        printf("    case: [%lld] %lld x %lld x %lld tb %d bias %d act %d %s plan %s splitk %s\n", (long long)B,
-               (long long)M, (long long)K, (long long)N, k->tb, k->bias, (int)k->act, rlx_dtype_name(k->dt),
+        printf("    case: [%lld] %lld x %lld x %lld ta %d tb %d bias %d act %d %s plan %s splitk %s\n", (long long)B,
+               (long long)M, (long long)K, (long long)N, k->ta, k->tb, k->bias, (int)k->act, rlx_dtype_name(k->dt),
                k->plan ? k->plan : "rule", k->splitk ? k->splitk : "rule");
     free(rep);
     rlx_exec_free(e);
@@ -144,7 +146,7 @@ TEST(vk_matmul_coop_plans) {
                                   "4x2x64x2x4x2", "2x4x64x4x2x2"};
     for (size_t p = 0; p < sizeof plans / sizeof plans[0]; p++)
         for (int tb = 0; tb < 2; tb++) {
-            coop_case k = {1, 200, 152, 136, tb, 1, RLX_ACT_GELU, RLX_F16, plans[p], "1", NULL};
+            coop_case k = {1, 200, 152, 136, tb, 1, RLX_ACT_GELU, RLX_F16, plans[p], "1", NULL, 0};
             CHECK_MSG(run_coop(&k), "plan %s tb %d", plans[p] ? plans[p] : "rule", tb);
         }
 }
@@ -152,11 +154,11 @@ TEST(vk_matmul_coop_plans) {
 TEST(vk_matmul_coop_splitk) {
     VKP_REQUIRE();
     for (int tb = 0; tb < 2; tb++) {
-        coop_case k1 = {1, 128, 768, 200, tb, 1, RLX_ACT_SILU, RLX_F16, NULL, NULL, "splitk"};   /* the rule splits */
+        coop_case k1 = {1, 128, 768, 200, tb, 1, RLX_ACT_SILU, RLX_F16, NULL, NULL, "splitk", 0};   /* the rule splits */
         CHECK(run_coop(&k1));
-        coop_case k2 = {1, 40, 1000, 72, tb, 0, RLX_ACT_NONE, RLX_F16, NULL, "3", "splitk"};    /* ragged last split */
+        coop_case k2 = {1, 40, 1000, 72, tb, 0, RLX_ACT_NONE, RLX_F16, NULL, "3", "splitk", 0};    /* ragged last split */
         CHECK(run_coop(&k2));
-        coop_case k3 = {1, 70, 520, 33, tb, 1, RLX_ACT_RELU, RLX_F32, "2x2x32x2x2x2", "2", "splitk"};
+        coop_case k3 = {1, 70, 520, 33, tb, 1, RLX_ACT_RELU, RLX_F32, "2x2x32x2x2x2", "2", "splitk", 0};
         CHECK(run_coop(&k3));
     }
 }
@@ -165,15 +167,36 @@ TEST(vk_matmul_coop_fast_dtypes) {
     VKP_REQUIRE();
     for (int tb = 0; tb < 2; tb++) {
         /* many tiles each way: operands converted to f16 first */
-        coop_case k1 = {1, 520, 264, 520, tb, 1, RLX_ACT_TANH, RLX_F32, NULL, "1", "convert"};
+        coop_case k1 = {1, 520, 264, 520, tb, 1, RLX_ACT_TANH, RLX_F32, NULL, "1", "convert", 0};
         CHECK(run_coop(&k1));
-        coop_case k2 = {1, 300, 136, 304, tb, 0, RLX_ACT_NONE, RLX_BF16, "2x2x32x2x2x2", "1", "convert"};
+        coop_case k2 = {1, 300, 136, 304, tb, 0, RLX_ACT_NONE, RLX_BF16, "2x2x32x2x2x2", "1", "convert", 0};
         CHECK(run_coop(&k2));
         /* rows that are not whole octets: converted in the kernel */
-        coop_case k3 = {1, 90, 61, 77, tb, 1, RLX_ACT_NONE, RLX_F32, NULL, "1", NULL};
+        coop_case k3 = {1, 90, 61, 77, tb, 1, RLX_ACT_NONE, RLX_F32, NULL, "1", NULL, 0};
         CHECK(run_coop(&k3));
         /* a batch (z walks it) */
-        coop_case k4 = {3, 48, 64, 40, tb, 1, RLX_ACT_RELU, RLX_F16, NULL, NULL, NULL};
+        coop_case k4 = {3, 48, 64, 40, tb, 1, RLX_ACT_RELU, RLX_F16, NULL, NULL, NULL, 0};
         CHECK(run_coop(&k4));
+    }
+}
+
+/* a stored [K, M] (a weight gradient's Xᵀ · dY): the kernel loads a's tile
+ * k-major (TRANS_A); f16 operands, f32 ones converted first (fast policy) or
+ * in the kernel (M % 8 != 0), split-K, a batch, both layouts of b. */
+TEST(vk_matmul_coop_transpose_a) {
+    VKP_REQUIRE();
+    for (int tb = 0; tb < 2; tb++) {
+        coop_case k1 = {1, 200, 152, 136, tb, 1, RLX_ACT_GELU, RLX_F16, NULL, "1", NULL, 1};
+        CHECK(run_coop(&k1));
+        coop_case k2 = {1, 520, 264, 520, tb, 0, RLX_ACT_NONE, RLX_F32, NULL, "1", "convert", 1};
+        CHECK(run_coop(&k2));
+        coop_case k3 = {1, 90, 61, 77, tb, 1, RLX_ACT_RELU, RLX_F32, NULL, "1", NULL, 1};
+        CHECK(run_coop(&k3));
+        coop_case k4 = {1, 96, 2048, 64, tb, 0, RLX_ACT_NONE, RLX_F16, NULL, "4", "splitk", 1};
+        CHECK(run_coop(&k4));
+        coop_case k5 = {3, 48, 64, 40, tb, 1, RLX_ACT_NONE, RLX_BF16, "2x2x32x2x2x2", NULL, NULL, 1};
+        CHECK(run_coop(&k5));
+        coop_case k6 = {1, 136, 200, 152, tb, 0, RLX_ACT_NONE, RLX_F16, "4x4x32x2x2x2", "1", NULL, 1};   /* double-buffered */
+        CHECK(run_coop(&k6));
     }
 }

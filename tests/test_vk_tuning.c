@@ -11,6 +11,7 @@
 #include "harness.h"
 #ifdef RLX_HAVE_VULKAN   /* src/vulkan is built only then */
 #include "vulkan/vk_tuning.h"
+#include <stdlib.h>
 #include <string.h>
 
 /* The overrides vk_tuning_fill reads that would change what these tests check. */

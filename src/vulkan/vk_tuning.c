@@ -150,6 +150,7 @@ static void fill_overrides(vk_tuning *t) {
     t->dq_split_tiles = -1;
     env_i32("RLX_VK_DQ_SPLIT_TILES", -1000000, 1000000, &t->dq_split_tiles);
     if (t->dq_split_tiles < -1) t->dq_split_tiles = 0;   /* below no grid: never split */
+    env_u32("RLX_VK_DQ_F16_M", 1, 0x7fffffff, &t->dq_f16_min_m);
     long shared;
     if (env_long("RLX_VK_DQ_MM_SHARED", 1, 0x7fffffff, &shared) && (uint64_t)shared < t->shared_bytes)
         t->shared_bytes = (uint64_t)shared;

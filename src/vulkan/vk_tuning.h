@@ -52,6 +52,7 @@ struct vk_tuning {
     uint32_t dq_mm[3];                    /* prefill coopmat fragments WM, WN, depth BK; 0: rule */
     int32_t  dq_splitk;                   /* prefill K splits (1: none); < 1: rule */
     int32_t  dq_split_tiles;              /* split grids below this many tiles, every type; -1: rule */
+    uint32_t dq_f16_min_m;                /* prefill: rows of x from which weights are decoded to f16 for matmul_coopmat; 0: rule */
     uint32_t mm_tile[3];                  /* matmul.c tiled tier BM, BN, BK; 0: rule */
     uint32_t mm_coop[6];                  /* coop_gemm.c plan WM, WN, BK[, WGM, WGN, NBUF]; 0: rule */
     int32_t  mm_splitk;                   /* coop_gemm.c K splits (1: none); < 1: rule */

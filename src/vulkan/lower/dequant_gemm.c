@@ -8,6 +8,10 @@
  * partial products, where a short prompt gives too few tiles (split_count).
  *
  * Tiers, per node:
+ *  - "dequant-f16-coopmat": from 64 rows of x, w decoded to f16 in scratch
+ *    once (decode_f16.comp), then coop_gemm.c's tensor-core GEMM
+ *    (lower_decoded_gemm below); "-splitk", "+add" and "+swiglu" forms.
+ *    Same precision rule and devices as the next tier.
  *  - "dequant-mm-coopmat-<type>": dequant_mm_coopmat.comp, tensor cores
  *    through VK_NV_cooperative_matrix; weights decoded to f16, x rounded to
  *    f16, f32 accumulation. Chosen where the device has what matmul.c's
@@ -30,6 +34,7 @@
 #include "vulkan/vk_lower.h"
 #include "vulkan/vk_tuning.h"
 #include "vulkan/lower/dqmm_push.h"
+#include "vulkan/lower/matmul_push.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +256,76 @@ static rlx_status emit_epilogue(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64_
     return RLX_OK;
 }
 
+/*
+ * Decode, then the tensor-core GEMM: from DQ_F16_MIN_M rows of x on, w (and
+ * SwiGLU's w2, one after the other in the same buffer) is decoded once to
+ * dense f16 rows in scratch (decode_f16.comp), x converted to f16 beside it,
+ * and matmul_coopmat.comp multiplies them with coop_gemm.c's plan, split
+ * over K where its grid is small. The fused coopmat tier above decodes every
+ * weight tile again for each 64-row tile of x and runs on small 64 x 128
+ * tiles; matmul_coopmat's 128 x 128 tiles of 8 subgroups reach far more of
+ * the tensor cores, and the decode costs one pass over w plus an f16 write.
+ * RLX_VK_DQ_F16_M=<rows> moves the threshold (tuning). Weights whose f16
+ * copy would exceed DQ_F16_MAX_BYTES (a vocabulary projection of every
+ * prompt row) keep the fused tier.
+ */
+#define DQ_F16_MIN_M     64
+#define DQ_F16_MAX_BYTES ((uint64_t)512 << 20)
+
+static uint64_t align256(uint64_t n) { return (n + 255) & ~(uint64_t)255; }
+
+static bool takes_decoded_gemm(const vk_lower_ctx *c, const gemm_plan *g, int64_t M, int64_t N, int64_t K,
+                               vk_coop_plan *pl) {
+    uint32_t min_m = c->tuning->dq_f16_min_m ? c->tuning->dq_f16_min_m : DQ_F16_MIN_M;
+    if (!g->coop || !vk_coop_available(c) || M < (int64_t)min_m || K < 16 || N < 16 || K % 8 != 0) return false;
+    if (c->out.dtype != RLX_F32 || M * K >= MM_INDEX_LIMIT || N * K >= MM_INDEX_LIMIT || M * N >= MM_INDEX_LIMIT)
+        return false;
+    if ((uint64_t)N * (uint64_t)K * 2 > DQ_F16_MAX_BYTES) return false;
+    return vk_coop_plan_make(c, M, N, K, 1, false, true, true, pl);
+}
+
+static rlx_status lower_decoded_gemm(vk_lower_ctx *c, const vk_coop_plan *pl, int64_t M, int64_t N, int64_t K,
+                                     uint64_t row_bytes, int tail, uint64_t res, const vk_tensor *w2) {
+    const vk_tensor *x = &c->in[0], *w = &c->in[1];
+    bool split = pl->splits > 1, to_scratch = split || tail == 2;
+    bool convert_x = x->dtype != RLX_F16 || x->addr % 16 != 0;
+    uint64_t base = c->scratch_addr, off = 0, slices = (split ? pl->splits : 1) * (uint64_t)M * (uint64_t)N * 4;
+    uint64_t x16 = convert_x ? base : x->addr;
+    if (convert_x) off += align256((uint64_t)M * (uint64_t)K * 2);
+    uint64_t w16 = base + off;
+    off += align256((uint64_t)N * (uint64_t)K * 2);
+    uint64_t prod = base + off, prod2 = prod + align256(slices);
+    if (to_scratch) off += (tail == 2 ? 2 : 1) * align256(slices);
+    c->scratch_bytes = off;
+
+    rlx_status st;
+    if (convert_x &&
+        (st = vk_emit_decode_f16(c, x->addr, x->dtype, M, K, (uint64_t)K * rlx_dtype_size(x->dtype), x16)) != RLX_OK)
+        return st;
+    mm_push p;
+    memset(&p, 0, sizeof p);
+    p.a = x16;
+    p.b = w16;
+    p.M = (uint32_t)M;
+    p.N = (uint32_t)N;
+    p.K = (uint32_t)K;
+    p.nbatch = p.bd1 = p.bd2 = 1;
+    for (int i = 0; i < (tail == 2 ? 2 : 1); i++) {   /* w, then SwiGLU's w2 into the same f16 buffer */
+        const vk_tensor *wi = i == 0 ? w : w2;
+        p.c = !to_scratch ? c->out.addr : i == 0 ? prod : prod2;
+        if ((st = vk_emit_decode_f16(c, wi->addr, wi->dtype, N, K, row_bytes, w16)) != RLX_OK ||
+            (st = vk_emit_coop(c, &p, pl, RLX_F16, RLX_F32, false, true, RLX_ACT_NONE, false, true)) != RLX_OK)
+            return st;
+    }
+    const char *names[3][2] = {{"dequant-f16-coopmat", "dequant-f16-coopmat-splitk"},
+                               {"dequant-f16-coopmat+add", "dequant-f16-coopmat-splitk+add"},
+                               {"dequant-f16-coopmat+swiglu", "dequant-f16-coopmat-splitk+swiglu"}};
+    c->tier = names[tail][split];
+    if (!to_scratch)   /* the product is in out already */
+        return tail == 1 ? emit_epilogue(c, c->out.addr, res, c->out.addr, M * N, 1, 1, false) : RLX_OK;
+    return emit_epilogue(c, prod, tail == 2 ? prod2 : res, c->out.addr, M * N, tail, split ? pl->splits : 1, true);
+}
+
 /* The product of x and w, split over K where the grid has few tiles, then
  * one epilogue.comp pass into c->out that sums the splits and applies the
  * tail (0 none, 1 + res, 2 SwiGLU with w2's product). Unsplit: a plain
@@ -261,6 +336,8 @@ rlx_status vk_lower_dequant_gemm(vk_lower_ctx *c, int64_t M, int64_t N, int64_t 
     char lb[160];
     const vk_tensor *w = &c->in[1];
     gemm_plan g = plan_gemm(c, w->dtype, N);
+    vk_coop_plan pl;
+    if (K > 0 && takes_decoded_gemm(c, &g, M, N, K, &pl)) return lower_decoded_gemm(c, &pl, M, N, K, row_bytes, tail, res, w2);
     uint32_t kparts = 0, splits = K > 0 ? split_count(c, &g, M, N, K, &kparts) : 1;
     uint64_t slice = (uint64_t)M * (uint64_t)N * 4, part = ((uint64_t)splits * slice + 255) & ~(uint64_t)255;
     if (splits == 1 && tail < 2) {   /* the product into out */

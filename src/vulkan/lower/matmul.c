@@ -4,7 +4,7 @@
  * a [..., M, K] x b [..., K, N] (a [..., K, M] with transpose_a, b [..., N,
  * K] with transpose_b), batch dims broadcast, then act(. + bias[N]) fused
  * into the epilogue. transpose_a runs on matvec (M == 1: a [K, 1] is a
- * [1, K] row in memory) or the tiled tier (TRANS_A), never on coopmat. One
+ * [1, K] row in memory), coopmat or the tiled tier (TRANS_A in both). One
  * dispatch per node, in one of three tiers chosen from shapes, dtypes and
  * device caps:
  *  - "matvec"      M == 1: memory-bound decode shape (matvec.comp);
@@ -222,9 +222,9 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     /* ---- cooperative matrix (tensor cores) ---- */
     bool coop_dtype = dt == RLX_F16 || fast;
     vk_coop_plan pl;
-    if (!ta && vk_coop_available(c) && coop_dtype && Me >= 16 && N >= 16 && K >= 16 &&
-        vk_coop_plan_make(c, Me, N, K, nb, false, tb, true, &pl))
-        return lower_coop(c, &p, &pl, a, b, o, bias, false, tb, (int)act);
+    if (vk_coop_available(c) && coop_dtype && Me >= 16 && N >= 16 && K >= 16 &&
+        vk_coop_plan_make(c, Me, N, K, nb, ta, tb, true, &pl))
+        return lower_coop(c, &p, &pl, a, b, o, bias, ta, tb, (int)act);
 
     /* ---- tiled f32 ---- */
     uint32_t t[3];
