@@ -25,7 +25,8 @@
 # mode is for. Both runtimes get a cache of N + DECODE + 8 positions (llm_bench's
 # default --ctx, llamacpp_run's default n_ctx). llama.cpp runs the prompt in
 # micro-batches of LCPP_UBATCH (default 512, its own default; 0 = the whole
-# prompt at once, as rlx does). PROMPT=N alone (the old interface) means MODES=ppN.
+# prompt at once, as rlx does). Each model gets one untimed llama.cpp process
+# per runtime before the rounds (LCPP_WARMUP=0 skips it). PROMPT=N alone (the old interface) means MODES=ppN.
 #
 # ROUNDS (default 3) rounds of each; the table shows medians over rounds, each
 # round itself a median (llm_bench: of 3 prefills after a warm-up and of the
@@ -105,6 +106,17 @@ run_peers() {
             say "writing $f (llm_bench --write-gguf)"
             "$last/llm_bench" --device "$device" --model "$m" --quant "$q" --prompt 1 --decode 1 \
                 --write-gguf "$f" > /dev/null 2>&1 || { say "llm_bench --write-gguf $f failed"; rm -f "$f"; continue; }
+        fi
+        # an untimed process per runtime first: llama.cpp Vulkan's first process on a machine
+        # compiles the quant type's pipelines (the driver caches them on disk for the next),
+        # and its in-process warm-up run does not absorb it (1B prefill 13050 tok/s in a
+        # machine's first process, 47928 in the second, 2026-12-02)
+        if [ "${LCPP_WARMUP:-1}" = 1 ]; then
+            for rt in cuda vulkan; do
+                if [ $rt = cuda ]; then lib=$work/cuda/libllama.so; else lib=$(ls "$work"/vk/libllama.vulkan.*.so); fi
+                [ -e "$lib" ] || continue
+                LD_LIBRARY_PATH=$(dirname "$lib") "$run" "$lib" "$f" "$prompts" 4 1 999 1 4 0 "$ubatch" > /dev/null 2>&1
+            done
         fi
         for r in $(seq "$rounds"); do
             for rt in cuda vulkan; do

@@ -58,7 +58,9 @@ def main(argv):
     if not runs:
         print("peers_table: no results in " + " ".join(files))
         return 1
-    rlx = rlx_name or (builds[-1] if builds else None)
+    # --rlx names the build the ratios use; one the results do not hold (PHASE=table run with
+    # other BUILDS) falls back to the last build in them
+    rlx = rlx_name if rlx_name in builds else (builds[-1] if builds else None)
     modes = sorted({k[1] for k in runs}, key=mode_key)
 
     def med(mq, mode, rt, metric):
