@@ -7,6 +7,7 @@
  * cross-entropy loss + gradient; under every test configuration.
  */
 #include "ops_common.h"
+#include "core/core.h"
 #include <math.h>
 #include <string.h>
 
@@ -143,6 +144,74 @@ TEST(ops_attention) {
         CHECK(run_attention(cases[c]));
         ops_free_all();
     }
+}
+
+/* f16 / bf16 storage: q, k, v and the mask stored in the dtype, the result
+ * in it too; the float64 reference runs on the stored (rounded) values, so the
+ * bound is the output's rounding. */
+static bool run_attention_16(att_case t, rlx_dtype dt) {
+    int64_t dq[4] = {t.B, t.H, t.Sq, t.D}, dk[4] = {t.B, t.Hkv, t.Skv, t.D};
+    ref_shape sq = ref_shape_make(4, dq), sk = ref_shape_make(4, dk), sm;
+    int64_t full[4] = {t.B, t.H, t.Sq, t.Skv}, md[4];
+    for (int i = 0; i < 4; i++) md[i] = (t.mbits >> i) & 1 ? full[i] : 1;
+    md[3] = t.Skv;
+    sm = ref_shape_make(t.mrank, md + (4 - t.mrank));
+    int64_t nq = ref_numel(&sq), nk = ref_numel(&sk), nm = ref_numel(&sm), n[4] = {nq, nk, nk, nm};
+    float *f[4] = {ops_rand_f32(nq, -1, 1), ops_rand_f32(nk, -1, 1), ops_rand_f32(nk, -1, 1), ops_rand_f32(nm, -2, 2)};
+    for (int64_t i = 0; i < nm; i++) if (i % t.Skv != 0 && test_rand_int(0, 4) == 0) f[3][i] = -INFINITY;
+    uint16_t *h[4];
+    for (int a = 0; a < 4; a++) {
+        h[a] = ops_alloc(sizeof(uint16_t) * (size_t)n[a]);
+        for (int64_t i = 0; i < n[a]; i++) {
+            h[a][i] = dt == RLX_F16 ? rlx_f32_to_f16(f[a][i]) : rlx_f32_to_bf16(f[a][i]);
+            f[a][i] = dt == RLX_F16 ? rlx_f16_to_f32(h[a][i]) : rlx_bf16_to_f32(h[a][i]);
+        }
+    }
+    double *want = ops_f64(nq);
+    ref_attention(ops_f32_to_f64(f[0], nq), ops_f32_to_f64(f[1], nk), ops_f32_to_f64(f[2], nk), t.B, t.H, t.Hkv, t.Sq,
+                  t.Skv, t.D, t.kind, t.kind == RLX_MASK_ADDITIVE ? ops_f32_to_f64(f[3], nm) : NULL, sm, t.scale, want);
+    rlx_graph *g = ops_graph();
+    rlx_node mn = t.kind == RLX_MASK_ADDITIVE ? ops_input(g, "m", dt, sm) : RLX_NO_NODE;
+    rlx_node y = rlx_attention(g, ops_input(g, "q", dt, sq), ops_input(g, "k", dt, sk), ops_input(g, "v", dt, sk), t.kind,
+                               mn, t.scale);
+    if (rlx_output(g, "y", y) != RLX_OK) {
+        harness_fail(__FILE__, __LINE__, "attention build: %s", rlx_last_error());
+        return false;
+    }
+    rlx_tensor in[4] = {ops_tensor("q", dt, sq, h[0]), ops_tensor("k", dt, sk, h[1]), ops_tensor("v", dt, sk, h[2]),
+                        ops_tensor("m", dt, sm, h[3])};
+    uint16_t *got = ops_alloc(sizeof(uint16_t) * (size_t)nq);
+    float *gf = ops_f32(nq);
+    rlx_tensor out = ops_tensor("y", dt, sq, got);
+    for (int cfg = 0; cfg < OPS_NCONFIG; cfg++) {
+        memset(got, 0xff, sizeof(uint16_t) * (size_t)nq);   /* NaN in both dtypes */
+        if (!ops_run(g, cfg, in, t.kind == RLX_MASK_ADDITIVE ? 4 : 3, &out, 1)) return false;
+        for (int64_t i = 0; i < nq; i++) gf[i] = dt == RLX_F16 ? rlx_f16_to_f32(got[i]) : rlx_bf16_to_f32(got[i]);
+        if (!test_close_f32_f64("attention", gf, want, nq, dt == RLX_F16 ? 2e-3 : 1e-2)) {
+            harness_fail(__FILE__, __LINE__, "%s attention B%lld H%lld Sq%lld Skv%lld D%lld mask %d (config %s)",
+                         rlx_dtype_name(dt), (long long)t.B, (long long)t.H, (long long)t.Sq, (long long)t.Skv,
+                         (long long)t.D, (int)t.kind, ops_config_name(cfg));
+            return false;
+        }
+    }
+    return true;
+}
+
+TEST(ops_attention_f16_bf16) {
+    static const att_case cases[] = {
+        {2, 4, 4, 5, 5, 8, RLX_MASK_NONE, 0, 0, 0},
+        {1, 4, 2, 7, 7, 16, RLX_MASK_CAUSAL, 0, 0, 0},
+        {1, 8, 1, 1, 17, 32, RLX_MASK_CAUSAL, 0, 0, 0},
+        {2, 4, 2, 4, 6, 8, RLX_MASK_ADDITIVE, 4, 1 | 8, 0},
+        {1, 3, 3, 4, 7, 5, RLX_MASK_ADDITIVE, 1, 8, 0.3f},
+        {1, 2, 2, 17, 40, 17, RLX_MASK_NONE, 0, 0, 0},
+    };
+    static const rlx_dtype dts[] = {RLX_F16, RLX_BF16};
+    for (int d = 0; d < 2; d++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            CHECK(run_attention_16(cases[c], dts[d]));
+            ops_free_all();
+        }
 }
 
 TEST(ops_rope) {

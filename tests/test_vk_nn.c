@@ -29,6 +29,7 @@ typedef struct vatt {
     int mrank, mbits;   /* additive mask: dims of [B,H,Sq,Skv] kept where mbits has the bit, else 1 */
     float scale;
     int dead_row;       /* additive: make mask row 0 all -inf (that query outputs zeros) */
+    rlx_dtype dt;       /* storage of q, k, v, mask and the result (cast in the graph); 0: f32 */
 } vatt;
 
 static bool vk_attention_case(vatt t, bool require_gpu) {
@@ -43,6 +44,8 @@ static bool vk_attention_case(vatt t, bool require_gpu) {
     rlx_node q = ops_add_input(g, &in, RLX_F32, sq, ops_rand_f32(nq, -2, 2));
     rlx_node k = ops_add_input(g, &in, RLX_F32, sk, ops_rand_f32(nk, -2, 2));
     rlx_node v = ops_add_input(g, &in, RLX_F32, sk, ops_rand_f32(nk, -1, 1));
+    const bool half = t.dt == RLX_F16 || t.dt == RLX_BF16;
+    if (half) q = rlx_cast(g, q, t.dt), k = rlx_cast(g, k, t.dt), v = rlx_cast(g, v, t.dt);
     rlx_node m = RLX_NO_NODE;
     if (t.kind == RLX_MASK_ADDITIVE) {
         float *mv = ops_rand_f32(nm, -3, 1);
@@ -51,14 +54,19 @@ static bool vk_attention_case(vatt t, bool require_gpu) {
         if (t.dead_row)
             for (int64_t j = 0; j < t.Skv; j++) mv[j] = -INFINITY;
         m = ops_add_input(g, &in, RLX_F32, sm, mv);
+        if (half) m = rlx_cast(g, m, t.dt);
     }
-    if (rlx_output(g, "y", rlx_attention(g, q, k, v, t.kind, m, t.scale)) != RLX_OK) {
+    rlx_node y = rlx_attention(g, q, k, v, t.kind, m, t.scale);
+    if (half) y = rlx_cast(g, y, RLX_F32);   /* compared norm-relative as f32 */
+    if (rlx_output(g, "y", y) != RLX_OK) {
         printf("    build: %s\n", rlx_last_error());
         return false;
     }
-    bool ok = vkp_compare(g, in.t, in.n, 2e-5, require_gpu);
+    /* both sides compute in f32 from the same stored inputs; the f16 / bf16 result rounds */
+    double tol = t.dt == RLX_F16 ? 2e-3 : t.dt == RLX_BF16 ? 1e-2 : 2e-5;
+    bool ok = vkp_compare(g, in.t, in.n, tol, require_gpu);
     if (!ok)
-        printf("    attention B%lld H%lld Hkv%lld Sq%lld Skv%lld D%lld kind %d mrank %d mbits %d\n", (long long)t.B,
+        printf("    %s attention B%lld H%lld Hkv%lld Sq%lld Skv%lld D%lld kind %d mrank %d mbits %d\n", rlx_dtype_name(t.dt ? t.dt : RLX_F32), (long long)t.B,
                (long long)t.H, (long long)t.Hkv, (long long)t.Sq, (long long)t.Skv, (long long)t.D, (int)t.kind,
                t.mrank, t.mbits);
     return ok;
@@ -68,24 +76,24 @@ TEST(vk_attention) {
     VKP_REQUIRE();
     static const vatt cases[] = {
         /* B  H Hkv Sq Skv   D  kind                mrank mbits scale dead */
-        {1, 1, 1, 1, 1, 16, RLX_MASK_NONE, 0, 0, 0, 0},
-        {2, 2, 2, 5, 5, 16, RLX_MASK_NONE, 0, 0, 0, 0},
-        {1, 2, 2, 17, 40, 17, RLX_MASK_NONE, 0, 0, 0, 0},           /* odd D: scalar loads */
-        {2, 4, 2, 7, 7, 64, RLX_MASK_CAUSAL, 0, 0, 0, 0},           /* GQA */
-        {1, 4, 1, 1, 37, 64, RLX_MASK_CAUSAL, 0, 0, 0, 0},          /* decode, MQA */
-        {1, 2, 2, 1, 70, 64, RLX_MASK_NONE, 0, 0, 0, 0},            /* decode, several tiles */
-        {1, 2, 2, 9, 70, 80, RLX_MASK_CAUSAL, 0, 0, 0, 0},          /* Skv > Sq, D = 80 */
-        {1, 8, 2, 33, 33, 64, RLX_MASK_CAUSAL, 0, 0, 0.05f, 0},     /* blocks span heads */
-        {1, 2, 1, 70, 70, 64, RLX_MASK_CAUSAL, 0, 0, 0, 0},         /* many query blocks */
-        {2, 3, 3, 6, 11, 16, RLX_MASK_ADDITIVE, 4, 1 | 8, 0, 0},    /* [B,1,1,Skv] padding mask */
-        {2, 4, 2, 4, 6, 64, RLX_MASK_ADDITIVE, 4, 15, 0, 1},        /* full mask, one dead row */
-        {1, 2, 2, 5, 9, 17, RLX_MASK_ADDITIVE, 2, 4 | 8, 0.3f, 0},  /* [Sq,Skv], odd D */
-        {1, 3, 3, 4, 7, 80, RLX_MASK_ADDITIVE, 1, 8, 0, 0},         /* [Skv] */
-        {1, 1, 1, 20, 45, 256, RLX_MASK_CAUSAL, 0, 0, 0, 0},        /* largest D */
-        {1, 4, 2, 1, 1000, 64, RLX_MASK_CAUSAL, 0, 0, 0, 0},        /* decode: keys split over workgroups */
-        {2, 2, 1, 2, 777, 80, RLX_MASK_ADDITIVE, 4, 1 | 8, 0, 1},   /* split keys, masked, a dead row */
-        {1, 2, 2, 3, 600, 17, RLX_MASK_CAUSAL, 0, 0, 0, 0},         /* split keys, odd D */
-        {1, 2, 1, 3, 19, 200, RLX_MASK_ADDITIVE, 3, 2 | 4 | 8, 0, 1},
+        {1, 1, 1, 1, 1, 16, RLX_MASK_NONE, 0, 0, 0, 0, 0},
+        {2, 2, 2, 5, 5, 16, RLX_MASK_NONE, 0, 0, 0, 0, 0},
+        {1, 2, 2, 17, 40, 17, RLX_MASK_NONE, 0, 0, 0, 0, 0},           /* odd D: scalar loads */
+        {2, 4, 2, 7, 7, 64, RLX_MASK_CAUSAL, 0, 0, 0, 0, 0},           /* GQA */
+        {1, 4, 1, 1, 37, 64, RLX_MASK_CAUSAL, 0, 0, 0, 0, 0},          /* decode, MQA */
+        {1, 2, 2, 1, 70, 64, RLX_MASK_NONE, 0, 0, 0, 0, 0},            /* decode, several tiles */
+        {1, 2, 2, 9, 70, 80, RLX_MASK_CAUSAL, 0, 0, 0, 0, 0},          /* Skv > Sq, D = 80 */
+        {1, 8, 2, 33, 33, 64, RLX_MASK_CAUSAL, 0, 0, 0.05f, 0, 0},     /* blocks span heads */
+        {1, 2, 1, 70, 70, 64, RLX_MASK_CAUSAL, 0, 0, 0, 0, 0},         /* many query blocks */
+        {2, 3, 3, 6, 11, 16, RLX_MASK_ADDITIVE, 4, 1 | 8, 0, 0, 0},    /* [B,1,1,Skv] padding mask */
+        {2, 4, 2, 4, 6, 64, RLX_MASK_ADDITIVE, 4, 15, 0, 1, 0},        /* full mask, one dead row */
+        {1, 2, 2, 5, 9, 17, RLX_MASK_ADDITIVE, 2, 4 | 8, 0.3f, 0, 0},  /* [Sq,Skv], odd D */
+        {1, 3, 3, 4, 7, 80, RLX_MASK_ADDITIVE, 1, 8, 0, 0, 0},         /* [Skv] */
+        {1, 1, 1, 20, 45, 256, RLX_MASK_CAUSAL, 0, 0, 0, 0, 0},        /* largest D */
+        {1, 4, 2, 1, 1000, 64, RLX_MASK_CAUSAL, 0, 0, 0, 0, 0},        /* decode: keys split over workgroups */
+        {2, 2, 1, 2, 777, 80, RLX_MASK_ADDITIVE, 4, 1 | 8, 0, 1, 0},   /* split keys, masked, a dead row */
+        {1, 2, 2, 3, 600, 17, RLX_MASK_CAUSAL, 0, 0, 0, 0, 0},         /* split keys, odd D */
+        {1, 2, 1, 3, 19, 200, RLX_MASK_ADDITIVE, 3, 2 | 4 | 8, 0, 1, 0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         CHECK_MSG(vk_attention_case(cases[c], true), "attention case %zu", c);
@@ -93,10 +101,37 @@ TEST(vk_attention) {
     }
 }
 
+/* f16 and bf16 storage (f32 math in the kernel): the cases of each path of
+ * vk_attention (vector and scalar loads, masks, GQA, split keys with their
+ * combine pass and with the last split merging, D = 256). */
+TEST(vk_attention_f16_bf16) {
+    VKP_REQUIRE();
+    static const vatt cases[] = {
+        {2, 2, 2, 5, 5, 16, RLX_MASK_NONE, 0, 0, 0, 0, 0},
+        {1, 2, 2, 17, 40, 17, RLX_MASK_NONE, 0, 0, 0, 0, 0},
+        {2, 4, 2, 7, 7, 64, RLX_MASK_CAUSAL, 0, 0, 0, 0, 0},
+        {1, 8, 2, 33, 33, 64, RLX_MASK_CAUSAL, 0, 0, 0.05f, 0, 0},
+        {2, 4, 2, 4, 6, 64, RLX_MASK_ADDITIVE, 4, 15, 0, 1, 0},
+        {1, 2, 2, 5, 9, 17, RLX_MASK_ADDITIVE, 2, 4 | 8, 0.3f, 0, 0},
+        {1, 1, 1, 20, 45, 256, RLX_MASK_CAUSAL, 0, 0, 0, 0, 0},
+        {1, 4, 2, 1, 1000, 64, RLX_MASK_CAUSAL, 0, 0, 0, 0, 0},
+        {2, 2, 1, 2, 777, 80, RLX_MASK_ADDITIVE, 4, 1 | 8, 0, 1, 0},
+        {2, 2, 2, 128, 128, 64, RLX_MASK_ADDITIVE, 4, 1 | 8, 0, 0, 0},    /* BERT-shaped rows with a padding mask */
+    };
+    static const rlx_dtype dts[] = {RLX_F16, RLX_BF16};
+    for (size_t d = 0; d < 2; d++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            vatt t = cases[c];
+            t.dt = dts[d];
+            CHECK_MSG(vk_attention_case(t, true), "%s attention case %zu", rlx_dtype_name(t.dt), c);
+            ops_free_all();
+        }
+}
+
 /* D > 256 has no kernel: a host step that must still match. */
 TEST(vk_attention_large_d_host_step) {
     VKP_REQUIRE();
-    vatt t = {1, 2, 1, 3, 5, 300, RLX_MASK_CAUSAL, 0, 0, 0, 0};
+    vatt t = {1, 2, 1, 3, 5, 300, RLX_MASK_CAUSAL, 0, 0, 0, 0, 0};
     CHECK(vk_attention_case(t, false));
     ops_free_all();
 }

@@ -5,8 +5,11 @@
  *   q [B,H,Sq,D], k and v [B,Hkv,Skv,D], H % Hkv == 0; query head h reads kv
  *   head h / (H/Hkv) (GQA). Query i sits at position Skv - Sq + i.
  *   RLX_MASK_CAUSAL: query i sees keys j <= Skv - Sq + i.
- *   RLX_MASK_ADDITIVE: a 4th input, f32, broadcastable (right aligned, rank
- *   <= 4) to [B,H,Sq,Skv], is added to the scaled scores.
+ *   RLX_MASK_ADDITIVE: a 4th input, q's dtype, broadcastable (right aligned,
+ *   rank <= 4) to [B,H,Sq,Skv], is added to the scaled scores.
+ *   Storage f32, f16 or bf16: 16-bit tensors are widened to f32 copies, the
+ *   f32 kernel runs on them and its result is rounded to the output's dtype
+ *   (what the Vulkan kernel computes too: f32 math over 16-bit storage).
  *   A query row whose keys are all masked (every score -inf, or no visible
  *   key at all, e.g. causal with Sq > Skv) outputs zeros, not NaN.
  *
@@ -308,7 +311,50 @@ static void att_range(void *ctx, int64_t begin, int64_t end, int worker)
         c->task(c, t, scr);
 }
 
+static rlx_status attention_f32(const cpu_kernel_ctx *k);
+
+/* f16 / bf16 storage: every input widened to f32, the f32 kernel, the result rounded back. */
+static rlx_status attention_16bit(const cpu_kernel_ctx *k)
+{
+    char lb[160];
+    cpu_kernel_ctx w = *k;
+    float *bufs[IR_MAX_INPUTS + 1] = {0};
+    rlx_status st = RLX_OK;
+    for (int i = 0; i <= k->n_in && st == RLX_OK; i++) {
+        const cpu_tensor *t = i < k->n_in ? &k->in[i] : &k->out;
+        cpu_tensor *wt = i < k->n_in ? &w.in[i] : &w.out;
+        if (t->dtype != RLX_F16 && t->dtype != RLX_BF16) continue;   /* kv_len (i32) */
+        if (!(bufs[i] = malloc(sizeof(float) * (size_t)(t->numel > 0 ? t->numel : 1)))) {
+            st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: no memory to widen a %lld-element input",
+                          cpu_node_label(k->node, lb, sizeof lb), (long long)t->numel);
+            break;
+        }
+        const uint16_t *src = t->data;
+        if (i < k->n_in)
+            for (int64_t j = 0; j < t->numel; j++)
+                bufs[i][j] = t->dtype == RLX_F16 ? rlx_f16_to_f32(src[j]) : rlx_bf16_to_f32(src[j]);
+        wt->data = bufs[i];
+        wt->dtype = RLX_F32;
+    }
+    if (st == RLX_OK) st = attention_f32(&w);
+    if (st == RLX_OK) {
+        uint16_t *dst = k->out.data;
+        for (int64_t j = 0; j < k->out.numel; j++)
+            dst[j] = k->out.dtype == RLX_F16 ? rlx_f32_to_f16(bufs[k->n_in][j]) : rlx_f32_to_bf16(bufs[k->n_in][j]);
+    }
+    for (int i = 0; i <= k->n_in; i++) free(bufs[i]);
+    return st;
+}
+
 rlx_status cpu_attention(const cpu_kernel_ctx *k)
+{
+    const rlx_dtype dt = k->in[0].dtype;
+    if ((dt == RLX_F16 || dt == RLX_BF16) && k->in[1].dtype == dt && k->in[2].dtype == dt && k->out.dtype == dt)
+        return attention_16bit(k);
+    return attention_f32(k);
+}
+
+static rlx_status attention_f32(const cpu_kernel_ctx *k)
 {
     const ir_node *n = k->node;
     const cpu_tensor *q = &k->in[0], *kk = &k->in[1], *v = &k->in[2];
@@ -316,7 +362,7 @@ rlx_status cpu_attention(const cpu_kernel_ctx *k)
     int kind = (int)ir_attr_attention_mask(n);
 
     if (q->dtype != RLX_F32 || kk->dtype != RLX_F32 || v->dtype != RLX_F32)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: only f32 is supported, got %s",
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: needs f32, f16 or bf16 for q, k and v alike, got %s",
                         cpu_node_label(n, lb, sizeof lb), rlx_dtype_name(q->dtype));
     if (q->rank != 4 || kk->rank != 4 || v->rank != 4)
         return rlx_fail(RLX_STATUS_SHAPE, "%s: q, k, v must be [B,H,S,D]",
@@ -349,7 +395,7 @@ rlx_status cpu_attention(const cpu_kernel_ctx *k)
     if (kind == RLX_MASK_ADDITIVE) {
         const cpu_tensor *mk = &k->in[3];
         if (k->n_in < 4 || mk->dtype != RLX_F32 || mk->rank > 4)
-            return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: additive mask must be f32 of rank <= 4",
+            return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: additive mask must be q's dtype and of rank <= 4",
                             cpu_node_label(n, lb, sizeof lb));
         cpu_tensor full;
         memset(&full, 0, sizeof full);

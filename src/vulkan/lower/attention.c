@@ -8,7 +8,8 @@
  * whether the next tile loads while one is computed. When the launch has few
  * workgroups (decode), the keys are split over workgroups and a second
  * dispatch (attention_combine.comp) merges the partials kept in scratch.
- * f32 only, D <= 256; other cases are left to a host step.
+ * Storage f32, f16 or bf16 (q, k, v, mask and out alike; f32 math), D <= 256;
+ * other cases are left to a host step.
  */
 #include "vulkan/vk_lower.h"
 #include "vulkan/vk_tuning.h"
@@ -50,9 +51,18 @@ static uint64_t att_smem(uint64_t D, uint32_t bq, uint32_t bk, bool split, bool 
 rlx_status vk_lower_attention(vk_lower_ctx *c) {
     const vk_tensor *q = &c->in[0], *k = &c->in[1], *v = &c->in[2];
     const int kind = (int)ir_attr_attention_mask(c->node);
-    if (q->dtype != RLX_F32 || k->dtype != RLX_F32 || v->dtype != RLX_F32)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: the Vulkan kernel is f32 only, got %s",
+    const rlx_dtype dt = q->dtype;
+    if ((dt != RLX_F32 && dt != RLX_F16 && dt != RLX_BF16) || k->dtype != dt || v->dtype != dt || c->out.dtype != dt)
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: the Vulkan kernel takes f32, f16 or bf16 storage, got %s",
                         rlx_dtype_name(q->dtype));
+    if (dt != RLX_F32 && (!c->caps->storage_16bit || c->skip_combine))
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: %s storage needs 16-bit storage buffers%s", rlx_dtype_name(dt),
+                        c->skip_combine ? " and no combine fold" : "");
+    const int ti = dt == RLX_F32 ? 0 : dt == RLX_F16 ? 1 : 2;
+    static const char *const tier_names[3][3] = {
+        {"flash-f32", "flash-f32-splitkv", "flash-f32-splitkv-lastcombine"},
+        {"flash-f16", "flash-f16-splitkv", "flash-f16-splitkv-lastcombine"},
+        {"flash-bf16", "flash-bf16-splitkv", "flash-bf16-splitkv-lastcombine"}};
     if (q->rank != 4 || k->rank != 4 || v->rank != 4)
         return rlx_fail(RLX_STATUS_SHAPE, "attention: q, k, v must be [B,H,S,D]");
     const int64_t B = q->dims[0], H = q->dims[1], Sq = q->dims[2], D = q->dims[3];
@@ -64,13 +74,14 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     if (D > ATT_MAX_D)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: head dim %lld exceeds the Vulkan kernel's %d",
                         (long long)D, ATT_MAX_D);
-    c->tier = "flash-f32";
+    c->tier = tier_names[ti][0];
     if (c->out.numel == 0) return RLX_OK;
 
     const int64_t group = H / Hkv, rows = group * Sq;
     const vk_tensor *mk = kind == RLX_MASK_ADDITIVE ? &c->in[3] : NULL;
-    if (kind == RLX_MASK_ADDITIVE && (c->n_in < 4 || mk->dtype != RLX_F32 || mk->rank > 4))
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: additive mask must be f32 of rank <= 4");
+    if (kind == RLX_MASK_ADDITIVE && (c->n_in < 4 || mk->dtype != dt || mk->rank > 4))
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: additive mask must be %s (q's dtype) of rank <= 4",
+                        rlx_dtype_name(dt));
     /* 32-bit element indexing in the shader */
     if (q->numel >= (int64_t)1 << 31 || k->numel >= (int64_t)1 << 31 || (mk && mk->numel >= (int64_t)1 << 31))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: tensors of 2^31 elements or more");
@@ -187,8 +198,8 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
         (uint64_t)B * ns > (mx[2] ? mx[2] : 65535))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "attention: grid %llu x %lld x %lld exceeds the device limit",
                         (unsigned long long)nblk, (long long)Hkv, (long long)((uint64_t)B * ns));
-    const bool vec = D % 4 == 0 && q->addr % 16 == 0 && k->addr % 16 == 0 && v->addr % 16 == 0 &&
-                     c->out.addr % 16 == 0;
+    const uint64_t al = dt == RLX_F32 ? 16 : 8;   /* one vec4 / four 16-bit elements */
+    const bool vec = D % 4 == 0 && q->addr % al == 0 && k->addr % al == 0 && v->addr % al == 0 && c->out.addr % al == 0;
 
     vk_dispatch *d = vk_emit(c, "attention", &pc, sizeof pc);
     if (!d) return RLX_STATUS_INTERNAL;
@@ -207,7 +218,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
      * +0.5% when it was on). Prefill is not measured with it: off. */
     const uint64_t tiles_per_split = ((ns > 1 ? chunk : (uint64_t)Skv) + bk - 1) / bk;
     d->spec[7] = split && pc.kvlen && Sq == 1 && tiles_per_split > 1;
-    d->spec[8] = 0;   /* id 8 unused */
+    d->spec[8] = vk_dtype_code(dt);
     d->spec[9] = lastc;
     d->n_spec = 10;
     d->groups[0] = (uint32_t)nblk;
@@ -215,7 +226,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     d->groups[2] = (uint32_t)((uint64_t)B * ns);
     if (ns == 1) return RLX_OK;
     d->uses_scratch = true;
-    c->tier = lastc ? "flash-f32-splitkv-lastcombine" : "flash-f32-splitkv";
+    c->tier = tier_names[ti][lastc ? 2 : 1];
     if (lastc) return RLX_OK;
     if (fold) {   /* the next matvec combines the partials as it reads its x */
         c->comb = (vk_att_partials){c->scratch_addr, c->scratch_addr + 4ull * pc.ml_off, (uint32_t)ns, (uint32_t)D,
@@ -235,6 +246,8 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
     cp.ml_off = pc.ml_off;
     d = vk_emit(c, "attention_combine", &cp, sizeof cp);
     if (!d) return RLX_STATUS_INTERNAL;
+    d->spec[0] = vk_dtype_code(dt);
+    d->n_spec = 1;
     d->uses_scratch = true;
     vk_grid_1d(c->caps, (uint64_t)c->out.numel, 256, d->groups);
     return RLX_OK;

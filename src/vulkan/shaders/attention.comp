@@ -1,4 +1,5 @@
-// attention.comp — fused scaled dot-product attention (flash-style), f32.
+// attention.comp — fused scaled dot-product attention (flash-style): f32
+// math over f32, f16 or bf16 storage (DT: q, k, v, mask and out alike).
 //
 //   out = softmax(q k^T * scale + mask) v;  q [B,H,Sq,D], k/v [B,Hkv,Skv,D].
 //
@@ -49,7 +50,7 @@ layout(constant_id = 4) const uint SG16  = 0;    // 1: subgroup size >= 16, redu
 layout(constant_id = 5) const uint VEC   = 0;    // 1: D % 4 == 0 and 16-byte aligned tensors
 layout(constant_id = 6) const uint NSPLIT = 1;   // > 1: keys split over workgroups (partials to scratch)
 layout(constant_id = 7) const uint PIPE  = 0;    // 1 (SPLIT): the next K/V tile is loaded while this one is computed
-// constant_id 8 is unused
+layout(constant_id = 8) const uint DT    = 0;    // storage of q, k, v, mask, out: DT_F32, DT_F16 or DT_BF16
 layout(constant_id = 9) const uint LASTC = 0;    // 1 (NSPLIT > 1): the last split merges the partials (above)
 
 const uint D4  = (D + 3) / 4;      // vec4s per row
@@ -77,6 +78,48 @@ layout(push_constant, std430) uniform Push {
     uint64_t counters;  // LASTC: a zeroed u32 per (b, kv head, block), left zero again
     uint pad1, pad2;
 } p;
+
+// 16-bit storage, VEC: four elements in one 8-byte load or store
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer AttU2 { uvec2 v[]; };
+
+// Elements 4*d4 .. 4*d4+3 of row `row` (D per row) of the tensor at addr, zero past D.
+vec4 ld4(uint64_t addr, uint row, uint d4) {
+    if (VEC != 0u) {
+        if (DT == DT_F32) return V4Buf(addr).v[row * D4 + d4];
+        uvec2 u = AttU2(addr).v[row * D4 + d4];
+        if (DT == DT_F16) return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y));
+        return vec4(uintBitsToFloat(u.x << 16), uintBitsToFloat(u.x & 0xffff0000u), uintBitsToFloat(u.y << 16),
+                    uintBitsToFloat(u.y & 0xffff0000u));
+    }
+    vec4 r = vec4(0.0);
+    uint base = row * D + d4 * 4u;
+    for (uint c = 0u; c < 4u; c++)
+        if (d4 * 4u + c < D) r[c] = load_f(addr, DT, base + c);
+    return r;
+}
+float ld1(uint64_t addr, uint i) { return DT == DT_F32 ? F32Buf(addr).v[i] : load_f(addr, DT, i); }
+uint16_t to16(float x) { return DT == DT_F16 ? f32_to_f16(x) : f32_to_bf16(x); }
+void st1(uint64_t addr, uint i, float x) {
+    if (DT == DT_F32) F32Buf(addr).v[i] = x;
+    else U16Buf(addr).v[i] = to16(x);
+}
+// Stores the elements of o below D at 4*d4.. of row `row`.
+void st4(uint64_t addr, uint row, uint d4, vec4 o) {
+    if (VEC != 0u) {
+        if (DT == DT_F32) {
+            V4Buf(addr).v[row * D4 + d4] = o;
+        } else if (DT == DT_F16) {
+            AttU2(addr).v[row * D4 + d4] = uvec2(packHalf2x16(o.xy), packHalf2x16(o.zw));
+        } else {
+            AttU2(addr).v[row * D4 + d4] = uvec2(uint(to16(o.x)) | (uint(to16(o.y)) << 16),
+                                                 uint(to16(o.z)) | (uint(to16(o.w)) << 16));
+        }
+        return;
+    }
+    uint base = row * D + d4 * 4u;
+    for (uint e = 0u; e < 4u; e++)
+        if (d4 * 4u + e < D) st1(addr, base + e, o[e]);
+}
 
 shared vec4 Qs[BQ * D4];
 shared vec4 KV[BK * KST * (SPLIT != 0 ? 2 : 1)];
@@ -129,15 +172,7 @@ void load_rows(uint64_t addr, uint row0, uint nvalid, out vec4 val[TILE_LOADS]) 
         uint i = tid + 128u * u;
         uint jj = i / D4, d4 = i - jj * D4;
         val[u] = vec4(0.0);
-        if (i < BK * D4 && jj < nvalid) {
-            if (VEC != 0) {
-                val[u] = V4Buf(addr).v[(row0 + jj) * D4 + d4];
-            } else {
-                uint base = (row0 + jj) * D;
-                for (uint c = 0; c < 4; c++)
-                    if (d4 * 4 + c < D) val[u][c] = F32Buf(addr).v[base + d4 * 4 + c];
-            }
-        }
+        if (i < BK * D4 && jj < nvalid) val[u] = ld4(addr, row0 + jj, d4);
     }
 }
 void store_rows(vec4 val[TILE_LOADS], uint off) {
@@ -192,8 +227,8 @@ void combine_if_last(uint b, uint hk, uint blk, uint r0, uint qrow0) {
             for (uint e = 0; e < 4; e++) {
                 uint col = col4 * 4 + e;
                 if (col4 < D4 && col < D)
-                    F32Buf(p.out_).v[(qrow0 + row) * D + col] =
-                        split_merge(p.scratch, p.ml_off, D, b, hk, row, col, M, NSPLIT, p.Hkv, p.rows);
+                    st1(p.out_, (qrow0 + row) * D + col,
+                        split_merge(p.scratch, p.ml_off, D, b, hk, row, col, M, NSPLIT, p.Hkv, p.rows));
             }
         }
     }
@@ -238,15 +273,7 @@ void main() {
         uint i = tid + 128u * u;
         uint rr = i / D4, d4 = i - rr * D4, row = r0 + rr;
         qval[u] = vec4(0.0);
-        if (i < BQ * D4 && row < p.rows) {
-            if (VEC != 0) {
-                qval[u] = V4Buf(p.q).v[(qrow0 + row) * D4 + d4];
-            } else {
-                uint base = (qrow0 + row) * D;
-                for (uint c = 0; c < 4; c++)
-                    if (d4 * 4 + c < D) qval[u][c] = F32Buf(p.q).v[base + d4 * 4 + c];
-            }
-        }
+        if (i < BQ * D4 && row < p.rows) qval[u] = ld4(p.q, qrow0 + row, d4);
     }
     [[unroll]] for (uint u = 0u; u < Q_LOADS; u++)
         if (tid + 128u * u < BQ * D4) Qs[tid + 128u * u] = qval[u];
@@ -313,7 +340,7 @@ void main() {
                 float x = NEG_INF;
                 if (j < kv_end && int(j) < lim[r]) {
                     x = s[r][c] * p.scale_log2;
-                    if (additive) x += F32Buf(p.mask).v[mbase[r] + j * p.ms3] * LOG2E;
+                    if (additive) x += ld1(p.mask, mbase[r] + j * p.ms3) * LOG2E;
                 }
                 s[r][c] = x;
                 tmax[r] = max(tmax[r], x);
@@ -393,14 +420,7 @@ void main() {
         for (uint c = 0; c < DQ; c++) {
             uint col4 = tx + 16 * c;
             if (col4 >= D4) continue;
-            vec4 o = acc[r][c] * inv;
-            if (VEC != 0) {
-                V4Buf(p.out_).v[(qrow0 + row) * D4 + col4] = o;
-            } else {
-                uint base = (qrow0 + row) * D;
-                for (uint e = 0; e < 4; e++)
-                    if (col4 * 4 + e < D) F32Buf(p.out_).v[base + col4 * 4 + e] = o[e];
-            }
+            st4(p.out_, qrow0 + row, col4, acc[r][c] * inv);
         }
     }
 }
