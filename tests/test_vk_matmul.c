@@ -85,6 +85,8 @@ static bool run_case(const mm_case *k, double tol) {
     return ok;
 }
 
+static bool run_2d_ta(int64_t M, int64_t K, int64_t N, int tb, int bias, rlx_activation act, rlx_dtype dt, double tol);
+
 /* 2-D case a [M,K] x b [K,N] (or [N,K]). */
 static bool run_2d(int64_t M, int64_t K, int64_t N, int tb, int bias, rlx_activation act, rlx_dtype dt, double tol) {
     mm_case k = {.ar = 2, .br = 2, .ad = {M, K}, .tb = tb, .bias = bias, .act = act, .dt = dt};
@@ -204,6 +206,53 @@ TEST(vk_matmul_k_zero) {
     VKP_REQUIRE();
     CHECK(run_2d(3, 0, 5, 0, 1, RLX_ACT_SIGMOID, RLX_F32, 1e-6));
     CHECK(run_2d(1, 0, 5, 1, 1, RLX_ACT_NONE, RLX_F32, 1e-6));
+}
+
+/* Split-K on the tiled tier (automatic on hardware devices for grids of
+ * fewer tiles than units; RLX_VK_MM_SPLITK forces it anywhere): f32 partial
+ * slices, then matmul_splitk.comp with bias, activation and the output dtype.
+ * Splits that divide K unevenly, one split per K step, both layouts of b, a
+ * transposed a, f16 storage, and K = 0. */
+TEST(vk_matmul_tiled_splitk) {
+    VKP_REQUIRE();
+    static const char *const splits[] = {"2", "3", "7"};
+    bool ok = true;
+    for (size_t s = 0; s < 3 && ok; s++) {
+        char *saved = test_env_swap("RLX_VK_MM_SPLITK", splits[s]);
+        for (int tb = 0; tb < 2 && ok; tb++) {
+            ok = run_2d(70, 200, 90, tb, 1, RLX_ACT_GELU, RLX_F32, 1e-5) &&
+                 run_2d(128, 768, 96, tb, 0, RLX_ACT_NONE, RLX_F32, 1e-5) &&
+                 run_2d(9, 20, 13, tb, 1, RLX_ACT_SILU, RLX_F32, 1e-5) &&    /* K < 7 steps: fewer splits */
+                 run_2d_ta(33, 120, 40, tb, 1, RLX_ACT_RELU, RLX_F32, 1e-5);
+            /* f16 storage takes the coopmat tier where there is one (it splits by the same knob) */
+            ok = ok && run_2d(40, 96, 24, tb, 1, RLX_ACT_NONE, RLX_F16, 2e-3);
+            if (!ok) printf("    RLX_VK_MM_SPLITK=%s tb %d\n", splits[s], tb);
+        }
+        /* the report names the tier */
+        rlx_graph *g = rlx_graph_new();
+        int64_t ad[2] = {64, 256}, bd[2] = {256, 48};
+        rlx_output(g, "y", rlx_matmul(g, rlx_input(g, "a", RLX_F32, 2, ad), rlx_input(g, "b", RLX_F32, 2, bd), 0));
+        rlx_tensor in[2] = {mk_tensor("a", RLX_F32, 2, ad), mk_tensor("b", RLX_F32, 2, bd)};
+        rlx_compile_options o;
+        vkp_options(&o);
+        rlx_exec *e = NULL;
+        char *rep = NULL;
+        if (rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_run(e, in, 2) == RLX_OK) rep = rlx_exec_report(e);
+        if (ok && (!rep || !strstr(rep, "tiled-f32-splitk"))) {
+            printf("    RLX_VK_MM_SPLITK=%s: report\n%s", splits[s], rep ? rep : rlx_last_error());
+            ok = false;
+        }
+        free(rep);
+        rlx_exec_free(e);
+        free(in[0].data);
+        free(in[1].data);
+        rlx_graph_free(g);
+        test_env_restore("RLX_VK_MM_SPLITK", saved);
+    }
+    CHECK(ok);
+    char *saved = test_env_swap("RLX_VK_MM_SPLITK", "4");
+    CHECK(run_2d(3, 0, 5, 0, 1, RLX_ACT_SIGMOID, RLX_F32, 1e-6));   /* K = 0: no split, zeros + bias */
+    test_env_restore("RLX_VK_MM_SPLITK", saved);
 }
 
 TEST(vk_matmul_f64_host_step) {

@@ -14,7 +14,8 @@
  *                  operands were converted to f16 first, "-splitk": K was
  *                  split over workgroups and a second pass sums the slices;
  *  - "tiled-f32"   shared-memory tiled GEMM with register blocking, any
- *                  device, the default (matmul_tiled.comp).
+ *                  device, the default (matmul_tiled.comp); "-splitk": K
+ *                  split where the grid is small (tiled_splits below).
  * Batch dims are collapsed to at most 3, with per-operand element strides
  * (0 where broadcast); a dense batch of a against a single b matrix folds into
  * M. Shaders loop over the batch and row tiles when the grid would exceed the
@@ -55,6 +56,40 @@ static void tiled_tile(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t nb, 
     if (tu->mm_tile[0]) t[0] = tu->mm_tile[0], t[1] = tu->mm_tile[1], t[2] = tu->mm_tile[2];   /* RLX_VK_MM_TILE */
     /* shared memory: two buffers of BK x (BM + 4) and BK x (BN + 4) floats */
     if (t[2] == 16 && (uint64_t)2 * 16 * (t[0] + 4 + t[1] + 4) * 4 > cp->max_shared_memory) t[2] = 8;
+}
+
+/*
+ * Split-K for the tiled tier: a grid of fewer tiles than the device has units
+ * (a BERT-base projection at batch 1, M = 128, N = 768: 24 tiles of 64 x 64
+ * on a GPU of 132 units) leaves most of the GPU idle while each workgroup
+ * walks all of K. K is then split over the z grid into f32 partial slices
+ * (enough splits for about split_target workgroups, each at least
+ * TILED_SPLIT_MIN_K deep, at most TILED_SPLIT_MAX), summed in a fixed order
+ * by matmul_splitk.comp with the bias, activation and output dtype. Hardware
+ * devices only (software ones gain nothing: split_below is 0 there), one
+ * matrix (no batch), partials within TILED_SPLIT_MAX_BYTES. RLX_VK_MM_SPLITK
+ * forces n splits (1: never), as for the coopmat tier.
+ */
+#define TILED_SPLIT_MIN_K     128
+#define TILED_SPLIT_MAX       16
+#define TILED_SPLIT_MAX_BYTES ((uint64_t)256 << 20)
+
+static uint32_t tiled_splits(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, int64_t nb, const uint32_t t[3],
+                             uint32_t *kc) {
+    const vk_tuning *tu = c->tuning;
+    if (nb != 1 || tu->mm_splitk == 1 || K < 2 * (int64_t)t[2]) return 1;
+    int64_t tiles = cdiv(M, t[0]) * cdiv(N, t[1]), want;
+    if (tu->mm_splitk > 1) want = tu->mm_splitk;
+    else if (tu->split_below > 0 && tiles < (int64_t)tu->units) want = RLX_MIN(cdiv(tu->split_target, tiles), K / TILED_SPLIT_MIN_K);
+    else return 1;
+    want = RLX_MIN(want, (int64_t)TILED_SPLIT_MAX);
+    want = RLX_MIN(want, (int64_t)(TILED_SPLIT_MAX_BYTES / ((uint64_t)M * (uint64_t)N * 4)));
+    want = RLX_MIN(want, (int64_t)vk_max_groups(c->caps, 2));
+    want = RLX_MIN(want, cdiv(K, t[2]));
+    if (want <= 1) return 1;
+    int64_t per = cdiv(cdiv(K, want), t[2]) * t[2];   /* whole K steps per split, none empty */
+    *kc = (uint32_t)per;
+    return (uint32_t)cdiv(K, per);
 }
 
 /* The cooperative-matrix tier (coop_gemm.c): f32 and bf16 operands (the fast
@@ -238,6 +273,14 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     if (N % 4 == 0 && aligned(o->addr, 4 * es)) vec |= 4;
     int64_t tiles_m = cdiv(Me, t[0]);
     p.tiles = (uint32_t)tiles_m;
+    uint32_t kc = 0, splits = tiled_splits(c, Me, N, K, nb, t, &kc);
+    uint64_t partials = c->scratch_addr;
+    if (splits > 1) {
+        c->scratch_bytes = (uint64_t)splits * (uint64_t)Me * (uint64_t)N * 4;
+        p.c = partials;
+        p.pad0 = kc;
+        vec = (vec & 3u) | (N % 4 == 0 ? 4u : 0u);   /* f32 slices, 256-byte aligned scratch */
+    }
     if (!(d = vk_emit(c, "matmul_tiled", &p, sizeof p))) return RLX_STATUS_INTERNAL;
     d->spec[0] = t[0];
     d->spec[1] = t[1];
@@ -248,12 +291,16 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     d->spec[6] = bias != NULL;
     d->spec[7] = vec;
     d->spec[8] = (uint32_t)ta;
-    d->n_spec = 9;
+    d->spec[9] = splits > 1;
+    d->n_spec = 10;
     d->groups[0] = (uint32_t)cdiv(N, t[1]);
     d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(cp, 1));
-    d->groups[2] = gz;
+    d->groups[2] = splits > 1 ? splits : gz;
     c->tier = "tiled-f32";
-    return RLX_OK;
+    if (splits == 1) return RLX_OK;
+    d->uses_scratch = true;
+    c->tier = "tiled-f32-splitk";
+    return vk_emit_splitk_reduce(c, partials, splits, bias ? bias->addr : 0, o->addr, Me, N, dt, (int)act);
 }
 
 /* out[M, N] = a[M, K] · b[N, K]ᵀ in f32 through the tiled tier, no bias or

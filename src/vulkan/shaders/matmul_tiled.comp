@@ -12,6 +12,12 @@
 // TRANS_A: a is stored [K, M] (a weight gradient's X^T); its tile is then
 // loaded in groups of 4 along m, already k-major.
 //
+// Split-K (SPLIT = 1, no batch): workgroup z walks K range [z * KC, (z + 1) *
+// KC) (p.pad0 = KC, a multiple of BK) and stores its f32 partial product,
+// without bias or activation, at slice z of p.c (M x N floats each);
+// matmul_splitk.comp sums the slices and finishes them. For grids with far
+// fewer tiles than the device has units (an encoder's projections at batch 1).
+//
 // Edges are zero-filled on load and masked on store, so any M, N, K (K = 0
 // included) is correct. VEC selects 16-byte (f32) / 8-byte (f16, bf16)
 // global accesses where the lowering proved them aligned.
@@ -32,6 +38,7 @@ layout(constant_id = 5) const uint ACT = 0;        // rlx_activation
 layout(constant_id = 6) const uint HAS_BIAS = 0;
 layout(constant_id = 7) const uint VEC = 0;        // bit 0: A loads, bit 1: B loads, bit 2: C stores
 layout(constant_id = 8) const uint TRANS_A = 0;    // a is [K, M]
+layout(constant_id = 9) const uint SPLIT = 0;      // 1: split-K partials (above)
 
 const uint TM = BM / 16u;
 const uint TN = BN / 16u;
@@ -138,11 +145,18 @@ void main() {
     uint tid = gl_LocalInvocationID.x;
     uint tx = tid % 16u, ty = tid / 16u;
     uint n0 = gl_WorkGroupID.x * BN;
-    uint ktiles = (p.K + BK - 1u) / BK;
+    uint kbeg = 0u, kend = p.K;
+    if (SPLIT != 0u) {
+        kbeg = gl_WorkGroupID.z * p.pad0;
+        kend = min(p.K, kbeg + p.pad0);
+    }
+    uint ktiles = kend > kbeg ? (kend - kbeg + BK - 1u) / BK : 0u;
+    uint bz0 = SPLIT != 0u ? 0u : gl_WorkGroupID.z, bstep = SPLIT != 0u ? 1u : gl_NumWorkGroups.z;
 
-    for (uint bz = gl_WorkGroupID.z; bz < p.nbatch; bz += gl_NumWorkGroups.z) {
+    for (uint bz = bz0; bz < p.nbatch; bz += bstep) {
         uint64_t aa, ba, ca;
         batch_addrs(bz, DT, aa, ba, ca);
+        if (SPLIT != 0u) ca = p.c + uint64_t(gl_WorkGroupID.z) * uint64_t(p.M) * uint64_t(p.N) * 4ul;
         for (uint tm = gl_WorkGroupID.y; tm < p.tiles_m; tm += gl_NumWorkGroups.y) {
             uint m0 = tm * BM;
             vec4 acc[TM][CN];
@@ -150,14 +164,14 @@ void main() {
                 [[unroll]] for (uint j = 0; j < CN; j++) acc[i][j] = vec4(0.0);
 
             if (ktiles > 0u) {
-                fetch(aa, ba, m0, n0, 0u, tid);
+                fetch(aa, ba, m0, n0, kbeg, tid);
                 stash(0u, tid);
             }
             barrier();
             for (uint t = 0; t < ktiles; t++) {
                 uint cur = t & 1u;
                 bool more = t + 1u < ktiles;
-                if (more) fetch(aa, ba, m0, n0, (t + 1u) * BK, tid);
+                if (more) fetch(aa, ba, m0, n0, kbeg + (t + 1u) * BK, tid);
                 uint abase = cur * BK * BMP, bbase = cur * BK * BNP;
                 [[unroll]] for (uint k = 0; k < BK; k++) {
                     vec4 av[CM], bv[CN];
@@ -181,16 +195,25 @@ void main() {
                 uint col = n0 + j * 64u + tx * 4u;
                 if (col >= p.N) continue;
                 vec4 bias = vec4(0.0);
-                if (HAS_BIAS != 0u) bias = mm_ld4_guard(p.bias, DT, col, p.N);
+                if (HAS_BIAS != 0u && SPLIT == 0u) bias = mm_ld4_guard(p.bias, DT, col, p.N);
                 [[unroll]] for (uint i = 0; i < TM; i++) {
                     uint row = m0 + (i / 4u) * 64u + ty * 4u + (i % 4u);
                     if (row >= p.M) continue;
                     vec4 v = acc[i][j] + bias;
+                    uint idx = row * p.N + col;
+                    if (SPLIT != 0u) {   // f32 partials, finished by matmul_splitk.comp
+                        if ((VEC & 4u) != 0u) {
+                            mm_st4_vec(ca, DT_F32, idx, v);
+                        } else {
+                            [[unroll]] for (uint e = 0u; e < 4u; e++)
+                                if (col + e < p.N) mm_st(ca, DT_F32, idx + e, v[e]);
+                        }
+                        continue;
+                    }
                     if (ACT != ACT_NONE) {
                         v = vec4(mm_activate(v.x, ACT), mm_activate(v.y, ACT), mm_activate(v.z, ACT),
                                  mm_activate(v.w, ACT));
                     }
-                    uint idx = row * p.N + col;
                     if ((VEC & 4u) != 0u) {
                         mm_st4_vec(ca, DT, idx, v);
                     } else {
