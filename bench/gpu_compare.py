@@ -45,6 +45,7 @@ m = 512 if quick else 4096
 A = torch.randn(m, m, device=dev); B = torch.randn(m, m, device=dev)
 Ah, Bh = A.half(), B.half()
 q = torch.randn(1, 12, 512, 64, device=dev); k = torch.randn_like(q); v = torch.randn_like(q)
+qh, kh, vh = q.half(), k.half(), v.half()
 torch_t = {
     "copy_256MiB": bench(lambda: out_buf.copy_(x)),
     "add_256MiB": bench(lambda: torch.add(x, y, out=out_buf)),
@@ -52,7 +53,10 @@ torch_t = {
     "matmul_4096_f32": bench(lambda: torch.mm(A, B), runs=10),
     "matmul_4096_f32_fast": bench(lambda: torch.mm(Ah, Bh), runs=10),
     "matmul_4096_f16": bench(lambda: torch.mm(Ah, Bh), runs=10),
+    "rms_norm_256MiB": bench(lambda: torch.nn.functional.rms_norm(x, (1024,), g)),
     "attention_1x12x512x64": bench(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v)),
+    "attention_1x12x512x64_f16": bench(lambda: torch.nn.functional.scaled_dot_product_attention(qh, kh, vh)),
+    "attention_1x12x512x64_fast": bench(lambda: torch.nn.functional.scaled_dot_product_attention(qh, kh, vh)),
 }
 # PyTorch eager: 100 dependent ops on a 4-element tensor, wall time per iteration
 import time

@@ -146,6 +146,16 @@ int main(int argc, char **argv) {
         if (t > 0) row("layer_norm_256MiB", tier, t, 2.0 * big * 4, "GB/s");
         rlx_graph_free(g);
     }
+    { /* rms_norm over rows of 1024 */
+        rlx_graph *g = rlx_graph_new();
+        int64_t d[2] = {big / 1024, 1024}, dd[1] = {1024};
+        rlx_node x = rlx_param(g, "x", RLX_F32, 2, d);
+        rlx_node y = rlx_rms_norm(g, x, rlx_param(g, "g", RLX_F32, 1, dd), RLX_NO_NODE, 1e-5f);
+        rlx_output(g, "z", first_row(g, y));
+        double t = time_graph(g, runs, 0, RLX_PRECISION_F32, NULL, 0, tier, sizeof tier);
+        if (t > 0) row("rms_norm_256MiB", tier, t, 2.0 * big * 4, "GB/s");
+        rlx_graph_free(g);
+    }
     int64_t m = quick ? 512 : 4096;
     for (int variant = 0; variant < 3; variant++) { /* matmul f32, f32 fast, f16 */
         rlx_graph *g = rlx_graph_new();
@@ -159,14 +169,16 @@ int main(int argc, char **argv) {
         if (t > 0) row(name, tier, t, 2.0 * m * m * m, "TFLOP/s");
         rlx_graph_free(g);
     }
-    { /* attention [1,12,512,64] */
+    for (int variant = 0; variant < 3; variant++) { /* attention [1,12,512,64]: f32, f16, f32 under the fast policy */
         rlx_graph *g = rlx_graph_new();
         int64_t d[4] = {1, 12, 512, 64};
-        rlx_node q = rlx_param(g, "q", RLX_F32, 4, d), k = rlx_param(g, "k", RLX_F32, 4, d),
-                 v = rlx_param(g, "v", RLX_F32, 4, d);
+        rlx_dtype dt = variant == 1 ? RLX_F16 : RLX_F32;
+        rlx_node q = rlx_param(g, "q", dt, 4, d), k = rlx_param(g, "k", dt, 4, d), v = rlx_param(g, "v", dt, 4, d);
         rlx_output(g, "o", first_row(g, rlx_attention(g, q, k, v, RLX_MASK_NONE, RLX_NO_NODE, 0)));
-        double t = time_graph(g, runs, 0, RLX_PRECISION_F32, NULL, 0, tier, sizeof tier);
-        if (t > 0) row("attention_1x12x512x64", tier, t, 4.0 * 12 * 512 * 512 * 64, "TFLOP/s");
+        double t = time_graph(g, runs, 0, variant == 2 ? RLX_PRECISION_FAST : RLX_PRECISION_F32, NULL, 0, tier, sizeof tier);
+        const char *name = variant == 0 ? "attention_1x12x512x64" : variant == 1 ? "attention_1x12x512x64_f16"
+                                                                                 : "attention_1x12x512x64_fast";
+        if (t > 0) row(name, tier, t, 4.0 * 12 * 512 * 512 * 64, "TFLOP/s");
         rlx_graph_free(g);
     }
     if (!quick) { /* weights over 4 GiB in total: five 1 GiB params summed on the GPU */

@@ -32,6 +32,47 @@ typedef struct vatt {
     rlx_dtype dt;       /* storage of q, k, v, mask and the result (cast in the graph); 0: f32 */
 } vatt;
 
+/* Set by vk_attention_coopmat: the Vulkan side compiles with this precision
+ * and, on a device with the cooperative-matrix tier, its report must name
+ * att_tier_want. */
+static rlx_precision att_prec = RLX_PRECISION_F32;
+static const char *att_tier_want;
+
+/* y of g on the CPU and on Vulkan (att_prec), norm-relative within tol; the tier check above. */
+static bool att_compare_prec(const rlx_graph *g, const rlx_tensor *in, int n, double tol) {
+    rlx_compile_options oc, ov;
+    rlx_compile_options_init(&oc);
+    oc.backend = RLX_BACKEND_CPU;
+    vkp_options(&ov);
+    ov.precision = att_prec;
+    rlx_exec *ec = NULL, *ev = NULL;
+    rlx_tensor a, b;
+    bool ok = rlx_compile(g, &oc, &ec) == RLX_OK && rlx_compile(g, &ov, &ev) == RLX_OK && rlx_exec_run(ec, in, n) == RLX_OK &&
+              rlx_exec_run(ev, in, n) == RLX_OK && rlx_exec_output(ec, "y", &a) == RLX_OK &&
+              rlx_exec_output(ev, "y", &b) == RLX_OK && a.dtype == RLX_F32 && a.bytes == b.bytes;
+    if (!ok) printf("    %s\n", rlx_last_error());
+    double num = 0, den = 0;
+    for (size_t i = 0; ok && i < a.bytes / 4; i++) {
+        double x = ((const float *)a.data)[i], y = ((const float *)b.data)[i];
+        if (isnan(y)) ok = false;
+        num += (x - y) * (x - y), den += x * x;
+    }
+    double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+    if (ok && rel > tol) {
+        printf("    rel error %.3g (tol %.3g)\n", rel, tol);
+        ok = false;
+    }
+    char *rep = ok ? rlx_exec_report(ev) : NULL;
+    if (ok && att_tier_want && vkp_device_has_coopmat() == 1 && (!rep || !strstr(rep, att_tier_want))) {
+        printf("    expected tier %s:\n%s", att_tier_want, rep ? rep : "");
+        ok = false;
+    }
+    free(rep);
+    rlx_exec_free(ec);
+    rlx_exec_free(ev);
+    return ok;
+}
+
 static bool vk_attention_case(vatt t, bool require_gpu) {
     ops_inputs in = {0};
     rlx_graph *g = ops_graph();
@@ -64,7 +105,8 @@ static bool vk_attention_case(vatt t, bool require_gpu) {
     }
     /* both sides compute in f32 from the same stored inputs; the f16 / bf16 result rounds */
     double tol = t.dt == RLX_F16 ? 2e-3 : t.dt == RLX_BF16 ? 1e-2 : 2e-5;
-    bool ok = vkp_compare(g, in.t, in.n, tol, require_gpu);
+    bool ok = att_prec == RLX_PRECISION_F32 && !att_tier_want ? vkp_compare(g, in.t, in.n, tol, require_gpu)
+                                                              : att_compare_prec(g, in.t, in.n, att_prec == RLX_PRECISION_FAST ? 3e-3 : tol);
     if (!ok)
         printf("    %s attention B%lld H%lld Hkv%lld Sq%lld Skv%lld D%lld kind %d mrank %d mbits %d\n", rlx_dtype_name(t.dt ? t.dt : RLX_F32), (long long)t.B,
                (long long)t.H, (long long)t.Hkv, (long long)t.Sq, (long long)t.Skv, (long long)t.D, (int)t.kind,
@@ -124,6 +166,41 @@ TEST(vk_attention_f16_bf16) {
             vatt t = cases[c];
             t.dt = dts[d];
             CHECK_MSG(vk_attention_case(t, true), "%s attention case %zu", rlx_dtype_name(t.dt), c);
+            ops_free_all();
+        }
+}
+
+/* The tensor-core tier (attention_coopmat.comp) where the device has it: f16
+ * storage, and f32 / bf16 under the fast precision policy (rounded to f16 on
+ * load); D of one to eight fragments, 32- and 64-row workgroups, causal
+ * blocks that stop early, GQA, additive and padding masks with dead rows, rows
+ * past the end of the last block. On other devices (lavapipe) the same graphs
+ * take the flash tiers and are checked the same way. */
+TEST(vk_attention_coopmat) {
+    VKP_REQUIRE();
+    static const vatt cases[] = {
+        {1, 2, 2, 40, 40, 16, RLX_MASK_NONE, 0, 0, 0, 0, 0},
+        {2, 4, 2, 70, 70, 64, RLX_MASK_CAUSAL, 0, 0, 0, 0, 0},
+        {1, 8, 2, 33, 50, 128, RLX_MASK_CAUSAL, 0, 0, 0.05f, 0, 0},
+        {2, 4, 4, 20, 30, 80, RLX_MASK_ADDITIVE, 4, 15, 0, 1, 0},
+        {1, 2, 2, 128, 128, 64, RLX_MASK_ADDITIVE, 4, 1 | 8, 0, 0, 0},
+        {2, 17, 17, 256, 256, 16, RLX_MASK_NONE, 0, 0, 0, 0, 0},   /* 136 blocks of 64 rows: 4-subgroup workgroups */
+        {1, 2, 1, 9, 300, 32, RLX_MASK_ADDITIVE, 2, 4 | 8, 0, 0, 0},
+    };
+    static const struct { rlx_dtype dt; rlx_precision prec; const char *tier; } modes[] = {
+        {RLX_F16, RLX_PRECISION_F32, "flash-coopmat-f16"},
+        {RLX_F32, RLX_PRECISION_FAST, "flash-coopmat-f32"},
+        {RLX_BF16, RLX_PRECISION_FAST, "flash-coopmat-bf16"},
+    };
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c += m == 2 ? 3 : 1) {   /* bf16: a few */
+            vatt t = cases[c];
+            t.dt = modes[m].dt;
+            att_prec = modes[m].prec;
+            att_tier_want = modes[m].tier;
+            CHECK_MSG(vk_attention_case(t, true), "%s case %zu", modes[m].tier, c);
+            att_prec = RLX_PRECISION_F32;
+            att_tier_want = NULL;
             ops_free_all();
         }
 }

@@ -40,12 +40,81 @@ typedef struct att_combine_push {
 _Static_assert(sizeof(att_combine_push) == 40, "att_combine_push must match attention_combine.comp");
 _Static_assert(sizeof(att_push) == 128, "att_push must match attention.comp's push block");
 
+/* Mirrors attention_coopmat.comp's push block. */
+typedef struct att_coop_push {
+    uint64_t q, k, v, mask, out;
+    uint32_t Sq, Skv, H, Hkv;
+    uint32_t rows;
+    uint32_t kind;
+    float    scale_log2;
+    uint32_t pad0;
+    uint32_t ms[4];
+    uint64_t kvlen;
+} att_coop_push;
+_Static_assert(sizeof(att_coop_push) == 96, "att_coop_push must match attention_coopmat.comp's push block");
+
 #define ATT_MAX_D 256
 #define ATT_SPLIT_MIN_KEYS 256   /* fewest keys per split */
 
 static uint64_t att_smem(uint64_t D, uint32_t bq, uint32_t bk, bool split, bool sg16) {
     uint64_t d4 = (D + 3) / 4;
     return 16 * (bq * d4 + (uint64_t)bk * (d4 + 1) * (split ? 2 : 1)) + 4ull * bq * bk + (sg16 ? 4 : 4ull * bq * 16);
+}
+
+/*
+ * The tensor-core tier ("flash-coopmat-<dtype>", attention_coopmat.comp):
+ * f16 storage, or f32 / bf16 under the fast precision policy (rounded to f16
+ * on load, like the matmul's coopmat tier), on devices with the matmul's
+ * cooperative-matrix tier, D % 16 == 0 and D <= 128, 16-byte aligned
+ * tensors, and a prefill-shaped launch (Sq > 1, no combine fold): it has no
+ * split keys. 64-row workgroups (4 subgroups), 32-row ones where 64-row
+ * blocks would leave the device's units idle.
+ */
+static bool att_coop_takes(const vk_lower_ctx *c, rlx_dtype dt, int64_t D, int64_t Sq, const vk_tensor *mk) {
+    const vk_tensor *q = &c->in[0], *k = &c->in[1], *v = &c->in[2];
+    bool prec = dt == RLX_F16 || (c->precision == VK_PRECISION_FAST && (dt == RLX_F32 || dt == RLX_BF16));
+    bool al = q->addr % 16 == 0 && k->addr % 16 == 0 && v->addr % 16 == 0 && c->out.addr % 16 == 0;
+    return vk_coop_available(c) && prec && al && D % 16 == 0 && D <= 128 && Sq > 1 && !c->skip_combine &&
+           !c->tuning->att_no_coop && (!mk || mk->addr % 2 == 0);
+}
+
+static uint64_t att_coop_smem(uint32_t D, uint32_t bk, uint32_t nsg) {
+    uint64_t ds = (D + 8) / 8, ps = (bk + 8) / 8;
+    return 16 * (2ull * bk * ds + 16ull * nsg * ps + 16ull * nsg * 16);
+}
+
+static rlx_status lower_att_coop(vk_lower_ctx *c, const att_push *pc, rlx_dtype dt, int64_t B, int64_t Hkv, int64_t rows,
+                                 uint32_t D, bool *taken) {
+    *taken = false;
+    uint32_t bk = D <= 64 ? 64 : 32;
+    uint64_t kvh = (uint64_t)(B * Hkv);
+    uint32_t nsg = kvh * (uint64_t)((rows + 63) / 64) >= c->tuning->units ? 4 : 2;
+    if (att_coop_smem(D, bk, nsg) > c->caps->max_shared_memory) return RLX_OK;
+    uint64_t nblk = ((uint64_t)rows + 16 * nsg - 1) / (16 * nsg);
+    if (nblk > vk_max_groups(c->caps, 0) || (uint64_t)Hkv > vk_max_groups(c->caps, 1) ||
+        (uint64_t)B > vk_max_groups(c->caps, 2))
+        return RLX_OK;
+    att_coop_push cp;
+    memset(&cp, 0, sizeof cp);
+    cp.q = pc->q, cp.k = pc->k, cp.v = pc->v, cp.mask = pc->mask, cp.out = pc->out;
+    cp.Sq = pc->Sq, cp.Skv = pc->Skv, cp.H = pc->H, cp.Hkv = pc->Hkv, cp.rows = pc->rows, cp.kind = pc->kind;
+    cp.scale_log2 = pc->scale_log2;
+    memcpy(cp.ms, pc->ms, sizeof cp.ms);
+    cp.kvlen = pc->kvlen;
+    vk_dispatch *d = vk_emit(c, "attention_coopmat", &cp, sizeof cp);
+    if (!d) return RLX_STATUS_INTERNAL;
+    d->spec[0] = D;
+    d->spec[1] = bk;
+    d->spec[2] = nsg;
+    d->spec[3] = vk_dtype_code(dt);
+    d->spec[4] = 32 * nsg;   /* the local size */
+    d->n_spec = 5;
+    d->groups[0] = (uint32_t)nblk;
+    d->groups[1] = (uint32_t)Hkv;
+    d->groups[2] = (uint32_t)B;
+    c->tier = dt == RLX_F16 ? "flash-coopmat-f16" : dt == RLX_BF16 ? "flash-coopmat-bf16" : "flash-coopmat-f32";
+    *taken = true;
+    return RLX_OK;
 }
 
 rlx_status vk_lower_attention(vk_lower_ctx *c) {
@@ -114,6 +183,12 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
             s *= md;
         }
         pc.mask = mk->addr;
+    }
+
+    if (att_coop_takes(c, dt, D, Sq, mk)) {
+        bool taken;
+        rlx_status st = lower_att_coop(c, &pc, dt, B, Hkv, rows, (uint32_t)D, &taken);
+        if (st != RLX_OK || taken) return st;
     }
 
     /* tiles: fewer rows per workgroup when there are few rows (decode) or too

@@ -79,14 +79,12 @@ layout(push_constant, std430) uniform Push {
     uint pad1, pad2;
 } p;
 
-// 16-bit storage, VEC: four elements in one 8-byte load or store
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer AttU2 { uvec2 v[]; };
-
+// 16-bit storage, VEC: four elements in one 8-byte load or store (U2Buf, nn_common.glsl)
 // Elements 4*d4 .. 4*d4+3 of row `row` (D per row) of the tensor at addr, zero past D.
 vec4 ld4(uint64_t addr, uint row, uint d4) {
     if (VEC != 0u) {
         if (DT == DT_F32) return V4Buf(addr).v[row * D4 + d4];
-        uvec2 u = AttU2(addr).v[row * D4 + d4];
+        uvec2 u = U2Buf(addr).v[row * D4 + d4];
         if (DT == DT_F16) return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y));
         return vec4(uintBitsToFloat(u.x << 16), uintBitsToFloat(u.x & 0xffff0000u), uintBitsToFloat(u.y << 16),
                     uintBitsToFloat(u.y & 0xffff0000u));
@@ -109,9 +107,9 @@ void st4(uint64_t addr, uint row, uint d4, vec4 o) {
         if (DT == DT_F32) {
             V4Buf(addr).v[row * D4 + d4] = o;
         } else if (DT == DT_F16) {
-            AttU2(addr).v[row * D4 + d4] = uvec2(packHalf2x16(o.xy), packHalf2x16(o.zw));
+            U2Buf(addr).v[row * D4 + d4] = uvec2(packHalf2x16(o.xy), packHalf2x16(o.zw));
         } else {
-            AttU2(addr).v[row * D4 + d4] = uvec2(uint(to16(o.x)) | (uint(to16(o.y)) << 16),
+            U2Buf(addr).v[row * D4 + d4] = uvec2(uint(to16(o.x)) | (uint(to16(o.y)) << 16),
                                                  uint(to16(o.z)) | (uint(to16(o.w)) << 16));
         }
         return;
