@@ -379,27 +379,36 @@ static rlx_status check_duplicates(jp *p, const json_member *m, size_t n) {
     return RLX_OK;
 }
 
-static rlx_status enter(jp *p) {
+/* Steps into the container at pos: the depth bound, then its child count
+ * (second pass, into *n) or a new counts entry (first pass, into *slot). */
+static rlx_status open_container(jp *p, size_t *n, size_t *slot) {
     if (++p->depth > p->max_depth) return jerr_at(p, p->pos, "nesting deeper than %d levels", p->max_depth);
     p->pos++;
     skip_ws(p);
-    return RLX_OK;
+    if (p->build) {
+        *n = p->counts[p->ci++];
+        return RLX_OK;
+    }
+    return count_slot(p, slot);
+}
+
+/* Steps out of a container that had k children (first pass: records k). */
+static void close_container(jp *p, size_t slot, size_t k) {
+    if (!p->build) p->counts[slot] = k;
+    p->depth--;
 }
 
 static rlx_status array(jp *p, json_value *v) {
     rlx_status st;
     size_t slot = 0, n = 0;
     json_value *items = NULL;
-    if ((st = enter(p))) return st;
+    if ((st = open_container(p, &n, &slot))) return st;
     if (p->build) {
-        n = p->counts[p->ci++];
         items = p->items;
         p->items += n;
         v->type = JSON_ARRAY;
         v->u.arr.items = items;
         v->u.arr.n = n;
-    } else if ((st = count_slot(p, &slot))) {
-        return st;
     }
     size_t k = 0;
     if (p->pos < p->len && p->s[p->pos] == ']') {
@@ -414,11 +423,8 @@ static rlx_status array(jp *p, json_value *v) {
             return expected(p, "',' or ']' after an array element");
         }
     }
-    if (!p->build) {
-        p->counts[slot] = k;
-        p->n_items += k;
-    }
-    p->depth--;
+    if (!p->build) p->n_items += k;
+    close_container(p, slot, k);
     return RLX_OK;
 }
 
@@ -426,16 +432,13 @@ static rlx_status object(jp *p, json_value *v) {
     rlx_status st;
     size_t slot = 0, n = 0;
     json_member *m = NULL;
-    if ((st = enter(p))) return st;
+    if ((st = open_container(p, &n, &slot))) return st;
     if (p->build) {
-        n = p->counts[p->ci++];
         m = p->members;
         p->members += n;
         v->type = JSON_OBJECT;
         v->u.obj.members = m;
         v->u.obj.n = n;
-    } else if ((st = count_slot(p, &slot))) {
-        return st;
     }
     size_t k = 0;
     if (p->pos < p->len && p->s[p->pos] == '}') {
@@ -466,11 +469,10 @@ static rlx_status object(jp *p, json_value *v) {
     if (p->build) {
         if ((st = check_duplicates(p, m, n))) return st;
     } else {
-        p->counts[slot] = k;
         p->n_members += k;
         if (k > p->max_obj) p->max_obj = k;
     }
-    p->depth--;
+    close_container(p, slot, k);
     return RLX_OK;
 }
 
