@@ -251,18 +251,25 @@ test-prefix: setup
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOL_OBJ:.o=.d)
 
-# libFuzzer target for the GGUF reader (clang only; not part of `make test`).
+# libFuzzer targets for the GGUF and safetensors readers (clang only; not part of `make test`).
 #   make fuzz && $(BUILD)/fuzz/fuzz_gguf -max_total_time=60 $(BUILD)/fuzz/corpus
-# Seed corpus: RLX_FUZZ_SEEDS=$(BUILD)/fuzz/corpus build/rlx_tests gguf_roundtrip writes valid files.
+#                $(BUILD)/fuzz/fuzz_safetensors -max_total_time=45 $(BUILD)/fuzz/corpus_st
+# Seed corpora: RLX_FUZZ_SEEDS=$(BUILD)/fuzz/corpus build/rlx_tests gguf_roundtrip writes valid files;
+# RLX_FUZZ_SEEDS=$(BUILD)/fuzz/corpus_st build/rlx_tests safetensors_ writes safetensors ones.
 FUZZ_CC ?= clang
 FUZZ_FLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Isrc -O1 -g \
              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_SRC = src/io/gguf.c src/quant/quant.c src/quant/quant_k.c src/core/status.c src/core/util.c src/core/dtype.c src/core/log.c
+FUZZ_CORE = src/core/status.c src/core/util.c src/core/dtype.c src/core/log.c src/core/file_map.c
+FUZZ_SRC = src/io/gguf.c src/quant/quant.c src/quant/quant_k.c $(FUZZ_CORE)
+FUZZ_ST_SRC = src/io/safetensors.c src/core/json.c $(FUZZ_CORE)
 .PHONY: fuzz
-fuzz: $(BUILD)/fuzz/fuzz_gguf
-$(BUILD)/fuzz/fuzz_gguf: tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) $(wildcard src/io/*.h) $(wildcard src/quant/*.h)
+fuzz: $(BUILD)/fuzz/fuzz_gguf $(BUILD)/fuzz/fuzz_safetensors
+$(BUILD)/fuzz/fuzz_gguf: tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) $(wildcard src/io/*.h) $(wildcard src/quant/*.h) $(wildcard src/core/*.h)
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) -lm -pthread
+$(BUILD)/fuzz/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c $(FUZZ_ST_SRC) $(wildcard src/io/*.h) $(wildcard src/core/*.h)
+	@mkdir -p $(BUILD)/fuzz/corpus_st
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_safetensors.c $(FUZZ_ST_SRC) -lm -pthread
 
 # docs/ops.md's op x backend x dtype matrix, regenerated from the tables
 # (`rlx ops --matrix`); tests/test_op_table.c fails when it is out of date.

@@ -1,14 +1,16 @@
 /*
- * inspect.c — `rlx inspect FILE`: prints a GGUF file's header, its metadata
- * (long arrays abbreviated; arrays of arrays by element type and length) and
- * its tensor table. An invalid file prints the
- * reader's message (what is wrong, and at which byte) and exits 1.
+ * inspect.c — `rlx inspect FILE`: tells a GGUF file from a safetensors one
+ * (inspect_safetensors.c prints those) and prints a GGUF file's header, its
+ * metadata (long arrays abbreviated; arrays of arrays by element type and
+ * length) and its tensor table. An invalid file prints the reader's message
+ * (what is wrong, and at which byte) and exits 1.
  */
 #include "io_cmds.h"
 #include "io/gguf.h"
 #include "quant/quant.h"
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { SHOW_ELEMS = 6, SHOW_CHARS = 64 };
 
@@ -27,17 +29,21 @@ static int print_escaped(const char *s, size_t len, bool quoted) {
     return n;
 }
 
-/* A string value, quoted and escaped, long ones cut. */
-static void print_str(const char *s, size_t len) {
+void inspect_print_str(const char *s, size_t len) {
     putchar('"');
     print_escaped(s, len < SHOW_CHARS ? len : SHOW_CHARS, true);
     putchar('"');
     if (len > SHOW_CHARS) printf("...(%zu bytes)", len);
 }
 
-/* A key or tensor name, escaped, left-aligned in width columns. */
-static void print_name(const char *s, int width) {
+void inspect_print_name(const char *s, int width) {
     for (int n = print_escaped(s, strlen(s), false); n < width; n++) putchar(' ');
+}
+
+void inspect_format_dims(char *buf, size_t cap, int n, const int64_t *dims) {
+    int k = snprintf(buf, cap, "[");
+    for (int d = 0; d < n && k < (int)cap; d++) k += snprintf(buf + k, cap - (size_t)k, "%s%lld", d ? ", " : "", (long long)dims[d]);
+    if (k < (int)cap) snprintf(buf + k, cap - (size_t)k, "]");
 }
 
 static void print_scalar(const gguf_file *f, int64_t kv, gguf_vtype t, uint64_t i, bool arr) {
@@ -47,7 +53,7 @@ static void print_scalar(const gguf_file *f, int64_t kv, gguf_vtype t, uint64_t 
     size_t len;
     if (t == GGUF_VT_STRING) {
         const char *s = arr ? gguf_kv_arr_str(f, kv, i, &len) : gguf_kv_str(f, kv, &len);
-        print_str(s, len);
+        inspect_print_str(s, len);
     } else if (t == GGUF_VT_BOOL) {
         arr ? gguf_kv_arr_int(f, kv, i, &iv) : gguf_kv_int(f, kv, &iv);
         printf("%s", iv ? "true" : "false");
@@ -90,24 +96,20 @@ static const unsigned char *nested(const unsigned char *p, gguf_vtype t, uint64_
     return p;
 }
 
-int cmd_inspect(int argc, char **argv) {
-    if (argc != 1 || argv[0][0] == '-') {
-        fprintf(stderr, "usage: rlx inspect FILE\n");
-        return 2;
-    }
+static int inspect_gguf(const char *path) {
     gguf_file *f;
-    if (gguf_open(argv[0], &f) != RLX_OK) {
+    if (gguf_open(path, &f) != RLX_OK) {
         fprintf(stderr, "rlx inspect: %s\n", rlx_last_error());
         return 1;
     }
-    printf("%s: GGUF v%u, %llu bytes, alignment %u, data at byte %llu\n", argv[0], gguf_version(f),
+    printf("%s: GGUF v%u, %llu bytes, alignment %u, data at byte %llu\n", path, gguf_version(f),
            (unsigned long long)gguf_file_size(f), gguf_alignment(f), (unsigned long long)gguf_data_offset(f));
 
     printf("\nmetadata (%lld keys)\n", (long long)gguf_kv_count(f));
     for (int64_t kv = 0; kv < gguf_kv_count(f); kv++) {
         gguf_vtype t = gguf_kv_type(f, kv);
         printf("  ");
-        print_name(gguf_kv_key(f, kv), 40);
+        inspect_print_name(gguf_kv_key(f, kv), 40);
         putchar(' ');
         if (t != GGUF_VT_ARRAY) {
             printf("%-8s ", gguf_vtype_name(t));
@@ -139,15 +141,36 @@ int cmd_inspect(int argc, char **argv) {
     for (int64_t i = 0; i < gguf_tensor_count(f); i++) {
         const gguf_tensor *t = gguf_tensor_at(f, i);
         char dims[64];
-        int k = snprintf(dims, sizeof dims, "[");
-        for (uint32_t d = 0; d < t->n_dims && k < (int)sizeof dims; d++)
-            k += snprintf(dims + k, sizeof dims - (size_t)k, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
-        if (k < (int)sizeof dims) snprintf(dims + k, sizeof dims - (size_t)k, "]");
+        inspect_format_dims(dims, sizeof dims, (int)t->n_dims, t->dims);
         printf("  ");
-        print_name(t->name, 40);
+        inspect_print_name(t->name, 40);
         printf(" %-7s %-24s %12llu %12llu\n", qtype_name(t->type), dims, (unsigned long long)t->size,
                (unsigned long long)t->offset);
     }
     gguf_close(f);
     return 0;
+}
+
+/* Whether path looks like safetensors rather than GGUF: a directory or a
+ * .json index (a model), a .safetensors name, or a header length followed by
+ * '{'. Anything else goes to the GGUF reader, whose message says why not. */
+static bool is_safetensors(const char *path) {
+    struct stat sb;
+    size_t n = strlen(path);
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return true;
+    if ((n >= 5 && strcmp(path + n - 5, ".json") == 0) || (n >= 12 && strcmp(path + n - 12, ".safetensors") == 0))
+        return true;
+    unsigned char head[9];
+    FILE *fp = fopen(path, "rb");
+    size_t got = fp ? fread(head, 1, sizeof head, fp) : 0;
+    if (fp) fclose(fp);
+    return got == sizeof head && memcmp(head, "GGUF", 4) != 0 && head[8] == '{';
+}
+
+int cmd_inspect(int argc, char **argv) {
+    if (argc != 1 || argv[0][0] == '-') {
+        fprintf(stderr, "usage: rlx inspect FILE\n");
+        return 2;
+    }
+    return is_safetensors(argv[0]) ? inspect_safetensors(argv[0]) : inspect_gguf(argv[0]);
 }

@@ -18,15 +18,11 @@
  *  - every loop consumes input, so parsing is linear in the file size.
  */
 #include "io/gguf.h"
+#include "core/file_map.h"
 #include "quant/quant.h"
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 typedef struct kv_rec {
     uint64_t key;        /* arena offset of the NUL-terminated key */
@@ -41,8 +37,7 @@ typedef struct kv_rec {
 struct gguf_file {
     const uint8_t *base;
     uint64_t size;
-    void *map;                 /* munmap'ed on close; NULL for borrowed memory */
-    size_t map_size;
+    rlx_file_map map;          /* unmapped on close; empty for borrowed memory */
     uint32_t version, alignment;
     uint64_t data_offset;
     kv_rec *kv;
@@ -461,41 +456,21 @@ rlx_status gguf_open_memory(const void *data, size_t size, gguf_file **out) {
 rlx_status gguf_open(const char *path, gguf_file **out) {
     if (!path || !out) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf_open: NULL argument");
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return rlx_fail(RLX_STATUS_IO, "gguf: cannot open '%s': %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return rlx_fail(RLX_STATUS_IO, "gguf: '%s' is not a regular file", path);
-    }
-    if ((uint64_t)sb.st_size > SIZE_MAX) {
-        close(fd);
-        return rlx_fail(RLX_STATUS_IO, "gguf: '%s' is too large to map", path);
-    }
     gguf_file *f = calloc(1, sizeof *f);
-    if (!f) { close(fd); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf: out of memory"); }
-    static const uint8_t empty[1];
-    f->base = empty;
-    if (sb.st_size > 0) {
-        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m == MAP_FAILED) {
-            int e = errno;
-            close(fd);
-            free(f);
-            return rlx_fail(RLX_STATUS_IO, "gguf: cannot map '%s': %s", path, strerror(e));
-        }
-        f->map = m;
-        f->map_size = (size_t)sb.st_size;
-        f->base = m;
-        f->size = (uint64_t)sb.st_size;
+    if (!f) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf: out of memory");
+    rlx_status st = rlx_file_map_open(&f->map, path, "gguf");
+    if (st) {
+        free(f);
+        return st;
     }
-    close(fd);   /* the mapping keeps the file */
+    f->base = f->map.data;
+    f->size = f->map.size;
     return open_common(f, path, out);
 }
 
 void gguf_close(gguf_file *f) {
     if (!f) return;
-    if (f->map) munmap(f->map, f->map_size);
+    rlx_file_map_close(&f->map);
     free(f->kv);
     free(f->tensors);
     free(f->tensor_name_off);

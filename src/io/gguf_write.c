@@ -8,6 +8,7 @@
  * copy of the model.
  */
 #include "io/gguf.h"
+#include "core/file_out.h"
 #include "quant/quant.h"
 #include <errno.h>
 #include <stddef.h>
@@ -15,9 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 typedef struct wkv {
     char *key;
@@ -505,61 +503,20 @@ static rlx_status write_body(const gguf_writer *w, const bbuf *b, uint32_t align
     return RLX_OK;
 }
 
-/*
- * A new path or a regular file is written to a temporary file next to it
- * (same directory, so same file system) and renamed over it: a failed write
- * leaves the old file as it was (nothing lost), nobody sees half a file, and
- * a writer whose tensors borrow memory mapped from that same file keeps
- * valid data (the old file lives until unmapped). The new file keeps the old
- * one's permissions. A symbolic link to a regular file replaces that file
- * (the link stays). Anything else (a device such as /dev/full, a FIFO, a link
- * to one) is written in place and never removed on failure.
- */
+/* The file is written through rlx_file_out (core/file_out.h): to a
+ * temporary next to it, renamed over it once complete. */
 rlx_status gguf_write_file(const gguf_writer *w, const char *path) {
     if (!w || !path) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "gguf writer: NULL argument");
     bbuf b = {0};
     uint32_t align;
     rlx_status st = build_head(w, &b, &align);
     if (st) return st;
-    /* a link to a regular file replaces the file it names (the link stays) */
-    struct stat old;
-    bool exists = lstat(path, &old) == 0;
-    char *resolved = exists && S_ISLNK(old.st_mode) ? realpath(path, NULL) : NULL;
-    const char *target = path;
-    if (resolved && stat(resolved, &old) == 0 && S_ISREG(old.st_mode)) target = resolved;
-    bool replace = !exists || S_ISREG(old.st_mode);
-    size_t tlen = strlen(target) + 48;
-    char *tmp = replace ? malloc(tlen) : NULL;
-    if (replace && !tmp) {
+    rlx_file_out o;
+    if ((st = rlx_file_out_open(&o, path, "gguf writer")) != RLX_OK) {
         free(b.p);
-        free(resolved);
-        return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gguf writer: out of memory");
+        return st;
     }
-    FILE *fp = NULL;
-    if (replace) {
-        static unsigned counter;   /* distinct names for concurrent writers of one process */
-        snprintf(tmp, tlen, "%s.tmp.%ld.%u", target, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        if (fd >= 0 && exists && fchmod(fd, old.st_mode & 07777) != 0) { close(fd); unlink(tmp); fd = -1; }
-        if (fd >= 0 && !(fp = fdopen(fd, "wb"))) { close(fd); unlink(tmp); }
-    } else {
-        fp = fopen(path, "wb");
-    }
-    if (!fp) {
-        int e = errno;
-        free(b.p);
-        free(tmp);
-        free(resolved);
-        return rlx_fail(RLX_STATUS_IO, "gguf writer: cannot create '%s': %s", path, strerror(e));
-    }
-    st = write_body(w, &b, align, fp, path);
+    st = write_body(w, &b, align, o.fp, path);
     free(b.p);
-    if (!st && replace && rename(tmp, target) != 0) {
-        int e = errno;
-        st = rlx_fail(RLX_STATUS_IO, "gguf writer: writing '%s' failed: %s", path, strerror(e));
-    }
-    if (st && replace) unlink(tmp);
-    free(tmp);
-    free(resolved);
-    return st;
+    return rlx_file_out_finish(&o, st, path, "gguf writer");
 }
