@@ -337,7 +337,7 @@ rlx_status rlx_enc_encode_batch(const enc_tokenizer *t, size_t n, const char *co
     for (size_t i = 0; i < n && !st; i++) padded |= rows[i].ids.n < w;
     if (!st && padded) st = need_pad(t, "rlx_enc_encode_batch");
     uint64_t cells64 = 0;
-    if (!st && (rlx_mul_overflow_u64(n, w, &cells64) || cells64 > SIZE_MAX / (3 * sizeof(int32_t)) - 1))
+    if (!st && (!rlx_mul_overflow_u64(n, w, &cells64) || cells64 > SIZE_MAX / (3 * sizeof(int32_t)) - 1))
         st = rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_enc_encode_batch: %zu rows of %zu tokens is too large", n, w);
     size_t cells = (size_t)cells64;
     if (!st) {
