@@ -283,6 +283,14 @@ TEST(wordpiece_case_and_accent_options) {
     CHECK(t);
     TOKENS(t, "一丁七", "[CLS] 一 ##丁 ##七 [SEP]");
     rlx_enc_tokenizer_free(t);
+
+    wp_options_init(&wo);
+    wo.clean_text = false;   /* controls stay in their word; whitespace still splits */
+    t = make_tok(&wo);
+    CHECK(t);
+    TOKENS(t, "a\x07" "b c\vd\xC2\x85" "e", "[CLS] [UNK] c d e [SEP]");
+    CHECK(tokens_are(t, "ab\0c", 4, NULL, NULL, "[CLS] [UNK] [SEP]", __LINE__));
+    rlx_enc_tokenizer_free(t);
 }
 
 TEST(wordpiece_long_words) {

@@ -65,7 +65,7 @@ rlx_status rlx_enc_tokenizer_new(const enc_tokenizer_ops *ops, void *model, int3
     }
     enc_tokenizer *t = calloc(1, sizeof *t);
     if (!t) {
-        ops->free(model);
+        if (ops->free) ops->free(model);
         return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_enc_tokenizer_new: out of memory");
     }
     t->ops = ops;
@@ -243,9 +243,14 @@ static rlx_status encode_row(const enc_tokenizer *t, const char *a, size_t a_len
     return st;
 }
 
-static rlx_status check_encode_args(const enc_tokenizer *t, const enc_options *o, const char *fn) {
+/* Shared by both encodes: NULL options become the defaults (in *def). */
+static rlx_status encode_setup(const enc_tokenizer *t, const enc_options **o, enc_options *def, const char *fn) {
+    if (!*o) {
+        enc_options_init(def);
+        *o = def;
+    }
     if (!t) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: tokenizer is NULL", fn);
-    if (o->pad_to_max_length && o->max_length == 0)
+    if ((*o)->pad_to_max_length && (*o)->max_length == 0)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: pad_to_max_length without a max_length", fn);
     return RLX_OK;
 }
@@ -283,8 +288,7 @@ rlx_status rlx_enc_encode(const enc_tokenizer *t, const char *a, size_t a_len, c
     if (!out) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_enc_encode: out is NULL");
     memset(out, 0, sizeof *out);
     enc_options def;
-    if (!o) { enc_options_init(&def); o = &def; }
-    rlx_status st = check_encode_args(t, o, "rlx_enc_encode");
+    rlx_status st = encode_setup(t, &o, &def, "rlx_enc_encode");
     if (st) return st;
     if ((!a && a_len) || (!b && b_len))
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_enc_encode: NULL text with length %zu", a ? b_len : a_len);
@@ -317,8 +321,7 @@ rlx_status rlx_enc_encode_batch(const enc_tokenizer *t, size_t n, const char *co
     if (!out) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_enc_encode_batch: out is NULL");
     memset(out, 0, sizeof *out);
     enc_options def;
-    if (!o) { enc_options_init(&def); o = &def; }
-    rlx_status st = check_encode_args(t, o, "rlx_enc_encode_batch");
+    rlx_status st = encode_setup(t, &o, &def, "rlx_enc_encode_batch");
     if (st) return st;
     if (n > 0 && !a) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_enc_encode_batch: %zu texts but a is NULL", n);
     for (size_t i = 0; i < n; i++)
