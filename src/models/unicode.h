@@ -1,0 +1,66 @@
+/*
+ * unicode.h — code point properties and normalization for the tokenizers:
+ * general category, the character classes of the BERT basic tokenizer,
+ * lowercase mapping, and canonical decomposition (NFD). The data comes from
+ * the generated unicode_tables.c (scripts/gen_unicode_tables.py), whose
+ * Unicode version is RLX_UNICODE_VERSION; code points assigned after it are
+ * category Cn (unassigned).
+ *
+ * Text enters as UTF-8 and is decoded with uni_utf8_decode, which turns any
+ * invalid or truncated sequence (and surrogates, overlongs, > U+10FFFF) into
+ * U+FFFD, one per bad byte, so every later step sees valid code points.
+ */
+#ifndef RLX_MODELS_UNICODE_H
+#define RLX_MODELS_UNICODE_H
+
+#include "models/unicode_tables.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define UNI_REPLACEMENT 0xFFFDu
+/* Longest NFD of one code point (U+1F82 and friends expand to 4; Hangul to 3). */
+#define UNI_NFD_MAX 4
+/* Longest full lowercase of one code point (U+0130 -> i + U+0307). */
+#define UNI_LOWER_MAX 2
+
+uni_gc   uni_category(uint32_t cp);
+uint8_t  uni_ccc(uint32_t cp);        /* canonical combining class, 0 = starter */
+
+static inline bool uni_gc_is_punct(uni_gc g)   { return g >= UNI_Pc && g <= UNI_Po; }
+static inline bool uni_gc_is_other(uni_gc g)   { return g == UNI_Cn || g >= UNI_Cc; }
+static inline bool uni_gc_is_separator(uni_gc g) { return g >= UNI_Zs && g <= UNI_Zp; }
+
+/* The White_Space property: \t \n \v \f \r, U+0085 and the Z* categories. */
+bool uni_is_white_space(uint32_t cp);
+/* BERT's punctuation: category P*, or ASCII 33-47, 58-64, 91-96, 123-126
+ * (every ASCII character that is neither a letter, a digit nor a space, so
+ * "$", "+", "^", "`" count although Unicode calls them symbols). */
+bool uni_is_bert_punct(uint32_t cp);
+/* BERT's "Chinese character": the CJK Unified Ideographs blocks (URO,
+ * extensions A-E) and the two CJK Compatibility Ideographs blocks. Hangul,
+ * kana and CJK punctuation are not in it. */
+bool uni_is_cjk_ideograph(uint32_t cp);
+
+/* Simple (one code point) lowercase; cp itself when it has none. */
+uint32_t uni_lower_simple(uint32_t cp);
+/* Full unconditional lowercase of one code point into out (UNI_LOWER_MAX);
+ * returns the count: the simple mapping, except U+0130 -> "i\u0307".
+ * (Context-dependent rules such as the final sigma are not applied.) */
+size_t   uni_lower_full(uint32_t cp, uint32_t *out);
+/* Full canonical decomposition of one code point into out (UNI_NFD_MAX),
+ * Hangul syllables included; returns the count (1 when cp is unchanged). The
+ * marks come out in canonical order. */
+size_t   uni_nfd_char(uint32_t cp, uint32_t *out);
+/* Canonical ordering in place: each run of non-starters is stably sorted by
+ * combining class. Applied after decomposing a whole string, it makes NFD. */
+void     uni_canonical_order(uint32_t *cps, size_t n);
+
+/* Decodes one code point from s[0..n) (n >= 1) into *cp; returns the bytes
+ * used (1..4). An invalid sequence gives U+FFFD and consumes one byte. */
+size_t uni_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
+/* Encodes cp (<= U+10FFFF, no surrogate) into out[0..4); returns the bytes. */
+size_t uni_utf8_encode(uint32_t cp, char *out);
+
+#endif
