@@ -120,12 +120,21 @@ $(BUILD)/readme_model_example.c: README.md
 $(README_MODEL_EXAMPLE): $(BUILD)/readme_model_example.c $(LIB_PUBLIC)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB_PUBLIC) $(LDLIBS)
 
+README_ENCODER_EXAMPLE = $(BUILD)/readme_encoder_example
+$(BUILD)/readme_encoder_example.c: README.md
+	@mkdir -p $(BUILD)
+	awk '/<!-- encoder-example:begin -->/{f=1;next}/<!-- encoder-example:end -->/{f=0}f' README.md | sed '/^```/d' > $@
+
+$(README_ENCODER_EXAMPLE): $(BUILD)/readme_encoder_example.c $(LIB_PUBLIC)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB_PUBLIC) $(LDLIBS)
+
 setup:
 	@bash scripts/setup.sh
 
 test: setup
-	@$(MAKE) --no-print-directory -j$(NPROC) $(TESTS) $(README_EXAMPLE) $(README_MODEL_EXAMPLE) $(RLX)
-	@RLX_README_EXAMPLE=$(README_EXAMPLE) RLX_README_MODEL_EXAMPLE=$(README_MODEL_EXAMPLE) RLX_CLI=$(RLX) $(TESTS)
+	@$(MAKE) --no-print-directory -j$(NPROC) $(TESTS) $(README_EXAMPLE) $(README_MODEL_EXAMPLE) $(README_ENCODER_EXAMPLE) $(RLX)
+	@RLX_README_EXAMPLE=$(README_EXAMPLE) RLX_README_MODEL_EXAMPLE=$(README_MODEL_EXAMPLE) \
+	    RLX_README_ENCODER_EXAMPLE=$(README_ENCODER_EXAMPLE) RLX_CLI=$(RLX) $(TESTS)
 
 demo: setup
 	@$(MAKE) --no-print-directory -j$(NPROC) $(RLX)

@@ -626,6 +626,59 @@ typedef struct rlx_generate_stats {
 rlx_status rlx_model_generate(rlx_model *m, const char *prompt, int n_predict, const rlx_sampling *s,
                               rlx_token_fn on_token, void *user, rlx_generate_stats *stats);
 
+/* -------------------------------------------------------------- encoders */
+
+/* A BERT-family encoder (BERT, RoBERTa, XLM-R, CamemBERT, DistilBERT) loaded
+ * from a Hugging Face folder: config.json, model.safetensors (or a sharded
+ * model.safetensors.index.json), and for text input vocab.txt (WordPiece).
+ * Weights keep their file dtype (f32, f16, bf16); on the CPU they are read
+ * in place from the file's mapping where aligned. */
+typedef struct rlx_encoder rlx_encoder;
+
+typedef enum rlx_pooling {
+    RLX_POOL_CLS  = 0,   /* the first token's hidden state */
+    RLX_POOL_MEAN = 1,   /* the mean over the attention mask's tokens */
+    RLX_POOL_MAX  = 2    /* the per-dim max over them */
+} rlx_pooling;
+
+typedef struct rlx_encoder_options {
+    rlx_compile_options compile;   /* backend, device, precision, threads */
+    rlx_pooling pooling;           /* embedding pooling (RLX_POOL_MEAN) */
+    int normalize;                 /* L2-normalize embeddings (0) */
+    int max_length;                /* tokens per text, template included; 0 = the model's limit */
+} rlx_encoder_options;
+
+void       rlx_encoder_options_init(rlx_encoder_options *o);
+/* dir: the model folder. An unknown architecture, a missing or misshapen
+ * tensor, or a config value out of range is an error naming it. A folder
+ * without a tokenizer rlx reads still loads: rlx_encoder_run_ids works, the
+ * text calls return UNSUPPORTED. */
+rlx_status rlx_encoder_load(const char *dir, const rlx_encoder_options *o, rlx_encoder **out);
+void       rlx_encoder_free(rlx_encoder *e);
+
+typedef struct rlx_encoder_info {
+    const char *model_type;        /* config.json's, e.g. "bert" */
+    int hidden, layers, heads, vocab, max_length;
+    int num_labels;                /* 0: no classification head */
+    int has_tokenizer;
+    const char *backend, *device;
+} rlx_encoder_info;
+rlx_status  rlx_encoder_get_info(const rlx_encoder *e, rlx_encoder_info *info);
+const char *rlx_encoder_label(const rlx_encoder *e, int i);   /* NULL when out of range */
+
+/* n texts -> n embeddings of `hidden` floats (row-major in out, cap floats).
+ * Texts are tokenized, truncated to max_length and batched with padding; a
+ * padded row does not change any other row's result. */
+rlx_status rlx_encoder_embed(rlx_encoder *e, const char *const *texts, int n, float *out, size_t cap);
+/* n texts -> n rows of num_labels logits (models with a classification head). */
+rlx_status rlx_encoder_classify(rlx_encoder *e, const char *const *texts, int n, float *logits, size_t cap);
+/* Token ids in: [batch, seq] ids, type ids (NULL: zeros) and attention mask
+ * (NULL: all ones). Each output may be NULL: hidden [batch, seq, hidden],
+ * embedding [batch, hidden], pooler [batch, hidden] (BERT's tanh pooler;
+ * UNSUPPORTED when the checkpoint has none), logits [batch, num_labels]. */
+rlx_status rlx_encoder_run_ids(rlx_encoder *e, int batch, int seq, const int32_t *ids, const int32_t *type_ids,
+                               const int32_t *mask, float *hidden, float *embedding, float *pooler, float *logits);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,7 +2,8 @@
 # Installs what the build, tests and benches need on Debian, once:
 # a C compiler, make and pkg-config (the install tests build through rlx.pc);
 # the Vulkan headers, glslc and Mesa's lavapipe (the software Vulkan device
-# the GPU tests run on). `setup.sh bench` adds OpenBLAS.
+# the GPU tests run on); Python 3 with numpy for the tests' independent
+# references (tests/ref/*.py). `setup.sh bench` adds OpenBLAS.
 set -eu
 need=()
 command -v cc >/dev/null 2>&1 || need+=(gcc)
@@ -11,6 +12,8 @@ command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 [ -f /usr/include/vulkan/vulkan.h ] || need+=(libvulkan-dev)
 command -v glslc >/dev/null 2>&1 || need+=(glslc)
 ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || need+=(mesa-vulkan-drivers)
+[ -x /usr/bin/python3 ] || need+=(python3)
+/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || need+=(python3-numpy)
 if [ "${1:-}" = bench ]; then
     [ -f /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h ] || need+=(libopenblas-dev)
 fi

@@ -9,9 +9,12 @@
  *   rlx inspect FILE     a GGUF file's metadata and tensor table
  *   rlx quantize IN OUT TYPE  a GGUF file with its 2-D float weights quantized
  *   rlx dump MODEL.gguf | --demo  a compiled graph after fusion, each node's path
+ *   rlx embed -m DIR     embeddings of lines of text with a Hugging Face encoder
+ *   rlx classify -m DIR  their labels, with a sequence-classification checkpoint
  */
 #include "demo.h"
 #include "dump.h"
+#include "embed.h"
 #include "generate.h"
 #include "io_cmds.h"
 #include "rlx.h"
@@ -36,6 +39,10 @@ static int usage(FILE *f) {
             "  generate -m FILE [-p PROMPT] [-n N] [--device D] [--temp T] [--top-k K]\n"
             "       [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--ctx N] [--threads N]\n"
             "                          generate text with a Llama-family GGUF model\n"
+            "  embed -m DIR [--device D] [--pool cls|mean|max] [--normalize] [--batch N] [--max-len N]\n"
+            "       [--precision f32|fast] [-i FILE] [--json | --npy FILE]\n"
+            "                          embed lines of text (stdin or FILE) with a Hugging Face encoder folder\n"
+            "  classify -m DIR [...]   the label and score of each line, for a classification checkpoint\n"
             "  inspect FILE            print a GGUF file's metadata and tensor table\n"
             "  quantize IN OUT TYPE    quantize a GGUF file's 2-D float weights (q8_0, q4_K_M, ...)\n"
             "  dump MODEL.gguf [--device D] [--ctx N] [--tokens N] [--threads N]\n"
@@ -127,6 +134,8 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
     if (strcmp(cmd, "quantize") == 0) return cmd_quantize(argc - 2, argv + 2);
     if (strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);
+    if (strcmp(cmd, "embed") == 0) return cmd_embed(argc - 2, argv + 2);
+    if (strcmp(cmd, "classify") == 0) return cmd_classify(argc - 2, argv + 2);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) return usage(stdout);
     fprintf(stderr, "rlx: unknown command '%s'\n", cmd);
     return usage(stderr);
