@@ -887,6 +887,52 @@ MISUSE(rlx_device_get_info, past_the_end, INV, "does not exist") {
     (void)f; (void)arg; rlx_device_info d; return rlx_device_get_info(rlx_device_count(), &d);
 }
 
+/* ------------------------------------------------------------ encoders */
+
+MISUSE(rlx_encoder_options_init, null_is_noop, RLX_OK, NULL) {
+    (void)f; (void)arg;
+    rlx_encoder_options_init(NULL);
+    rlx_encoder_options o;
+    rlx_encoder_options_init(&o);
+    return VALUE(o.pooling == RLX_POOL_MEAN && o.normalize == 0 && o.max_length == 0 && o.compile.fuse == 1);
+}
+MISUSE(rlx_encoder_load, null_out, INV, "rlx_encoder_load: dir and out must not be NULL") {
+    (void)f; (void)arg; return rlx_encoder_load("/tmp", NULL, NULL);
+}
+MISUSE(rlx_encoder_load, null_dir, INV, "rlx_encoder_load: dir and out must not be NULL") {
+    (void)f; (void)arg; rlx_encoder *e; return rlx_encoder_load(NULL, NULL, &e);
+}
+MISUSE(rlx_encoder_load, no_config, RLX_STATUS_IO, "has no config.json") {
+    (void)f; (void)arg; rlx_encoder *e; return rlx_encoder_load("/nonexistent/model", NULL, &e);
+}
+MISUSE(rlx_encoder_load, bad_pooling, INV, "pooling 7") {
+    (void)f; (void)arg;
+    rlx_encoder_options o;
+    rlx_encoder_options_init(&o);
+    o.pooling = (rlx_pooling)7;
+    rlx_encoder *e;
+    return rlx_encoder_load("/tmp", &o, &e);
+}
+MISUSE(rlx_encoder_free, null_is_noop, RLX_OK, NULL) { (void)f; (void)arg; rlx_encoder_free(NULL); return RLX_OK; }
+MISUSE(rlx_encoder_get_info, null_encoder, INV, "rlx_encoder_get_info: NULL argument") {
+    (void)f; (void)arg; rlx_encoder_info i; return rlx_encoder_get_info(NULL, &i);
+}
+MISUSE(rlx_encoder_label, null_encoder, RETURNED_FAILURE, "rlx_encoder_label: encoder is NULL") {
+    (void)f; (void)arg; return rlx_encoder_label(NULL, 0) == NULL ? RETURNED_FAILURE : SUCCEEDED;
+}
+MISUSE(rlx_encoder_embed, null_encoder, INV, "rlx_encoder_embed: need an encoder") {
+    (void)f; (void)arg; const char *t = "x"; float o[4]; return rlx_encoder_embed(NULL, &t, 1, o, 4);
+}
+MISUSE(rlx_encoder_embed, null_out, INV, "rlx_encoder_embed: out is NULL") {
+    (void)f; (void)arg; const char *t = "x"; return rlx_encoder_embed(NULL, &t, 1, NULL, 0);
+}
+MISUSE(rlx_encoder_classify, null_logits, INV, "rlx_encoder_classify: logits is NULL") {
+    (void)f; (void)arg; const char *t = "x"; return rlx_encoder_classify(NULL, &t, 1, NULL, 0);
+}
+MISUSE(rlx_encoder_run_ids, null_encoder, INV, "rlx_encoder_run_ids: need an encoder") {
+    (void)f; (void)arg; int32_t id = 0; return rlx_encoder_run_ids(NULL, 1, 1, &id, NULL, NULL, NULL, NULL, NULL, NULL);
+}
+
 /* -------------------------------------------------------------- models */
 
 MISUSE(rlx_model_options_init, null_is_noop, RLX_OK, NULL) {

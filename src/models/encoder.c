@@ -14,37 +14,24 @@
 #define BERT_LAYER(s) "encoder.layer.%d." s
 #define DB_LAYER(s)   "transformer.layer.%d." s
 
+/* BERT and RoBERTa share every name but the head's. */
+#define BERT_BACKBONE                                                                                             \
+    "embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",                                 \
+        "embeddings.token_type_embeddings.weight", "embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias",    \
+        BERT_LAYER("attention.self.query.weight"), BERT_LAYER("attention.self.query.bias"),                       \
+        BERT_LAYER("attention.self.key.weight"), BERT_LAYER("attention.self.key.bias"),                           \
+        BERT_LAYER("attention.self.value.weight"), BERT_LAYER("attention.self.value.bias"),                       \
+        BERT_LAYER("attention.output.dense.weight"), BERT_LAYER("attention.output.dense.bias"),                   \
+        BERT_LAYER("attention.output.LayerNorm.weight"), BERT_LAYER("attention.output.LayerNorm.bias"),           \
+        BERT_LAYER("intermediate.dense.weight"), BERT_LAYER("intermediate.dense.bias"),                           \
+        BERT_LAYER("output.dense.weight"), BERT_LAYER("output.dense.bias"),                                       \
+        BERT_LAYER("output.LayerNorm.weight"), BERT_LAYER("output.LayerNorm.bias"),                               \
+        "pooler.dense.weight", "pooler.dense.bias"
+
 static const char *const NAMES[ENC_ARCH_COUNT][ER_COUNT] = {
-    [ENC_ARCH_BERT] = {
-        "embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
-        "embeddings.token_type_embeddings.weight", "embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias",
-        BERT_LAYER("attention.self.query.weight"), BERT_LAYER("attention.self.query.bias"),
-        BERT_LAYER("attention.self.key.weight"), BERT_LAYER("attention.self.key.bias"),
-        BERT_LAYER("attention.self.value.weight"), BERT_LAYER("attention.self.value.bias"),
-        BERT_LAYER("attention.output.dense.weight"), BERT_LAYER("attention.output.dense.bias"),
-        BERT_LAYER("attention.output.LayerNorm.weight"), BERT_LAYER("attention.output.LayerNorm.bias"),
-        BERT_LAYER("intermediate.dense.weight"), BERT_LAYER("intermediate.dense.bias"),
-        BERT_LAYER("output.dense.weight"), BERT_LAYER("output.dense.bias"),
-        BERT_LAYER("output.LayerNorm.weight"), BERT_LAYER("output.LayerNorm.bias"),
-        "pooler.dense.weight", "pooler.dense.bias",
-        NULL, NULL,
-        "classifier.weight", "classifier.bias",
-    },
-    [ENC_ARCH_ROBERTA] = {
-        "embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
-        "embeddings.token_type_embeddings.weight", "embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias",
-        BERT_LAYER("attention.self.query.weight"), BERT_LAYER("attention.self.query.bias"),
-        BERT_LAYER("attention.self.key.weight"), BERT_LAYER("attention.self.key.bias"),
-        BERT_LAYER("attention.self.value.weight"), BERT_LAYER("attention.self.value.bias"),
-        BERT_LAYER("attention.output.dense.weight"), BERT_LAYER("attention.output.dense.bias"),
-        BERT_LAYER("attention.output.LayerNorm.weight"), BERT_LAYER("attention.output.LayerNorm.bias"),
-        BERT_LAYER("intermediate.dense.weight"), BERT_LAYER("intermediate.dense.bias"),
-        BERT_LAYER("output.dense.weight"), BERT_LAYER("output.dense.bias"),
-        BERT_LAYER("output.LayerNorm.weight"), BERT_LAYER("output.LayerNorm.bias"),
-        "pooler.dense.weight", "pooler.dense.bias",
-        "classifier.dense.weight", "classifier.dense.bias",
-        "classifier.out_proj.weight", "classifier.out_proj.bias",
-    },
+    [ENC_ARCH_BERT] = {BERT_BACKBONE, NULL, NULL, "classifier.weight", "classifier.bias"},
+    [ENC_ARCH_ROBERTA] = {BERT_BACKBONE, "classifier.dense.weight", "classifier.dense.bias",
+                          "classifier.out_proj.weight", "classifier.out_proj.bias"},
     [ENC_ARCH_DISTILBERT] = {
         "embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
         NULL, "embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias",

@@ -313,7 +313,16 @@ rlx_status rlx_encoder_get_info(const rlx_encoder *e, rlx_encoder_info *info) {
 }
 
 const char *rlx_encoder_label(const rlx_encoder *e, int i) {
-    return e && e->parts.has_head && i >= 0 && i < e->cfg.num_labels ? e->cfg.labels[i] : NULL;
+    if (!e) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_encoder_label: encoder is NULL");
+        return NULL;
+    }
+    int n = e->parts.has_head ? e->cfg.num_labels : 0;
+    if (i < 0 || i >= n) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_encoder_label: label %d is outside [0, %d)", i, n);
+        return NULL;
+    }
+    return e->cfg.labels[i];
 }
 
 /* ------------------------------------------------------------------- run */

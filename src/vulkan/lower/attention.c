@@ -40,19 +40,6 @@ typedef struct att_combine_push {
 _Static_assert(sizeof(att_combine_push) == 40, "att_combine_push must match attention_combine.comp");
 _Static_assert(sizeof(att_push) == 128, "att_push must match attention.comp's push block");
 
-/* Mirrors attention_coopmat.comp's push block. */
-typedef struct att_coop_push {
-    uint64_t q, k, v, mask, out;
-    uint32_t Sq, Skv, H, Hkv;
-    uint32_t rows;
-    uint32_t kind;
-    float    scale_log2;
-    uint32_t pad0;
-    uint32_t ms[4];
-    uint64_t kvlen;
-} att_coop_push;
-_Static_assert(sizeof(att_coop_push) == 96, "att_coop_push must match attention_coopmat.comp's push block");
-
 #define ATT_MAX_D 256
 #define ATT_SPLIT_MIN_KEYS 256   /* fewest keys per split */
 
@@ -94,14 +81,7 @@ static rlx_status lower_att_coop(vk_lower_ctx *c, const att_push *pc, rlx_dtype 
     if (nblk > vk_max_groups(c->caps, 0) || (uint64_t)Hkv > vk_max_groups(c->caps, 1) ||
         (uint64_t)B > vk_max_groups(c->caps, 2))
         return RLX_OK;
-    att_coop_push cp;
-    memset(&cp, 0, sizeof cp);
-    cp.q = pc->q, cp.k = pc->k, cp.v = pc->v, cp.mask = pc->mask, cp.out = pc->out;
-    cp.Sq = pc->Sq, cp.Skv = pc->Skv, cp.H = pc->H, cp.Hkv = pc->Hkv, cp.rows = pc->rows, cp.kind = pc->kind;
-    cp.scale_log2 = pc->scale_log2;
-    memcpy(cp.ms, pc->ms, sizeof cp.ms);
-    cp.kvlen = pc->kvlen;
-    vk_dispatch *d = vk_emit(c, "attention_coopmat", &cp, sizeof cp);
+    vk_dispatch *d = vk_emit(c, "attention_coopmat", pc, sizeof *pc);   /* the shader reads the fields it uses */
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = D;
     d->spec[1] = bk;

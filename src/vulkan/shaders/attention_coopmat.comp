@@ -66,8 +66,12 @@ layout(push_constant, std430) uniform Push {
     float scale_log2;   // scale * log2(e)
     uint pad0;
     uint ms0, ms1, ms2, ms3;
+    uint64_t scratch;   // unused here (attention.comp's split keys)
+    uint chunk, ml_off; // unused here
     uint64_t kvlen;     // 0, or an i32 buffer holding the active key count
-} p;
+    uint64_t counters;  // unused here
+    uint pad1, pad2;
+} p;   // attention.comp's push block (lower/attention.c att_push)
 
 shared uvec4 KV[2u * BK * DS];        // K tile at 0, V tile at BK * DS; Q's staging before the loop
 shared uvec4 Ps[BQ * PS];             // P, f16
