@@ -248,6 +248,11 @@ size_t     tok_bpe_piece(const tokenizer *t, int32_t id, char *dst);
  * with each word's byte range; stops at fn's first non-OK status. */
 typedef rlx_status (*tok_word_fn)(void *user, size_t start, size_t end);
 rlx_status tok_pretokenize(tok_pre pre, const char *text, size_t len, tok_word_fn fn, void *user);
+/* GPT-2's bytes_to_unicode (byte -> printable code point) and its inverse
+ * (-1 for a code point that is no mapped byte); tokenizer.json's ByteLevel
+ * uses them too. */
+uint32_t tok_byte_to_cp(uint8_t b);
+int      tok_cp_to_byte(uint32_t cp);
 /* Unicode classes used by the pre-tokenizer (exposed for tests). */
 bool tok_uni_is_letter(uint32_t cp);
 bool tok_uni_is_number(uint32_t cp);

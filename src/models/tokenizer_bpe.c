@@ -357,7 +357,7 @@ done:
 /* GPT-2 bytes_to_unicode: printable bytes 0x21-0x7E, 0xA1-0xAC, 0xAE-0xFF are
  * their own code point; the 68 others (0x00-0x20, 0x7F-0xA0, 0xAD) take
  * U+0100.. in byte order. Closed forms instead of a table built at run time. */
-static uint32_t byte_to_cp(uint8_t b) {
+uint32_t tok_byte_to_cp(uint8_t b) {
     if (b <= 0x20) return 256u + b;
     if (b >= 0x7F && b <= 0xA0) return 256u + 33 + (b - 0x7Fu);
     if (b == 0xAD) return 256u + 67;
@@ -365,8 +365,8 @@ static uint32_t byte_to_cp(uint8_t b) {
 }
 
 /* The inverse: the byte for code point cp, or -1 when cp is not a mapped byte. */
-static int cp_to_byte(uint32_t cp) {
-    if (cp < 256) return byte_to_cp((uint8_t)cp) == cp ? (int)cp : -1;
+int tok_cp_to_byte(uint32_t cp) {
+    if (cp < 256) return tok_byte_to_cp((uint8_t)cp) == cp ? (int)cp : -1;
     uint32_t k = cp - 256;
     if (k < 33) return (int)k;
     if (k < 67) return (int)(0x7F + k - 33);
@@ -393,7 +393,7 @@ size_t tok_bpe_piece(const tokenizer *t, int32_t id, char *dst) {
     for (size_t i = 0; i < n;) {
         uint32_t cp;
         size_t k = decode_cp(s + i, n - i, &cp);
-        int b = cp < 0x110000 ? cp_to_byte(cp) : -1;
+        int b = cp < 0x110000 ? tok_cp_to_byte(cp) : -1;
         if (b >= 0) dst[o++] = (char)b;
         else { memcpy(dst + o, s + i, k); o += k; }   /* not byte-encoded: keep as is */
         i += k;
@@ -419,7 +419,7 @@ static const tok_merge_slot *find_merge(const tokenizer *t, int32_t l, int32_t r
 rlx_status tok_bpe_init(tokenizer *t, const tok_vocab_desc *d) {
     for (int b = 0; b < 256; b++) {
         char s[4];
-        size_t k = put_utf8(s, byte_to_cp((uint8_t)b));
+        size_t k = put_utf8(s, tok_byte_to_cp((uint8_t)b));
         t->byte_tok[b] = tok_lookup(t, s, k);
     }
     if (d->n_merges == 0) return RLX_OK;
@@ -509,7 +509,7 @@ static rlx_status bpe_word(void *user, size_t start, size_t end) {
     size_t n = end - start;
     if (t->ignore_merges && n > 1) {
         size_t m = 0;
-        for (size_t i = 0; i < n; i++) m += put_utf8(w->mapped + m, byte_to_cp(p[i]));
+        for (size_t i = 0; i < n; i++) m += put_utf8(w->mapped + m, tok_byte_to_cp(p[i]));
         int32_t id = tok_lookup(t, w->mapped, m);
         if (tok_is_text_token(t, id)) return bpe_emit(w, id, 0);
     }
