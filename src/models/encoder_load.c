@@ -1,6 +1,6 @@
 /*
  * encoder_load.c — rlx_encoder: a Hugging Face encoder folder (config.json,
- * safetensors weights, vocab.txt) turned into a compiled forward graph
+ * safetensors weights, tokenizer.json or vocab.txt) turned into a compiled forward graph
  * (models/encoder.c) and its tokenizer, and the embed / classify / run_ids
  * calls of rlx.h.
  *
@@ -18,6 +18,7 @@
  * one specialization of the graph instead of compiling per length.
  */
 #include "models/encoder.h"
+#include "models/tokenizer_json.h"
 #include "models/tokenizer_wordpiece.h"
 #include "core/file_map.h"
 #include "io/safetensors.h"
@@ -35,6 +36,7 @@ struct rlx_encoder {
     sft_model           *weights;
     char                 prefix[16];     /* backbone tensors' prefix in the file ("" or "bert.") */
     enc_tokenizer       *tok;            /* NULL: no tokenizer rlx reads */
+    char                 tok_why[256];   /* why not, when a tokenizer.json is unsupported */
     rlx_exec            *exec;
     int                  max_len;
     char                 backend[16], device[128];
@@ -228,11 +230,24 @@ static rlx_status set_params(rlx_encoder *e) {
 
 /* ------------------------------------------------------------- tokenizer */
 
-/* vocab.txt with do_lower_case / strip_accents from tokenizer_config.json. */
+/* tokenizer.json when the folder has one (it says everything: model,
+ * normalization, template); else vocab.txt with do_lower_case /
+ * strip_accents from tokenizer_config.json. */
 static rlx_status load_tokenizer(rlx_encoder *e, const char *dir) {
     char path[4096];
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+    if (is_file(path)) {
+        rlx_status st = rlx_tokenizer_json_load(path, &e->tok);
+        if (st != RLX_STATUS_UNSUPPORTED) return st;
+        /* The weights still run from ids: keep the reason for the text calls. */
+        snprintf(e->tok_why, sizeof e->tok_why, "%s", rlx_last_error());
+    }
     snprintf(path, sizeof path, "%s/vocab.txt", dir);
-    if (!is_file(path) || e->cfg.arch == ENC_ARCH_ROBERTA) return RLX_OK;   /* RoBERTa's vocab is BPE */
+    if (!is_file(path) || e->cfg.arch == ENC_ARCH_ROBERTA) {   /* RoBERTa's vocab is BPE */
+        if (e->tok_why[0]) rlx_log_msg(RLX_LOG_WARN, "encoder: %s; texts need rlx_encoder_run_ids", e->tok_why);
+        return RLX_OK;
+    }
+    e->tok_why[0] = 0;   /* vocab.txt stands in for the tokenizer.json rlx cannot run */
     wp_options wo;
     wp_options_init(&wo);
     json_doc *tc = NULL;
@@ -411,9 +426,10 @@ static rlx_status run_texts(rlx_encoder *e, const char *const *texts, int n, flo
                             size_t cap, const char *who) {
     if (!e || (!texts && n > 0) || n < 0)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: need an encoder and n >= 0 texts", who);
+    if (!e->tok && e->tok_why[0]) return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: %s; use rlx_encoder_run_ids", who, e->tok_why);
     if (!e->tok)
-        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: the model folder has no tokenizer rlx reads (vocab.txt for "
-                        "WordPiece models); use rlx_encoder_run_ids", who);
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: the model folder has no tokenizer rlx reads (tokenizer.json, "
+                        "or vocab.txt for WordPiece models); use rlx_encoder_run_ids", who);
     size_t width = (size_t)(logits ? e->cfg.num_labels : e->cfg.hidden);
     if ((size_t)n * width > cap)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: %d rows of %zu floats do not fit in %zu", who, n, width, cap);
