@@ -408,6 +408,15 @@ TEST(encoder_embeds_text) {
     for (int i = 0; i < 32; i++) worst = fmax(worst, fabs(emb[32 + i] - one[i]));
     CHECK_MSG(worst < 1e-5, "text 1 vs its ids: max difference %g", worst);
     CHECK_OK(rlx_encoder_classify(e, texts, 2, logits, 6));
+    int32_t tok[8], ty[8];
+    int n = 0;
+    CHECK_OK(rlx_encoder_tokenize(e, texts[1], NULL, NULL, NULL, 0, &n));   /* the count alone */
+    CHECK(n == 6);
+    CHECK_OK(rlx_encoder_tokenize(e, texts[1], NULL, tok, ty, 8, &n));
+    CHECK(n == 6 && memcmp(tok, ids, sizeof ids) == 0 && ty[5] == 0);
+    CHECK_OK(rlx_encoder_tokenize(e, "the cat", "a dog", tok, ty, 8, &n));   /* [CLS] the cat [SEP] a dog [SEP] */
+    CHECK(n == 7 && tok[0] == 2 && tok[3] == 3 && tok[6] == 3 && ty[3] == 0 && ty[4] == 1 && ty[6] == 1);
+    CHECK_STATUS(rlx_encoder_tokenize(e, "the cat", "a dog", tok, ty, 6, &n), RLX_STATUS_INVALID_ARGUMENT);
     CHECK_STATUS(rlx_encoder_embed(e, texts, 2, emb, 63), RLX_STATUS_INVALID_ARGUMENT);   /* too small */
     CHECK_STATUS(rlx_encoder_run_ids(e, 1, 41, ids, NULL, NULL, NULL, one, NULL, NULL), RLX_STATUS_INVALID_ARGUMENT);
     int32_t bad[2] = {2, 60};
