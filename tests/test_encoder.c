@@ -447,6 +447,14 @@ TEST(encoder_bad_folders_are_named_errors) {
     CHECK(write_tiny(dir, &t));
     char path[512];
     snprintf(path, sizeof path, "%s/config.json", dir);
+    /* no id2label (older configs): loads, the head's rows name the labels */
+    CHECK(write_text(path, "{\"model_type\": \"bert\", \"vocab_size\": 60, \"hidden_size\": 32, \"num_hidden_layers\": 2, "
+                           "\"num_attention_heads\": 4, \"intermediate_size\": 64, \"max_position_embeddings\": 40}"));
+    CHECK_OK(load(dir, false, RLX_POOL_MEAN, &e));
+    CHECK_MSG(rlx_encoder_label(e, 2) && strcmp(rlx_encoder_label(e, 2), "LABEL_2") == 0 && !rlx_encoder_label(e, 3),
+              "labels: %s", rlx_encoder_label(e, 2));
+    rlx_encoder_free(e);
+    e = NULL;
     CHECK(write_text(path, "{\"model_type\": \"gpt2\", \"vocab_size\": 10}"));
     CHECK_STATUS(load(dir, false, RLX_POOL_MEAN, &e), RLX_STATUS_UNSUPPORTED);
     CHECK(strstr(rlx_last_error(), "gpt2") != NULL);
