@@ -185,7 +185,10 @@ $(BUILD)/bench_shaders/%.spv: bench/shaders/%.comp $(SHADER_INC) $(wildcard benc
 $(BUILD)/vk_inflight: bench/vk_inflight.c bench/vk_bench_common.h $(LIB) $(BUILD)/bench_shaders/inflight.spv
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_inflight.c $(LINK_LIB) $(LDLIBS)
 
-gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(BUILD)/llm_bench $(BUILD)/vk_matvec $(BUILD)/vk_inflight $(RLX) $(TESTS)
+$(BUILD)/encoder_dump: bench/encoder_dump.c $(LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ bench/encoder_dump.c $(LINK_LIB) $(LDLIBS)
+
+gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(BUILD)/llm_bench $(BUILD)/vk_matvec $(BUILD)/vk_inflight $(BUILD)/encoder_dump $(RLX) $(TESTS)
 
 bench:
 	@bash scripts/setup.sh bench

@@ -672,6 +672,12 @@ const char *rlx_encoder_label(const rlx_encoder *e, int i);   /* NULL when out o
 rlx_status rlx_encoder_embed(rlx_encoder *e, const char *const *texts, int n, float *out, size_t cap);
 /* n texts -> n rows of num_labels logits (models with a classification head). */
 rlx_status rlx_encoder_classify(rlx_encoder *e, const char *const *texts, int n, float *logits, size_t cap);
+/* text (and pair, or NULL) -> token ids with the model's template, truncated
+ * to max_length: *n is the count; cap too small is INVALID_ARGUMENT (ids may be
+ * NULL with cap 0 to ask for the count). type_ids may be NULL. UNSUPPORTED
+ * without a tokenizer. */
+rlx_status rlx_encoder_tokenize(rlx_encoder *e, const char *text, const char *pair, int32_t *ids, int32_t *type_ids,
+                                int cap, int *n);
 /* Token ids in: [batch, seq] ids, type ids (NULL: zeros) and attention mask
  * (NULL: all ones). Each output may be NULL: hidden [batch, seq, hidden],
  * embedding [batch, hidden], pooler [batch, hidden] (BERT's tanh pooler;

@@ -929,6 +929,9 @@ MISUSE(rlx_encoder_embed, null_out, INV, "rlx_encoder_embed: out is NULL") {
 MISUSE(rlx_encoder_classify, null_logits, INV, "rlx_encoder_classify: logits is NULL") {
     (void)f; (void)arg; const char *t = "x"; return rlx_encoder_classify(NULL, &t, 1, NULL, 0);
 }
+MISUSE(rlx_encoder_tokenize, null_encoder, INV, "rlx_encoder_tokenize: need an encoder") {
+    (void)f; (void)arg; int n; int32_t ids[4]; return rlx_encoder_tokenize(NULL, "x", NULL, ids, NULL, 4, &n);
+}
 MISUSE(rlx_encoder_run_ids, null_encoder, INV, "rlx_encoder_run_ids: need an encoder") {
     (void)f; (void)arg; int32_t id = 0; return rlx_encoder_run_ids(NULL, 1, 1, &id, NULL, NULL, NULL, NULL, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include "vk_parity.h"
 #include "core/core.h"
 #include "io/safetensors.h"
+#include "models/encoder.h"
 #include "rlx.h"
 #include <math.h>
 #include <stdio.h>
@@ -407,6 +408,15 @@ TEST(encoder_embeds_text) {
     for (int i = 0; i < 32; i++) worst = fmax(worst, fabs(emb[32 + i] - one[i]));
     CHECK_MSG(worst < 1e-5, "text 1 vs its ids: max difference %g", worst);
     CHECK_OK(rlx_encoder_classify(e, texts, 2, logits, 6));
+    int32_t tok[8], ty[8];
+    int n = 0;
+    CHECK_OK(rlx_encoder_tokenize(e, texts[1], NULL, NULL, NULL, 0, &n));   /* the count alone */
+    CHECK(n == 6);
+    CHECK_OK(rlx_encoder_tokenize(e, texts[1], NULL, tok, ty, 8, &n));
+    CHECK(n == 6 && memcmp(tok, ids, sizeof ids) == 0 && ty[5] == 0);
+    CHECK_OK(rlx_encoder_tokenize(e, "the cat", "a dog", tok, ty, 8, &n));   /* [CLS] the cat [SEP] a dog [SEP] */
+    CHECK(n == 7 && tok[0] == 2 && tok[3] == 3 && tok[6] == 3 && ty[3] == 0 && ty[4] == 1 && ty[6] == 1);
+    CHECK_STATUS(rlx_encoder_tokenize(e, "the cat", "a dog", tok, ty, 6, &n), RLX_STATUS_INVALID_ARGUMENT);
     CHECK_STATUS(rlx_encoder_embed(e, texts, 2, emb, 63), RLX_STATUS_INVALID_ARGUMENT);   /* too small */
     CHECK_STATUS(rlx_encoder_run_ids(e, 1, 41, ids, NULL, NULL, NULL, one, NULL, NULL), RLX_STATUS_INVALID_ARGUMENT);
     int32_t bad[2] = {2, 60};
@@ -437,6 +447,14 @@ TEST(encoder_bad_folders_are_named_errors) {
     CHECK(write_tiny(dir, &t));
     char path[512];
     snprintf(path, sizeof path, "%s/config.json", dir);
+    /* no id2label (older configs): loads, the head's rows name the labels */
+    CHECK(write_text(path, "{\"model_type\": \"bert\", \"vocab_size\": 60, \"hidden_size\": 32, \"num_hidden_layers\": 2, "
+                           "\"num_attention_heads\": 4, \"intermediate_size\": 64, \"max_position_embeddings\": 40}"));
+    CHECK_OK(load(dir, false, RLX_POOL_MEAN, &e));
+    CHECK_MSG(rlx_encoder_label(e, 2) && strcmp(rlx_encoder_label(e, 2), "LABEL_2") == 0 && !rlx_encoder_label(e, 3),
+              "labels: %s", rlx_encoder_label(e, 2));
+    rlx_encoder_free(e);
+    e = NULL;
     CHECK(write_text(path, "{\"model_type\": \"gpt2\", \"vocab_size\": 10}"));
     CHECK_STATUS(load(dir, false, RLX_POOL_MEAN, &e), RLX_STATUS_UNSUPPORTED);
     CHECK(strstr(rlx_last_error(), "gpt2") != NULL);
@@ -508,4 +526,48 @@ TEST(encoder_cli_embed_and_classify) {
     remove(in);
     remove(npy);
     remove_tiny(dir);
+}
+
+/* On Vulkan every node of the encoder graph runs on the GPU (no host steps),
+ * for f32 and f16 weights, with the pooler and a head. */
+TEST(encoder_graph_has_no_host_steps_on_vulkan) {
+    VKP_REQUIRE();
+    static const char cfg[] = "{\"model_type\": \"bert\", \"vocab_size\": 60, \"hidden_size\": 32, \"num_hidden_layers\": 2, "
+                              "\"num_attention_heads\": 4, \"intermediate_size\": 64, \"max_position_embeddings\": 40, "
+                              "\"id2label\": {\"0\": \"a\", \"1\": \"b\"}}";
+    json_doc *d = NULL;
+    CHECK_OK(json_parse(cfg, sizeof cfg - 1, NULL, &d));
+    enc_config c;
+    CHECK_OK(enc_config_parse(json_root(d), "config", &c));
+    json_free(d);
+    for (int half = 0; half < 2; half++)
+        for (int pool = 0; pool < 3; pool++) {
+            enc_parts p;
+            memset(&p, 0, sizeof p);
+            p.has_pooler = p.has_head = true;
+            for (int r = 0; r < ER_COUNT; r++) p.wdtype[r] = half ? RLX_F16 : RLX_F32;
+            rlx_graph *g = enc_build_graph(&c, &p, (enc_pooling)pool, pool == 1);
+            rlx_compile_options o;
+            vkp_options(&o);
+            rlx_exec *e = NULL;
+            int32_t ids[2 * 16] = {0};
+            float mask[2 * 16];
+            for (int i = 0; i < 32; i++) mask[i] = i % 16 < 11;
+            rlx_tensor in[4] = {
+                {.name = "input_ids", .dtype = RLX_I32, .rank = 2, .dims = {2, 16}, .data = ids, .bytes = sizeof ids},
+                {.name = "position_ids", .dtype = RLX_I32, .rank = 2, .dims = {2, 16}, .data = ids, .bytes = sizeof ids},
+                {.name = "token_type_ids", .dtype = RLX_I32, .rank = 2, .dims = {2, 16}, .data = ids, .bytes = sizeof ids},
+                {.name = "attention_mask", .dtype = RLX_F32, .rank = 2, .dims = {2, 16}, .data = mask, .bytes = sizeof mask}};
+            rlx_exec_stats st;
+            memset(&st, 0, sizeof st);
+            bool ok = g && rlx_compile(g, &o, &e) == RLX_OK && rlx_exec_run(e, in, 4) == RLX_OK &&
+                      rlx_exec_get_stats(e, &st) == RLX_OK;
+            char *rep = ok && st.host_steps ? rlx_exec_report(e) : NULL;
+            CHECK_MSG(ok && st.host_steps == 0, "%s weights, pooling %d: %s %d host steps\n%s", half ? "f16" : "f32", pool,
+                      ok ? "" : rlx_last_error(), st.host_steps, rep ? rep : "");
+            free(rep);
+            rlx_exec_free(e);
+            rlx_graph_free(g);
+        }
+    enc_config_clear(&c);
 }

@@ -106,7 +106,7 @@ static rlx_status parse_labels(const json_value *root, const char *what, enc_con
     const json_value *m = json_get(root, "id2label");
     int64_t n = 0;
     if (m && m->type == JSON_OBJECT) n = (int64_t)json_len(m);
-    else if (get_int(root, what, "num_labels", 1, 100000, 0, &n) != RLX_OK) return RLX_STATUS_FORMAT;
+    else if (get_int(root, what, "num_labels", 0, 100000, 0, &n) != RLX_OK) return RLX_STATUS_FORMAT;
     if (n <= 0) return RLX_OK;
     if (n > 100000) return rlx_fail(RLX_STATUS_FORMAT, "%s: %lld labels", what, (long long)n);
     c->labels = calloc((size_t)n, sizeof *c->labels);

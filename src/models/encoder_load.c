@@ -421,6 +421,29 @@ rlx_status rlx_encoder_run_ids(rlx_encoder *e, int batch, int seq, const int32_t
     return st;
 }
 
+rlx_status rlx_encoder_tokenize(rlx_encoder *e, const char *text, const char *pair, int32_t *ids, int32_t *type_ids,
+                                int cap, int *n) {
+    if (!e || !text || !n || cap < 0 || (!ids && cap > 0))
+        return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_encoder_tokenize: need an encoder, text, n, and ids for cap %d", cap);
+    if (!e->tok) return rlx_fail(RLX_STATUS_UNSUPPORTED, "rlx_encoder_tokenize: the model folder has no tokenizer rlx reads");
+    enc_options eo;
+    enc_options_init(&eo);
+    eo.max_length = (size_t)e->max_len;
+    enc_encoding enc;
+    rlx_status st = rlx_enc_encode(e->tok, text, strlen(text), pair, pair ? strlen(pair) : 0, &eo, &enc);
+    if (st != RLX_OK) return st;
+    *n = (int)enc.len;
+    if ((int)enc.len > cap)
+        st = cap == 0 && !ids ? RLX_OK
+                              : rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_encoder_tokenize: %zu ids do not fit in %d", enc.len, cap);
+    else {
+        memcpy(ids, enc.ids, sizeof(int32_t) * enc.len);
+        if (type_ids) memcpy(type_ids, enc.type_ids, sizeof(int32_t) * enc.len);
+    }
+    rlx_enc_encoding_free(&enc);
+    return st;
+}
+
 /* Tokenizes n texts as one padded batch and runs it; embedding or logits gets the rows. */
 static rlx_status run_texts(rlx_encoder *e, const char *const *texts, int n, float *embedding, float *logits,
                             size_t cap, const char *who) {
