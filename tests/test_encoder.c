@@ -9,7 +9,7 @@
  * classification heads, with the issue's bounds (cosine >= 0.99999, max abs
  * error <= 1e-3). Also: weights in f16 / bf16, a task model's prefixed
  * tensor names, padding that must not change another row, CPU <-> Vulkan
- * parity (lavapipe in CI), text through vocab.txt, and the errors a bad
+ * parity (lavapipe in CI), text through vocab.txt and tokenizer.json, and the errors a bad
  * folder gives (unknown architecture, missing and misshapen tensors,
  * out-of-range config values).
  */
@@ -422,6 +422,57 @@ TEST(encoder_embeds_text) {
     int32_t bad[2] = {2, 60};
     CHECK_STATUS(rlx_encoder_run_ids(e, 1, 2, bad, NULL, NULL, NULL, one, NULL, NULL), RLX_STATUS_INVALID_ARGUMENT);
     rlx_encoder_free(e);
+    remove_tiny(dir);
+}
+
+/* A RoBERTa folder with a tokenizer.json (BPE, RobertaProcessing) embeds
+ * text: "the cat" is <s> the cat </s> = 0 12 8 2 by the merges below. An
+ * unsupported tokenizer.json leaves the ids path working, with the reason. */
+TEST(encoder_roberta_tokenizer_json_embeds_text) {
+    static const char tj[] =
+        "{\"added_tokens\": [{\"id\": 0, \"content\": \"<s>\", \"special\": true}, {\"id\": 1, \"content\": \"<pad>\", "
+        "\"special\": true}, {\"id\": 2, \"content\": \"</s>\", \"special\": true}, {\"id\": 3, \"content\": \"<unk>\", "
+        "\"special\": true}], \"normalizer\": null, \"pre_tokenizer\": {\"type\": \"Whitespace\"}, "
+        "\"post_processor\": {\"type\": \"RobertaProcessing\", \"sep\": [\"</s>\", 2], \"cls\": [\"<s>\", 0]}, "
+        "\"model\": {\"type\": \"BPE\", \"dropout\": null, \"unk_token\": \"<unk>\", \"vocab\": {\"<s>\": 0, \"<pad>\": 1, "
+        "\"</s>\": 2, \"<unk>\": 3, \"c\": 4, \"a\": 5, \"t\": 6, \"ca\": 7, \"cat\": 8, \"h\": 9, \"e\": 10, \"th\": 11, "
+        "\"the\": 12}, \"merges\": [\"c a\", \"ca t\", \"t h\", \"th e\"]}}";
+    tiny rob = {"roberta", 32, 2, 2, 48, 50, 40, 1, SFT_F32, false, true, true, 2, "gelu", NULL, NULL};
+    char dir[] = "/tmp/rlx_enc_XXXXXX", path[512];
+    CHECK(make_dir(dir) && write_tiny(dir, &rob));
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+    CHECK(write_text(path, tj));
+    rlx_encoder *e = NULL;
+    CHECK_OK(load(dir, false, RLX_POOL_MEAN, &e));
+    rlx_encoder_info info;
+    CHECK_OK(rlx_encoder_get_info(e, &info));
+    CHECK(info.has_tokenizer);
+    int32_t tok[8], ty[8], want[4] = {0, 12, 8, 2};
+    int n = 0;
+    CHECK_OK(rlx_encoder_tokenize(e, "the cat", NULL, tok, ty, 8, &n));
+    CHECK(n == 4 && memcmp(tok, want, sizeof want) == 0);
+    CHECK_OK(rlx_encoder_tokenize(e, "the", "cat", tok, ty, 8, &n));   /* <s> the </s></s> cat </s> */
+    CHECK(n == 6 && tok[2] == 2 && tok[3] == 2 && tok[4] == 8 && ty[4] == 0);
+    const char *texts[2] = {"the cat", "cat the the cat"};
+    float emb[64], one[32];
+    CHECK_OK(rlx_encoder_embed(e, texts, 2, emb, 64));
+    CHECK_OK(rlx_encoder_run_ids(e, 1, 4, want, NULL, NULL, NULL, one, NULL, NULL));
+    double worst = 0;
+    for (int i = 0; i < 32; i++) worst = fmax(worst, fabs(emb[i] - one[i]));
+    CHECK_MSG(worst < 1e-5, "text 0 vs its ids: max difference %g", worst);
+    rlx_encoder_free(e);
+    /* an unsupported normalizer: the model loads, texts say why */
+    CHECK(write_text(path, "{\"normalizer\": {\"type\": \"NFKC\"}, \"model\": {\"type\": \"WordPiece\", \"unk_token\": \"u\", "
+                           "\"vocab\": {\"u\": 0}}}"));
+    CHECK_OK(load(dir, false, RLX_POOL_MEAN, &e));
+    CHECK_STATUS(rlx_encoder_embed(e, texts, 2, emb, 64), RLX_STATUS_UNSUPPORTED);
+    CHECK_MSG(strstr(rlx_last_error(), "NFKC"), "message: %s", rlx_last_error());
+    CHECK_OK(rlx_encoder_run_ids(e, 1, 4, want, NULL, NULL, NULL, one, NULL, NULL));
+    rlx_encoder_free(e);
+    /* a malformed one is an error of the load */
+    CHECK(write_text(path, "{\"model\": [}"));
+    CHECK_STATUS(load(dir, false, RLX_POOL_MEAN, &e), RLX_STATUS_FORMAT);
+    remove(path);
     remove_tiny(dir);
 }
 
