@@ -589,3 +589,127 @@ TEST(tokenizer_json_truncated_files) {
         free(j[k]);
     }
 }
+
+/* ------------------------------------------------- against the reference */
+
+static void hex_into(sb *b, const char *s, size_t n) {
+    sb_put(b, "x", 1);
+    for (size_t i = 0; i < n; i++) sb_f(b, "%02x", (unsigned char)s[i]);
+}
+
+/* Random text from pieces that exercise each model: words of the small
+ * vocabularies, case, accents, CJK, emoji, digits, punctuation runs,
+ * spaces of several kinds, special tokens. Always valid UTF-8. */
+static void random_text(sb *s) {
+    static const char *const alpha[] = {
+        "hello", "world", "the", "he", "ll", "o", "w", "or", "ld", "quick", "fox", "es", "un", "aff", "able", "a", "x",
+        " ", " ", " ", "  ", "\t", "\n", "\xC2\xA0", "\xE3\x80\x80", "!", "...", "?!", "'s", "'ll", "-", "12", "345",
+        "\xC3\xA9", "\xC3\x89", "e\xCC\x81", "\xC3\xB1", "\xE4\xB8\xAD", "\xE5\x9B\xBD", "\xF0\x9F\x98\x80",
+        "\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD", "\xD0\x96", "\xCE\xA3", "\xE2\x80\x8B", "\x01", "HELLO", "World", "[SEP]",
+        "<s>", "</s>", "<mask>", "caf\xC3\xA9", "na\xC3\xAFve", "W",
+    };
+    s->n = 0;
+    sb_put(s, "", 0);
+    int k = (int)test_rand_int(0, 14);
+    for (int i = 0; i < k; i++) {
+        const char *p = alpha[test_rand_int(0, (int64_t)(sizeof alpha / sizeof *alpha) - 1)];
+        sb_put(s, p, strlen(p));
+    }
+    if (test_rand_int(0, 20) == 0)
+        for (int i = 0; i < 120; i++) sb_put(s, "a", 1);   /* a very long word */
+}
+
+typedef struct rcase { sb a, b; bool pair; size_t max_len; } rcase;
+
+static bool matches_reference(const char *py, const char *script, const char *json, const rcase *c, size_t n, const char *what) {
+    char jpath[] = "/tmp/rlx_tj_json_XXXXXX", cpath[] = "/tmp/rlx_tj_cases_XXXXXX";
+    bool ok = test_temp_file(jpath) && test_temp_file(cpath);
+    FILE *f = ok ? fopen(jpath, "wb") : NULL;
+    if (f) { fputs(json, f); fclose(f); }
+    sb cs = {0};
+    for (size_t i = 0; i < n; i++) {
+        sb_f(&cs, "%zu ", c[i].max_len);
+        hex_into(&cs, c[i].a.s, c[i].a.n);
+        sb_put(&cs, " ", 1);
+        if (c[i].pair) hex_into(&cs, c[i].b.s, c[i].b.n);
+        else sb_put(&cs, "-", 1);
+        sb_put(&cs, "\n", 1);
+    }
+    f = ok ? fopen(cpath, "wb") : NULL;
+    if (f) { fwrite(cs.s, 1, cs.n, f); fclose(f); }
+    ok = ok && f;
+    size_t cap = 4u << 20;
+    char *out = malloc(cap), cmd[512];
+    snprintf(cmd, sizeof cmd, "%s %s %s %s 2>&1", py, script, jpath, cpath);
+    int code = ok ? test_run_command(cmd, out, cap) : -1;
+    if (code != 0) { printf("    %s: reference exited %d: %.2000s\n", what, code, out); ok = false; }
+    enc_tokenizer *t = NULL;
+    if (ok && rlx_tokenizer_json_from_memory(json, strlen(json), NULL, &t) != RLX_OK) { printf("    %s: %s\n", what, rlx_last_error()); ok = false; }
+    char *save = NULL, *ln = ok ? strtok_r(out, "\n", &save) : NULL;
+    size_t bad = 0;
+    for (size_t i = 0; ok && i < n; i++, ln = strtok_r(NULL, "\n", &save)) {
+        if (!ln) { printf("    %s: reference stopped at case %zu\n", what, i); ok = false; break; }
+        enc_options o;
+        enc_options_init(&o);
+        o.max_length = c[i].max_len;
+        enc_encoding e;
+        if (rlx_enc_encode(t, c[i].a.s, c[i].a.n, c[i].pair ? c[i].b.s : NULL, c[i].b.n, &o, &e) != RLX_OK) {
+            printf("    %s case %zu: %s\n", what, i, rlx_last_error());
+            ok = false;
+            break;
+        }
+        sb got = {0};
+        sb_f(&got, "ids=");
+        for (size_t k = 0; k < e.n_tokens; k++) sb_f(&got, "%s%d", k ? "," : "", e.ids[k]);
+        sb_f(&got, " types=");
+        for (size_t k = 0; k < e.n_tokens; k++) sb_f(&got, "%s%d", k ? "," : "", e.type_ids[k]);
+        if (strcmp(got.s, ln) != 0 && bad++ < 5)
+            printf("    %s case %zu '%s'%s:\n      rlx %s\n      ref %s\n", what, i, c[i].a.s, c[i].pair ? " (pair)" : "", got.s, ln);
+        free(got.s);
+        rlx_enc_encoding_free(&e);
+    }
+    if (bad) { printf("    %s: %zu of %zu cases differ\n", what, bad, n); ok = false; }
+    rlx_enc_tokenizer_free(t);
+    free(out);
+    free(cs.s);
+    remove(jpath);
+    remove(cpath);
+    return ok;
+}
+
+TEST(tokenizer_json_matches_reference) {
+    const char *py = test_program("RLX_PYTHON", "/usr/bin/python3");
+    const char *script = test_program("RLX_TJ_REF", "tests/ref/tokenizer_json_ref.py");
+    if (access(py, X_OK) != 0) SKIP("no %s to run the Python reference", py);
+    if (access(script, R_OK) != 0) SKIP("reference %s not found (run from the repo root or set RLX_TJ_REF)", script);
+    enum { N = 300 };
+    rcase *c = calloc(N, sizeof *c);
+    for (size_t i = 0; i < N; i++) {
+        random_text(&c[i].a);
+        c[i].pair = i % 4 == 3;
+        if (c[i].pair) random_text(&c[i].b);
+        c[i].max_len = test_rand_int(0, 3) == 0 ? (size_t)test_rand_int(4, 14) : 0;
+    }
+    char *j[5];
+    j[0] = bert_json(BERT_NORM, BERT_POST);
+    j[1] = bert_json("{\"type\": \"BertNormalizer\", \"lowercase\": false}",
+                     "{\"type\": \"BertProcessing\", \"sep\": [\"[SEP]\", 3], \"cls\": [\"[CLS]\", 2]}");
+    j[2] = roberta_json(false, true, "");
+    char u[8192];
+    snprintf(u, sizeof u, UNIGRAM, "null", "false");
+    j[3] = strdup(u);
+    snprintf(u, sizeof u, UNIGRAM,
+             "{\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Replace\", \"pattern\": {\"String\": \"W\"}, "
+             "\"content\": \"w\"}, {\"type\": \"Lowercase\"}, {\"type\": \"Strip\", \"strip_left\": true, \"strip_right\": true}, "
+             "{\"type\": \"NFD\"}, {\"type\": \"StripAccents\"}]}", "false");
+    j[4] = strdup(u);
+    static const char *const what[5] = {"bert uncased", "bert cased", "roberta bpe", "xlmr unigram", "unigram normalizers"};
+    bool all = true;
+    for (int k = 0; k < 5; k++) {
+        all &= matches_reference(py, script, j[k], c, N, what[k]);
+        free(j[k]);
+    }
+    for (size_t i = 0; i < N; i++) { free(c[i].a.s); free(c[i].b.s); }
+    free(c);
+    CHECK(all);
+}
