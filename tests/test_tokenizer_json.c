@@ -547,7 +547,8 @@ TEST(tokenizer_json_unsupported_and_malformed) {
         {"{\"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": [{\"SpecialToken\": {\"id\": \"X\", \"type_id\": 0}}], "
          "\"pair\": [], \"special_tokens\": {}}, " WP_MODEL "}", "special token", RLX_STATUS_FORMAT},
         {"{\"post_processor\": {\"type\": \"TemplateProcessing\", \"single\": [], \"pair\": [], \"special_tokens\": {}}, " WP_MODEL "}",
-         "post_processor", RLX_STATUS_INVALID_ARGUMENT},
+         "post_processor", RLX_STATUS_FORMAT},
+        {"{\"model\": {\"type\": \"WordPiece\", \"unk_token\": \"u\", \"vocab\": {\"u\": 0, \"v\": 99999999}}}", "nearly dense", RLX_STATUS_FORMAT},
         {"{\"pre_tokenizer\": {\"type\": \"Punctuation\", \"behavior\": \"Sideways\"}, " WP_MODEL "}", "behavior", RLX_STATUS_FORMAT},
         {"{\"pre_tokenizer\": {\"type\": \"Metaspace\", \"replacement\": \"ab\"}, " WP_MODEL "}", "one character", RLX_STATUS_FORMAT},
         {"{\"normalizer\": 5, " WP_MODEL "}", "normalizer", RLX_STATUS_FORMAT},

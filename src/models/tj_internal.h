@@ -109,7 +109,6 @@ typedef struct tj_model {
     int       n_norms;
     tj_pre   *pres;
     int       n_pres;
-    tj_buf    scratch;             /* not used across calls */
 } tj_model;
 
 /* Vocabulary: sized for n ids, then strings set per id. */
@@ -123,8 +122,9 @@ void       tj_merge_add(tj_model *m, int32_t l, int32_t r, int32_t merged, int32
 /* Fills byte_tok from the "<0xNN>" strings. */
 void       tj_find_byte_tokens(tj_model *m);
 
-/* One pre-token to ids with the model. */
-rlx_status tj_model_word(tj_model *m, const char *w, size_t n, tok_ids *out);
+/* One pre-token to ids with the model; scratch is the caller's (reused
+ * across calls, freed by the caller), so one model serves many threads. */
+rlx_status tj_model_word(const tj_model *m, const char *w, size_t n, tj_buf *scratch, tok_ids *out);
 void       tj_model_free(tj_model *m);
 
 #endif

@@ -150,12 +150,11 @@ static bool bytes_ok(const tj_model *m, const char *s, size_t n) {
 
 /* ---------------------------------------------------------- WordPiece */
 
-static rlx_status wordpiece(tj_model *m, const char *w, size_t n, tok_ids *out) {
+static rlx_status wordpiece(const tj_model *m, const char *w, size_t n, tj_buf *b, tok_ids *out) {
     size_t chars = 0;
     for (size_t i = 0; i < n; i++) chars += ((uint8_t)w[i] & 0xC0) != 0x80;
     if (m->unk == TOK_NONE && chars > (size_t)m->max_chars) return no_unk(m, w, n);
     if (chars > (size_t)m->max_chars) return push(out, m->unk);
-    tj_buf *b = &m->scratch;
     size_t mark = out->n;
     for (size_t start = 0; start < n;) {
         b->n = 0;
@@ -185,8 +184,7 @@ typedef struct sym {
     size_t  s, e;      /* bytes of the word */
 } sym;
 
-static rlx_status bpe(tj_model *m, const char *w, size_t n, tok_ids *out) {
-    tj_buf *b = &m->scratch;
+static rlx_status bpe(const tj_model *m, const char *w, size_t n, tj_buf *b, tok_ids *out) {
     if (m->ignore_merges) {
         b->n = 0;
         if (!tj_put(b, w, n) || !tj_put(b, m->suffix, m->suffix_len)) return oom();
@@ -243,7 +241,7 @@ typedef struct vnode {
     int32_t id;        /* its last piece (unk for an uncovered character) */
 } vnode;
 
-static rlx_status unigram(tj_model *m, const char *w, size_t n, tok_ids *out) {
+static rlx_status unigram(const tj_model *m, const char *w, size_t n, tok_ids *out) {
     vnode *nd = malloc((n + 1) * sizeof *nd);
     if (!nd) return oom();
     for (size_t i = 0; i <= n; i++) nd[i] = (vnode){-DBL_MAX, 0, TOK_NONE};
@@ -294,11 +292,11 @@ static rlx_status unigram(tj_model *m, const char *w, size_t n, tok_ids *out) {
     return st;
 }
 
-rlx_status tj_model_word(tj_model *m, const char *w, size_t n, tok_ids *out) {
+rlx_status tj_model_word(const tj_model *m, const char *w, size_t n, tj_buf *scratch, tok_ids *out) {
     if (n == 0) return RLX_OK;
     switch (m->kind) {
-    case TJM_WORDPIECE: return wordpiece(m, w, n, out);
-    case TJM_BPE: return bpe(m, w, n, out);
+    case TJM_WORDPIECE: return wordpiece(m, w, n, scratch, out);
+    case TJM_BPE: return bpe(m, w, n, scratch, out);
     case TJM_UNIGRAM: return unigram(m, w, n, out);
     }
     return rlx_fail(RLX_STATUS_INTERNAL, "tokenizer.json: model kind %d", (int)m->kind);
@@ -321,6 +319,5 @@ void tj_model_free(tj_model *m) {
     free(m->norms);
     for (int i = 0; i < m->n_pres; i++) free(m->pres[i].pattern);
     free(m->pres);
-    free(m->scratch.s);
     free(m);
 }

@@ -302,6 +302,12 @@ static rlx_status count_ids(const rd *r, const json_value *vocab, bool is_array,
     }
     *n = hi;
     if (!st && hi == 0) return bad(r, vocab, "model.vocab", "a non-empty vocabulary");
+    /* Ids index arrays: a few gaps are fine, an id far beyond the count of
+     * strings would only allocate memory for nothing. */
+    size_t strings = (is_array ? vocab->u.arr.n : vocab->u.obj.n) + (added ? added->u.arr.n : 0);
+    if (!st && (size_t)hi > 2 * strings + 1024)
+        return rlx_fail(RLX_STATUS_FORMAT, "%s: ids reach %d for %zu strings (the vocabulary's ids must be nearly dense)",
+                        r->name, hi - 1, strings);
     return st;
 }
 
@@ -549,13 +555,14 @@ static void read_decoder(rd *r, const json_value *v, int depth) {
 /* ----------------------------------------------------------------- ops */
 
 static rlx_status tj_tokenize(const void *p, const char *text, size_t len, tok_ids *out) {
-    tj_model *m = (tj_model *)p;   /* scratch buffers only: one encode at a time per tokenizer */
-    tj_buf norm = {0};
+    const tj_model *m = p;
+    tj_buf norm = {0}, scratch = {0};
     tj_pieces pcs = {0};
     rlx_status st = tj_normalize(m->norms, m->n_norms, text, len, &norm);
     if (!st) st = tj_pretokenize(m->pres, m->n_pres, norm.s, norm.n, &pcs);
-    for (size_t i = 0; i < pcs.n && !st; i++) st = tj_model_word(m, pcs.buf.s + pcs.off[i], pcs.len[i], out);
+    for (size_t i = 0; i < pcs.n && !st; i++) st = tj_model_word(m, pcs.buf.s + pcs.off[i], pcs.len[i], &scratch, out);
     free(norm.s);
+    free(scratch.s);
     tj_pieces_free(&pcs);
     return st;
 }
@@ -650,8 +657,8 @@ static rlx_status build(const char *name, const char *data, size_t len, enc_toke
     enc_tokenizer *t;
     if ((st = rlx_enc_tokenizer_new(&tj_ops, m, m->n, &t))) { json_free(doc); return st; }
     t->pad_id = pad;
-    if (have_tmpl) st = rlx_enc_tokenizer_set_template(t, &tmpl);
-    if (st) rlx_fail(st, "%s: post_processor: %s", name, rlx_last_error());
+    if (have_tmpl && (st = rlx_enc_tokenizer_set_template(t, &tmpl)))
+        st = rlx_fail(RLX_STATUS_FORMAT, "%s: post_processor: %s", name, rlx_last_error());
     for (size_t i = 0; !st && added && i < added->u.arr.n; i++) {
         const json_value *a = &added->u.arr.items[i], *c = json_get(a, "content");
         st = rlx_enc_tokenizer_add_special(t, c->u.str.s, c->u.str.len, (int32_t)json_get(a, "id")->u.num.i);
