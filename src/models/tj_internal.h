@@ -127,4 +127,34 @@ void       tj_find_byte_tokens(tj_model *m);
 rlx_status tj_model_word(const tj_model *m, const char *w, size_t n, tj_buf *scratch, tok_ids *out);
 void       tj_model_free(tj_model *m);
 
+/* ------------------------------------------------------ reading the file */
+
+typedef struct json_value json_value;
+
+typedef struct tj_rd {             /* what the readers share */
+    const char *name;              /* "tokenizer.json" or the path: first in messages */
+    tj_model   *m;
+} tj_rd;
+
+/* FORMAT: "NAME: byte N: what is TYPE, expected want". */
+rlx_status tj_bad(const tj_rd *r, const json_value *v, const char *what, const char *want);
+/* UNSUPPORTED: "NAME: section type 'type' is not supported[: why]". */
+rlx_status tj_unsupported(const tj_rd *r, const char *section, const char *type, const char *why);
+rlx_status tj_oom(void);
+/* obj's "type" string; FORMAT when obj is no object or has none. */
+rlx_status tj_type_of(const tj_rd *r, const json_value *obj, const char *section, const char **type);
+/* Optional keys: absent or null give the default (bool) / NULL (string). */
+rlx_status tj_opt_bool(const tj_rd *r, const json_value *obj, const char *key, bool def, bool *out);
+rlx_status tj_opt_str(const tj_rd *r, const json_value *obj, const char *key, const char **s, size_t *n);
+/* A string key that must be one code point (def when absent). */
+rlx_status tj_one_char(const tj_rd *r, const json_value *obj, const char *key, uint32_t def, uint32_t *cp);
+/* obj.pattern: {"String": s} into *s, or {"Regex": re} into *regex. */
+rlx_status tj_pattern_of(const tj_rd *r, const json_value *obj, const char *section, const char *type,
+                         const char **s, size_t *n, const char **regex);
+char      *tj_dup_n(const char *s, size_t n);   /* NUL-terminated copy; NULL: out of memory */
+
+/* The sections (tj_read_text.c); appended to r->m's lists. */
+rlx_status tj_read_normalizer(tj_rd *r, const json_value *v, int depth);
+rlx_status tj_read_pre(tj_rd *r, const json_value *v, int depth);
+
 #endif

@@ -6,7 +6,8 @@
  *
  * Every section is checked as it is read, so that a file rlx cannot run
  * exactly fails at load time with the section and type named, rather than
- * giving different ids later.
+ * giving different ids later. The normalizer and pre-tokenizer sections
+ * are read in tj_read_text.c with the helpers defined first here.
  */
 #include "models/tj_internal.h"
 #include "core/json.h"
@@ -17,274 +18,96 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct rd {
-    const char *name;              /* "tokenizer.json" or the path: first in messages */
-    tj_model   *m;
-} rd;
+/* ------------------------------------------------------------- helpers */
 
-static rlx_status oom(void) { return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "tokenizer.json: out of memory"); }
+rlx_status tj_oom(void) { return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "tokenizer.json: out of memory"); }
 
-static rlx_status bad(const rd *r, const json_value *v, const char *what, const char *want) {
+rlx_status tj_bad(const tj_rd *r, const json_value *v, const char *what, const char *want) {
     return rlx_fail(RLX_STATUS_FORMAT, "%s: byte %llu: %s is %s, expected %s", r->name,
                     (unsigned long long)(v ? v->offset : 0), what, v ? json_type_name(v->type) : "missing", want);
 }
 
-static rlx_status unsupported(const rd *r, const char *section, const char *type, const char *why) {
+rlx_status tj_unsupported(const tj_rd *r, const char *section, const char *type, const char *why) {
     return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: %s type '%s' is not supported%s%s", r->name, section, type,
                     why ? ": " : "", why ? why : "");
 }
 
-/* obj's "type" string, or FORMAT. */
-static rlx_status type_of(const rd *r, const json_value *obj, const char *section, const char **type) {
-    if (!obj || obj->type != JSON_OBJECT) return bad(r, obj, section, "an object or null");
+rlx_status tj_type_of(const tj_rd *r, const json_value *obj, const char *section, const char **type) {
+    if (!obj || obj->type != JSON_OBJECT) return tj_bad(r, obj, section, "an object or null");
     const json_value *t = json_get(obj, "type");
-    if (!t || t->type != JSON_STRING) return bad(r, t ? t : obj, section, "an object with a \"type\" string");
+    if (!t || t->type != JSON_STRING) return tj_bad(r, t ? t : obj, section, "an object with a \"type\" string");
     *type = t->u.str.s;
     return RLX_OK;
 }
 
 /* Optional bool key (absent or null: def). */
-static rlx_status opt_bool(const rd *r, const json_value *obj, const char *key, bool def, bool *out) {
+rlx_status tj_opt_bool(const tj_rd *r, const json_value *obj, const char *key, bool def, bool *out) {
     const json_value *v = json_get(obj, key);
     *out = def;
     if (!v || v->type == JSON_NULL) return RLX_OK;
-    if (v->type != JSON_BOOL) return bad(r, v, key, "a bool");
+    if (v->type != JSON_BOOL) return tj_bad(r, v, key, "a bool");
     *out = v->u.b;
     return RLX_OK;
 }
 
 /* Optional string key: *s NULL when absent or null. */
-static rlx_status opt_str(const rd *r, const json_value *obj, const char *key, const char **s, size_t *n) {
+rlx_status tj_opt_str(const tj_rd *r, const json_value *obj, const char *key, const char **s, size_t *n) {
     const json_value *v = json_get(obj, key);
     *s = NULL;
     *n = 0;
     if (!v || v->type == JSON_NULL) return RLX_OK;
-    if (v->type != JSON_STRING) return bad(r, v, key, "a string");
+    if (v->type != JSON_STRING) return tj_bad(r, v, key, "a string");
     *s = v->u.str.s;
     *n = v->u.str.len;
     return RLX_OK;
 }
 
-static char *dup_n(const char *s, size_t n) {
+char *tj_dup_n(const char *s, size_t n) {
     char *d = malloc(n + 1);
     if (d) { if (n) memcpy(d, s, n); d[n] = 0; }
     return d;
 }
 
 /* A string that must be exactly one code point. */
-static rlx_status one_char(const rd *r, const json_value *obj, const char *key, uint32_t def, uint32_t *cp) {
+rlx_status tj_one_char(const tj_rd *r, const json_value *obj, const char *key, uint32_t def, uint32_t *cp) {
     const char *s;
     size_t n;
-    rlx_status st = opt_str(r, obj, key, &s, &n);
+    rlx_status st = tj_opt_str(r, obj, key, &s, &n);
     *cp = def;
     if (st || !s) return st;
     size_t k = n ? uni_utf8_decode((const uint8_t *)s, n, cp) : 0;
-    if (n == 0 || k != n) return bad(r, json_get(obj, key), key, "a string of one character");
+    if (n == 0 || k != n) return tj_bad(r, json_get(obj, key), key, "a string of one character");
     return RLX_OK;
 }
 
 /* A {"String": s} pattern into *s, or UNSUPPORTED for {"Regex": ...}. */
-static rlx_status pattern_of(const rd *r, const json_value *obj, const char *section, const char *type,
+rlx_status tj_pattern_of(const tj_rd *r, const json_value *obj, const char *section, const char *type,
                              const char **s, size_t *n, const char **regex) {
     const json_value *p = json_get(obj, "pattern");
     *s = NULL;
     *regex = NULL;
-    if (!p || p->type != JSON_OBJECT) return bad(r, p ? p : obj, "pattern", "an object {\"String\": ...} or {\"Regex\": ...}");
+    if (!p || p->type != JSON_OBJECT) return tj_bad(r, p ? p : obj, "pattern", "an object {\"String\": ...} or {\"Regex\": ...}");
     const json_value *v = json_get(p, "String");
     if (v && v->type == JSON_STRING) { *s = v->u.str.s; *n = v->u.str.len; return RLX_OK; }
     v = json_get(p, "Regex");
     if (v && v->type == JSON_STRING) { *regex = v->u.str.s; *n = v->u.str.len; return RLX_OK; }
     (void)section; (void)type;
-    return bad(r, p, "pattern", "an object {\"String\": ...} or {\"Regex\": ...}");
-}
-
-/* --------------------------------------------------------- normalizers */
-
-static rlx_status add_norm(rd *r, tj_norm z) {
-    tj_model *m = r->m;
-    tj_norm *v = realloc(m->norms, (size_t)(m->n_norms + 1) * sizeof *v);
-    if (!v) { free(z.pattern); free(z.content); return oom(); }
-    m->norms = v;
-    v[m->n_norms++] = z;
-    return RLX_OK;
-}
-
-static rlx_status read_normalizer(rd *r, const json_value *v, int depth) {
-    if (!v || v->type == JSON_NULL) return RLX_OK;
-    const char *type;
-    rlx_status st = type_of(r, v, "normalizer", &type);
-    if (st) return st;
-    if (depth > 8) return bad(r, v, "normalizer", "Sequences nested at most 8 deep");
-    tj_norm z = {0};
-    if (strcmp(type, "Sequence") == 0) {
-        const json_value *a = json_get(v, "normalizers");
-        if (!a || a->type != JSON_ARRAY) return bad(r, a ? a : v, "normalizer Sequence's normalizers", "an array");
-        for (size_t i = 0; i < a->u.arr.n && !st; i++) st = read_normalizer(r, &a->u.arr.items[i], depth + 1);
-        return st;
-    } else if (strcmp(type, "BertNormalizer") == 0) {
-        z.kind = TJN_BERT;
-        const json_value *sa = json_get(v, "strip_accents");
-        if ((st = opt_bool(r, v, "clean_text", true, &z.clean_text)) || (st = opt_bool(r, v, "handle_chinese_chars", true, &z.cjk)) ||
-            (st = opt_bool(r, v, "lowercase", true, &z.lowercase)) ||
-            (st = opt_bool(r, v, "strip_accents", z.lowercase, &z.strip_accents)))
-            return st;
-        (void)sa;
-    } else if (strcmp(type, "Lowercase") == 0) {
-        z.kind = TJN_LOWERCASE;
-    } else if (strcmp(type, "NFD") == 0) {
-        z.kind = TJN_NFD;
-    } else if (strcmp(type, "StripAccents") == 0) {
-        z.kind = TJN_STRIP_ACCENTS;
-    } else if (strcmp(type, "Strip") == 0) {
-        z.kind = TJN_STRIP;
-        if ((st = opt_bool(r, v, "strip_left", true, &z.left)) || (st = opt_bool(r, v, "strip_right", true, &z.right))) return st;
-    } else if (strcmp(type, "Replace") == 0 || strcmp(type, "Prepend") == 0) {
-        bool rep = type[0] == 'R';
-        z.kind = rep ? TJN_REPLACE : TJN_PREPEND;
-        const char *p = NULL, *re = NULL, *c;
-        size_t pn = 0, cn;
-        if (rep && (st = pattern_of(r, v, "normalizer", type, &p, &pn, &re))) return st;
-        if (re) return unsupported(r, "normalizer", "Replace", "only a String pattern is, not a Regex");
-        if (rep && pn == 0) return bad(r, json_get(v, "pattern"), "normalizer Replace's pattern", "a non-empty string");
-        if ((st = opt_str(r, v, rep ? "content" : "prepend", &c, &cn))) return st;
-        if (!c) return bad(r, json_get(v, rep ? "content" : "prepend"), rep ? "normalizer Replace's content" : "normalizer Prepend's prepend", "a string");
-        z.pattern = rep ? dup_n(p, pn) : NULL;
-        z.pattern_len = pn;
-        z.content = dup_n(c, cn);
-        z.content_len = cn;
-        if ((rep && !z.pattern) || !z.content) { free(z.pattern); free(z.content); return oom(); }
-    } else if (strcmp(type, "NFC") == 0 || strcmp(type, "NFKC") == 0 || strcmp(type, "NFKD") == 0) {
-        return unsupported(r, "normalizer", type, "rlx has canonical decomposition (NFD) tables only");
-    } else if (strcmp(type, "Precompiled") == 0) {
-        return unsupported(r, "normalizer", type, "SentencePiece's precompiled character map is not read");
-    } else {
-        return unsupported(r, "normalizer", type, NULL);
-    }
-    return add_norm(r, z);
-}
-
-/* ------------------------------------------------------ pre-tokenizers */
-
-static rlx_status add_pre(rd *r, tj_pre p) {
-    tj_model *m = r->m;
-    tj_pre *v = realloc(m->pres, (size_t)(m->n_pres + 1) * sizeof *v);
-    if (!v) { free(p.pattern); return oom(); }
-    m->pres = v;
-    v[m->n_pres++] = p;
-    return RLX_OK;
-}
-
-static rlx_status behavior(const rd *r, const json_value *obj, tj_split_how def, tj_split_how *how) {
-    static const char *const names[] = {"Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"};
-    const json_value *v = json_get(obj, "behavior");
-    *how = def;
-    if (!v || v->type == JSON_NULL) return RLX_OK;
-    if (v->type == JSON_STRING)
-        for (int i = 0; i < 5; i++)
-            if (strcmp(v->u.str.s, names[i]) == 0) { *how = (tj_split_how)i; return RLX_OK; }
-    return bad(r, v, "behavior", "one of Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous");
-}
-
-/* The split regexes rlx has hand-written matchers for (tokenizer_bpe.c). */
-static int known_regex(const char *re) {
-    static const char gpt2[] = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
-    static const char llama3[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-    static const char qwen2[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-    if (strcmp(re, gpt2) == 0) return TOK_PRE_GPT2;
-    if (strcmp(re, llama3) == 0) return TOK_PRE_LLAMA3;
-    if (strcmp(re, qwen2) == 0) return TOK_PRE_QWEN2;
-    return -1;
-}
-
-static rlx_status read_pre(rd *r, const json_value *v, int depth) {
-    if (!v || v->type == JSON_NULL) return RLX_OK;
-    const char *type;
-    rlx_status st = type_of(r, v, "pre_tokenizer", &type);
-    if (st) return st;
-    if (depth > 8) return bad(r, v, "pre_tokenizer", "Sequences nested at most 8 deep");
-    tj_pre p = {0};
-    if (strcmp(type, "Sequence") == 0) {
-        const json_value *a = json_get(v, "pretokenizers");
-        if (!a || a->type != JSON_ARRAY) return bad(r, a ? a : v, "pre_tokenizer Sequence's pretokenizers", "an array");
-        for (size_t i = 0; i < a->u.arr.n && !st; i++) st = read_pre(r, &a->u.arr.items[i], depth + 1);
-        return st;
-    } else if (strcmp(type, "BertPreTokenizer") == 0) {
-        p.kind = TJP_BERT;
-    } else if (strcmp(type, "Whitespace") == 0) {
-        p.kind = TJP_WHITESPACE;
-    } else if (strcmp(type, "WhitespaceSplit") == 0) {
-        p.kind = TJP_WHITESPACE_SPLIT;
-    } else if (strcmp(type, "Punctuation") == 0) {
-        p.kind = TJP_PUNCT;
-        if ((st = behavior(r, v, TJ_ISOLATED, &p.how))) return st;
-    } else if (strcmp(type, "Digits") == 0) {
-        p.kind = TJP_DIGITS;
-        if ((st = opt_bool(r, v, "individual_digits", false, &p.individual))) return st;
-    } else if (strcmp(type, "CharDelimiterSplit") == 0) {
-        p.kind = TJP_CHAR_SPLIT;
-        if (!json_get(v, "delimiter")) return bad(r, v, "pre_tokenizer CharDelimiterSplit's delimiter", "a string");
-        if ((st = one_char(r, v, "delimiter", 0, &p.delim))) return st;
-    } else if (strcmp(type, "ByteLevel") == 0) {
-        p.kind = TJP_BYTE_LEVEL;
-        if ((st = opt_bool(r, v, "add_prefix_space", true, &p.add_prefix_space)) ||
-            (st = opt_bool(r, v, "use_regex", true, &p.use_regex)))
-            return st;
-    } else if (strcmp(type, "Metaspace") == 0) {
-        p.kind = TJP_METASPACE;
-        if ((st = one_char(r, v, "replacement", 0x2581, &p.replacement)) || (st = opt_bool(r, v, "split", true, &p.split))) return st;
-        const char *ps;
-        size_t pn;
-        if ((st = opt_str(r, v, "prepend_scheme", &ps, &pn))) return st;
-        if (ps) {
-            if (strcmp(ps, "always") == 0) p.prepend = 1;
-            else if (strcmp(ps, "first") == 0) p.prepend = 2;
-            else if (strcmp(ps, "never") == 0) p.prepend = 0;
-            else return bad(r, json_get(v, "prepend_scheme"), "prepend_scheme", "\"always\", \"first\" or \"never\"");
-        } else {
-            bool aps;
-            if ((st = opt_bool(r, v, "add_prefix_space", true, &aps))) return st;
-            p.prepend = aps ? 1 : 0;
-        }
-    } else if (strcmp(type, "Split") == 0) {
-        const char *s, *re;
-        size_t n;
-        if ((st = pattern_of(r, v, "pre_tokenizer", type, &s, &n, &re)) || (st = behavior(r, v, TJ_ISOLATED, &p.how)) ||
-            (st = opt_bool(r, v, "invert", false, &p.invert)))
-            return st;
-        if (re) {
-            p.kind = TJP_SPLIT_REGEX;
-            p.regex = known_regex(re);
-            if (p.regex < 0) {
-                char shown[80];
-                json_printable(shown, sizeof shown, re, n);
-                return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: pre_tokenizer Split with the Regex '%s' is not supported "
-                                "(only the GPT-2, llama3 and qwen2 patterns and String patterns are)", r->name, shown);
-            }
-        } else {
-            if (n == 0) return bad(r, json_get(v, "pattern"), "pre_tokenizer Split's pattern", "a non-empty string");
-            p.kind = TJP_SPLIT_STRING;
-            if (!(p.pattern = dup_n(s, n))) return oom();
-            p.pattern_len = n;
-        }
-    } else {
-        return unsupported(r, "pre_tokenizer", type, NULL);
-    }
-    return add_pre(r, p);
+    return tj_bad(r, p, "pattern", "an object {\"String\": ...} or {\"Regex\": ...}");
 }
 
 /* ---------------------------------------------------------------- model */
 
-static rlx_status id_of_value(const rd *r, const json_value *v, const char *what, int32_t *id) {
+static rlx_status id_of_value(const tj_rd *r, const json_value *v, const char *what, int32_t *id) {
     int64_t x;
     *id = 0;
     if (!v || v->type != JSON_NUMBER || !v->u.num.is_int || (x = v->u.num.i) < 0 || x >= (1 << 28))
-        return bad(r, v, what, "an id in [0, 2^28)");
+        return tj_bad(r, v, what, "an id in [0, 2^28)");
     *id = (int32_t)x;
     return RLX_OK;
 }
 
 /* Highest id + 1 of the vocab object and the added tokens. */
-static rlx_status count_ids(const rd *r, const json_value *vocab, bool is_array, const json_value *added, int32_t *n_model, int32_t *n) {
+static rlx_status count_ids(const tj_rd *r, const json_value *vocab, bool is_array, const json_value *added, int32_t *n_model, int32_t *n) {
     int32_t hi = 0;
     rlx_status st = RLX_OK;
     if (is_array) hi = (int32_t)vocab->u.arr.n;
@@ -301,7 +124,7 @@ static rlx_status count_ids(const rd *r, const json_value *vocab, bool is_array,
         if (!st && id + 1 > hi) hi = id + 1;
     }
     *n = hi;
-    if (!st && hi == 0) return bad(r, vocab, "model.vocab", "a non-empty vocabulary");
+    if (!st && hi == 0) return tj_bad(r, vocab, "model.vocab", "a non-empty vocabulary");
     /* Ids index arrays: a few gaps are fine, an id far beyond the count of
      * strings would only allocate memory for nothing. */
     size_t strings = (is_array ? vocab->u.arr.n : vocab->u.obj.n) + (added ? added->u.arr.n : 0);
@@ -311,18 +134,18 @@ static rlx_status count_ids(const rd *r, const json_value *vocab, bool is_array,
     return st;
 }
 
-static rlx_status set_prefix(rd *r, const json_value *model, const char *key, const char *def, char **out, size_t *len) {
+static rlx_status set_prefix(tj_rd *r, const json_value *model, const char *key, const char *def, char **out, size_t *len) {
     const char *s;
     size_t n;
-    rlx_status st = opt_str(r, model, key, &s, &n);
+    rlx_status st = tj_opt_str(r, model, key, &s, &n);
     if (st) return st;
     if (!s) { s = def; n = strlen(def); }
-    if (!(*out = dup_n(s, n))) return oom();
+    if (!(*out = tj_dup_n(s, n))) return tj_oom();
     *len = n;
     return RLX_OK;
 }
 
-static rlx_status read_merges(rd *r, const json_value *a) {
+static rlx_status read_merges(tj_rd *r, const json_value *a) {
     tj_model *m = r->m;
     rlx_status st = tj_merges_init(m, a->u.arr.n);
     tj_buf cat = {0};
@@ -332,7 +155,7 @@ static rlx_status read_merges(rd *r, const json_value *a) {
         size_t ln, rn;
         if (e->type == JSON_STRING) {
             const char *sp = e->u.str.len > 1 ? memchr(e->u.str.s + 1, ' ', e->u.str.len - 1) : NULL;
-            if (!sp) { st = bad(r, e, "model.merges entry", "\"left right\" with a space"); break; }
+            if (!sp) { st = tj_bad(r, e, "model.merges entry", "\"left right\" with a space"); break; }
             ls = e->u.str.s;
             ln = (size_t)(sp - ls);
             rs = sp + 1;
@@ -342,13 +165,13 @@ static rlx_status read_merges(rd *r, const json_value *a) {
             ls = e->u.arr.items[0].u.str.s, ln = e->u.arr.items[0].u.str.len;
             rs = e->u.arr.items[1].u.str.s, rn = e->u.arr.items[1].u.str.len;
         } else {
-            st = bad(r, e, "model.merges entry", "a string \"a b\" or an array [\"a\", \"b\"]");
+            st = tj_bad(r, e, "model.merges entry", "a string \"a b\" or an array [\"a\", \"b\"]");
             break;
         }
         int32_t l = tj_find(m, ls, ln), rr = tj_find(m, rs, rn);
         size_t skip = m->prefix_len && rn >= m->prefix_len && memcmp(rs, m->prefix, m->prefix_len) == 0 ? m->prefix_len : 0;
         cat.n = 0;
-        if (!tj_put(&cat, ls, ln) || !tj_put(&cat, rs + skip, rn - skip)) { st = oom(); break; }
+        if (!tj_put(&cat, ls, ln) || !tj_put(&cat, rs + skip, rn - skip)) { st = tj_oom(); break; }
         int32_t merged = tj_find(m, cat.s, cat.n);
         if (l < 0 || rr < 0 || merged < 0) {
             char shown[120];
@@ -363,20 +186,20 @@ static rlx_status read_merges(rd *r, const json_value *a) {
     return st;
 }
 
-static rlx_status read_model(rd *r, const json_value *model, const json_value *added) {
+static rlx_status read_model(tj_rd *r, const json_value *model, const json_value *added) {
     tj_model *m = r->m;
-    if (!model || model->type != JSON_OBJECT) return bad(r, model, "model", "an object");
+    if (!model || model->type != JSON_OBJECT) return tj_bad(r, model, "model", "an object");
     const json_value *t = json_get(model, "type"), *vocab = json_get(model, "vocab");
     const char *type = t && t->type == JSON_STRING ? t->u.str.s : NULL;
-    if (t && !type) return bad(r, t, "model.type", "a string");
+    if (t && !type) return tj_bad(r, t, "model.type", "a string");
     if (!type) type = json_get(model, "merges") ? "BPE" : vocab && vocab->type == JSON_ARRAY ? "Unigram" : "WordPiece";
     if (strcmp(type, "WordPiece") == 0) m->kind = TJM_WORDPIECE;
     else if (strcmp(type, "BPE") == 0) m->kind = TJM_BPE;
     else if (strcmp(type, "Unigram") == 0) m->kind = TJM_UNIGRAM;
-    else return unsupported(r, "model", type, NULL);
+    else return tj_unsupported(r, "model", type, NULL);
     bool uni = m->kind == TJM_UNIGRAM;
     if (!vocab || vocab->type != (uni ? JSON_ARRAY : JSON_OBJECT))
-        return bad(r, vocab ? vocab : model, "model.vocab", uni ? "an array of [piece, score]" : "an object {token: id}");
+        return tj_bad(r, vocab ? vocab : model, "model.vocab", uni ? "an array of [piece, score]" : "an object {token: id}");
     int32_t n_model, n;
     rlx_status st = count_ids(r, vocab, uni, added, &n_model, &n);
     if (!st) st = tj_vocab_init(m, n);
@@ -384,13 +207,13 @@ static rlx_status read_model(rd *r, const json_value *model, const json_value *a
     m->n_model = n_model;
     if (uni) {
         m->scores = malloc((size_t)n_model * sizeof *m->scores);
-        if (!m->scores) return oom();
+        if (!m->scores) return tj_oom();
         double lo = 0;
         for (size_t i = 0; i < vocab->u.arr.n && !st; i++) {
             const json_value *e = &vocab->u.arr.items[i];
             if (e->type != JSON_ARRAY || e->u.arr.n != 2 || e->u.arr.items[0].type != JSON_STRING ||
                 e->u.arr.items[1].type != JSON_NUMBER)
-                return bad(r, e, "model.vocab entry", "[piece, score]");
+                return tj_bad(r, e, "model.vocab entry", "[piece, score]");
             st = tj_vocab_set(m, (int32_t)i, e->u.arr.items[0].u.str.s, e->u.arr.items[0].u.str.len, r->name);
             m->scores[i] = e->u.arr.items[1].u.num.d;
             if (i == 0 || m->scores[i] < lo) lo = m->scores[i];
@@ -399,10 +222,10 @@ static rlx_status read_model(rd *r, const json_value *model, const json_value *a
         const json_value *u = json_get(model, "unk_id");
         if (!st && u && u->type != JSON_NULL) {
             if ((st = id_of_value(r, u, "model.unk_id", &m->unk))) return st;
-            if (m->unk >= n_model) return bad(r, u, "model.unk_id", "an id of model.vocab");
+            if (m->unk >= n_model) return tj_bad(r, u, "model.unk_id", "an id of model.vocab");
         }
         m->fuse_unk = true;
-        if (!st) st = opt_bool(r, model, "byte_fallback", false, &m->byte_fallback);
+        if (!st) st = tj_opt_bool(r, model, "byte_fallback", false, &m->byte_fallback);
     } else {
         for (size_t i = 0; i < vocab->u.obj.n && !st; i++) {
             const json_member *e = &vocab->u.obj.members[i];
@@ -410,11 +233,11 @@ static rlx_status read_model(rd *r, const json_value *model, const json_value *a
         }
         const char *u;
         size_t un;
-        if (!st) st = opt_str(r, model, "unk_token", &u, &un);
+        if (!st) st = tj_opt_str(r, model, "unk_token", &u, &un);
         if (!st && u) {
             m->unk = tj_find(m, u, un);
             if (m->unk == TOK_NONE && m->kind == TJM_WORDPIECE)
-                return bad(r, json_get(model, "unk_token"), "model.unk_token", "a token of model.vocab");
+                return tj_bad(r, json_get(model, "unk_token"), "model.unk_token", "a token of model.vocab");
         }
     }
     if (st) return st;
@@ -422,22 +245,22 @@ static rlx_status read_model(rd *r, const json_value *model, const json_value *a
         int64_t mc = 100;
         const json_value *v = json_get(model, "max_input_chars_per_word");
         if (v && (json_as_i64(v, "model.max_input_chars_per_word", &mc) || mc < 1 || mc > INT32_MAX))
-            return bad(r, v, "model.max_input_chars_per_word", "a positive integer");
+            return tj_bad(r, v, "model.max_input_chars_per_word", "a positive integer");
         m->max_chars = (int32_t)mc;
         if ((st = set_prefix(r, model, "continuing_subword_prefix", "##", &m->prefix, &m->prefix_len))) return st;
-        if (!(m->suffix = dup_n("", 0))) return oom();
+        if (!(m->suffix = tj_dup_n("", 0))) return tj_oom();
     }
     if (m->kind == TJM_BPE) {
         const json_value *d = json_get(model, "dropout");
-        if (d && d->type != JSON_NULL) return unsupported(r, "model", "BPE", "dropout must be null (rlx tokenizes deterministically)");
+        if (d && d->type != JSON_NULL) return tj_unsupported(r, "model", "BPE", "dropout must be null (rlx tokenizes deterministically)");
         if ((st = set_prefix(r, model, "continuing_subword_prefix", "", &m->prefix, &m->prefix_len)) ||
             (st = set_prefix(r, model, "end_of_word_suffix", "", &m->suffix, &m->suffix_len)) ||
-            (st = opt_bool(r, model, "fuse_unk", false, &m->fuse_unk)) ||
-            (st = opt_bool(r, model, "byte_fallback", false, &m->byte_fallback)) ||
-            (st = opt_bool(r, model, "ignore_merges", false, &m->ignore_merges)))
+            (st = tj_opt_bool(r, model, "fuse_unk", false, &m->fuse_unk)) ||
+            (st = tj_opt_bool(r, model, "byte_fallback", false, &m->byte_fallback)) ||
+            (st = tj_opt_bool(r, model, "ignore_merges", false, &m->ignore_merges)))
             return st;
         const json_value *mg = json_get(model, "merges");
-        if (!mg || mg->type != JSON_ARRAY) return bad(r, mg ? mg : model, "model.merges", "an array");
+        if (!mg || mg->type != JSON_ARRAY) return tj_bad(r, mg ? mg : model, "model.merges", "an array");
         if ((st = read_merges(r, mg))) return st;
     }
     if (m->byte_fallback) tj_find_byte_tokens(m);
@@ -445,11 +268,11 @@ static rlx_status read_model(rd *r, const json_value *model, const json_value *a
 }
 
 /* Added tokens beyond the model's vocabulary get their strings here. */
-static rlx_status read_added(rd *r, const json_value *added) {
+static rlx_status read_added(tj_rd *r, const json_value *added) {
     tj_model *m = r->m;
     for (size_t i = 0; added && i < added->u.arr.n; i++) {
         const json_value *a = &added->u.arr.items[i], *c = json_get(a, "content");
-        if (!c || c->type != JSON_STRING || c->u.str.len == 0) return bad(r, c ? c : a, "added_tokens content", "a non-empty string");
+        if (!c || c->type != JSON_STRING || c->u.str.len == 0) return tj_bad(r, c ? c : a, "added_tokens content", "a non-empty string");
         int32_t id = (int32_t)json_get(a, "id")->u.num.i;
         int32_t have = tj_find(m, c->u.str.s, c->u.str.len);
         if (have == id) continue;
@@ -461,23 +284,23 @@ static rlx_status read_added(rd *r, const json_value *added) {
 
 /* ---------------------------------------------------- post-processor */
 
-static rlx_status piece_push(const rd *r, const json_value *at, enc_piece *v, int *n, int32_t id, int32_t type) {
-    if (*n >= ENC_TEMPLATE_MAX) return bad(r, at, "post_processor template", "at most 8 tokens");
+static rlx_status piece_push(const tj_rd *r, const json_value *at, enc_piece *v, int *n, int32_t id, int32_t type) {
+    if (*n >= ENC_TEMPLATE_MAX) return tj_bad(r, at, "post_processor template", "at most 8 tokens");
     v[(*n)++] = (enc_piece){id, type};
     return RLX_OK;
 }
 
 /* ["[CLS]", 101] of BertProcessing / RobertaProcessing. */
-static rlx_status token_pair(const rd *r, const json_value *pp, const char *key, int32_t *id) {
+static rlx_status token_pair(const tj_rd *r, const json_value *pp, const char *key, int32_t *id) {
     const json_value *v = json_get(pp, key);
-    if (!v || v->type != JSON_ARRAY || v->u.arr.n != 2) return bad(r, v ? v : pp, key, "[token, id]");
+    if (!v || v->type != JSON_ARRAY || v->u.arr.n != 2) return tj_bad(r, v ? v : pp, key, "[token, id]");
     rlx_status st = id_of_value(r, &v->u.arr.items[1], key, id);
-    if (!st && *id >= r->m->n) return bad(r, &v->u.arr.items[1], key, "an id of the vocabulary");
+    if (!st && *id >= r->m->n) return tj_bad(r, &v->u.arr.items[1], key, "an id of the vocabulary");
     return st;
 }
 
-static rlx_status template_seq(const rd *r, const json_value *items, const json_value *specials, enc_piece *v, int *n) {
-    if (!items || items->type != JSON_ARRAY) return bad(r, items, "TemplateProcessing single/pair", "an array");
+static rlx_status template_seq(const tj_rd *r, const json_value *items, const json_value *specials, enc_piece *v, int *n) {
+    if (!items || items->type != JSON_ARRAY) return tj_bad(r, items, "TemplateProcessing single/pair", "an array");
     rlx_status st = RLX_OK;
     for (size_t i = 0; i < items->u.arr.n && !st; i++) {
         const json_value *it = &items->u.arr.items[i], *sq = json_get(it, "Sequence"), *sp = json_get(it, "SpecialToken");
@@ -485,42 +308,42 @@ static rlx_status template_seq(const rd *r, const json_value *items, const json_
         int64_t type = 0;
         const char *name;
         if (!body || body->type != JSON_OBJECT || json_get_str(body, "id", &name, NULL))
-            return bad(r, it, "TemplateProcessing item", "{\"Sequence\": {...}} or {\"SpecialToken\": {...}}");
+            return tj_bad(r, it, "TemplateProcessing item", "{\"Sequence\": {...}} or {\"SpecialToken\": {...}}");
         const json_value *tv = json_get(body, "type_id");
-        if (tv && (json_as_i64(tv, "type_id", &type) || type < 0 || type > 255)) return bad(r, tv, "type_id", "an integer in [0, 255]");
+        if (tv && (json_as_i64(tv, "type_id", &type) || type < 0 || type > 255)) return tj_bad(r, tv, "type_id", "an integer in [0, 255]");
         if (sq) {
-            if (strcmp(name, "A") != 0 && strcmp(name, "B") != 0) return bad(r, body, "Sequence id", "\"A\" or \"B\"");
+            if (strcmp(name, "A") != 0 && strcmp(name, "B") != 0) return tj_bad(r, body, "Sequence id", "\"A\" or \"B\"");
             st = piece_push(r, it, v, n, name[0] == 'A' ? ENC_SEQ_A : ENC_SEQ_B, (int32_t)type);
             continue;
         }
         const json_value *tok = json_get(specials, name), *ids = tok ? json_get(tok, "ids") : NULL;
         if (!ids || ids->type != JSON_ARRAY || ids->u.arr.n == 0)
-            return bad(r, tok ? tok : it, "TemplateProcessing special token", "an entry of special_tokens with ids");
+            return tj_bad(r, tok ? tok : it, "TemplateProcessing special token", "an entry of special_tokens with ids");
         for (size_t k = 0; k < ids->u.arr.n && !st; k++) {
             int32_t id;
             st = id_of_value(r, &ids->u.arr.items[k], "special_tokens ids", &id);
-            if (!st && id >= r->m->n) st = bad(r, &ids->u.arr.items[k], "special_tokens ids", "an id of the vocabulary");
+            if (!st && id >= r->m->n) st = tj_bad(r, &ids->u.arr.items[k], "special_tokens ids", "an id of the vocabulary");
             if (!st) st = piece_push(r, it, v, n, id, (int32_t)type);
         }
     }
     return st;
 }
 
-static rlx_status read_post(rd *r, const json_value *v, enc_template *t, bool *have, int depth) {
+static rlx_status read_post(tj_rd *r, const json_value *v, enc_template *t, bool *have, int depth) {
     if (!v || v->type == JSON_NULL) return RLX_OK;
     const char *type;
-    rlx_status st = type_of(r, v, "post_processor", &type);
+    rlx_status st = tj_type_of(r, v, "post_processor", &type);
     if (st) return st;
-    if (depth > 8) return bad(r, v, "post_processor", "Sequences nested at most 8 deep");
+    if (depth > 8) return tj_bad(r, v, "post_processor", "Sequences nested at most 8 deep");
     if (strcmp(type, "Sequence") == 0) {
         const json_value *a = json_get(v, "processors");
-        if (!a || a->type != JSON_ARRAY) return bad(r, a ? a : v, "post_processor Sequence's processors", "an array");
+        if (!a || a->type != JSON_ARRAY) return tj_bad(r, a ? a : v, "post_processor Sequence's processors", "an array");
         for (size_t i = 0; i < a->u.arr.n && !st; i++) st = read_post(r, &a->u.arr.items[i], t, have, depth + 1);
         return st;
     }
     if (strcmp(type, "ByteLevel") == 0) return RLX_OK;   /* offsets only: no ids change */
     if (*have && strcmp(type, "ByteLevel") != 0)
-        return unsupported(r, "post_processor", type, "a Sequence with two processors that add tokens");
+        return tj_unsupported(r, "post_processor", type, "a Sequence with two processors that add tokens");
     int32_t cls, sep;
     if (strcmp(type, "BertProcessing") == 0 || strcmp(type, "RobertaProcessing") == 0) {
         if ((st = token_pair(r, v, "cls", &cls)) || (st = token_pair(r, v, "sep", &sep))) return st;
@@ -528,24 +351,24 @@ static rlx_status read_post(rd *r, const json_value *v, enc_template *t, bool *h
         else enc_template_roberta(t, cls, sep);
     } else if (strcmp(type, "TemplateProcessing") == 0) {
         const json_value *sp = json_get(v, "special_tokens");
-        if (sp && sp->type != JSON_OBJECT) return bad(r, sp, "special_tokens", "an object");
+        if (sp && sp->type != JSON_OBJECT) return tj_bad(r, sp, "special_tokens", "an object");
         memset(t, 0, sizeof *t);
         if ((st = template_seq(r, json_get(v, "single"), sp, t->single, &t->n_single)) ||
             (st = template_seq(r, json_get(v, "pair"), sp, t->pair, &t->n_pair)))
             return st;
     } else {
-        return unsupported(r, "post_processor", type, NULL);
+        return tj_unsupported(r, "post_processor", type, NULL);
     }
     *have = true;
     return RLX_OK;
 }
 
 /* Decoders only matter for rlx_enc_decode: unknown ones are ignored. */
-static void read_decoder(rd *r, const json_value *v, int depth) {
+static void read_decoder(tj_rd *r, const json_value *v, int depth) {
     const json_value *t = v ? json_get(v, "type") : NULL;
     if (!t || t->type != JSON_STRING || depth > 8) return;
     if (strcmp(t->u.str.s, "ByteLevel") == 0) r->m->decode_bytes = true;
-    else if (strcmp(t->u.str.s, "Metaspace") == 0) one_char(r, v, "replacement", 0x2581, &r->m->decode_space);
+    else if (strcmp(t->u.str.s, "Metaspace") == 0) tj_one_char(r, v, "replacement", 0x2581, &r->m->decode_space);
     else if (strcmp(t->u.str.s, "Sequence") == 0) {
         const json_value *a = json_get(v, "decoders");
         for (size_t i = 0; a && a->type == JSON_ARRAY && i < a->u.arr.n; i++) read_decoder(r, &a->u.arr.items[i], depth + 1);
@@ -602,7 +425,7 @@ static rlx_status ops_decode(const void *p, const int32_t *ids, size_t n, char *
         i += k;
     }
     free(b.s);
-    if (!ok) { free(o.s); return oom(); }
+    if (!ok) { free(o.s); return tj_oom(); }
     *out = o.s;
     if (len) *len = o.n;
     return RLX_OK;
@@ -625,19 +448,19 @@ static rlx_status build(const char *name, const char *data, size_t len, enc_toke
     rlx_status st = json_parse(data, len, &jo, &doc);
     if (st) return st;
     tj_model *m = calloc(1, sizeof *m);
-    rd r = {name, m};
+    tj_rd r = {name, m};
     const json_value *root = json_root(doc);
     const json_value *added = json_get(root, "added_tokens");
-    if (!m) st = oom();
-    else if (root->type != JSON_OBJECT) st = bad(&r, root, "the document", "an object");
-    else if (added && added->type != JSON_NULL && added->type != JSON_ARRAY) st = bad(&r, added, "added_tokens", "an array");
+    if (!m) st = tj_oom();
+    else if (root->type != JSON_OBJECT) st = tj_bad(&r, root, "the document", "an object");
+    else if (added && added->type != JSON_NULL && added->type != JSON_ARRAY) st = tj_bad(&r, added, "added_tokens", "an array");
     if (added && added->type == JSON_NULL) added = NULL;
     for (size_t i = 0; !st && added && i < added->u.arr.n; i++)
-        if (added->u.arr.items[i].type != JSON_OBJECT) st = bad(&r, &added->u.arr.items[i], "added_tokens entry", "an object");
+        if (added->u.arr.items[i].type != JSON_OBJECT) st = tj_bad(&r, &added->u.arr.items[i], "added_tokens entry", "an object");
     if (!st) st = read_model(&r, json_get(root, "model"), added);
     if (!st) st = read_added(&r, added);
-    if (!st) st = read_normalizer(&r, json_get(root, "normalizer"), 0);
-    if (!st) st = read_pre(&r, json_get(root, "pre_tokenizer"), 0);
+    if (!st) st = tj_read_normalizer(&r, json_get(root, "normalizer"), 0);
+    if (!st) st = tj_read_pre(&r, json_get(root, "pre_tokenizer"), 0);
     enc_template tmpl;
     bool have_tmpl = false;
     if (!st) st = read_post(&r, json_get(root, "post_processor"), &tmpl, &have_tmpl, 0);
@@ -646,7 +469,7 @@ static rlx_status build(const char *name, const char *data, size_t len, enc_toke
     const json_value *padding = json_get(root, "padding");
     if (!st && padding && padding->type == JSON_OBJECT && json_get(padding, "pad_id"))
         st = id_of_value(&r, json_get(padding, "pad_id"), "padding.pad_id", &pad);
-    if (!st && pad >= m->n) st = bad(&r, json_get(padding, "pad_id"), "padding.pad_id", "an id of the vocabulary");
+    if (!st && pad >= m->n) st = tj_bad(&r, json_get(padding, "pad_id"), "padding.pad_id", "an id of the vocabulary");
     if (st) {
         tj_model_free(m);
         json_free(doc);
@@ -688,7 +511,7 @@ rlx_status rlx_tokenizer_json_load(const char *path, enc_tokenizer **out) {
     bool err = ferror(f);
     fclose(f);
     rlx_status st;
-    if (!ok) st = oom();
+    if (!ok) st = tj_oom();
     else if (err) st = rlx_fail(RLX_STATUS_IO, "tokenizer.json '%s': read error", path);
     else st = build(path, b.s ? b.s : "", b.n, out);
     free(b.s);
