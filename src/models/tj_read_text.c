@@ -36,12 +36,10 @@ rlx_status tj_read_normalizer(tj_rd *r, const json_value *v, int depth) {
         return st;
     } else if (strcmp(type, "BertNormalizer") == 0) {
         z.kind = TJN_BERT;
-        const json_value *sa = json_get(v, "strip_accents");
         if ((st = tj_opt_bool(r, v, "clean_text", true, &z.clean_text)) || (st = tj_opt_bool(r, v, "handle_chinese_chars", true, &z.cjk)) ||
             (st = tj_opt_bool(r, v, "lowercase", true, &z.lowercase)) ||
             (st = tj_opt_bool(r, v, "strip_accents", z.lowercase, &z.strip_accents)))
             return st;
-        (void)sa;
     } else if (strcmp(type, "Lowercase") == 0) {
         z.kind = TJN_LOWERCASE;
     } else if (strcmp(type, "NFD") == 0) {
