@@ -17,7 +17,7 @@
 /* The overrides vk_tuning_fill reads that would change what these tests check. */
 static const char *const knobs[] = {"RLX_VK_SPIN_US", "RLX_VK_DQ_MM_SHARED", "RLX_VK_DQ_RUN", "RLX_VK_DQ_T",
                                     "RLX_VK_FORCE_HOST", "RLX_VK_DQ_SPLIT_TILES", "RLX_VK_DQ_XROT",
-                                    "RLX_VK_MM_COOP", "RLX_VK_MM_SPLITK"};
+                                    "RLX_VK_MM_COOP", "RLX_VK_MM_SPLITK", "RLX_VK_DQ_F16_M"};
 #define N_KNOBS (sizeof knobs / sizeof knobs[0])
 
 static void knobs_clear(char **saved) {
@@ -106,7 +106,13 @@ TEST(vk_tuning_coop_plan_override) {
     vk_caps c = h200_caps();
     vk_tuning t;
     vk_tuning_fill(&t, &c);
-    CHECK(t.mm_coop[0] == 0 && t.mm_splitk == 0);   /* unset: the rule */
+    CHECK(t.mm_coop[0] == 0 && t.mm_splitk == 0 && t.dq_f16_min_m == 0);   /* unset: the rule */
+    free(test_env_swap("RLX_VK_DQ_F16_M", "16"));
+    vk_tuning_fill(&t, &c);
+    CHECK(t.dq_f16_min_m == 16);
+    free(test_env_swap("RLX_VK_DQ_F16_M", "0"));   /* below the range: logged and ignored */
+    vk_tuning_fill(&t, &c);
+    CHECK(t.dq_f16_min_m == 0);
     free(test_env_swap("RLX_VK_MM_COOP", "4x2x64x2x4x1"));
     free(test_env_swap("RLX_VK_MM_SPLITK", "3"));
     vk_tuning_fill(&t, &c);

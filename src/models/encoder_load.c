@@ -199,7 +199,6 @@ static float to_f32(const sft_tensor *t, int64_t i) {
     switch (t->dtype) {
     case SFT_F16: memcpy(&h, p + 2 * i, 2); return rlx_f16_to_f32(h);
     case SFT_BF16: memcpy(&h, p + 2 * i, 2); return rlx_bf16_to_f32(h);
-    case SFT_F64: { double d; memcpy(&d, p + 8 * i, 8); return (float)d; }
     default: memcpy(&f, p + 4 * i, 4); return f;
     }
 }

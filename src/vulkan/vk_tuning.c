@@ -167,7 +167,6 @@ static void fill_overrides(vk_tuning *t) {
     }
     env_coop_plan(t->mm_coop);
     env_i32("RLX_VK_MM_SPLITK", -1000000, 1000000, &t->mm_splitk);   /* < 1: the rule */
-    t->att_no_coop = rlx_env_int("RLX_VK_ATT_NO_COOP", 0) != 0;
     long spin;
     if (env_long("RLX_VK_SPIN_US", -1000000, 1000000, &spin)) t->spin_us = spin > 0 ? (uint32_t)spin : 0;
     long xim;

@@ -56,7 +56,6 @@ struct vk_tuning {
     uint32_t mm_tile[3];                  /* matmul.c tiled tier BM, BN, BK; 0: rule */
     uint32_t mm_coop[6];                  /* coop_gemm.c plan WM, WN, BK[, WGM, WGN, NBUF]; 0: rule */
     int32_t  mm_splitk;                   /* coop_gemm.c K splits (1: none); < 1: rule */
-    bool     att_no_coop;                 /* attention: never the tensor-core tier (RLX_VK_ATT_NO_COOP=1) */
     uint32_t ximage_mode;                 /* x images between decode matvecs: 0 none, 1 where they pay (default), 2 every pair */
     bool     force_host_all;              /* every node a host step */
     bool     force_host[IR_OP_COUNT];     /* these ops host steps */

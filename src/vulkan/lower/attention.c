@@ -57,12 +57,11 @@ static uint64_t att_smem(uint64_t D, uint32_t bq, uint32_t bk, bool split, bool 
  * split keys. 64-row workgroups (4 subgroups), 32-row ones where 64-row
  * blocks would leave the device's units idle.
  */
-static bool att_coop_takes(const vk_lower_ctx *c, rlx_dtype dt, int64_t D, int64_t Sq, const vk_tensor *mk) {
+static bool att_coop_takes(const vk_lower_ctx *c, rlx_dtype dt, int64_t D, int64_t Sq) {
     const vk_tensor *q = &c->in[0], *k = &c->in[1], *v = &c->in[2];
     bool prec = dt == RLX_F16 || (c->precision == VK_PRECISION_FAST && (dt == RLX_F32 || dt == RLX_BF16));
     bool al = q->addr % 16 == 0 && k->addr % 16 == 0 && v->addr % 16 == 0 && c->out.addr % 16 == 0;
-    return vk_coop_available(c) && prec && al && D % 16 == 0 && D <= 128 && Sq > 1 && !c->skip_combine &&
-           !c->tuning->att_no_coop && (!mk || mk->addr % 2 == 0);
+    return vk_coop_available(c) && prec && al && D % 16 == 0 && D <= 128 && Sq > 1 && !c->skip_combine;
 }
 
 static uint64_t att_coop_smem(uint32_t D, uint32_t bk, uint32_t nsg) {
@@ -165,7 +164,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c) {
         pc.mask = mk->addr;
     }
 
-    if (att_coop_takes(c, dt, D, Sq, mk)) {
+    if (att_coop_takes(c, dt, D, Sq)) {
         bool taken;
         rlx_status st = lower_att_coop(c, &pc, dt, B, Hkv, rows, (uint32_t)D, &taken);
         if (st != RLX_OK || taken) return st;
