@@ -70,8 +70,7 @@ size_t uni_lower_full(uint32_t cp, uint32_t *out) {
     return 1;
 }
 
-/* One step of canonical decomposition: true with d0 (and d1, 0 for a singleton). */
-static bool nfd_step(uint32_t cp, uint32_t *d0, uint32_t *d1) {
+bool uni_nfd_step(uint32_t cp, uint32_t *d0, uint32_t *d1) {
     size_t lo = 0, hi = uni_nfd_pairs_len;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -100,7 +99,7 @@ static size_t nfd_expand(uint32_t cp, uint32_t *out, size_t n) {
         return n;
     }
     uint32_t d0, d1;
-    if (cp < 0xC0 || !nfd_step(cp, &d0, &d1)) {
+    if (cp < 0xC0 || !uni_nfd_step(cp, &d0, &d1)) {
         out[n++] = cp;
         return n;
     }

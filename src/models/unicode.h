@@ -1,10 +1,13 @@
 /*
  * unicode.h — code point properties and normalization for the tokenizers:
  * general category, the character classes of the BERT basic tokenizer,
- * lowercase mapping, and canonical decomposition (NFD). The data comes from
+ * lowercase mapping, canonical decomposition (NFD) here and in unicode.c;
+ * the other normalization forms (unicode_norm.c) and extended grapheme
+ * clusters (unicode_grapheme.c). The data comes from
  * the generated unicode_tables.c (scripts/gen_unicode_tables.py), whose
- * Unicode version is RLX_UNICODE_VERSION; code points assigned after it are
- * category Cn (unassigned).
+ * Unicode version is RLX_UNICODE_VERSION (RLX_UNICODE_GCB_VERSION for the
+ * grapheme break property); code points assigned after it are category Cn
+ * (unassigned).
  *
  * Text enters as UTF-8 and is decoded with uni_utf8_decode, which turns any
  * invalid or truncated sequence (and surrogates, overlongs, > U+10FFFF) into
@@ -22,6 +25,8 @@
 #define UNI_REPLACEMENT 0xFFFDu
 /* Longest NFD of one code point (U+1F82 and friends expand to 4; Hangul to 3). */
 #define UNI_NFD_MAX 4
+/* Longest NFKD of one code point (U+FDFA expands to 18). */
+#define UNI_NFKD_MAX 18
 /* Longest full lowercase of one code point (U+0130 -> i + U+0307). */
 #define UNI_LOWER_MAX 2
 
@@ -53,6 +58,23 @@ size_t   uni_lower_full(uint32_t cp, uint32_t *out);
  * Hangul syllables included; returns the count (1 when cp is unchanged). The
  * marks come out in canonical order. */
 size_t   uni_nfd_char(uint32_t cp, uint32_t *out);
+/* One step of canonical decomposition (Hangul excluded): true with d0 (and
+ * d1, 0 for a singleton). */
+bool     uni_nfd_step(uint32_t cp, uint32_t *d0, uint32_t *d1);
+/* Full decomposition of one code point into out (UNI_NFKD_MAX): canonical,
+ * or with compat also compatibility mappings, applied until nothing changes.
+ * Returns the count; the marks are not yet in canonical order. */
+size_t   uni_decompose_char(uint32_t cp, bool compat, uint32_t *out);
+/* Canonical composition in place of a decomposed, canonically ordered
+ * string (Hangul by arithmetic); returns the new length. Decomposition,
+ * ordering and this make NFC / NFKC. */
+size_t   uni_compose(uint32_t *cps, size_t n);
+/* Grapheme_Cluster_Break of cp, Extended_Pictographic as UNI_GCB_ExtPict. */
+uni_gcb  uni_grapheme_break(uint32_t cp);
+/* End of the extended grapheme cluster (UAX #29) that starts at cps[i]:
+ * the index after its last code point (i < n). GB9c (Indic conjuncts,
+ * Unicode 15.1) is not applied: the property data is Unicode 15.0. */
+size_t   uni_grapheme_end(const uint32_t *cps, size_t n, size_t i);
 /* Canonical ordering in place: each run of non-starters is stably sorted by
  * combining class. Applied after decomposing a whole string, it makes NFD. */
 void     uni_canonical_order(uint32_t *cps, size_t n);
