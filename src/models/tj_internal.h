@@ -27,10 +27,33 @@ typedef struct tj_pieces {         /* pre-tokens: piece i is buf.s[off[i] .. off
 bool tj_pieces_add(tj_pieces *p, const char *s, size_t n);   /* an empty piece is skipped */
 void tj_pieces_free(tj_pieces *p);
 
+typedef struct tj_cps {            /* growable code point string */
+    uint32_t *v;
+    size_t    n, cap;
+} tj_cps;
+bool tj_cps_push(tj_cps *c, uint32_t cp);          /* false: out of memory */
+
 /* ---------------------------------------------------- normalizers */
+
+/* SentencePiece's precompiled_charsmap (tj_precompiled.c). */
+typedef struct tj_charsmap tj_charsmap;
+/* Decodes and checks the base64 map; FORMAT names where (the section) and what. */
+rlx_status tj_charsmap_read(const char *where, const char *b64, size_t n, tj_charsmap **out);
+/* Appends the normalization of a[0..n) to out; false: out of memory. */
+bool       tj_charsmap_apply(const tj_charsmap *m, const uint32_t *a, size_t n, tj_cps *out);
+void       tj_charsmap_free(tj_charsmap *m);
+
+/* A Replace pattern in rlx's regex subset (tj_regex.c). */
+typedef struct tj_regex tj_regex;
+/* UNSUPPORTED, naming where and the pattern, for anything outside the subset. */
+rlx_status tj_regex_compile(const char *where, const char *pat, size_t n, tj_regex **out);
+/* Appends a[0..n) with every leftmost-first match replaced by con to out; false: out of memory. */
+bool       tj_regex_replace(const tj_regex *re, const uint32_t *a, size_t n, const uint32_t *con, size_t ncon, tj_cps *out);
+void       tj_regex_free(tj_regex *re);
 
 typedef enum tj_norm_kind {
     TJN_BERT, TJN_LOWERCASE, TJN_NFD, TJN_STRIP_ACCENTS, TJN_STRIP, TJN_REPLACE, TJN_PREPEND,
+    TJN_NFC, TJN_NFKC, TJN_NFKD, TJN_PRECOMPILED,
 } tj_norm_kind;
 
 typedef struct tj_norm {
@@ -39,6 +62,8 @@ typedef struct tj_norm {
     bool  left, right;                                 /* TJN_STRIP */
     char *pattern, *content;                           /* TJN_REPLACE (pattern, content), TJN_PREPEND (content) */
     size_t pattern_len, content_len;
+    tj_regex    *regex;                                /* TJN_REPLACE with a Regex pattern (pattern NULL) */
+    tj_charsmap *charsmap;                             /* TJN_PRECOMPILED */
 } tj_norm;
 
 /* Applies norms[0..n) in order to text; the result replaces *out's content. */

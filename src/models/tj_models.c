@@ -315,6 +315,8 @@ void tj_model_free(tj_model *m) {
     for (int i = 0; i < m->n_norms; i++) {
         free(m->norms[i].pattern);
         free(m->norms[i].content);
+        tj_regex_free(m->norms[i].regex);
+        tj_charsmap_free(m->norms[i].charsmap);
     }
     free(m->norms);
     for (int i = 0; i < m->n_pres; i++) free(m->pres[i].pattern);

@@ -8,6 +8,7 @@
 #include "core/json.h"
 #include "models/unicode.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,7 @@
 static rlx_status add_norm(tj_rd *r, tj_norm z) {
     tj_model *m = r->m;
     tj_norm *v = realloc(m->norms, (size_t)(m->n_norms + 1) * sizeof *v);
-    if (!v) { free(z.pattern); free(z.content); return tj_oom(); }
+    if (!v) { free(z.pattern); free(z.content); tj_regex_free(z.regex); tj_charsmap_free(z.charsmap); return tj_oom(); }
     m->norms = v;
     v[m->n_norms++] = z;
     return RLX_OK;
@@ -55,19 +56,34 @@ rlx_status tj_read_normalizer(tj_rd *r, const json_value *v, int depth) {
         const char *p = NULL, *re = NULL, *c;
         size_t pn = 0, cn;
         if (rep && (st = tj_pattern_of(r, v, "normalizer", type, &p, &pn, &re))) return st;
-        if (re) return tj_unsupported(r, "normalizer", "Replace", "only a String pattern is, not a Regex");
-        if (rep && pn == 0) return tj_bad(r, json_get(v, "pattern"), "normalizer Replace's pattern", "a non-empty string");
+        if (rep && !re && pn == 0) return tj_bad(r, json_get(v, "pattern"), "normalizer Replace's pattern", "a non-empty string");
         if ((st = tj_opt_str(r, v, rep ? "content" : "prepend", &c, &cn))) return st;
         if (!c) return tj_bad(r, json_get(v, rep ? "content" : "prepend"), rep ? "normalizer Replace's content" : "normalizer Prepend's prepend", "a string");
-        z.pattern = rep ? tj_dup_n(p, pn) : NULL;
+        if (re) {
+            char where[256];
+            snprintf(where, sizeof where, "%s: byte %llu: normalizer Replace", r->name,
+                     (unsigned long long)json_get(v, "pattern")->offset);
+            if ((st = tj_regex_compile(where, re, pn, &z.regex))) return st;
+        }
+        z.pattern = rep && !re ? tj_dup_n(p, pn) : NULL;
         z.pattern_len = pn;
         z.content = tj_dup_n(c, cn);
         z.content_len = cn;
-        if ((rep && !z.pattern) || !z.content) { free(z.pattern); free(z.content); return tj_oom(); }
-    } else if (strcmp(type, "NFC") == 0 || strcmp(type, "NFKC") == 0 || strcmp(type, "NFKD") == 0) {
-        return tj_unsupported(r, "normalizer", type, "rlx has canonical decomposition (NFD) tables only");
+        if ((rep && !re && !z.pattern) || !z.content) { free(z.pattern); free(z.content); tj_regex_free(z.regex); return tj_oom(); }
+    } else if (strcmp(type, "NFC") == 0) {
+        z.kind = TJN_NFC;
+    } else if (strcmp(type, "NFKC") == 0) {
+        z.kind = TJN_NFKC;
+    } else if (strcmp(type, "NFKD") == 0) {
+        z.kind = TJN_NFKD;
     } else if (strcmp(type, "Precompiled") == 0) {
-        return tj_unsupported(r, "normalizer", type, "SentencePiece's precompiled character map is not read");
+        z.kind = TJN_PRECOMPILED;
+        const json_value *cm = json_get(v, "precompiled_charsmap");
+        if (!cm || cm->type != JSON_STRING) return tj_bad(r, cm ? cm : v, "normalizer Precompiled's precompiled_charsmap", "a base64 string");
+        char where[256];
+        snprintf(where, sizeof where, "%s: byte %llu: normalizer Precompiled's precompiled_charsmap", r->name,
+                 (unsigned long long)cm->offset);
+        if ((st = tj_charsmap_read(where, cm->u.str.s, cm->u.str.len, &z.charsmap))) return st;
     } else {
         return tj_unsupported(r, "normalizer", type, NULL);
     }
