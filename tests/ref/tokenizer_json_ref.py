@@ -4,7 +4,10 @@ the Hugging Face tokenizer.json pipeline (added tokens, normalizer,
 pre-tokenizer, model, post-processor) written from the tokenizers
 documentation in plain Python over unicodedata and re, sharing no tables or
 code with the C implementation. It covers the components the tests' files
-use: BertNormalizer, Lowercase, NFD, StripAccents, Strip, Replace (String);
+use: BertNormalizer, Lowercase, NFD, NFC, NFKC, NFKD, StripAccents, Strip,
+Replace (String, and Regex through Python's re with \s spelled out as
+Rust's White_Space), Precompiled (SentencePiece's charsmap: the darts-clone
+trie read from its bytes, grapheme clusters from the regex module's \X);
 BertPreTokenizer, WhitespaceSplit, Whitespace, ByteLevel (GPT-2 regex),
 Metaspace, Sequence; WordPiece, BPE, Unigram; TemplateProcessing,
 BertProcessing, RobertaProcessing.
@@ -14,8 +17,10 @@ Usage: tokenizer_json_ref.py TOKENIZER_JSON CASES
   the UTF-8 text, B is "-" for a single text, MAX_LENGTH 0 is no limit.
 Output: one line per case, "ids=1,2,3 types=0,0,0".
 """
+import base64
 import json
 import re
+import struct
 import sys
 import unicodedata
 
@@ -76,6 +81,86 @@ def is_cjk(cp):
             or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
 
 
+class Charsmap:
+    """SentencePiece's precompiled_charsmap as Hugging Face's Precompiled
+    normalizer uses it: a grapheme cluster under 6 bytes is replaced whole
+    when a key prefixes it, else each code point on its own; a lookup takes
+    the shortest key that prefixes the bytes."""
+
+    def __init__(self, b64):
+        raw = base64.b64decode(b64, validate=True)
+        size = struct.unpack_from("<I", raw)[0]
+        self.units = struct.unpack_from("<%dI" % (size // 4), raw, 4)
+        self.strings = raw[4 + size:]
+        try:
+            import regex
+        except ImportError as e:
+            raise SystemExit("the Precompiled reference needs python3-regex (scripts/setup.sh): %s" % e)
+        self.clusters = regex.compile(r"\X")
+
+    def lookup(self, text):
+        a = self.units
+
+        def offset(u):
+            return (u >> 10) << ((u & (1 << 9)) >> 6)
+
+        pos = offset(a[0])
+        for c in text.encode("utf-8"):
+            if c == 0:
+                return None
+            pos ^= c
+            u = a[pos]
+            if u & 0x800000FF != c:
+                return None
+            pos ^= offset(u)
+            if (u >> 8) & 1:
+                v = a[pos] & 0x7FFFFFFF
+                return self.strings[v:self.strings.index(b"\0", v)].decode("utf-8")
+        return None
+
+    def normalize(self, s):
+        out = []
+        for g in self.clusters.findall(s):
+            t = self.lookup(g) if len(g.encode("utf-8")) < 6 else None
+            if t is not None:
+                out.append(t)
+                continue
+            for ch in g:
+                t = self.lookup(ch)
+                out.append(ch if t is None else t)
+        return "".join(out)
+
+
+CHARSMAPS = {}
+
+
+def rust_regex(pat):
+    """pat with \s and \S spelled as Rust's White_Space (Python's \s also takes
+    U+001C..U+001F); the tests' patterns use nothing else that differs."""
+    out, i, in_class = [], 0, False
+    while i < len(pat):
+        c = pat[i]
+        if c == "\\" and i + 1 < len(pat):
+            e = pat[i + 1]
+            if e == "s":
+                out.append(S if in_class else "[%s]" % S)
+            elif e == "S" and not in_class:
+                out.append("[^%s]" % S)
+            elif e == "S":
+                raise SystemExit("\\S inside a class is not in the reference")
+            else:
+                out.append(pat[i:i + 2])
+            i += 2
+            continue
+        if c == "[" and not in_class:
+            in_class = True
+        elif c == "]" and in_class and not out[-1].endswith("["):
+            in_class = False
+        out.append(c)
+        i += 1
+    return re.compile("".join(out))
+
+
 def normalize(n, s):
     if n is None:
         return s
@@ -106,8 +191,13 @@ def normalize(n, s):
         return s
     if t == "Lowercase":
         return "".join(c.lower() for c in s)
-    if t == "NFD":
-        return unicodedata.normalize("NFD", s)
+    if t in ("NFD", "NFC", "NFKC", "NFKD"):
+        return unicodedata.normalize(t, s)
+    if t == "Precompiled":
+        key = n["precompiled_charsmap"]
+        if key not in CHARSMAPS:
+            CHARSMAPS[key] = Charsmap(key)
+        return CHARSMAPS[key].normalize(s)
     if t == "StripAccents":
         return "".join(c for c in s if unicodedata.category(c) != "Mn")
     if t == "Strip":
@@ -117,6 +207,8 @@ def normalize(n, s):
             s = s[:-1]
         return s
     if t == "Replace":
+        if "Regex" in n["pattern"]:
+            return rust_regex(n["pattern"]["Regex"]).sub(lambda m: n["content"], s)
         return s.replace(n["pattern"]["String"], n["content"])
     raise SystemExit("normalizer %s not in the reference" % t)
 
