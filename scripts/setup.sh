@@ -3,7 +3,9 @@
 # a C compiler, make and pkg-config (the install tests build through rlx.pc);
 # the Vulkan headers, glslc and Mesa's lavapipe (the software Vulkan device
 # the GPU tests run on); Python 3 with numpy for the tests' independent
-# references (tests/ref/*.py). `setup.sh bench` adds OpenBLAS.
+# references (tests/ref/*.py), regex (grapheme clusters) for the tokenizer.json
+# Precompiled reference, and sentencepiece + protobuf to train the tiny model
+# whose real precompiled_charsmap that test reads. `setup.sh bench` adds OpenBLAS.
 set -eu
 need=()
 command -v cc >/dev/null 2>&1 || need+=(gcc)
@@ -14,6 +16,9 @@ command -v glslc >/dev/null 2>&1 || need+=(glslc)
 ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || need+=(mesa-vulkan-drivers)
 [ -x /usr/bin/python3 ] || need+=(python3)
 /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || need+=(python3-numpy)
+/usr/bin/python3 -c 'import regex' >/dev/null 2>&1 || need+=(python3-regex)
+/usr/bin/python3 -c 'import sentencepiece' >/dev/null 2>&1 || need+=(python3-sentencepiece)
+/usr/bin/python3 -c 'from sentencepiece import sentencepiece_model_pb2' >/dev/null 2>&1 || need+=(python3-protobuf)
 if [ "${1:-}" = bench ]; then
     [ -f /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h ] || need+=(libopenblas-dev)
 fi
