@@ -90,7 +90,7 @@ static uint32_t tricky_cp(void) {
     return pick[test_rand_int(0, (int64_t)(sizeof pick / sizeof *pick) - 1)];
 }
 
-TEST(tj_norm_nfc_nfkc_nfkd_match_python) {
+TEST(tokenizer_json_norm_nfc_nfkc_nfkd_match_python) {
     const char *py = python();
     if (access(py, X_OK) != 0) SKIP("no %s to run the Python reference", py);
     enum { N = 600 };
@@ -160,7 +160,7 @@ static bool replaced_is(const char *re_json, const char *content, const char *in
 }
 #define REPLACED(re, content, in, want) CHECK(replaced_is(re, content, in, want, __LINE__))
 
-TEST(tj_norm_replace_regex) {
+TEST(tokenizer_json_norm_replace_regex) {
     REPLACED(" {2,}", " ", "a  b     c d  ", "a b c d ");
     REPLACED("\\\\s+", "_", "a \t\n b\xE3\x80\x80" "c\xC2\xA0", "a_b_c_");
     REPLACED("\\\\d+", "#", "ab12c\xD9\xA3\xD9\xA4" "d\xC2\xB2", "ab#c#d\xC2\xB2");   /* Arabic-Indic digits are Nd; superscript 2 is No */
@@ -211,7 +211,7 @@ static void clusters_of(const char *s, char *out, size_t cap) {
     }
 }
 
-TEST(tj_norm_grapheme_clusters) {
+TEST(tokenizer_json_norm_grapheme_clusters) {
     static const struct { const char *s, *want; } c[] = {
         {"ab", "1,1"},
         {"\r\n\n", "2,1"},
@@ -280,7 +280,7 @@ static void spm_random(sbuf *s) {
         for (int i = 0; i < 300; i++) puts_(s, i % 7 ? "o" : "\xC3\xB6");   /* a very long word */
 }
 
-TEST(tj_norm_precompiled_matches_reference) {
+TEST(tokenizer_json_norm_precompiled_matches_reference) {
     const char *py = python();
     if (access(py, X_OK) != 0) SKIP("no %s to run the Python reference", py);
     char *json = spm_json(__LINE__);
@@ -402,7 +402,7 @@ static bool bytes_rejected(const uint8_t *raw, size_t n, const char *msg, int li
 }
 #define REJECTED(raw, n, msg) CHECK(bytes_rejected(raw, n, msg, __LINE__))
 
-TEST(tj_norm_precompiled_hostile) {
+TEST(tokenizer_json_norm_precompiled_hostile) {
     const char *py = python();
     if (access(py, X_OK) != 0) SKIP("no %s to run the Python reference", py);
     char *json = spm_json(__LINE__);
