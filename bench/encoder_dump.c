@@ -3,8 +3,8 @@
  * one input at a time and writes what it computed, for bench/encoder_hf.py
  * to compare with transformers; or times batches.
  *
- *   build/encoder_dump DIR IN.txt OUT.bin [--device D] [--precision f32|fast]
- *   build/encoder_dump DIR --bench B,S [--runs N] [--device D] [--precision f32|fast]
+ *   build/encoder_dump DIR IN.txt OUT.bin [--device D] [--precision f32|fast] [--threads N]
+ *   build/encoder_dump DIR --bench B,S [--runs N] [--device D] [--precision f32|fast] [--threads N]
  *
  * IN.txt: one input a line: a text, or "ids: 0 31 7 2" for token ids as they
  * are (no tokenizer needed). OUT.bin (little-endian): int32 hidden,
@@ -72,6 +72,7 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--precision")) o.compile.precision = !strcmp(v, "fast") ? RLX_PRECISION_FAST : RLX_PRECISION_F32, i++;
         else if (!strcmp(a, "--bench")) { if (sscanf(v, "%d,%d", &B, &S) != 2) return 2; i++; }
         else if (!strcmp(a, "--runs")) runs = atoi(v), i++;
+        else if (!strcmp(a, "--threads")) o.compile.threads = atoi(v), i++;
         else if (!in) in = a;
         else out = a;
     }
