@@ -146,6 +146,9 @@ rlx_node rlx_div(rlx_graph *g, rlx_node a, rlx_node b);
 rlx_node rlx_max(rlx_graph *g, rlx_node a, rlx_node b);
 rlx_node rlx_min(rlx_graph *g, rlx_node a, rlx_node b);
 rlx_node rlx_pow(rlx_graph *g, rlx_node a, rlx_node b);
+/* dy * d/dx gelu(x) (erf form), broadcasting: gelu's backward, which rlx_gradients
+ * uses; float only. */
+rlx_node rlx_gelu_grad(rlx_graph *g, rlx_node x, rlx_node dy);
 
 /* Elementwise unary (floating dtypes; neg/abs also integers). */
 rlx_node rlx_relu     (rlx_graph *g, rlx_node x);
@@ -250,6 +253,15 @@ rlx_node rlx_gather_rows(rlx_graph *g, rlx_node table, rlx_node ids);
 rlx_node rlx_gather(rlx_graph *g, rlx_node x, rlx_node index, int axis);
 
 rlx_node rlx_cumsum(rlx_graph *g, rlx_node x, int axis);   /* inclusive */
+/* base [V, rest...] (float) with rows [ids..., rest...] added at row ids[i..]:
+ * out = base; out[ids[i..]] += rows[i..], repeated ids summed in index order
+ * (deterministic). gather_rows' gradient. An id outside [0, V) is
+ * INVALID_ARGUMENT at run time. */
+rlx_node rlx_scatter_add_rows(rlx_graph *g, rlx_node base, rlx_node ids, rlx_node rows);
+/* torch.scatter_add: out = base; out[i.. with the axis coordinate replaced by
+ * index[i..]] += src[i..]; index (i32/i64) and src alike, of base's rank, each
+ * other dim within base's. Sums in index order. gather's gradient. */
+rlx_node rlx_scatter_add(rlx_graph *g, rlx_node base, rlx_node index, rlx_node src, int axis);
 /* k largest along the last axis, sorted descending, ties to the lower index.
  * *values has x's dtype; *indices is RLX_I32. Either pointer may be NULL. */
 rlx_status rlx_topk(rlx_graph *g, rlx_node x, int k, rlx_node *values, rlx_node *indices);
@@ -305,6 +317,21 @@ rlx_node rlx_rope_scaled(rlx_graph *g, rlx_node x, rlx_node offset, rlx_rope_sty
  * grad = (softmax(logits) - onehot(labels)) / N, shape [N,C]. */
 rlx_node rlx_softmax_cross_entropy     (rlx_graph *g, rlx_node logits, rlx_node labels);
 rlx_node rlx_softmax_cross_entropy_grad(rlx_graph *g, rlx_node logits, rlx_node labels);
+
+/* ---------------------------------------------------------------- training */
+
+/* Reverse-mode autodiff (docs/training.md). Appends to g the gradient of
+ * loss, a float tensor of one element, with respect to each of wrt[0..n),
+ * and writes their node ids to grads[0..n): grads[i] has wrt[i]'s shape and
+ * dtype. wrt may be params, inputs or inner nodes (all float). The gradient
+ * nodes are ordinary nodes: output them, or feed them to further ops; the
+ * optimizer passes see forward and backward as one graph. Integer and bool
+ * tensors carry no gradient (ids, masks, comparisons). A wrt node the loss
+ * does not depend on gets zeros. Symbolic dims stay symbolic.
+ * An op between the loss and a wrt node without a gradient rule is
+ * RLX_STATUS_UNSUPPORTED naming the node and its op; g is then unchanged.
+ * Calling it again (say, for another loss) appends another backward pass. */
+rlx_status rlx_gradients(rlx_graph *g, rlx_node loss, int n, const rlx_node *wrt, rlx_node *grads);
 
 /* Node queries. dims receives up to RLX_MAX_RANK values (symbols as <= -2).
  * Any of dtype, rank and dims may be NULL: that part is not written. */

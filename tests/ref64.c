@@ -493,6 +493,32 @@ void ref_cumsum(const double *x, ref_shape sx, int axis, double *out) {
         }
 }
 
+void ref_scatter_add_rows(const double *base, ref_shape sb, const int64_t *ids, int64_t n_ids, const double *rows,
+                          double *out) {
+    int64_t row = sb.d[0] ? ref_numel(&sb) / sb.d[0] : 0;
+    memcpy(out, base, sizeof(double) * (size_t)ref_numel(&sb));
+    for (int64_t i = 0; i < n_ids; i++)
+        for (int64_t j = 0; j < row; j++) out[ids[i] * row + j] += rows[i * row + j];
+}
+
+void ref_scatter_add(const double *base, ref_shape sb, const int64_t *index, ref_shape si, const double *src, int axis,
+                     double *out) {
+    memcpy(out, base, sizeof(double) * (size_t)ref_numel(&sb));
+    int64_t n = ref_numel(&si), idx[RLX_MAX_RANK];
+    for (int64_t i = 0; i < n; i++) {
+        ref_unravel(&si, i, idx);
+        idx[axis] = index[i];
+        int64_t off = 0;
+        for (int d = 0; d < sb.rank; d++) off = off * sb.d[d] + idx[d];
+        out[off] += src[i];
+    }
+}
+
+/* Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2. */
+double ref_gelu_grad(double x, double dy) {
+    return dy * (0.5 * (1 + erf(x / sqrt(2.0))) + x * exp(-x * x / 2) / sqrt(2 * M_PI));
+}
+
 void ref_topk(const double *x, ref_shape sx, int k, double *values, int32_t *indices) {
     int64_t n = sx.rank ? sx.d[sx.rank - 1] : 1, rows = ref_numel(&sx) / (n ? n : 1);
     uint8_t *taken = calloc((size_t)n, 1);

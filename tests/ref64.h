@@ -94,6 +94,14 @@ void ref_gather_rows(const double *table, ref_shape st, const int64_t *ids, int6
 /* torch.gather: out shape = index shape. */
 void ref_gather(const double *x, ref_shape sx, const int64_t *index, ref_shape si, int axis, double *out);
 void ref_cumsum(const double *x, ref_shape sx, int axis, double *out);
+/* out = base [V, rest...]; out[ids[i]] += rows[i] (rows [n_ids, rest...]). */
+void ref_scatter_add_rows(const double *base, ref_shape sb, const int64_t *ids, int64_t n_ids, const double *rows,
+                          double *out);
+/* torch.scatter_add: out = base; out[i with axis -> index[i]] += src[i], src shaped like index. */
+void ref_scatter_add(const double *base, ref_shape sb, const int64_t *index, ref_shape si, const double *src, int axis,
+                     double *out);
+/* dy * d/dx gelu(x) (erf form). */
+double ref_gelu_grad(double x, double dy);
 /* Along the last axis; values and indices [..., k]. */
 void ref_topk(const double *x, ref_shape sx, int k, double *values, int32_t *indices);
 

@@ -312,7 +312,7 @@ typedef struct { const char *name; unary_fn fn; } unary_entry;
 
 #define B(fn) {#fn, fn}
 static const binary_entry binaries[] = {
-    B(rlx_add), B(rlx_sub), B(rlx_mul), B(rlx_div), B(rlx_max), B(rlx_min), B(rlx_pow),
+    B(rlx_add), B(rlx_sub), B(rlx_mul), B(rlx_div), B(rlx_max), B(rlx_min), B(rlx_pow), B(rlx_gelu_grad),
     B(rlx_eq), B(rlx_ne), B(rlx_lt), B(rlx_le), B(rlx_gt), B(rlx_ge),
 };
 static const unary_entry unaries[] = {
@@ -539,12 +539,37 @@ MISUSE(rlx_gather, axis_past_rank, INV, "rlx_gather: axis 3 is outside rank 3") 
     (void)arg; return node_outcome(f, rlx_gather(f->g, f->x, f->xi, 3));
 }
 MISUSE(rlx_gather, index_rank_differs, SHAPE, "index") { (void)arg; return node_outcome(f, rlx_gather(f->g, f->x, f->pos, 0)); }
+MISUSE(rlx_scatter_add_rows, rows_misshapen, SHAPE, "rows [2,3,4] must be [ids.., base[1:]..]") {
+    (void)arg; return node_outcome(f, rlx_scatter_add_rows(f->g, f->x, f->pos, f->x));
+}
+MISUSE(rlx_scatter_add_rows, float_ids, SHAPE, "ids") { (void)arg; return node_outcome(f, rlx_scatter_add_rows(f->g, f->x, f->x, f->x)); }
+MISUSE(rlx_scatter_add, axis_past_rank, INV, "rlx_scatter_add: axis 3 is outside rank 3") {
+    (void)arg; return node_outcome(f, rlx_scatter_add(f->g, f->x, f->xi, f->x, 3));
+}
+MISUSE(rlx_scatter_add, src_not_index_shaped, SHAPE, "src") {
+    (void)arg; return node_outcome(f, rlx_scatter_add(f->g, f->x, f->xi, f->q3, 0));
+}
 MISUSE(rlx_topk, both_outputs_null, INV, "values and indices are both NULL") {
     (void)arg; return rlx_topk(f->g, f->x, 1, NULL, NULL);
 }
 MISUSE(rlx_topk, k_0, INV, "k = 0 must be in [1, 4]") { (void)arg; rlx_node v; return rlx_topk(f->g, f->x, 0, &v, NULL); }
 MISUSE(rlx_topk, k_past_dim, INV, "k = 5 must be in [1, 4]") { (void)arg; rlx_node i; return rlx_topk(f->g, f->x, 5, NULL, &i); }
 MISUSE(rlx_topk, null_graph, INV, "rlx_topk: graph is NULL") { (void)f; (void)arg; rlx_node v; return rlx_topk(NULL, 0, 1, &v, NULL); }
+
+/* ----------------------------------------------------------- training */
+
+MISUSE(rlx_gradients, loss_not_one_element, SHAPE, "the loss must have one element") {
+    (void)arg; rlx_node gr; return rlx_gradients(f->g, f->x, 1, &f->x, &gr);
+}
+MISUSE(rlx_gradients, int_wrt, INV, "only float tensors have gradients") {
+    (void)arg; rlx_node gr; return rlx_gradients(f->g, rlx_reduce_sum(f->g, f->x, 0, 0), 1, &f->xi, &gr);
+}
+MISUSE(rlx_gradients, null_grads, INV, "rlx_gradients: needs n >= 1") {
+    (void)arg; return rlx_gradients(f->g, rlx_reduce_sum(f->g, f->x, 0, 0), 1, &f->x, NULL);
+}
+MISUSE(rlx_gradients, null_graph, INV, "rlx_gradients: graph is NULL") {
+    (void)f; (void)arg; rlx_node w = 0, gr; return rlx_gradients(NULL, 0, 1, &w, &gr);
+}
 
 /* ---------------------------------------------------------- nn blocks */
 

@@ -25,6 +25,7 @@ static const struct { const char *ref_tests; bool gpu; } op_registry[IR_OP_COUNT
     [IR_OP_MAX] = {"ops_binary_f32_broadcast", true},
     [IR_OP_MIN] = {"ops_binary_f32_broadcast", true},
     [IR_OP_POW] = {"ops_binary_f32_broadcast", true},
+    [IR_OP_GELU_GRAD] = {"ops_gelu_grad autodiff_unary", true},
 
     [IR_OP_RELU]      = {"ops_unary_f32", true},
     [IR_OP_SIGMOID]   = {"ops_unary_f32", true},
@@ -89,6 +90,8 @@ static const struct { const char *ref_tests; bool gpu; } op_registry[IR_OP_COUNT
 
     [IR_OP_GATHER_ROWS]  = {"ops_gather_rows", true},
     [IR_OP_GATHER]       = {"ops_gather", true},
+    [IR_OP_SCATTER_ADD_ROWS] = {"ops_scatter_add_rows autodiff_gather_rows_and_gather", true},
+    [IR_OP_SCATTER_ADD]  = {"ops_scatter_add autodiff_gather_rows_and_gather", true},
     [IR_OP_CUMSUM]       = {"ops_cumsum", true},
     [IR_OP_TOPK_VALUES]  = {"ops_topk", true},
     [IR_OP_TOPK_INDICES] = {"ops_topk", true},

@@ -3,8 +3,9 @@
  * one text per line from a file or stdin, and per line either an embedding
  * (text: space-separated floats; --json: a JSON array; --npy FILE: one
  * float32 [n, hidden] array written to FILE) or the best label and its
- * softmax score. Texts go through in batches of --batch; a progress bar goes
- * to stderr when it is a terminal, and the throughput when done.
+ * softmax score. Texts go through in batches of --batch, sorted by length
+ * within windows of 32 batches (the output keeps the input order); a progress
+ * bar goes to stderr when it is a terminal, and the throughput when done.
  */
 #include "embed.h"
 #include "rlx.h"
@@ -65,6 +66,15 @@ static void progress(int done, int total, double t0) {
     fprintf(stderr, "\r[%.*s%*s] %d/%d  %.0f texts/s", f, "##############################", w - f, "", done, total,
             el > 0 ? done / el : 0.0);
     if (done == total) fputc('\n', stderr);
+}
+
+typedef struct len_index { size_t len; int at; } len_index;
+
+/* Longest first; equal lengths in input order (qsort is not stable). */
+static int longest_first(const void *pa, const void *pb) {
+    const len_index *a = pa, *b = pb;
+    if (a->len != b->len) return a->len < b->len ? 1 : -1;
+    return (a->at > b->at) - (a->at < b->at);
 }
 
 static int parse_int(const char *cmd, const char *flag, const char *v, int lo, int hi, int *out) {
@@ -167,20 +177,40 @@ static int run(const char *cmd, int argc, char **argv) {
         return 1;
     }
     int width = classify ? info.num_labels : info.hidden;
+    /* Texts go through in windows of EMBED_WINDOW batches, each window sorted
+     * by length (longest first) so a batch pads to similar lengths, then
+     * written in input order: bounded memory, output order kept. */
+    enum { EMBED_WINDOW = 32 };
+    int window = batch * EMBED_WINDOW < l.n ? batch * EMBED_WINDOW : (l.n ? l.n : 1);
     float *all = npy ? malloc(sizeof(float) * (size_t)(l.n ? l.n : 1) * (size_t)width) : NULL;
+    float *win = malloc(sizeof(float) * (size_t)window * (size_t)width);
     float *rows = malloc(sizeof(float) * (size_t)batch * (size_t)width);
+    len_index *order = malloc(sizeof *order * (size_t)window);
+    const char **texts = malloc(sizeof *texts * (size_t)batch);
     int rc = 0;
     double t0 = now_s();
-    if (!rows || (npy && !all)) { fprintf(stderr, "rlx %s: out of memory\n", cmd); rc = 1; }
-    for (int i = 0; i < l.n && rc == 0; i += batch) {
-        int nb = l.n - i < batch ? l.n - i : batch;
-        const char *const *texts = (const char *const *)(l.v + i);
-        rlx_status st = classify ? rlx_encoder_classify(e, texts, nb, rows, (size_t)batch * width)
-                                 : rlx_encoder_embed(e, texts, nb, rows, (size_t)batch * width);
-        if (st != RLX_OK) { fprintf(stderr, "\nrlx %s: lines %d-%d: %s\n", cmd, i + 1, i + nb, rlx_last_error()); rc = 1; break; }
-        for (int r = 0; r < nb; r++) {
-            const float *x = rows + (size_t)r * width;
-            if (npy) { memcpy(all + (size_t)(i + r) * width, x, sizeof(float) * (size_t)width); continue; }
+    if (!rows || !win || !order || !texts || (npy && !all)) { fprintf(stderr, "rlx %s: out of memory\n", cmd); rc = 1; }
+    for (int w0 = 0; w0 < l.n && rc == 0; w0 += window) {
+        int nw = l.n - w0 < window ? l.n - w0 : window;
+        for (int i = 0; i < nw; i++) order[i].len = strlen(l.v[w0 + i]), order[i].at = i;
+        qsort(order, (size_t)nw, sizeof *order, longest_first);
+        for (int i = 0; i < nw && rc == 0; i += batch) {
+            int nb = nw - i < batch ? nw - i : batch;
+            for (int r = 0; r < nb; r++) texts[r] = l.v[w0 + order[i + r].at];
+            rlx_status st = classify ? rlx_encoder_classify(e, texts, nb, rows, (size_t)batch * width)
+                                     : rlx_encoder_embed(e, texts, nb, rows, (size_t)batch * width);
+            if (st != RLX_OK) {
+                fprintf(stderr, "\nrlx %s: lines %d-%d (sorted by length): %s\n", cmd, w0 + 1, w0 + nw, rlx_last_error());
+                rc = 1;
+                break;
+            }
+            for (int r = 0; r < nb; r++)
+                memcpy(win + (size_t)order[i + r].at * width, rows + (size_t)r * width, sizeof(float) * (size_t)width);
+            progress(w0 + i + nb, l.n, t0);
+        }
+        for (int r = 0; r < nw && rc == 0; r++) {
+            const float *x = win + (size_t)r * width;
+            if (npy) { memcpy(all + (size_t)(w0 + r) * width, x, sizeof(float) * (size_t)width); continue; }
             if (classify) {
                 int best = 0;
                 double mx = x[0], z = 0;
@@ -190,10 +220,9 @@ static int run(const char *cmd, int argc, char **argv) {
                 continue;
             }
             if (json) putchar('[');
-            for (int k = 0; k < width; k++) printf(json ? "%s%.7g" : "%s%.7g", k ? (json ? ", " : " ") : "", (double)x[k]);
+            for (int k = 0; k < width; k++) printf("%s%.7g", k ? (json ? ", " : " ") : "", (double)x[k]);
             puts(json ? "]" : "");
         }
-        progress(i + nb, l.n, t0);
     }
     double el = now_s() - t0;
     if (rc == 0 && npy && write_npy(npy, all, l.n, width)) { fprintf(stderr, "rlx embed: cannot write '%s'\n", npy); rc = 1; }
@@ -202,6 +231,9 @@ static int run(const char *cmd, int argc, char **argv) {
                 el > 0 ? l.n / el : 0.0, info.backend, info.device, t_load);
     free(rows);
     free(all);
+    free(win);
+    free(order);
+    free(texts);
     rlx_encoder_free(e);
     lines_free(&l);
     return rc;

@@ -20,6 +20,7 @@ static const cpu_kernel_fn kernel_table[IR_OP_COUNT] = {
     [IR_OP_MAX] = cpu_binary,
     [IR_OP_MIN] = cpu_binary,
     [IR_OP_POW] = cpu_binary,
+    [IR_OP_GELU_GRAD] = cpu_binary,
 
     [IR_OP_RELU]      = cpu_unary,
     [IR_OP_SIGMOID]   = cpu_unary,
@@ -77,6 +78,8 @@ static const cpu_kernel_fn kernel_table[IR_OP_COUNT] = {
 
     [IR_OP_GATHER_ROWS]  = cpu_gather_rows,
     [IR_OP_GATHER]       = cpu_gather,
+    [IR_OP_SCATTER_ADD_ROWS] = cpu_scatter_add_rows,
+    [IR_OP_SCATTER_ADD]  = cpu_scatter_add,
     [IR_OP_CUMSUM]       = cpu_cumsum,
     [IR_OP_TOPK_VALUES]  = cpu_topk,
     [IR_OP_TOPK_INDICES] = cpu_topk,

@@ -7,6 +7,7 @@
  * build a whole graph and check once (rlx_graph_status or rlx_compile).
  */
 #include "ir/ir.h"
+#include "ir/builder_internal.h"
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -104,6 +105,17 @@ static rlx_node make(rlx_graph *g, const char *fn, ir_op op, const rlx_node *in,
 }
 
 static int rank_of(const rlx_graph *g, rlx_node x) { return g->g.nodes[x].shape.rank; }
+
+rlx_node ir_build(rlx_graph *g, const char *fn, ir_op op, const rlx_node *in, int n_in, ir_node *proto) {
+    return make(g, fn, op, in, n_in, proto);
+}
+
+rlx_node ir_build_shaped(rlx_graph *g, const char *fn, ir_op op, rlx_node x, const ir_shape *shape) {
+    ir_node n;
+    node_init(&n, op);
+    n.shape = *shape;
+    return make(g, fn, op, &x, 1, &n);
+}
 
 static bool normalize_axis(int *axis, int rank) {
     if (*axis < 0) *axis += rank;
@@ -302,6 +314,7 @@ BINARY(rlx_div, IR_OP_DIV)
 BINARY(rlx_max, IR_OP_MAX)
 BINARY(rlx_min, IR_OP_MIN)
 BINARY(rlx_pow, IR_OP_POW)
+BINARY(rlx_gelu_grad, IR_OP_GELU_GRAD)
 BINARY(rlx_eq, IR_OP_EQ)
 BINARY(rlx_ne, IR_OP_NE)
 BINARY(rlx_lt, IR_OP_LT)
@@ -652,6 +665,26 @@ rlx_node rlx_gather(rlx_graph *g, rlx_node x, rlx_node index, int axis) {
     node_init(&n, IR_OP_GATHER);
     ir_attr_set_axis_op_axis(&n, a);
     return make(g, fn, IR_OP_GATHER, in, 2, &n);
+}
+
+rlx_node rlx_scatter_add_rows(rlx_graph *g, rlx_node base, rlx_node ids, rlx_node rows) {
+    rlx_node in[3] = {base, ids, rows};
+    return make(g, "rlx_scatter_add_rows", IR_OP_SCATTER_ADD_ROWS, in, 3, NULL);
+}
+
+rlx_node rlx_scatter_add(rlx_graph *g, rlx_node base, rlx_node index, rlx_node src, int axis) {
+    const char *fn = "rlx_scatter_add";
+    rlx_node in[3] = {base, index, src};
+    if (!inputs_ok(g, fn, in, 3)) return RLX_NO_NODE;
+    int a = axis;
+    if (!normalize_axis(&a, rank_of(g, base))) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: axis %d is outside rank %d", fn, axis, rank_of(g, base));
+        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+    }
+    ir_node n;
+    node_init(&n, IR_OP_SCATTER_ADD);
+    ir_attr_set_axis_op_axis(&n, a);
+    return make(g, fn, IR_OP_SCATTER_ADD, in, 3, &n);
 }
 
 rlx_status rlx_topk(rlx_graph *g, rlx_node x, int k, rlx_node *values, rlx_node *indices) {

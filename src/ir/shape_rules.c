@@ -191,6 +191,7 @@ rlx_status shape_binary(const ir_graph *g, ir_node *n) {
     rlx_dtype dt = in_dtype(g, n, 0);
     if (dt == RLX_BOOL) FAIL(RLX_STATUS_SHAPE, "arithmetic on bool is not supported; cast first");
     if (n->op == IR_OP_POW) TRY(require_float(g, n, dt, "pow operand"));
+    if (n->op == IR_OP_GELU_GRAD) TRY(require_float(g, n, dt, "gelu_grad operand"));
     TRY(broadcast2(g, n, in_shape(g, n, 0), in_shape(g, n, 1), &n->shape));
     n->dtype = dt;
     return RLX_OK;
@@ -538,6 +539,48 @@ rlx_status shape_gather(const ir_graph *g, ir_node *n) {
                  (long long)x->d[d].k);
     }
     n->shape = *idx;
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+/* scatter_add_rows(base [V, rest..], ids [..], rows [ids.., rest..]) -> base's shape. */
+rlx_status shape_scatter_add_rows(const ir_graph *g, ir_node *n) {
+    const ir_shape *b = in_shape(g, n, 0), *ids = in_shape(g, n, 1), *r = in_shape(g, n, 2);
+    char sb[128], sr[128];
+    TRY(require_float(g, n, in_dtype(g, n, 0), "base"));
+    TRY(require_index(g, n, in_dtype(g, n, 1), "ids"));
+    TRY(require_same_dtype(g, n, 0, 2));
+    if (b->rank < 1) FAIL(RLX_STATUS_SHAPE, "base needs rank >= 1");
+    bool ok = r->rank == ids->rank + b->rank - 1;
+    for (int i = 0; ok && i < ids->rank; i++) ok = dims_compatible(r->d[i], ids->d[i]);
+    for (int i = 1; ok && i < b->rank; i++) ok = dims_compatible(r->d[ids->rank + i - 1], b->d[i]);
+    if (!ok)
+        FAIL(RLX_STATUS_SHAPE, "rows %s must be [ids.., base[1:]..] for base %s", fmt_shape(g, r, sr, sizeof sr),
+             fmt_shape(g, b, sb, sizeof sb));
+    n->shape = *b;
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
+/* scatter_add(base, index, src) along axis: index and src alike, index's
+ * other dims within base's (as gather's). */
+rlx_status shape_scatter_add(const ir_graph *g, ir_node *n) {
+    const ir_shape *b = in_shape(g, n, 0), *idx = in_shape(g, n, 1), *src = in_shape(g, n, 2);
+    char si[128], ss[128];
+    TRY(require_float(g, n, in_dtype(g, n, 0), "base"));
+    TRY(require_index(g, n, in_dtype(g, n, 1), "index"));
+    TRY(require_same_dtype(g, n, 0, 2));
+    TRY(check_axis(g, n, ir_attr_axis_op_axis(n), b->rank));
+    if (idx->rank != b->rank) FAIL(RLX_STATUS_SHAPE, "index rank %d differs from base rank %d", idx->rank, b->rank);
+    bool same = src->rank == idx->rank;
+    for (int d = 0; same && d < idx->rank; d++) same = dims_compatible(src->d[d], idx->d[d]);
+    if (!same) FAIL(RLX_STATUS_SHAPE, "src %s must have index's shape %s", fmt_shape(g, src, ss, sizeof ss), fmt_shape(g, idx, si, sizeof si));
+    for (int d = 0; d < b->rank; d++) {
+        if (d == ir_attr_axis_op_axis(n) || !ir_dim_is_static(idx->d[d]) || !ir_dim_is_static(b->d[d])) continue;
+        if (idx->d[d].k > b->d[d].k)
+            FAIL(RLX_STATUS_SHAPE, "index dim %d is %lld, larger than base's %lld", d, (long long)idx->d[d].k, (long long)b->d[d].k);
+    }
+    n->shape = *b;
     n->dtype = in_dtype(g, n, 0);
     return RLX_OK;
 }

@@ -144,6 +144,10 @@ static int probe_dtype(ir_op op, rlx_dtype dt) {
         probe_inputs(&n, 2, SRC(dt, 3, K), SRC(RLX_I32, 2));
     } else if (rule == shape_gather) {
         probe_inputs(&n, 2, SRC(dt, 2, 4), SRC(RLX_I32, 2, 4));
+    } else if (rule == shape_scatter_add_rows) {
+        probe_inputs(&n, 3, SRC(dt, 3, 4), SRC(RLX_I32, 2), SRC(dt, 2, 4));
+    } else if (rule == shape_scatter_add) {
+        probe_inputs(&n, 3, SRC(dt, 2, 4), SRC(RLX_I32, 2, 4), SRC(dt, 2, 4));
     } else if (rule == shape_topk) {
         probe_inputs(&n, 1, SRC(dt, 2, 4));
         ir_attr_set_topk_k(&n, 1);

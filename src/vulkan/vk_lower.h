@@ -230,6 +230,7 @@ rlx_status vk_lower_attention(vk_lower_ctx *c);
 rlx_status vk_lower_rope(vk_lower_ctx *c);       /* ROPE, ROPE_KV_WRITE */
 rlx_status vk_lower_movement(vk_lower_ctx *c);   /* RESHAPE (copy), TRANSPOSE, SLICE, CONCAT, EXPAND */
 rlx_status vk_lower_gather(vk_lower_ctx *c);     /* GATHER_ROWS, GATHER */
+rlx_status vk_lower_scatter(vk_lower_ctx *c);    /* SCATTER_ADD_ROWS, SCATTER_ADD */
 rlx_status vk_lower_topk(vk_lower_ctx *c);       /* TOPK_VALUES, TOPK_INDICES */
 rlx_status vk_lower_loss(vk_lower_ctx *c);       /* SOFTMAX_CE, SOFTMAX_CE_GRAD */
 rlx_status vk_lower_kv_write(vk_lower_ctx *c);   /* KV_WRITE */

@@ -8,7 +8,7 @@
 static const vk_lower_fn table[IR_OP_COUNT] = {
     [IR_OP_ADD] = vk_lower_binary, [IR_OP_SUB] = vk_lower_binary, [IR_OP_MUL] = vk_lower_binary,
     [IR_OP_DIV] = vk_lower_binary, [IR_OP_MAX] = vk_lower_binary, [IR_OP_MIN] = vk_lower_binary,
-    [IR_OP_POW] = vk_lower_binary,
+    [IR_OP_POW] = vk_lower_binary, [IR_OP_GELU_GRAD] = vk_lower_binary,
     [IR_OP_EQ] = vk_lower_binary, [IR_OP_NE] = vk_lower_binary, [IR_OP_LT] = vk_lower_binary,
     [IR_OP_LE] = vk_lower_binary, [IR_OP_GT] = vk_lower_binary, [IR_OP_GE] = vk_lower_binary,
     [IR_OP_RELU] = vk_lower_unary, [IR_OP_SIGMOID] = vk_lower_unary, [IR_OP_TANH] = vk_lower_unary,
@@ -29,6 +29,7 @@ static const vk_lower_fn table[IR_OP_COUNT] = {
     [IR_OP_RESHAPE] = vk_lower_movement, [IR_OP_TRANSPOSE] = vk_lower_movement, [IR_OP_SLICE] = vk_lower_movement,
     [IR_OP_CONCAT] = vk_lower_movement, [IR_OP_EXPAND] = vk_lower_movement,
     [IR_OP_GATHER_ROWS] = vk_lower_gather, [IR_OP_GATHER] = vk_lower_gather,
+    [IR_OP_SCATTER_ADD_ROWS] = vk_lower_scatter, [IR_OP_SCATTER_ADD] = vk_lower_scatter,
     [IR_OP_CUMSUM] = vk_lower_cumsum,
     [IR_OP_TOPK_VALUES] = vk_lower_topk, [IR_OP_TOPK_INDICES] = vk_lower_topk,
     [IR_OP_ATTENTION] = vk_lower_attention, [IR_OP_ROPE] = vk_lower_rope,

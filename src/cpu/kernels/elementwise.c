@@ -162,6 +162,14 @@ static void ew_for(const cpu_kernel_ctx *k, int nin, ew_row_fn fn, void *ctx)
 
 /* ------------------------------------------------------------- binary */
 
+/* dy * gelu'(x) = dy (Phi(x) + x phi(x)); Phi as 0.5 erfc(-x / sqrt 2), accurate
+ * in the negative tail like the forward. Computed in double: the f32 path
+ * rounds once on store. */
+static double gelu_grad64(double x, double dy)
+{
+    return dy * (0.5 * erfc(-x * 0.70710678118654752440) + x * exp(-0.5 * x * x) * 0.39894228040143267794);
+}
+
 typedef struct bin_ctx {
     ir_op       op;
     rlx_dtype   dt;
@@ -183,6 +191,7 @@ static void bin_f32_row(void *p, int64_t o, const int64_t *off, const int64_t *s
     case IR_OP_MAX: EW2_LOOP(float, float, NAN_MAX(x, y)); break;
     case IR_OP_MIN: EW2_LOOP(float, float, NAN_MIN(x, y)); break;
     case IR_OP_POW: EW2_LOOP(float, float, powf(x, y)); break;
+    case IR_OP_GELU_GRAD: EW2_LOOP(float, float, (float)gelu_grad64(x, y)); break;
     default: break;
     }
 }
@@ -197,6 +206,7 @@ static double bin_f64(ir_op op, double a, double b)
     case IR_OP_MAX: return NAN_MAX(a, b);
     case IR_OP_MIN: return NAN_MIN(a, b);
     case IR_OP_POW: return pow(a, b);
+    case IR_OP_GELU_GRAD: return gelu_grad64(a, b);
     default:        return 0;
     }
 }

@@ -51,7 +51,10 @@ static rlx_status check_dtype(const vk_lower_ctx *c, rlx_dtype dt, bool int_ok)
 
 /* ------------------------------------------------------------- binary */
 
-enum { BOP_ADD, BOP_SUB, BOP_MUL, BOP_DIV, BOP_MAX, BOP_MIN, BOP_POW, BOP_EQ, BOP_NE, BOP_LT, BOP_LE, BOP_GT, BOP_GE };
+enum { BOP_ADD, BOP_SUB, BOP_MUL, BOP_DIV, BOP_MAX, BOP_MIN, BOP_POW, BOP_EQ, BOP_NE, BOP_LT, BOP_LE, BOP_GT, BOP_GE,
+       BOP_GELU_GRAD };
+
+static bool bop_compares(int code) { return code >= BOP_EQ && code <= BOP_GE; }
 
 static bool aligned16(uint64_t addr) { return (addr & 15) == 0; }
 
@@ -79,6 +82,7 @@ static int binary_code(ir_op op)
     case IR_OP_LE:  return BOP_LE;
     case IR_OP_GT:  return BOP_GT;
     case IR_OP_GE:  return BOP_GE;
+    case IR_OP_GELU_GRAD: return BOP_GELU_GRAD;
     default:        return -1;
     }
 }
@@ -91,7 +95,7 @@ rlx_status vk_lower_binary(vk_lower_ctx *c)
     rlx_dtype dt = c->in[0].dtype;
     rlx_status st = check_common(c);
     if (st != RLX_OK) return st;
-    if ((st = check_dtype(c, dt, code != BOP_POW)) != RLX_OK) return st;
+    if ((st = check_dtype(c, dt, code != BOP_POW && code != BOP_GELU_GRAD)) != RLX_OK) return st;
     if (c->in[1].dtype != dt)
         return rlx_fail(RLX_STATUS_INTERNAL, "%s: operands have different dtypes", op_name(c));
     c->tier = "elementwise";
@@ -121,7 +125,7 @@ rlx_status vk_lower_binary(vk_lower_ctx *c)
     d->spec[2] = EW_LOCAL;
     d->n_spec = 3;
     /* same-shape contiguous f32 arithmetic: vec4 loads reach the memory roofline */
-    bool vec = dt == RLX_F32 && code < BOP_EQ && r == 1 && p.sa[0] == 1 && p.sb[0] == 1 && c->out.numel % 4 == 0 &&
+    bool vec = dt == RLX_F32 && !bop_compares(code) && r == 1 && p.sa[0] == 1 && p.sb[0] == 1 && c->out.numel % 4 == 0 &&
                aligned16(p.a) && aligned16(p.b) && aligned16(p.out);
     if (vec) {
         d->spec[3] = 1;

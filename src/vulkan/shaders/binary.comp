@@ -1,6 +1,6 @@
 // binary.comp — elementwise binary ops with numpy broadcasting: ADD SUB MUL
 // DIV MAX MIN POW (result in the operands' dtype) and EQ NE LT LE GT GE
-// (result bool). One invocation per output element; the lowering collapses
+// (result bool), and GELU_GRAD: y * gelu'(x), gelu's backward (floats only). One invocation per output element; the lowering collapses
 // the broadcast to <= 6 dims with per-operand element strides (0 = broadcast).
 //
 // Spec constants: 0 = op (BOP_* below), 1 = operand dtype, 2 = local size.
@@ -29,6 +29,7 @@ layout(local_size_x_id = 2) in;
 #define BOP_LE  10u
 #define BOP_GT  11u
 #define BOP_GE  12u
+#define BOP_GELU_GRAD 13u
 
 layout(push_constant) uniform PC {
     uint64_t a, b, out_;
@@ -47,6 +48,8 @@ float op_f(float x, float y) {
     case BOP_MAX: return nan_max(x, y);
     case BOP_MIN: return nan_min(x, y);
     case BOP_POW: return rlx_pow(x, y);
+    case BOP_GELU_GRAD:   // y (Phi(x) + x phi(x)), Phi through erfc as gelu_erf
+        return y * (0.5 * rlx_erfc(x * -0.70710678118654752) + x * rlx_exp(-0.5 * x * x) * 0.39894228040143268);
     }
     return 0.0;
 }
@@ -118,7 +121,7 @@ void main() {
         ib += c * pc.sb[d];
         rem = q;
     }
-    bool is_cmp = OP >= BOP_EQ;
+    bool is_cmp = OP >= BOP_EQ && OP <= BOP_GE;
     if (dt_is_float(DT)) {
         float x = load_f(pc.a, DT, ia), y = load_f(pc.b, DT, ib);
         if (is_cmp) U8Buf(pc.out_).v[o] = uint8_t(cmp_f(x, y) ? 1u : 0u);
