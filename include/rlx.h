@@ -295,6 +295,14 @@ rlx_node rlx_attention_kv(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v, rlx_
  * ("context limit"). */
 rlx_node rlx_kv_write(rlx_graph *g, rlx_node cache, rlx_node rows, rlx_node pos);
 
+/* Persistent state update: param = value (broadcast to the param's shape,
+ * same dtype), in place at its point in the graph, after every node built
+ * before it has read the old value. Returns the param's new value. Kept by
+ * the optimizer even when no output depends on it, so a train step needs no
+ * output but its loss. Each run updates the param on the device (the exec's
+ * copy: rlx_exec_read_param reads it back). */
+rlx_node rlx_assign(rlx_graph *g, rlx_node param, rlx_node value);
+
 typedef enum rlx_rope_style {
     RLX_ROPE_NEOX = 0,   /* rotate pairs (i, i + d/2) */
     RLX_ROPE_GPTJ = 1,   /* rotate pairs (2i, 2i + 1) */
@@ -332,6 +340,39 @@ rlx_node rlx_softmax_cross_entropy_grad(rlx_graph *g, rlx_node logits, rlx_node 
  * RLX_STATUS_UNSUPPORTED naming the node and its op; g is then unchanged.
  * Calling it again (say, for another loss) appends another backward pass. */
 rlx_status rlx_gradients(rlx_graph *g, rlx_node loss, int n, const rlx_node *wrt, rlx_node *grads);
+
+/* Optimizer steps, built into the graph (docs/training.md): one compiled
+ * exec is one whole train step, its params and optimizer state updated in
+ * place on the device (rlx_assign), only what the caller outputs read back. */
+typedef enum rlx_optimizer {
+    RLX_OPT_SGD = 0,     /* torch.optim.SGD: momentum, dampening 0, nesterov, coupled weight decay */
+    RLX_OPT_ADAMW = 1,   /* torch.optim.AdamW: bias correction, decoupled weight decay */
+} rlx_optimizer;
+
+typedef struct rlx_optimizer_options {
+    rlx_optimizer kind;
+    double momentum;       /* SGD (0) */
+    int    nesterov;       /* SGD (0; needs momentum > 0) */
+    double beta1, beta2;   /* AdamW (0.9, 0.999) */
+    double eps;            /* AdamW (1e-8) */
+    double weight_decay;   /* SGD: added to the gradient (0); AdamW: decoupled, p -= lr wd p (0.01) */
+    double clip_norm;      /* > 0: scale all gradients by min(1, clip_norm / (global L2 norm + 1e-6)) first (0: off) */
+} rlx_optimizer_options;
+
+/* Defaults as PyTorch's for kind (INVALID_ARGUMENT for another kind). */
+rlx_status rlx_optimizer_options_init(rlx_optimizer_options *o, rlx_optimizer kind);
+/* Appends one optimizer step over params[0..n) (param nodes, float) with
+ * their gradients grads[0..n) (rlx_gradients' nodes, each its param's shape).
+ * lr is a float scalar node of one element, typically an input, so that a
+ * schedule (warmup, cosine) changes it with no recompile. State params are
+ * added, zero until set, named after each param: "<name>.momentum" (SGD with
+ * momentum), "<name>.adam_m" and "<name>.adam_v" (AdamW), and one step
+ * counter "optimizer.step" (f32 [1], AdamW's bias correction). *grad_norm
+ * (may be NULL) receives the gradients' global L2 norm before clipping, a
+ * scalar node to output. A name in use, a param that is not a param, or a
+ * shape mismatch is an error naming it. */
+rlx_status rlx_optimizer_step(rlx_graph *g, const rlx_optimizer_options *o, int n, const rlx_node *params,
+                              const rlx_node *grads, rlx_node lr, rlx_node *grad_norm);
 
 /* Node queries. dims receives up to RLX_MAX_RANK values (symbols as <= -2).
  * Any of dtype, rank and dims may be NULL: that part is not written. */
@@ -428,6 +469,12 @@ void       rlx_exec_free(rlx_exec *e);
 rlx_status rlx_exec_set_param_f32(rlx_exec *e, const char *name, const float *data, size_t count);
 rlx_status rlx_exec_set_param    (rlx_exec *e, const char *name, rlx_dtype dtype,
                                   const void *data, size_t bytes);
+
+/* A param's current value into data (bytes = its size, dtype its dtype):
+ * what was set, or what the graph's in-place writes (rlx_assign, a KV cache)
+ * made of it. On a GPU a copy back from the device. Block-quantized params
+ * on Vulkan (kept re-laid) are UNSUPPORTED. */
+rlx_status rlx_exec_read_param(rlx_exec *e, const char *name, rlx_dtype dtype, void *data, size_t bytes);
 
 /* Like rlx_exec_set_param, but where the backend reads params from host
  * memory (the CPU) the exec reads this one from `data` itself, with no copy:

@@ -54,6 +54,7 @@ rlx_status cpu_transpose(const cpu_kernel_ctx *k);
 rlx_status cpu_slice(const cpu_kernel_ctx *k);
 rlx_status cpu_concat(const cpu_kernel_ctx *k);
 rlx_status cpu_expand(const cpu_kernel_ctx *k);
+rlx_status cpu_assign(const cpu_kernel_ctx *k);     /* ASSIGN: in place on the param */
 rlx_status cpu_gather_rows(const cpu_kernel_ctx *k);
 rlx_status cpu_gather(const cpu_kernel_ctx *k);
 rlx_status cpu_scatter_add_rows(const cpu_kernel_ctx *k);

@@ -89,6 +89,7 @@ static const cpu_kernel_fn kernel_table[IR_OP_COUNT] = {
     [IR_OP_SOFTMAX_CE]      = cpu_softmax_ce,
     [IR_OP_SOFTMAX_CE_GRAD] = cpu_softmax_ce,
     [IR_OP_KV_WRITE]        = cpu_kv_write,
+    [IR_OP_ASSIGN]          = cpu_assign,
     [IR_OP_ROPE_KV_WRITE]   = cpu_rope,
     [IR_OP_DEQUANT_MATMUL]  = cpu_dequant_matmul,
     [IR_OP_DEQUANT_MATMUL_ADD] = cpu_dequant_fused,

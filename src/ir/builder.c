@@ -751,6 +751,11 @@ rlx_node rlx_attention(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v, rlx_mas
     return rlx_attention_kv(g, q, k, v, mask_kind, mask, scale, RLX_NO_NODE);
 }
 
+rlx_node rlx_assign(rlx_graph *g, rlx_node param, rlx_node value) {
+    rlx_node in[2] = {param, value};
+    return make(g, "rlx_assign", IR_OP_ASSIGN, in, 2, NULL);
+}
+
 rlx_node rlx_kv_write(rlx_graph *g, rlx_node cache, rlx_node rows, rlx_node pos) {
     rlx_node in[3] = {cache, rows, pos};
     return make(g, "rlx_kv_write", IR_OP_KV_WRITE, in, 3, NULL);

@@ -189,6 +189,10 @@ static inline bool ir_writes_kv_cache(const ir_node *n) {
     return n->op == IR_OP_KV_WRITE || n->op == IR_OP_ROPE_KV_WRITE ||
            (n->op == IR_OP_DEQUANT_ROPE_KV && ir_attr_dequant_rope_kv_consumer_op(n) != IR_OP_ROPE);
 }
+/* Whether node n writes a param in place (its in[0]): the KV-cache writes
+ * and assign. The planner aliases its result to the param; dead-code
+ * removal keeps assign even when no output depends on it. */
+static inline bool ir_writes_param(const ir_node *n) { return ir_writes_kv_cache(n) || n->op == IR_OP_ASSIGN; }
 /* The nodes a fused decode op was made of (passes/fold_decode.c), rebuilt
  * with their own ops, inputs (n_in, in[] node ids) and attributes, for the
  * shape rules and kernels the fused op reuses; name, shape and dtype stay

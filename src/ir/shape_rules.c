@@ -708,6 +708,22 @@ rlx_status shape_ce_grad(const ir_graph *g, ir_node *n) {
     return RLX_OK;
 }
 
+/* assign(param, value): value broadcasts to the param's shape, same dtype. */
+rlx_status shape_assign(const ir_graph *g, ir_node *n) {
+    const ir_shape *p = in_shape(g, n, 0), *v = in_shape(g, n, 1);
+    char sp[128], sv[128];
+    if (in_node(g, n, 0)->op != IR_OP_PARAM)
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "the target must be a param (persistent state), not a computed tensor");
+    TRY(require_same_dtype(g, n, 0, 1));
+    ir_shape out;
+    bool ok = v->rank <= p->rank && ir_broadcast_shapes(v, p, &out) == RLX_OK;
+    for (int i = 0; ok && i < p->rank; i++) ok = dims_compatible(out.d[i], p->d[i]);
+    if (!ok) FAIL(RLX_STATUS_SHAPE, "value %s does not broadcast to the param's %s", fmt_shape(g, v, sv, sizeof sv), fmt_shape(g, p, sp, sizeof sp));
+    n->shape = *p;
+    n->dtype = in_dtype(g, n, 0);
+    return RLX_OK;
+}
+
 rlx_status shape_kv_write(const ir_graph *g, ir_node *n) {
     const ir_shape *c = in_shape(g, n, 0), *r = in_shape(g, n, 1), *pos = in_shape(g, n, 2);
     char sc[128], sr[128];

@@ -80,7 +80,7 @@ static rlx_status plan_arena(const ir_graph *g, mem_plan *plan, bool pin_all) {
         bool view = node->op == IR_OP_RESHAPE ||
                     (node->op == IR_OP_SLICE && slice_is_contiguous(g, node, &view_offset)) ||
                     (node->op == IR_OP_TRANSPOSE && transpose_is_identity_layout(g, node));
-        if (ir_writes_kv_cache(node)) {   /* in place: the result is the cache param */
+        if (ir_writes_param(node)) {   /* in place: the result is the param (a cache, optimizer state) */
             const plan_entry *src = &e[node->in[0]];
             e[i].storage = src->storage;
             e[i].base = src->base;

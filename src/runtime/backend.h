@@ -19,6 +19,9 @@ typedef struct rt_backend {
      * last dim): a backend may keep a dtype in a layout of its own. */
     rlx_status (*param_write)(void *dev, void *handle, rlx_dtype dtype, int64_t row_elems, const void *data, size_t bytes);
     void       (*param_free)(void *dev, void *handle);
+    /* Copies a param's current bytes (as param_write took them) to data;
+     * UNSUPPORTED for a dtype the backend keeps in a layout of its own. */
+    rlx_status (*param_read)(void *dev, void *handle, rlx_dtype dtype, void *data, size_t bytes);
     /* A param's handle is the host address of its bytes, which programs read
      * (the CPU): such a backend can read a param straight from the caller's
      * memory (rlx_exec_use_param_memory) instead of a copy; program_holds

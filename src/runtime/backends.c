@@ -21,6 +21,11 @@ static rlx_status cpu_p_write(void *dev, void *h, rlx_dtype dt, int64_t row, con
     return cpu_param_write(dev, h, d, b);
 }
 static void cpu_p_free(void *dev, void *h) { cpu_param_free(dev, h); }
+static rlx_status cpu_p_read(void *dev, void *h, rlx_dtype dt, void *d, size_t b) {
+    (void)dev, (void)dt;
+    if (b) memcpy(d, h, b);
+    return RLX_OK;
+}
 static rlx_status cpu_prog_new(void *dev, const ir_graph *g, const mem_plan *plan, void *const *params, void **prog) {
     return cpu_program_new(dev, g, plan, params, (cpu_program **)prog);
 }
@@ -54,6 +59,7 @@ static const rt_backend cpu_backend = {
     .device_free = cpu_dev_free,
     .param_alloc = cpu_p_alloc,
     .param_write = cpu_p_write,
+    .param_read = cpu_p_read,
     .param_free = cpu_p_free,
     .params_in_host_memory = true,
     .program_holds = cpu_prog_holds,
@@ -95,6 +101,7 @@ static rlx_status vk_p_write(void *dev, void *h, rlx_dtype dt, int64_t row, cons
     return vk_param_write(dev, h, dt, row, d, b);
 }
 static void vk_p_free(void *dev, void *h) { vk_param_free(dev, h); }
+static rlx_status vk_p_read(void *dev, void *h, rlx_dtype dt, void *d, size_t b) { return vk_param_read(dev, h, dt, d, b); }
 static rlx_status vk_prog_new(void *dev, const ir_graph *g, const mem_plan *plan, void *const *params, void **prog) {
     return vk_program_new(dev, g, plan, params, (vk_program **)prog);
 }
@@ -139,6 +146,7 @@ static const rt_backend vulkan_backend = {
     .device_free = vk_dev_free,
     .param_alloc = vk_p_alloc,
     .param_write = vk_p_write,
+    .param_read = vk_p_read,
     .param_free = vk_p_free,
     .program_new = vk_prog_new,
     .program_free = vk_prog_free,

@@ -417,12 +417,12 @@ static rlx_status retire_param_memory(rlx_exec *e, void *handle) {
     return RLX_OK;
 }
 
-/* Whether the graph writes param `id` in place (a KV cache: the cache input
- * of a kv write is the param itself, shape_kv_write requires it). */
+/* Whether the graph writes param `id` in place (a KV cache, or assign: the
+ * written input is the param itself, as their shape rules require). */
 static bool param_written(const rlx_exec *e, int32_t id) {
     const ir_graph *g = &e->graph;
     for (int32_t i = 0; i < g->n_nodes; i++)
-        if (ir_writes_kv_cache(&g->nodes[i]) && g->nodes[i].in[0] == id)
+        if (ir_writes_param(&g->nodes[i]) && g->nodes[i].in[0] == id)
             return true;
     return false;
 }
@@ -455,6 +455,17 @@ rlx_status rlx_exec_set_param(rlx_exec *e, const char *name, rlx_dtype dtype, co
     return set_param(e, "rlx_exec_set_param", name, dtype, data, bytes);
 }
 
+rlx_status rlx_exec_read_param(rlx_exec *e, const char *name, rlx_dtype dtype, void *data, size_t bytes) {
+    int32_t id;
+    rlx_status st = find_param_checked(e, "rlx_exec_read_param", name, dtype, data, bytes, &id);
+    if (st != RLX_OK) return st;
+    if (e->borrowed[id]) {   /* the caller's own memory, never written (param_written refuses that) */
+        if (bytes) memcpy(data, e->param_by_node[id], bytes);
+        return RLX_OK;
+    }
+    return e->be->param_read(e->dev, e->param_by_node[id], dtype, data, bytes);
+}
+
 rlx_status rlx_exec_use_param_memory(rlx_exec *e, const char *name, rlx_dtype dtype, const void *data, size_t bytes) {
     int32_t id;
     rlx_status st = find_param_checked(e, "rlx_exec_use_param_memory", name, dtype, data, bytes, &id);
@@ -462,7 +473,7 @@ rlx_status rlx_exec_use_param_memory(rlx_exec *e, const char *name, rlx_dtype dt
     if (!e->be->params_in_host_memory) return rlx_exec_set_param(e, name, dtype, data, bytes);   /* a copy on the device */
     if (param_written(e, id))
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT,
-                        "rlx_exec_use_param_memory '%s': the graph writes this param in place (a KV cache), so it "
+                        "rlx_exec_use_param_memory '%s': the graph writes this param in place (a KV cache or an rlx_assign target), so it "
                         "needs memory of its own; use rlx_exec_set_param", name);
     if ((uintptr_t)data % 16 != 0)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_exec_use_param_memory '%s': data must be 16-byte aligned",

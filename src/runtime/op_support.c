@@ -165,6 +165,8 @@ static int probe_dtype(ir_op op, rlx_dtype dt) {
         ir_attr_set_rope_style(&n, RLX_ROPE_NEOX);
         ir_attr_set_rope_rotary_dims(&n, 4);
         ir_attr_set_rope_theta(&n, 10000.0);
+    } else if (rule == shape_assign) {
+        probe_inputs(&n, 2, probe_cache(&g, dt), SRC(dt, 4));
     } else if (rule == shape_kv_write) {
         probe_inputs(&n, 3, probe_cache(&g, dt), SRC(dt, 1, 1, 1, 4), SRC(RLX_I32, 1));
     } else if (rule == shape_dequant_rope_kv) {

@@ -58,6 +58,8 @@ rlx_status  vk_backend_plan_x_images(const vk_device *d, ir_graph *g, const mem_
 
 rlx_status vk_param_alloc(vk_device *d, size_t bytes, void **handle);
 rlx_status vk_param_write(vk_device *d, void *handle, rlx_dtype dtype, int64_t row_elems, const void *data, size_t bytes);
+/* A param's bytes back to the host; block-quantized params (kept re-laid) are UNSUPPORTED. */
+rlx_status vk_param_read(vk_device *d, void *handle, rlx_dtype dtype, void *data, size_t bytes);
 void       vk_param_free(vk_device *d, void *handle);
 
 rlx_status vk_program_new(vk_device *d, const ir_graph *g, const mem_plan *plan, void *const *param_handles,

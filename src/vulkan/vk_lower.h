@@ -234,6 +234,7 @@ rlx_status vk_lower_scatter(vk_lower_ctx *c);    /* SCATTER_ADD_ROWS, SCATTER_AD
 rlx_status vk_lower_topk(vk_lower_ctx *c);       /* TOPK_VALUES, TOPK_INDICES */
 rlx_status vk_lower_loss(vk_lower_ctx *c);       /* SOFTMAX_CE, SOFTMAX_CE_GRAD */
 rlx_status vk_lower_kv_write(vk_lower_ctx *c);   /* KV_WRITE */
+rlx_status vk_lower_assign(vk_lower_ctx *c);     /* ASSIGN (movement.c: expand's copy into the param) */
 rlx_status vk_lower_dequant_matmul(vk_lower_ctx *c); /* DEQUANT_MATMUL */
 rlx_status vk_lower_dequant_fused(vk_lower_ctx *c);  /* DEQUANT_MATMUL_ADD, DEQUANT_SWIGLU */
 rlx_status vk_lower_rms_dequant(vk_lower_ctx *c);    /* RMS_DEQUANT_MATMUL, RMS_DEQUANT_SWIGLU */

@@ -34,7 +34,7 @@ static const vk_lower_fn table[IR_OP_COUNT] = {
     [IR_OP_TOPK_VALUES] = vk_lower_topk, [IR_OP_TOPK_INDICES] = vk_lower_topk,
     [IR_OP_ATTENTION] = vk_lower_attention, [IR_OP_ROPE] = vk_lower_rope,
     [IR_OP_SOFTMAX_CE] = vk_lower_loss, [IR_OP_SOFTMAX_CE_GRAD] = vk_lower_loss,
-    [IR_OP_KV_WRITE] = vk_lower_kv_write, [IR_OP_ROPE_KV_WRITE] = vk_lower_rope,
+    [IR_OP_ASSIGN] = vk_lower_assign, [IR_OP_KV_WRITE] = vk_lower_kv_write, [IR_OP_ROPE_KV_WRITE] = vk_lower_rope,
     [IR_OP_DEQUANT_ROPE_KV] = vk_lower_dequant_rope_kv, [IR_OP_ATTENTION_DEQUANT] = vk_lower_attention_dequant,
     [IR_OP_DEQUANT_MATMUL] = vk_lower_dequant_matmul,
     [IR_OP_DEQUANT_MATMUL_ADD] = vk_lower_dequant_fused, [IR_OP_DEQUANT_SWIGLU] = vk_lower_dequant_fused,

@@ -81,6 +81,15 @@ rlx_status vk_param_write(vk_device *d, void *handle, rlx_dtype dtype, int64_t r
     return vk_upload_as(d->ctx, handle, 0, data, bytes, dtype, row_elems);
 }
 
+rlx_status vk_param_read(vk_device *d, void *handle, rlx_dtype dtype, void *data, size_t bytes) {
+    if (rlx_dtype_is_quantized(dtype))
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "vulkan: %s params are kept in a layout of their own and are not read back",
+                        rlx_dtype_name(dtype));
+    if (!bytes) return RLX_OK;
+    const vk_buf *b = handle;
+    return vk_download(d->ctx, b->buf, 0, data, bytes);
+}
+
 void vk_param_free(vk_device *d, void *handle) {
     if (!handle) return;
     vk_buf_destroy(d->ctx, handle);

@@ -363,7 +363,22 @@ static void expand_range(void *ctx, int64_t begin, int64_t end, int worker)
     }
 }
 
-rlx_status cpu_expand(const cpu_kernel_ctx *k)
+static rlx_status expand_into(const cpu_kernel_ctx *k);
+
+/* assign(param, value): the planner made out the param's memory; value is
+ * broadcast into it (expand's copy, reading in[1]). */
+rlx_status cpu_assign(const cpu_kernel_ctx *k)
+{
+    cpu_kernel_ctx e = *k;
+    e.in[0] = k->in[1];
+    e.n_in = 1;
+    if (e.in[0].data == e.out.data) return RLX_OK;   /* assign(p, p) */
+    return expand_into(&e);
+}
+
+rlx_status cpu_expand(const cpu_kernel_ctx *k) { return expand_into(k); }
+
+static rlx_status expand_into(const cpu_kernel_ctx *k)
 {
     const cpu_tensor *in = &k->in[0];
     if (k->out.numel == 0)

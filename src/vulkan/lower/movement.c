@@ -195,3 +195,22 @@ rlx_status vk_lower_movement(vk_lower_ctx *c) {
         return rlx_fail(RLX_STATUS_INTERNAL, "movement lowering called for %s", ir_op_info_get(nd->op)->name);
     }
 }
+
+/* assign(param, value): expand's broadcast copy of value (in[1]) into the
+ * param, which the planner made the node's output. */
+rlx_status vk_lower_assign(vk_lower_ctx *c) {
+    if (c->n_in != 2) return rlx_fail(RLX_STATUS_INTERNAL, "assign lowering: %d inputs", c->n_in);
+    if (c->in[1].addr == c->out.addr) { c->tier = "copy"; return RLX_OK; }   /* assign(p, p) */
+    ir_node as_expand = *c->node;
+    as_expand.op = IR_OP_EXPAND;
+    const ir_node *node = c->node;
+    vk_tensor target = c->in[0];
+    c->node = &as_expand;
+    c->in[0] = c->in[1];
+    c->n_in = 1;
+    rlx_status st = vk_lower_movement(c);
+    c->node = node;
+    c->in[0] = target;
+    c->n_in = 2;
+    return st;
+}
