@@ -476,6 +476,20 @@ rlx_status rlx_exec_set_param    (rlx_exec *e, const char *name, rlx_dtype dtype
  * on Vulkan (kept re-laid) are UNSUPPORTED. */
 rlx_status rlx_exec_read_param(rlx_exec *e, const char *name, rlx_dtype dtype, void *data, size_t bytes);
 
+/* Checkpoints: every param of e (weights and optimizer state) to a
+ * safetensors file, with n_meta key/value string pairs (meta[2i],
+ * meta[2i+1]) as its "__metadata__". The file is written to a temporary file
+ * beside path and renamed over it, so a failed or interrupted save leaves an
+ * earlier checkpoint at path intact. */
+rlx_status rlx_exec_save_params(rlx_exec *e, const char *path, int n_meta, const char *const *meta);
+/* Sets e's params from a safetensors file by name. Every param must be
+ * there (NOT_FOUND naming it) unless flags has RLX_LOAD_ALLOW_MISSING (then
+ * a missing one keeps its value); tensors that are no param of e are
+ * ignored. A dtype or shape that differs is a SHAPE error naming it; all are
+ * checked before any is set. */
+#define RLX_LOAD_ALLOW_MISSING 1u
+rlx_status rlx_exec_load_params(rlx_exec *e, const char *path, unsigned flags);
+
 /* Like rlx_exec_set_param, but where the backend reads params from host
  * memory (the CPU) the exec reads this one from `data` itself, with no copy:
  * there data must be 16-byte aligned and stay valid and unchanged until the

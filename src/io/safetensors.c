@@ -46,6 +46,17 @@ bool sft_dtype_from_name(const char *s, sft_dtype *out) {
     return false;
 }
 
+rlx_status sft_dtype_from_rlx(rlx_dtype t, sft_dtype *out) {
+    for (int i = 0; i < SFT_DTYPE_COUNT; i++) {
+        rlx_dtype r;
+        if (sft_dtype_to_rlx((sft_dtype)i, &r) == RLX_OK && r == t) {
+            *out = (sft_dtype)i;
+            return RLX_OK;
+        }
+    }
+    return rlx_fail(RLX_STATUS_UNSUPPORTED, "safetensors has no dtype for %s", rlx_dtype_name(t));
+}
+
 rlx_status sft_dtype_to_rlx(sft_dtype t, rlx_dtype *out) {
     if ((unsigned)t >= SFT_DTYPE_COUNT)
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "safetensors: dtype %d is not a safetensors dtype", (int)t);

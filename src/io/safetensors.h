@@ -44,6 +44,8 @@ bool        sft_dtype_from_name(const char *s, sft_dtype *out);
 /* The rlx dtype with the same layout: RLX_STATUS_UNSUPPORTED (naming the
  * dtype) when rlx has none (unsigned 16..64-bit, C64, the 8/6/4-bit floats). */
 rlx_status  sft_dtype_to_rlx(sft_dtype t, rlx_dtype *out);
+/* The format's dtype of an rlx dtype: UNSUPPORTED for block-quantized ones. */
+rlx_status  sft_dtype_from_rlx(rlx_dtype t, sft_dtype *out);
 
 /* ------------------------------------------------------------------ reader */
 
