@@ -290,3 +290,102 @@ TEST(gpt_checkpoint_resume_is_exact) {
     rlx_exec_free(a);
     rlx_exec_free(b);
 }
+
+/* ------------------------------------------------------------- the CLI */
+
+static double unigram_entropy(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NAN;
+    double count[256] = {0}, n = 0;
+    int ch;
+    while ((ch = fgetc(f)) != EOF) count[ch]++, n++;
+    fclose(f);
+    double h = 0;
+    for (int i = 0; i < 256; i++)
+        if (count[i] > 0) h -= count[i] / n * log(count[i] / n);
+    return h;
+}
+
+/* rlx train learns: after 150 steps its loss is below the text's unigram
+ * entropy (what a model that ignores context can reach). Then the folder has
+ * its files, and rlx generate samples from it. */
+TEST(gpt_cli_train_learns_and_generates) {
+    const char *cli = test_program("RLX_CLI", "build/rlx"), *data = "data/kjv_genesis_exodus.txt";
+    if (access(cli, X_OK) != 0) SKIP("%s not built", cli);
+    double h = unigram_entropy(data);
+    CHECK_MSG(isfinite(h) && h > 2.5, "unigram entropy of %s: %g", data, h);
+    char dir[] = "/tmp/rlx_train_XXXXXX";
+    CHECK(mkdtemp(dir));
+    char cmd[1024], out[16384];
+    snprintf(cmd, sizeof cmd, "%s train --data %s --out %s --layers 2 --d-model 64 --heads 4 --seq 32 --batch 8 "
+             "--steps 150 --lr 3e-3 --log-every 50 --device cpu 2>&1", cli, data, dir);
+    int rc = test_run_command(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0, "rlx train exited %d: %s", rc, out);
+    const char *end = strstr(out, "-> ");
+    double final = end ? atof(end + 3) : NAN;
+    CHECK_MSG(final < h, "loss after 150 steps %g is not below the unigram entropy %g:\n%s", final, h, out);
+    CHECK_MSG(test_count(out, "tok/s") >= 3, "no progress lines: %s", out);
+    const char *files[] = {"config.json", "checkpoint.safetensors", "loss.csv", "loss.svg"};
+    for (int i = 0; i < 4; i++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        CHECK_MSG(access(p, R_OK) == 0, "%s missing", p);
+    }
+    char svg[512];
+    snprintf(svg, sizeof svg, "%s/loss.svg", dir);
+    void *text = NULL;
+    size_t len = 0;
+    CHECK(test_read_file(svg, &text, &len));
+    bool ok = strstr(text, "<svg") && strstr(text, "<polyline");
+    free(text);
+    CHECK_MSG(ok, "loss.svg is not a chart");
+    snprintf(cmd, sizeof cmd, "%s generate -m %s -p 'And God' -n 40 --seed 5 2>&1", cli, dir);
+    rc = test_run_command(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strlen(out) >= 40 && !strncmp(out, "And God", 7), "rlx generate -m DIR (%d): %s", rc, out);
+    /* resume continues at the saved step and needs the same folder's config */
+    snprintf(cmd, sizeof cmd, "%s train --data %s --out %s --steps 160 --resume --device cpu 2>&1", cli, data, dir);
+    rc = test_run_command(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "trained 10 steps"), "resume (%d): %s", rc, out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(test_run_command(cmd, out, sizeof out) == 0);
+}
+
+/* A NaN in a param: training stops at the first step, names the first
+ * node that produced a non-finite value, and keeps the checkpoint. */
+TEST(gpt_cli_nan_loss_stops_and_names_the_node) {
+    const char *cli = test_program("RLX_CLI", "build/rlx"), *data = "data/kjv_genesis_exodus.txt";
+    if (access(cli, X_OK) != 0) SKIP("%s not built", cli);
+    char dir[] = "/tmp/rlx_nan_XXXXXX";
+    CHECK(mkdtemp(dir));
+    gpt_config c = {.vocab = 256, .layers = 1, .d_model = 32, .heads = 2, .d_ff = 128, .max_seq = 16};
+    rlx_optimizer_options o;
+    CHECK_OK(rlx_optimizer_options_init(&o, RLX_OPT_ADAMW));
+    rlx_graph *g;
+    rlx_exec *e;
+    CHECK_OK(gpt_build(&c, GPT_TRAIN, 4, 16, &o, &g));
+    CHECK_OK(rlx_compile(g, NULL, &e));
+    rlx_graph_free(g);
+    CHECK_OK(gpt_init_params(&c, e, 1));
+    float w[128];
+    for (int i = 0; i < 128; i++) w[i] = i == 5 ? NAN : 0.01f;
+    CHECK_OK(rlx_exec_set_param_f32(e, "h.0.mlp.fc.bias", w, 128));
+    char ck[512];
+    snprintf(ck, sizeof ck, "%s/checkpoint.safetensors", dir);
+    CHECK_OK(rlx_exec_save_params(e, ck, 0, NULL));
+    rlx_exec_free(e);
+    CHECK_OK(gpt_save_config(dir, &c, NULL));
+    void *before = NULL, *after = NULL;
+    size_t nb = 0, na = 0;
+    CHECK(test_read_file(ck, &before, &nb));
+    char cmd[1024], out[8192];
+    snprintf(cmd, sizeof cmd, "%s train --data %s --out %s --batch 4 --steps 5 --resume --device cpu 2>&1", cli, data, dir);
+    int rc = test_run_command(cmd, out, sizeof out);
+    bool same = test_read_file(ck, &after, &na) && na == nb && memcmp(before, after, nb) == 0;
+    free(before), free(after);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    char junk[64];
+    test_run_command(cmd, junk, sizeof junk);
+    CHECK_MSG(rc != 0 && strstr(out, "the loss is nan") && strstr(out, "h.0.mlp.fc"),
+              "rlx train with a NaN param (%d): %s", rc, out);
+    CHECK_MSG(same, "the checkpoint changed after the NaN step");
+}

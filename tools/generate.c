@@ -3,6 +3,8 @@
  * stdout as it is produced, print prompt and generation speed on stderr.
  */
 #include "generate.h"
+#include "train.h"
+#include <sys/stat.h>
 #include "rlx.h"
 #include <ctype.h>
 #include <errno.h>
@@ -89,6 +91,11 @@ static int parse_option(const gen_option *o, const char *flag, const char *v) {
 }
 
 int cmd_generate(int argc, char **argv) {
+    for (int i = 0; i + 1 < argc; i++) {   /* a folder from `rlx train` rather than a GGUF file */
+        struct stat sb;
+        if ((!strcmp(argv[i], "-m") || !strcmp(argv[i], "--model")) && stat(argv[i + 1], &sb) == 0 && S_ISDIR(sb.st_mode))
+            return cmd_gpt_generate(argc, argv);
+    }
     const char *model = NULL, *prompt = "", *device = NULL;
     double n_predict = 128, ctx = 0, threads = 0, temp, top_k, top_p, min_p, rp;
     uint64_t seed = 0;

@@ -5,7 +5,8 @@
  *   rlx ops              the op table
  *   rlx devices          backends and devices rlx can use here
  *   rlx demo [options]   transformer encoder demo (see --help)
- *   rlx generate ...     text generation with a GGUF model
+ *   rlx generate ...     text generation with a GGUF model or a trained folder
+ *   rlx train ...        train a byte-level GPT on a text file
  *   rlx inspect FILE     a GGUF file's metadata and tensor table
  *   rlx quantize IN OUT TYPE  a GGUF file with its 2-D float weights quantized
  *   rlx dump MODEL.gguf | --demo  a compiled graph after fusion, each node's path
@@ -13,6 +14,7 @@
  *   rlx classify -m DIR  their labels, with a sequence-classification checkpoint
  */
 #include "demo.h"
+#include "train.h"
 #include "dump.h"
 #include "embed.h"
 #include "generate.h"
@@ -38,7 +40,12 @@ static int usage(FILE *f) {
             "                          check it against an unoptimized CPU run\n"
             "  generate -m FILE [-p PROMPT] [-n N] [--device D] [--temp T] [--top-k K]\n"
             "       [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--ctx N] [--threads N]\n"
-            "                          generate text with a Llama-family GGUF model\n"
+            "                          generate text with a Llama-family GGUF model, or with\n"
+            "                          -m DIR from a folder `rlx train` wrote (bytes; --temp, --top-k)\n"
+            "  train --data FILE --out DIR [--layers N --d-model N --heads N --seq N --batch N]\n"
+            "       [--steps N --lr X --warmup N --rope --seed N --save-every N --device D --resume]\n"
+            "                          train a byte-level GPT on a text file (AdamW, checkpoints,\n"
+            "                          loss.csv and loss.svg in DIR)\n"
             "  embed -m DIR [--device D] [--pool cls|mean|max] [--normalize] [--batch N] [--max-len N]\n"
             "       [--precision f32|fast] [-i FILE] [--json | --npy FILE]\n"
             "                          embed lines of text (stdin or FILE) with a Hugging Face encoder folder\n"
@@ -131,6 +138,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "devices") == 0) return cmd_devices();
     if (strcmp(cmd, "demo") == 0) return cmd_demo(argc - 2, argv + 2);
     if (strcmp(cmd, "generate") == 0) return cmd_generate(argc - 2, argv + 2);
+    if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
     if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
     if (strcmp(cmd, "quantize") == 0) return cmd_quantize(argc - 2, argv + 2);
     if (strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);

@@ -97,8 +97,18 @@ static rlx_node Pl(builder *b, int layer, const char *what) {
 }
 
 /* x [B, S, in] -> x W^T + bias, W [out, in]. */
+/* Names a node "h.<layer>.<what>", so that messages (the NaN finder's) say where. */
+static rlx_node named(builder *b, rlx_node x, int layer, const char *what) {
+    char nm[64];
+    snprintf(nm, sizeof nm, "h.%d.%s", layer, what);
+    rlx_set_name(b->g, x, nm);
+    return x;
+}
+
 static rlx_node linear(builder *b, rlx_node x, int layer, const char *w, const char *bias, rlx_activation act) {
-    return rlx_matmul_bias_act(b->g, x, Pl(b, layer, w), 1, Pl(b, layer, bias), act);
+    char what[48];
+    snprintf(what, sizeof what, "%.*s", (int)(strlen(w) - strlen(".weight")), w);
+    return named(b, rlx_matmul_bias_act(b->g, x, Pl(b, layer, w), 1, Pl(b, layer, bias), act), layer, what);
 }
 
 /* [B, S, D] -> [B, H, S, Dh] */
@@ -112,7 +122,7 @@ static rlx_node heads_of(builder *b, rlx_node x, int64_t B, int64_t S) {
 static rlx_node block(builder *b, int l, rlx_node x, int64_t B, int64_t S) {
     rlx_graph *g = b->g;
     int64_t D = b->c->d_model;
-    rlx_node h = rlx_layer_norm(g, x, Pl(b, l, "ln1.weight"), Pl(b, l, "ln1.bias"), 1e-5f);
+    rlx_node h = named(b, rlx_layer_norm(g, x, Pl(b, l, "ln1.weight"), Pl(b, l, "ln1.bias"), 1e-5f), l, "ln1");
     rlx_node qkv = linear(b, h, l, "attn.qkv.weight", "attn.qkv.bias", RLX_ACT_NONE);
     rlx_node q = heads_of(b, rlx_narrow(g, qkv, 2, 0, D), B, S);
     rlx_node k = heads_of(b, rlx_narrow(g, qkv, 2, D, D), B, S);
@@ -121,12 +131,12 @@ static rlx_node block(builder *b, int l, rlx_node x, int64_t B, int64_t S) {
         q = rlx_rope(g, q, RLX_NO_NODE, RLX_ROPE_NEOX, 10000.0f, 0);
         k = rlx_rope(g, k, RLX_NO_NODE, RLX_ROPE_NEOX, 10000.0f, 0);
     }
-    rlx_node a = rlx_attention(g, q, k, v, RLX_MASK_CAUSAL, RLX_NO_NODE, 0);
+    rlx_node a = named(b, rlx_attention(g, q, k, v, RLX_MASK_CAUSAL, RLX_NO_NODE, 0), l, "attn");
     int perm[4] = {0, 2, 1, 3};
     int64_t d3[3] = {B, S, D};
     a = rlx_reshape(g, rlx_transpose(g, a, perm), 3, d3);
     x = rlx_add(g, x, linear(b, a, l, "attn.proj.weight", "attn.proj.bias", RLX_ACT_NONE));
-    h = rlx_layer_norm(g, x, Pl(b, l, "ln2.weight"), Pl(b, l, "ln2.bias"), 1e-5f);
+    h = named(b, rlx_layer_norm(g, x, Pl(b, l, "ln2.weight"), Pl(b, l, "ln2.bias"), 1e-5f), l, "ln2");
     h = linear(b, h, l, "mlp.fc.weight", "mlp.fc.bias", RLX_ACT_GELU_TANH);
     return rlx_add(g, x, linear(b, h, l, "mlp.proj.weight", "mlp.proj.bias", RLX_ACT_NONE));
 }
@@ -164,9 +174,8 @@ rlx_status gpt_build(const gpt_config *c, gpt_graph_kind kind, int B, int S, con
     for (int l = 0; l < c->layers; l++) x = block(&b, l, x, Bd, Sd);
     x = rlx_layer_norm(g, x, P(&b, "ln_f.weight"), P(&b, "ln_f.bias"), 1e-5f);
     if (sample) {
-        rlx_node last = rlx_slice_last(g, x, 1, 1);   /* [1, 1, D] */
-        int64_t d2[2] = {1, c->d_model};
-        rlx_node logits = rlx_matmul(g, rlx_reshape(g, last, 2, d2), P(&b, "wte"), 1);
+        int64_t d2[2] = {Sd, c->d_model};   /* every position: a sampler pads on the right (causal) */
+        rlx_node logits = rlx_matmul(g, rlx_reshape(g, x, 2, d2), P(&b, "wte"), 1);
         rlx_output(g, "logits", logits);
     } else {
         rlx_node targets = rlx_input(g, "targets", RLX_I32, 2, dt);

@@ -9,7 +9,10 @@
  *          [B, S] and "lr" f32 [1].
  * Outputs: training: "loss" (mean cross-entropy, f32 []), "grad_norm";
  *          GPT_GRADS also "grad.<param>" per param (no optimizer);
- *          sampling: "logits" f32 [1, V] of the last position.
+ *          sampling: "logits" f32 [S, V], every position (batch 1); since
+ *          attention is causal, a window padded on the right gives the same
+ *          logits at its real positions, so a sampler can round lengths up
+ *          to a few specializations.
  * Params:  "wte" [V, D], "wpe" [max_seq, D] (learned positions), per block i
  *          "h.i.ln1.weight/.bias", "h.i.attn.qkv.weight" [3D, D] + ".bias",
  *          "h.i.attn.proj.weight" [D, D] + ".bias", "h.i.ln2.*",
@@ -35,7 +38,7 @@ typedef struct gpt_config {
 typedef enum gpt_graph_kind {
     GPT_TRAIN = 0,    /* loss, its gradient and one AdamW step (in place) */
     GPT_GRADS = 1,    /* loss and every param's gradient as outputs, no update */
-    GPT_SAMPLE = 2,   /* logits of the last position, batch 1, symbolic seq */
+    GPT_SAMPLE = 2,   /* logits of every position, batch 1, symbolic seq */
 } gpt_graph_kind;
 
 /* Range checks, with a message naming the field. */
@@ -51,5 +54,13 @@ void gpt_param_name(const gpt_config *c, int i, char *buf, size_t n);
  * weights, the residual projections scaled by 1 / sqrt(2 layers), zero
  * biases, LayerNorm weights 1. */
 rlx_status gpt_init_params(const gpt_config *c, rlx_exec *e, uint64_t seed);
+
+/* An output folder's config.json: {"model_type": "rlx-gpt", the config's
+ * fields, and `extra` (JSON members, e.g. the training settings, or NULL)}.
+ * Written to a temporary file renamed into place. */
+rlx_status gpt_save_config(const char *dir, const gpt_config *c, const char *extra);
+/* Reads dir/config.json; FORMAT naming the key when it is not an rlx-gpt
+ * config, and gpt_config_check's errors. */
+rlx_status gpt_load_config(const char *dir, gpt_config *c);
 
 #endif
