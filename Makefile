@@ -194,7 +194,11 @@ $(BUILD)/vk_inflight: bench/vk_inflight.c bench/vk_bench_common.h $(LIB) $(BUILD
 $(BUILD)/encoder_dump: bench/encoder_dump.c $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/encoder_dump.c $(LINK_LIB) $(LDLIBS)
 
-gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(BUILD)/llm_bench $(BUILD)/vk_matvec $(BUILD)/vk_inflight $(BUILD)/encoder_dump $(RLX) $(TESTS)
+# One GPT train step (bench/train_bench.c), through the graph `rlx train` builds.
+$(BUILD)/train_bench: bench/train_bench.c $(LIB)
+	$(CC) $(CFLAGS_ALL) -o $@ bench/train_bench.c $(LINK_LIB) $(LDLIBS)
+
+gpu-bench: $(VK_BENCH) $(BUILD)/vk_matmul $(BUILD)/llm_bench $(BUILD)/vk_matvec $(BUILD)/vk_inflight $(BUILD)/encoder_dump $(BUILD)/train_bench $(RLX) $(TESTS)
 
 bench:
 	@bash scripts/setup.sh bench

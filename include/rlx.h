@@ -149,6 +149,8 @@ rlx_node rlx_pow(rlx_graph *g, rlx_node a, rlx_node b);
 /* dy * d/dx gelu(x) (erf form), broadcasting: gelu's backward, which rlx_gradients
  * uses; float only. */
 rlx_node rlx_gelu_grad(rlx_graph *g, rlx_node x, rlx_node dy);
+/* The same for gelu_tanh: dy * d/dx gelu_tanh(x). */
+rlx_node rlx_gelu_tanh_grad(rlx_graph *g, rlx_node x, rlx_node dy);
 
 /* Elementwise unary (floating dtypes; neg/abs also integers). */
 rlx_node rlx_relu     (rlx_graph *g, rlx_node x);

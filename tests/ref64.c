@@ -519,6 +519,12 @@ double ref_gelu_grad(double x, double dy) {
     return dy * (0.5 * (1 + erf(x / sqrt(2.0))) + x * exp(-x * x / 2) / sqrt(2 * M_PI));
 }
 
+/* 0.5 (1 + t) + 0.5 x (1 - t^2) u', t = tanh(u), u = sqrt(2/pi) (x + 0.044715 x^3) */
+double ref_gelu_tanh_grad(double x, double dy) {
+    double c = sqrt(2 / M_PI), u = c * (x + 0.044715 * x * x * x), t = tanh(u);
+    return dy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * 0.044715 * x * x));
+}
+
 void ref_topk(const double *x, ref_shape sx, int k, double *values, int32_t *indices) {
     int64_t n = sx.rank ? sx.d[sx.rank - 1] : 1, rows = ref_numel(&sx) / (n ? n : 1);
     uint8_t *taken = calloc((size_t)n, 1);

@@ -102,6 +102,8 @@ void ref_scatter_add(const double *base, ref_shape sb, const int64_t *index, ref
                      double *out);
 /* dy * d/dx gelu(x) (erf form). */
 double ref_gelu_grad(double x, double dy);
+/* dy * d/dx gelu_tanh(x). */
+double ref_gelu_tanh_grad(double x, double dy);
 /* Along the last axis; values and indices [..., k]. */
 void ref_topk(const double *x, ref_shape sx, int k, double *values, int32_t *indices);
 

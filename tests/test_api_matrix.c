@@ -312,7 +312,7 @@ typedef struct { const char *name; unary_fn fn; } unary_entry;
 
 #define B(fn) {#fn, fn}
 static const binary_entry binaries[] = {
-    B(rlx_add), B(rlx_sub), B(rlx_mul), B(rlx_div), B(rlx_max), B(rlx_min), B(rlx_pow), B(rlx_gelu_grad),
+    B(rlx_add), B(rlx_sub), B(rlx_mul), B(rlx_div), B(rlx_max), B(rlx_min), B(rlx_pow), B(rlx_gelu_grad), B(rlx_gelu_tanh_grad),
     B(rlx_eq), B(rlx_ne), B(rlx_lt), B(rlx_le), B(rlx_gt), B(rlx_ge),
 };
 static const unary_entry unaries[] = {
@@ -714,6 +714,35 @@ MISUSE(rlx_exec_set_param_f32, wrong_count, SHAPE, "'w': 20 bytes given, the par
 }
 MISUSE(rlx_exec_set_param_f32, huge_count, INV, "count") {
     (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); float w[4] = {0}; return rlx_exec_set_param_f32(e, "w", w, SIZE_MAX);
+}
+MISUSE(rlx_exec_read_param, unknown_name, RLX_STATUS_NOT_FOUND, "rlx_exec_read_param: no param named 'nope'") {
+    (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); float w[4]; return rlx_exec_read_param(e, "nope", RLX_F32, w, 16);
+}
+MISUSE(rlx_exec_read_param, wrong_size, SHAPE, "'w': 8 bytes given, the param has 16") {
+    (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); float w[4]; return rlx_exec_read_param(e, "w", RLX_F32, w, 8);
+}
+MISUSE(rlx_exec_save_params, null_path, INV, "rlx_exec_save_params: exec and path are required") {
+    (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); return rlx_exec_save_params(e, NULL, 0, NULL);
+}
+MISUSE(rlx_exec_save_params, unwritable, RLX_STATUS_IO, "/nonexistent-dir") {
+    (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); return rlx_exec_save_params(e, "/nonexistent-dir/ck.safetensors", 0, NULL);
+}
+MISUSE(rlx_exec_load_params, missing_file, RLX_STATUS_IO, "/nonexistent-dir/ck.safetensors") {
+    (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); return rlx_exec_load_params(e, "/nonexistent-dir/ck.safetensors", 0);
+}
+MISUSE(rlx_exec_load_params, unknown_flags, INV, "unknown flags 0x8") {
+    (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); return rlx_exec_load_params(e, "x", 8);
+}
+MISUSE(rlx_assign, computed_target, INV, "the target must be a param") {
+    (void)arg; return node_outcome(f, rlx_assign(f->g, rlx_exp(f->g, f->x), f->x));
+}
+MISUSE(rlx_optimizer_options_init, unknown_kind, INV, "unknown optimizer 7") {
+    (void)f; (void)arg; rlx_optimizer_options o; return rlx_optimizer_options_init(&o, (rlx_optimizer)7);
+}
+MISUSE(rlx_optimizer_step, not_a_param, INV, "is not a param") {
+    (void)arg; rlx_optimizer_options o; rlx_optimizer_options_init(&o, RLX_OPT_SGD);
+    int64_t one = 1; rlx_node lr = rlx_input(f->g, "lr", RLX_F32, 1, &one);
+    return rlx_optimizer_step(f->g, &o, 1, &f->x, &f->x, lr, NULL);
 }
 MISUSE(rlx_exec_set_param, null_name, INV, "rlx_exec_set_param: name is NULL") {
     (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); float w[4] = {0}; return rlx_exec_set_param(e, NULL, RLX_F32, w, 16);

@@ -27,6 +27,7 @@ static const struct { const char *ref_tests; bool gpu; } op_registry[IR_OP_COUNT
     [IR_OP_POW] = {"ops_binary_f32_broadcast", true},
     [IR_OP_ASSIGN] = {"ops_assign optim_steps_match_torch_rules", true},
     [IR_OP_GELU_GRAD] = {"ops_gelu_grad autodiff_unary", true},
+    [IR_OP_GELU_TANH_GRAD] = {"ops_gelu_grad autodiff_unary", true},
 
     [IR_OP_RELU]      = {"ops_unary_f32", true},
     [IR_OP_SIGMOID]   = {"ops_unary_f32", true},

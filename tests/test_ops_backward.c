@@ -1,6 +1,6 @@
 /*
  * test_ops_backward.c — the ops that exist for backward passes, as ops in
- * their own right: gelu_grad, scatter_add_rows and scatter_add against the
+ * their own right: gelu_grad, gelu_tanh_grad, scatter_add_rows and scatter_add against the
  * float64 reference on random shapes (repeated indices included), their
  * errors, and their Vulkan kernels against the CPU.
  */
@@ -21,16 +21,18 @@ TEST(ops_gelu_grad) {
         for (int64_t i = 0; i < no; i++) {
             int64_t idx[RLX_MAX_RANK];
             ref_unravel(&so, i, idx);
-            want[i] = ref_gelu_grad(x[ref_bcast_offset(&sa, &so, idx)], dy[ref_bcast_offset(&sb, &so, idx)]);
+            double xv = x[ref_bcast_offset(&sa, &so, idx)], dv = dy[ref_bcast_offset(&sb, &so, idx)];
+            want[i] = c % 2 ? ref_gelu_tanh_grad(xv, dv) : ref_gelu_grad(xv, dv);
         }
         rlx_graph *g = ops_graph();
-        CHECK_OK(rlx_output(g, "y", rlx_gelu_grad(g, ops_input(g, "x", RLX_F32, sa), ops_input(g, "dy", RLX_F32, sb))));
+        rlx_node (*fn)(rlx_graph *, rlx_node, rlx_node) = c % 2 ? rlx_gelu_tanh_grad : rlx_gelu_grad;
+        CHECK_OK(rlx_output(g, "y", fn(g, ops_input(g, "x", RLX_F32, sa), ops_input(g, "dy", RLX_F32, sb))));
         rlx_tensor in[2] = {ops_tensor("x", RLX_F32, sa, x), ops_tensor("dy", RLX_F32, sb, dy)};
         float *got = ops_f32(no);
         rlx_tensor out = ops_tensor("y", RLX_F32, so, got);
         for (int cfg = 0; cfg < OPS_NCONFIG; cfg++) {
             CHECK(ops_run(g, cfg, in, 2, &out, 1));
-            CHECK_CLOSE("gelu_grad", got, want, no, 1e-6);
+            CHECK_CLOSE(c % 2 ? "gelu_tanh_grad" : "gelu_grad", got, want, no, 1e-6);
         }
         if (c == 0) {   /* ints are refused at build time */
             rlx_graph *h = ops_graph();
@@ -178,7 +180,8 @@ TEST(vk_ops_backward) {
         if (c) sd = sa;
         float *x = ops_rand_f32(ref_numel(&sa), -6, 6), *dy = ops_rand_f32(ref_numel(&sd), -2, 2);
         rlx_graph *g = ops_graph();
-        CHECK_OK(rlx_output(g, "y", rlx_gelu_grad(g, ops_input(g, "x", RLX_F32, sa), ops_input(g, "dy", RLX_F32, sd))));
+        rlx_node (*fn)(rlx_graph *, rlx_node, rlx_node) = c ? rlx_gelu_tanh_grad : rlx_gelu_grad;
+        CHECK_OK(rlx_output(g, "y", fn(g, ops_input(g, "x", RLX_F32, sa), ops_input(g, "dy", RLX_F32, sd))));
         rlx_tensor in[2] = {ops_tensor("x", RLX_F32, sa, x), ops_tensor("dy", RLX_F32, sd, dy)};
         CHECK(vkp_compare(g, in, 2, 1e-5, true));
     }

@@ -21,6 +21,7 @@ static const cpu_kernel_fn kernel_table[IR_OP_COUNT] = {
     [IR_OP_MIN] = cpu_binary,
     [IR_OP_POW] = cpu_binary,
     [IR_OP_GELU_GRAD] = cpu_binary,
+    [IR_OP_GELU_TANH_GRAD] = cpu_binary,
 
     [IR_OP_RELU]      = cpu_unary,
     [IR_OP_SIGMOID]   = cpu_unary,

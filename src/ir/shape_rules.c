@@ -191,7 +191,7 @@ rlx_status shape_binary(const ir_graph *g, ir_node *n) {
     rlx_dtype dt = in_dtype(g, n, 0);
     if (dt == RLX_BOOL) FAIL(RLX_STATUS_SHAPE, "arithmetic on bool is not supported; cast first");
     if (n->op == IR_OP_POW) TRY(require_float(g, n, dt, "pow operand"));
-    if (n->op == IR_OP_GELU_GRAD) TRY(require_float(g, n, dt, "gelu_grad operand"));
+    if (n->op == IR_OP_GELU_GRAD || n->op == IR_OP_GELU_TANH_GRAD) TRY(require_float(g, n, dt, "gelu_grad operand"));
     TRY(broadcast2(g, n, in_shape(g, n, 0), in_shape(g, n, 1), &n->shape));
     n->dtype = dt;
     return RLX_OK;

@@ -91,17 +91,7 @@ static rlx_status vjp_unary(ad_ctx *c, const ir_node *n, rlx_node gy, const bool
         d = rlx_mul(G, s, rlx_add(G, one, rlx_mul(G, x, rlx_sub(G, one, s))));
         break;
     }
-    case IR_OP_GELU_TANH: {   /* 0.5 (1 + t) + 0.5 x (1 - t^2) u', u = c (x + 0.044715 x^3) */
-        const double k0 = sqrt(2.0 / M_PI), k1 = 0.044715;
-        rlx_node x2 = rlx_mul(G, x, x);
-        rlx_node u = rlx_mul(G, k_(c, n, k0), rlx_add(G, x, rlx_mul(G, k_(c, n, k1), rlx_mul(G, x2, x))));
-        rlx_node t = rlx_tanh(G, u);
-        rlx_node du = rlx_mul(G, k_(c, n, k0), rlx_add(G, one, rlx_mul(G, k_(c, n, 3 * k1), x2)));
-        rlx_node half = k_(c, n, 0.5);
-        d = rlx_add(G, rlx_mul(G, half, rlx_add(G, one, t)),
-                    rlx_mul(G, rlx_mul(G, half, x), rlx_mul(G, rlx_sub(G, one, rlx_mul(G, t, t)), du)));
-        break;
-    }
+    case IR_OP_GELU_TANH: gin[0] = rlx_gelu_tanh_grad(G, x, gy); return RLX_OK;
     case IR_OP_GELU: gin[0] = rlx_gelu_grad(G, x, gy); return RLX_OK;
     default: return rlx_fail(RLX_STATUS_INTERNAL, "no elementwise gradient for this op");
     }

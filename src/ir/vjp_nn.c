@@ -46,10 +46,11 @@ static rlx_node act_grad(ad_ctx *c, int act, rlx_node z, rlx_node y, rlx_node g)
     case RLX_ACT_NONE: return g;
     case RLX_ACT_RELU: return rlx_where(G, rlx_gt(G, z, k_(c, dt, 0.0)), g, k_(c, dt, 0.0));
     case RLX_ACT_GELU: return rlx_gelu_grad(G, z, g);
+    case RLX_ACT_GELU_TANH: return rlx_gelu_tanh_grad(G, z, g);
     case RLX_ACT_SIGMOID: return rlx_mul(G, g, rlx_mul(G, y, rlx_sub(G, one, y)));
     case RLX_ACT_TANH: return rlx_mul(G, g, rlx_sub(G, one, rlx_mul(G, y, y)));
-    default: {   /* silu, gelu_tanh: their unary rules on z */
-        rlx_node a = act == RLX_ACT_SILU ? rlx_silu(G, z) : rlx_gelu_tanh(G, z);
+    default: {   /* silu: its unary rule on z */
+        rlx_node a = rlx_silu(G, z);
         if (a == RLX_NO_NODE) return a;
         ir_node n = *ad_node(c, a);
         bool need = true;

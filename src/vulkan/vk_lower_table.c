@@ -8,7 +8,7 @@
 static const vk_lower_fn table[IR_OP_COUNT] = {
     [IR_OP_ADD] = vk_lower_binary, [IR_OP_SUB] = vk_lower_binary, [IR_OP_MUL] = vk_lower_binary,
     [IR_OP_DIV] = vk_lower_binary, [IR_OP_MAX] = vk_lower_binary, [IR_OP_MIN] = vk_lower_binary,
-    [IR_OP_POW] = vk_lower_binary, [IR_OP_GELU_GRAD] = vk_lower_binary,
+    [IR_OP_POW] = vk_lower_binary, [IR_OP_GELU_GRAD] = vk_lower_binary, [IR_OP_GELU_TANH_GRAD] = vk_lower_binary,
     [IR_OP_EQ] = vk_lower_binary, [IR_OP_NE] = vk_lower_binary, [IR_OP_LT] = vk_lower_binary,
     [IR_OP_LE] = vk_lower_binary, [IR_OP_GT] = vk_lower_binary, [IR_OP_GE] = vk_lower_binary,
     [IR_OP_RELU] = vk_lower_unary, [IR_OP_SIGMOID] = vk_lower_unary, [IR_OP_TANH] = vk_lower_unary,

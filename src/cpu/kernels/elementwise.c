@@ -170,6 +170,23 @@ static double gelu_grad64(double x, double dy)
     return dy * (0.5 * erfc(-x * 0.70710678118654752440) + x * exp(-0.5 * x * x) * 0.39894228040143267794);
 }
 
+/* gelu_tanh(x) = x s(2u), s the logistic function, u = c (x + 0.044715 x^3):
+ * its derivative is s + 2 x s (1 - s) u', u' = c (1 + 3 0.044715 x^2), the
+ * form of the forward (x / (1 + exp(-2u))), with one exp. */
+static float gelu_tanh_grad32(float x, float dy)
+{
+    const float c = 0.79788456080286536f;
+    float u = c * (x + 0.044715f * x * x * x), s = 1.0f / (1.0f + expf(-2.0f * u));
+    return dy * (s + 2.0f * x * s * (1.0f - s) * c * (1.0f + 0.134145f * x * x));
+}
+
+static double gelu_tanh_grad64(double x, double dy)
+{
+    const double c = 0.79788456080286535588;
+    double u = c * (x + 0.044715 * x * x * x), s = 1.0 / (1.0 + exp(-2.0 * u));
+    return dy * (s + 2.0 * x * s * (1.0 - s) * c * (1.0 + 0.134145 * x * x));
+}
+
 typedef struct bin_ctx {
     ir_op       op;
     rlx_dtype   dt;
@@ -192,6 +209,7 @@ static void bin_f32_row(void *p, int64_t o, const int64_t *off, const int64_t *s
     case IR_OP_MIN: EW2_LOOP(float, float, NAN_MIN(x, y)); break;
     case IR_OP_POW: EW2_LOOP(float, float, powf(x, y)); break;
     case IR_OP_GELU_GRAD: EW2_LOOP(float, float, (float)gelu_grad64(x, y)); break;
+    case IR_OP_GELU_TANH_GRAD: EW2_LOOP(float, float, gelu_tanh_grad32(x, y)); break;
     default: break;
     }
 }
@@ -207,6 +225,7 @@ static double bin_f64(ir_op op, double a, double b)
     case IR_OP_MIN: return NAN_MIN(a, b);
     case IR_OP_POW: return pow(a, b);
     case IR_OP_GELU_GRAD: return gelu_grad64(a, b);
+    case IR_OP_GELU_TANH_GRAD: return gelu_tanh_grad64(a, b);
     default:        return 0;
     }
 }

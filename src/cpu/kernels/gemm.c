@@ -15,6 +15,7 @@
  * panels, so they never synchronize inside a call.
  */
 #include "cpu/kernels/gemm.h"
+#include "cpu/cpu_kernel.h"
 #include "cpu/kernels/gemm_internal.h"
 #include "core/core.h"
 
@@ -122,21 +123,8 @@ int rlx_sgemm_force_kernel(const char *name) {
 
 /* ------------------------------------------------------------- epilogue */
 
-static float activate(float x, int act) {
-    switch (act) {
-    case RLX_ACT_RELU:    return x > 0.0f ? x : 0.0f;
-    case RLX_ACT_GELU:    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    case RLX_ACT_GELU_TANH: {
-        const float s = 0.79788456080286536f; /* sqrt(2/pi) */
-        return 0.5f * x * (1.0f + tanhf(s * (x + 0.044715f * x * x * x)));
-    }
-    case RLX_ACT_SILU:    return x / (1.0f + expf(-x));
-    case RLX_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case RLX_ACT_TANH:    return tanhf(x);
-    default:              return x;
-    }
-}
-
+/* The activations are cpu_activate's (kernel_util.c), the same arithmetic as
+ * the unary ops, so a fused matmul_bias_act equals matmul + bias + act. */
 /* bias (offset to the tile's first column, or NULL) then act over a tile. */
 static void apply_epilogue(float *c, int64_t ldc, int64_t m, int64_t n, const float *bias,
                            int act) {
@@ -146,7 +134,7 @@ static void apply_epilogue(float *c, int64_t ldc, int64_t m, int64_t n, const fl
         if (act == RLX_ACT_RELU) {
             for (int64_t j = 0; j < n; j++) ci[j] = ci[j] > 0.0f ? ci[j] : 0.0f;
         } else if (act != RLX_ACT_NONE) {
-            for (int64_t j = 0; j < n; j++) ci[j] = activate(ci[j], act);
+            for (int64_t j = 0; j < n; j++) ci[j] = cpu_activate(ci[j], act);
         }
     }
 }

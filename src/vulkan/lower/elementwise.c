@@ -52,7 +52,7 @@ static rlx_status check_dtype(const vk_lower_ctx *c, rlx_dtype dt, bool int_ok)
 /* ------------------------------------------------------------- binary */
 
 enum { BOP_ADD, BOP_SUB, BOP_MUL, BOP_DIV, BOP_MAX, BOP_MIN, BOP_POW, BOP_EQ, BOP_NE, BOP_LT, BOP_LE, BOP_GT, BOP_GE,
-       BOP_GELU_GRAD };
+       BOP_GELU_GRAD, BOP_GELU_TANH_GRAD };
 
 static bool bop_compares(int code) { return code >= BOP_EQ && code <= BOP_GE; }
 
@@ -83,6 +83,7 @@ static int binary_code(ir_op op)
     case IR_OP_GT:  return BOP_GT;
     case IR_OP_GE:  return BOP_GE;
     case IR_OP_GELU_GRAD: return BOP_GELU_GRAD;
+    case IR_OP_GELU_TANH_GRAD: return BOP_GELU_TANH_GRAD;
     default:        return -1;
     }
 }
@@ -95,7 +96,7 @@ rlx_status vk_lower_binary(vk_lower_ctx *c)
     rlx_dtype dt = c->in[0].dtype;
     rlx_status st = check_common(c);
     if (st != RLX_OK) return st;
-    if ((st = check_dtype(c, dt, code != BOP_POW && code != BOP_GELU_GRAD)) != RLX_OK) return st;
+    if ((st = check_dtype(c, dt, code != BOP_POW && code != BOP_GELU_GRAD && code != BOP_GELU_TANH_GRAD)) != RLX_OK) return st;
     if (c->in[1].dtype != dt)
         return rlx_fail(RLX_STATUS_INTERNAL, "%s: operands have different dtypes", op_name(c));
     c->tier = "elementwise";

@@ -1,6 +1,7 @@
 // binary.comp — elementwise binary ops with numpy broadcasting: ADD SUB MUL
 // DIV MAX MIN POW (result in the operands' dtype) and EQ NE LT LE GT GE
-// (result bool), and GELU_GRAD: y * gelu'(x), gelu's backward (floats only). One invocation per output element; the lowering collapses
+// (result bool), and GELU_GRAD / GELU_TANH_GRAD: y * gelu'(x), the backward
+// of gelu / gelu_tanh (floats only). One invocation per output element; the lowering collapses
 // the broadcast to <= 6 dims with per-operand element strides (0 = broadcast).
 //
 // Spec constants: 0 = op (BOP_* below), 1 = operand dtype, 2 = local size.
@@ -30,6 +31,7 @@ layout(local_size_x_id = 2) in;
 #define BOP_GT  11u
 #define BOP_GE  12u
 #define BOP_GELU_GRAD 13u
+#define BOP_GELU_TANH_GRAD 14u
 
 layout(push_constant) uniform PC {
     uint64_t a, b, out_;
@@ -50,6 +52,10 @@ float op_f(float x, float y) {
     case BOP_POW: return rlx_pow(x, y);
     case BOP_GELU_GRAD:   // y (Phi(x) + x phi(x)), Phi through erfc as gelu_erf
         return y * (0.5 * rlx_erfc(x * -0.70710678118654752) + x * rlx_exp(-0.5 * x * x) * 0.39894228040143268);
+    case BOP_GELU_TANH_GRAD: {   // y (s + 2 x s (1 - s) u'), s = 1 / (1 + exp(-2u)), as the CPU writes it
+        float u = 0.79788456080286536 * (x + 0.044715 * x * x * x), s = 1.0 / (1.0 + rlx_exp(-2.0 * u));
+        return y * (s + 2.0 * x * s * (1.0 - s) * 0.79788456080286536 * (1.0 + 0.134145 * x * x));
+    }
     }
     return 0.0;
 }
