@@ -128,13 +128,22 @@ $(BUILD)/readme_encoder_example.c: README.md
 $(README_ENCODER_EXAMPLE): $(BUILD)/readme_encoder_example.c $(LIB_PUBLIC)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB_PUBLIC) $(LDLIBS)
 
+README_TRAIN_EXAMPLE = $(BUILD)/readme_train_example
+$(BUILD)/readme_train_example.c: README.md
+	@mkdir -p $(BUILD)
+	awk '/<!-- train-example:begin -->/{f=1;next}/<!-- train-example:end -->/{f=0}f' README.md | sed '/^```/d' > $@
+
+$(README_TRAIN_EXAMPLE): $(BUILD)/readme_train_example.c $(LIB_PUBLIC)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB_PUBLIC) $(LDLIBS)
+
 setup:
 	@bash scripts/setup.sh
 
 test: setup
-	@$(MAKE) --no-print-directory -j$(NPROC) $(TESTS) $(README_EXAMPLE) $(README_MODEL_EXAMPLE) $(README_ENCODER_EXAMPLE) $(RLX)
+	@$(MAKE) --no-print-directory -j$(NPROC) $(TESTS) $(README_EXAMPLE) $(README_MODEL_EXAMPLE) $(README_ENCODER_EXAMPLE) $(README_TRAIN_EXAMPLE) $(RLX)
 	@RLX_README_EXAMPLE=$(README_EXAMPLE) RLX_README_MODEL_EXAMPLE=$(README_MODEL_EXAMPLE) \
-	    RLX_README_ENCODER_EXAMPLE=$(README_ENCODER_EXAMPLE) RLX_CLI=$(RLX) $(TESTS)
+	    RLX_README_ENCODER_EXAMPLE=$(README_ENCODER_EXAMPLE) RLX_README_TRAIN_EXAMPLE=$(README_TRAIN_EXAMPLE) \
+	    RLX_CLI=$(RLX) $(TESTS)
 
 # The demo trains a small byte-level GPT on data/ for about half a minute on
 # a 2-core CPU (the best available device: a GPU when there is one), then

@@ -43,7 +43,9 @@ struct gc_case {
 /* Runs the check; records a failure (naming c->what) and returns false on a
  * mismatch. In GC_VULKAN mode it instead compiles the same graph (loss and
  * gradients as outputs) for Vulkan and compares it with the CPU
- * (vk_parity.h), every node on the GPU. */
+ * (vk_parity.h), every node on the GPU: within 1e-3 norm-relative unless the
+ * case says (reductions sum in another order on a GPU, and the composite
+ * backward passes of the norms cancel). */
 typedef enum gc_mode { GC_CPU, GC_VULKAN } gc_mode;
 void gc_set_mode(gc_mode m);
 gc_mode gc_get_mode(void);

@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 static rlx_exec *compile_on(const rlx_graph *g, bool vulkan) {
     if (vulkan) return vkp_compile(g, true);
@@ -192,4 +193,18 @@ TEST(optim_errors) {
     CHECK_OK(rlx_optimizer_step(g, &o, 1, &p, &x, lr, NULL));
     CHECK(rlx_optimizer_step(g, &o, 1, &p, &x, lr, NULL) != RLX_OK);   /* its state names are taken */
     ops_free_all();
+}
+
+/* The README's training example, compiled by `make test`: AdamW fits the
+ * linear map it made its data with. */
+TEST(optim_readme_example_runs) {
+    const char *exe = test_program("RLX_README_TRAIN_EXAMPLE", "build/readme_train_example");
+    if (access(exe, X_OK) != 0) SKIP("%s not built (make test builds it)", exe);
+    char cmd[512], out[512];
+    snprintf(cmd, sizeof cmd, "RLX_DEVICE=cpu %s 2>&1", exe);
+    int code = test_run_command(cmd, out, sizeof out);
+    float l = 1, w0 = 0, w1 = 0, w2 = 0;
+    CHECK_MSG(code == 0 && sscanf(out, "loss %f, w = [%f %f %f]", &l, &w0, &w1, &w2) == 4, "exit %d: %s", code, out);
+    CHECK_MSG(l < 1e-3 && fabsf(w0 - 1.5f) < 0.05f && fabsf(w1 + 2.0f) < 0.05f && fabsf(w2 - 0.5f) < 0.05f, "%s", out);
+    unlink("/tmp/rlx_readme_train.safetensors");
 }
