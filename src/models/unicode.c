@@ -86,9 +86,6 @@ bool uni_nfd_step(uint32_t cp, uint32_t *d0, uint32_t *d1) {
     return false;
 }
 
-/* Hangul syllable composition constants (Unicode chapter 3.12). */
-enum { HANGUL_S = 0xAC00, HANGUL_L = 0x1100, HANGUL_V = 0x1161, HANGUL_T = 0x11A7,
-       HANGUL_V_COUNT = 21, HANGUL_T_COUNT = 28, HANGUL_COUNT = 11172 };
 
 static size_t nfd_expand(uint32_t cp, uint32_t *out, size_t n) {
     if (cp >= HANGUL_S && cp < HANGUL_S + HANGUL_COUNT) {

@@ -85,4 +85,9 @@ size_t uni_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
 /* Encodes cp (<= U+10FFFF, no surrogate) into out[0..4); returns the bytes. */
 size_t uni_utf8_encode(uint32_t cp, char *out);
 
+/* Hangul syllable composition constants (Unicode chapter 3.12), shared by
+ * canonical decomposition (unicode.c) and composition (unicode_norm.c). */
+enum { HANGUL_S = 0xAC00, HANGUL_L = 0x1100, HANGUL_V = 0x1161, HANGUL_T = 0x11A7,
+       HANGUL_L_COUNT = 19, HANGUL_V_COUNT = 21, HANGUL_T_COUNT = 28, HANGUL_COUNT = 11172 };
+
 #endif

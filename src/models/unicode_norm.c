@@ -9,8 +9,6 @@
  */
 #include "models/unicode.h"
 
-enum { HANGUL_S = 0xAC00, HANGUL_L = 0x1100, HANGUL_V = 0x1161, HANGUL_T = 0x11A7,
-       HANGUL_L_COUNT = 19, HANGUL_V_COUNT = 21, HANGUL_T_COUNT = 28, HANGUL_COUNT = 11172 };
 
 /* uni_nfkd_pool[start .. start + count) for cp's compatibility mapping. */
 static bool compat_step(uint32_t cp, uint32_t *start, uint32_t *count) {
