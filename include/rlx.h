@@ -359,6 +359,25 @@ typedef struct rlx_optimizer_options {
     double eps;            /* AdamW (1e-8) */
     double weight_decay;   /* SGD: added to the gradient (0); AdamW: decoupled, p -= lr wd p (0.01) */
     double clip_norm;      /* > 0: scale all gradients by min(1, clip_norm / (global L2 norm + 1e-6)) first (0: off) */
+    /* Gradient accumulation over micro-batches: > 1 adds each run's
+     * gradients to "<name>.grad_acc" and applies the update on every
+     * accumulate-th run (counted by "optimizer.micro"), with the mean of
+     * those runs' gradients; the runs in between only accumulate. So a train
+     * step of batch B run k times updates as one step of batch k B with a
+     * mean loss. 0 or 1: every run updates (default). */
+    int    accumulate;
+    /* Dynamic loss scaling, for mixed precision (RLX_PRECISION_FAST rounds
+     * GPU matmul operands to f16, where small gradients underflow): > 0 is
+     * the initial scale S (65536 as torch.cuda.amp.GradScaler; a power of
+     * two keeps unscaling exact). Differentiate rlx_scale_loss(g, loss, o)
+     * instead of loss. The optimizer divides the gradients by S; an update
+     * whose gradients hold an Inf or NaN is skipped (params, state and the
+     * step counter unchanged) and S halves; after loss_scale_interval good
+     * updates in a row S doubles. S = loss_scale * 2^e, with e the state
+     * param "optimizer.loss_scale_log2" (f32 [1], 0 at first) and the run of
+     * good updates in "optimizer.loss_scale_good". 0: off (default). */
+    double loss_scale;
+    int    loss_scale_interval;   /* good updates before S doubles (0: 2000, as GradScaler) */
 } rlx_optimizer_options;
 
 /* Defaults as PyTorch's for kind (INVALID_ARGUMENT for another kind). */
@@ -371,10 +390,16 @@ rlx_status rlx_optimizer_options_init(rlx_optimizer_options *o, rlx_optimizer ki
  * momentum), "<name>.adam_m" and "<name>.adam_v" (AdamW), and one step
  * counter "optimizer.step" (f32 [1], AdamW's bias correction). *grad_norm
  * (may be NULL) receives the gradients' global L2 norm before clipping, a
- * scalar node to output. A name in use, a param that is not a param, or a
+ * scalar node to output (unscaled; with accumulation, the norm of the
+ * window's mean gradient on the run that applies it). A name in use, a param that is not a param, or a
  * shape mismatch is an error naming it. */
 rlx_status rlx_optimizer_step(rlx_graph *g, const rlx_optimizer_options *o, int n, const rlx_node *params,
                               const rlx_node *grads, rlx_node lr, rlx_node *grad_norm);
+/* loss times the dynamic loss scale of o (o->loss_scale > 0; adds the state
+ * params named there), the node to give rlx_gradients. With loss scaling off
+ * it returns loss. Call it once per graph, before rlx_optimizer_step; the
+ * loss to report stays loss. */
+rlx_node rlx_scale_loss(rlx_graph *g, rlx_node loss, const rlx_optimizer_options *o);
 
 /* Node queries. dims receives up to RLX_MAX_RANK values (symbols as <= -2).
  * Any of dtype, rank and dims may be NULL: that part is not written. */

@@ -291,6 +291,105 @@ TEST(gpt_checkpoint_resume_is_exact) {
     rlx_exec_free(b);
 }
 
+/* ------------------------------------- accumulation and loss scaling */
+
+static rlx_status run_rows(rlx_exec *e, int B, int S, const int32_t *tok, const int32_t *tgt, float lr, float *loss) {
+    int32_t pos[64];
+    for (int i = 0; i < S; i++) pos[i] = i;
+    rlx_tensor in[4] = {
+        {.name = "tokens", .dtype = RLX_I32, .rank = 2, .dims = {B, S}, .data = (void *)tok, .bytes = 4 * (size_t)(B * S)},
+        {.name = "positions", .dtype = RLX_I32, .rank = 1, .dims = {S}, .data = pos, .bytes = 4 * (size_t)S},
+        {.name = "targets", .dtype = RLX_I32, .rank = 2, .dims = {B, S}, .data = (void *)tgt, .bytes = 4 * (size_t)(B * S)},
+        {.name = "lr", .dtype = RLX_F32, .rank = 1, .dims = {1}, .data = &lr, .bytes = 4},
+    };
+    rlx_status st = rlx_exec_run(e, in, 4);
+    if (st == RLX_OK && loss) st = rlx_exec_read_output(e, "loss", loss, sizeof *loss);
+    return st;
+}
+
+/* Compares every param of a (the model's and the optimizer's) with b's of
+ * the same name: exactly, or within tol of each tensor's largest magnitude. */
+static void compare_params(rlx_exec *a, rlx_exec *b, double tol, const char *what) {
+    static float pa[256 * 64], pb[256 * 64];
+    for (int i = 0; i < rlx_exec_param_count(a); i++) {
+        rlx_tensor info;
+        CHECK_OK(rlx_exec_param_info(a, i, &info));
+        size_t n = 1;
+        for (int d = 0; d < info.rank; d++) n *= (size_t)info.dims[d];
+        CHECK(n <= sizeof pa / sizeof pa[0] && info.dtype == RLX_F32);
+        CHECK_OK(rlx_exec_read_param(a, info.name, RLX_F32, pa, n * 4));
+        CHECK_OK(rlx_exec_read_param(b, info.name, RLX_F32, pb, n * 4));
+        double big = 0, diff = 0;
+        for (size_t j = 0; j < n; j++) big = fmax(big, fabs(pa[j])), diff = fmax(diff, fabs((double)pa[j] - pb[j]));
+        if (tol == 0) CHECK_MSG(memcmp(pa, pb, n * 4) == 0, "%s: %s differs (max %g)", what, info.name, diff);
+        else CHECK_MSG(diff <= tol * fmax(big, 1e-3), "%s: %s differs by %g (largest %g)", what, info.name, diff, big);
+    }
+}
+
+/* Two micro-batches of 2 rows accumulated update as one batch of their 4 rows. */
+TEST(gpt_accumulation_matches_one_big_batch) {
+    gpt_config c = small;
+    enum { S = 8 };
+    rlx_optimizer_options o;
+    CHECK_OK(rlx_optimizer_options_init(&o, RLX_OPT_SGD));
+    o.momentum = 0.9, o.clip_norm = 1.0;
+    rlx_graph *gb, *gm;
+    CHECK_OK(gpt_build(&c, GPT_TRAIN, 4, S, &o, &gb));
+    o.accumulate = 2;
+    CHECK_OK(gpt_build(&c, GPT_TRAIN, 2, S, &o, &gm));
+    rlx_exec *big, *micro;
+    CHECK_OK(rlx_compile(gb, NULL, &big));
+    CHECK_OK(rlx_compile(gm, NULL, &micro));
+    rlx_graph_free(gb), rlx_graph_free(gm);
+    CHECK_OK(gpt_init_params(&c, big, 11));
+    CHECK_OK(gpt_init_params(&c, micro, 11));
+    for (int step = 0; step < 3; step++) {
+        int32_t tok[4 * S], tgt[4 * S];
+        uint64_t s = 77 + (uint64_t)step;
+        fill_batch(tok, tgt, 4 * S, &s);
+        float lb, l0, l1;
+        CHECK_OK(run_rows(big, 4, S, tok, tgt, 0.05f, &lb));
+        CHECK_OK(run_rows(micro, 2, S, tok, tgt, 0.05f, &l0));
+        CHECK_OK(run_rows(micro, 2, S, tok + 2 * S, tgt + 2 * S, 0.05f, &l1));
+        CHECK_MSG(fabs(lb - (l0 + l1) / 2) <= 1e-5 * lb, "step %d: loss %g, micro-batches %g %g", step, (double)lb,
+                  (double)l0, (double)l1);
+    }
+    compare_params(big, micro, 1e-5, "accumulation");
+    rlx_exec_free(big), rlx_exec_free(micro);
+}
+
+/* Scaling by a power of two and unscaling is exact in f32: with no
+ * overflow, the scaled run updates bit for bit as the unscaled one. */
+TEST(gpt_loss_scaling_is_exact_on_cpu) {
+    gpt_config c = small;
+    enum { B = 2, S = 8 };
+    rlx_optimizer_options o;
+    CHECK_OK(rlx_optimizer_options_init(&o, RLX_OPT_ADAMW));
+    o.clip_norm = 1.0;
+    rlx_graph *gp, *gs;
+    CHECK_OK(gpt_build(&c, GPT_TRAIN, B, S, &o, &gp));
+    o.loss_scale = 65536;
+    CHECK_OK(gpt_build(&c, GPT_TRAIN, B, S, &o, &gs));
+    rlx_exec *plain, *scaled;
+    CHECK_OK(rlx_compile(gp, NULL, &plain));
+    CHECK_OK(rlx_compile(gs, NULL, &scaled));
+    rlx_graph_free(gp), rlx_graph_free(gs);
+    CHECK_OK(gpt_init_params(&c, plain, 4));
+    CHECK_OK(gpt_init_params(&c, scaled, 4));
+    for (int step = 0; step < 4; step++) {
+        float lp, ls;
+        CHECK_OK(train_step(plain, B, S, step, lr_at(step), &lp));
+        CHECK_OK(train_step(scaled, B, S, step, lr_at(step), &ls));
+        CHECK_MSG(memcmp(&lp, &ls, 4) == 0, "step %d: loss %.9g, scaled run %.9g", step, (double)lp, (double)ls);
+    }
+    compare_params(plain, scaled, 0, "loss scaling");
+    float e2 = -1, good = -1;
+    CHECK_OK(rlx_exec_read_param(scaled, "optimizer.loss_scale_log2", RLX_F32, &e2, sizeof e2));
+    CHECK_OK(rlx_exec_read_param(scaled, "optimizer.loss_scale_good", RLX_F32, &good, sizeof good));
+    CHECK(e2 == 0 && good == 4);
+    rlx_exec_free(plain), rlx_exec_free(scaled);
+}
+
 /* ------------------------------------------------------------- the CLI */
 
 static double unigram_entropy(const char *path) {

@@ -31,7 +31,8 @@
 typedef struct train_opts {
     const char *data, *out, *device;
     gpt_config model;
-    int batch, steps, warmup, save_every, log_every, threads;
+    int batch, steps, warmup, save_every, log_every, threads, accumulate;
+    int fast;   /* --precision fast: f16 matmul operands on the GPU, dynamic loss scaling */
     double lr, weight_decay, clip;
     uint64_t seed;
     int resume;
@@ -48,9 +49,11 @@ static int usage(void) {
             "usage: rlx train --data FILE --out DIR [--layers N] [--d-model N] [--heads N] [--seq N]\n"
             "                 [--batch N] [--steps N] [--lr X] [--warmup N] [--weight-decay X] [--clip X]\n"
             "                 [--rope] [--seed N] [--save-every N] [--log-every N] [--device D] [--threads N]\n"
-            "                 [--resume]\n"
+            "                 [--accumulate K] [--precision f32|fast] [--resume]\n"
             "  trains a byte-level GPT on FILE; DIR gets config.json, checkpoint.safetensors, loss.csv\n"
             "  and loss.svg. --resume continues from DIR's checkpoint (its config wins).\n"
+            "  --accumulate K: each step averages the gradients of K micro-batches of --batch rows.\n"
+            "  --precision fast: GPU matmuls on f16 operands (f32 master weights), with dynamic loss scaling.\n"
             "  defaults: --layers 2 --d-model 128 --heads 4 --seq 64 --batch 16 --steps 300 --lr 3e-3\n");
     return 2;
 }
@@ -70,7 +73,7 @@ static int parse(int argc, char **argv, train_opts *o) {
     memset(o, 0, sizeof *o);
     o->model = (gpt_config){.vocab = 256, .layers = 2, .d_model = 128, .heads = 4, .max_seq = 64};
     o->batch = 16, o->steps = 300, o->lr = 3e-3, o->warmup = -1, o->weight_decay = 0.01, o->clip = 1.0;
-    o->seed = 1, o->save_every = 0, o->log_every = 0;
+    o->seed = 1, o->save_every = 0, o->log_every = 0, o->accumulate = 1;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         double x;
@@ -81,6 +84,14 @@ static int parse(int argc, char **argv, train_opts *o) {
         if (!strcmp(a, "--device")) { if (!v) return usage(); o->device = v; i++; continue; }
         if (!strcmp(a, "--rope")) { o->model.rope = true; continue; }
         if (!strcmp(a, "--resume")) { o->resume = 1; continue; }
+        if (!strcmp(a, "--precision")) {
+            if (!v || (strcmp(v, "f32") && strcmp(v, "fast"))) {
+                fprintf(stderr, "rlx train: --precision needs f32 or fast\n");
+                return 2;
+            }
+            o->fast = !strcmp(v, "fast"), i++;
+            continue;
+        }
         if (!strcmp(a, "--lr") || !strcmp(a, "--weight-decay") || !strcmp(a, "--clip")) {
             if (parse_num(a, v, 0, 10, false, &x)) return 2;
             *(!strcmp(a, "--lr") ? &o->lr : !strcmp(a, "--clip") ? &o->clip : &o->weight_decay) = x;
@@ -102,6 +113,7 @@ static int parse(int argc, char **argv, train_opts *o) {
         else if (!strcmp(a, "--save-every")) ip = &o->save_every, lo = 0, hi = 1e9;
         else if (!strcmp(a, "--log-every")) ip = &o->log_every, lo = 0, hi = 1e9;
         else if (!strcmp(a, "--threads")) ip = &o->threads, lo = 0, hi = 1024;
+        else if (!strcmp(a, "--accumulate")) ip = &o->accumulate, hi = 4096;
         else { fprintf(stderr, "rlx train: unknown option '%s'\n", a); return usage(); }
         if (parse_num(a, v, lo, hi, true, &x)) return 2;
         *ip = (int)x, i++;
@@ -130,8 +142,9 @@ static float lr_at(const train_opts *o, int step) {
 
 typedef struct batch_buf { int32_t *tok, *tgt, *pos; } batch_buf;
 
-/* The batch of `step`: windows of seq + 1 bytes at offsets from (seed, step). */
-static void make_batch(const train_opts *o, const unsigned char *text, size_t n, int step, batch_buf *b) {
+/* The batch of micro-batch `step` (step * accumulate + j for micro-batch j
+ * of a step): windows of seq + 1 bytes at offsets from (seed, step). */
+static void make_batch(const train_opts *o, const unsigned char *text, size_t n, long step, batch_buf *b) {
     int S = o->model.max_seq;
     uint64_t s = o->seed * 0x9e3779b97f4a7c15ull ^ ((uint64_t)step * 0xbf58476d1ce4e5b9ull + 0x94d049bb133111ebull);
     for (int i = 0; i < o->batch; i++) {
@@ -142,7 +155,7 @@ static void make_batch(const train_opts *o, const unsigned char *text, size_t n,
     for (int j = 0; j < S; j++) b->pos[j] = j;
 }
 
-static rlx_status run_step(rlx_exec *e, const train_opts *o, const batch_buf *b, float lr, float *loss, float *norm) {
+static rlx_status run_batch(rlx_exec *e, const train_opts *o, const batch_buf *b, float lr, float *loss, float *norm) {
     int B = o->batch, S = o->model.max_seq;
     rlx_tensor in[4] = {
         {.name = "tokens", .dtype = RLX_I32, .rank = 2, .dims = {B, S}, .data = b->tok, .bytes = 4 * (size_t)B * S},
@@ -154,6 +167,25 @@ static rlx_status run_step(rlx_exec *e, const train_opts *o, const batch_buf *b,
     if (st == RLX_OK) st = rlx_exec_read_output(e, "loss", loss, sizeof *loss);
     if (st == RLX_OK) st = rlx_exec_read_output(e, "grad_norm", norm, sizeof *norm);
     return st;
+}
+
+/* One optimizer step: accumulate micro-batches; *loss is their mean, *norm
+ * the applied gradient's norm. After each run, check(e) may stop early
+ * (returns true); check may be NULL. */
+static rlx_status run_step(rlx_exec *e, const train_opts *o, const unsigned char *text, size_t n, int step, batch_buf *b,
+                           float *loss, float *norm, bool (*check)(rlx_exec *, int)) {
+    double sum = 0;
+    float lr = lr_at(o, step);
+    for (int j = 0; j < o->accumulate; j++) {
+        float l;
+        make_batch(o, text, n, (long)step * o->accumulate + j, b);
+        rlx_status st = run_batch(e, o, b, lr, &l, norm);
+        if (st != RLX_OK) return st;
+        sum += l;
+        if (check && check(e, step)) break;
+    }
+    *loss = (float)(sum / o->accumulate);
+    return RLX_OK;
 }
 
 static int save(rlx_exec *e, const train_opts *o, int step, const double *xs, const double *ys, int n_log) {
@@ -171,6 +203,17 @@ static int save(rlx_exec *e, const train_opts *o, int step, const double *xs, co
     return 0;
 }
 
+static bool nan_found;
+
+static bool report_nan(rlx_exec *e, int step) {
+    rlx_numerics_report r;
+    if (rlx_exec_numerics(e, &r) == RLX_OK && r.found) {
+        fprintf(stderr, "rlx train: step %d: %s\n", step + 1, r.message);
+        nan_found = true;
+    }
+    return nan_found;
+}
+
 /* Replays steps [from, to] from the checkpoint on an exec that checks every
  * result, and prints the first node that made a NaN or an Inf. */
 static void find_nan(const rlx_graph *g, const rlx_compile_options *copts, const train_opts *o, const unsigned char *text,
@@ -184,16 +227,14 @@ static void find_nan(const rlx_graph *g, const rlx_compile_options *copts, const
         fprintf(stderr, "rlx train: cannot replay to find the node: %s\n", rlx_last_error());
         return;
     }
-    for (int s = from; s <= to; s++) {
+    nan_found = false;
+    for (int s = from; s <= to && !nan_found; s++) {
         float loss, norm;
-        make_batch(o, text, n, s, b);
-        if (run_step(e, o, b, lr_at(o, s), &loss, &norm) != RLX_OK) break;
-        rlx_numerics_report r;
-        if (rlx_exec_numerics(e, &r) == RLX_OK && r.found) {
-            fprintf(stderr, "rlx train: step %d: %s\n", s + 1, r.message);
-            rlx_exec_free(e);
-            return;
-        }
+        if (run_step(e, o, text, n, s, b, &loss, &norm, report_nan) != RLX_OK) break;
+    }
+    if (nan_found) {
+        rlx_exec_free(e);
+        return;
     }
     fprintf(stderr, "rlx train: the replay from the checkpoint did not reproduce the non-finite value\n");
     rlx_exec_free(e);
@@ -245,11 +286,14 @@ int cmd_train(int argc, char **argv) {
     rlx_optimizer_options_init(&opt, RLX_OPT_ADAMW);
     opt.weight_decay = o.weight_decay;
     opt.clip_norm = o.clip;
+    opt.accumulate = o.accumulate;
+    if (o.fast) opt.loss_scale = 65536;
     rlx_graph *g;
     rlx_compile_options copts;
     rlx_compile_options_init(&copts);
     set_device(&copts, o.device);
     copts.threads = o.threads;
+    copts.precision = o.fast ? RLX_PRECISION_FAST : RLX_PRECISION_F32;
     rlx_exec *e = NULL;
     double t_compile = now_s();
     if (gpt_build(&o.model, GPT_TRAIN, o.batch, o.model.max_seq, &opt, &g) != RLX_OK ||
@@ -269,8 +313,9 @@ int cmd_train(int argc, char **argv) {
     }
     char extra[512];
     snprintf(extra, sizeof extra, "\"train\": {\"data\": \"%s\", \"batch\": %d, \"steps\": %d, \"lr\": %g, \"warmup\": %d, "
-             "\"weight_decay\": %g, \"clip\": %g, \"seed\": %llu}", o.data, o.batch, o.steps, o.lr, o.warmup,
-             o.weight_decay, o.clip, (unsigned long long)o.seed);
+             "\"weight_decay\": %g, \"clip\": %g, \"seed\": %llu, \"accumulate\": %d, \"precision\": \"%s\"}", o.data,
+             o.batch, o.steps, o.lr, o.warmup, o.weight_decay, o.clip, (unsigned long long)o.seed, o.accumulate,
+             o.fast ? "fast" : "f32");
     for (char *p = strchr(extra, '\\'); p; p = strchr(p + 1, '\\')) *p = '/';   /* a path with backslashes stays valid JSON */
     if (st == RLX_OK) st = gpt_save_config(o.out, &o.model, extra);
     int S = o.model.max_seq, B = o.batch;
@@ -299,8 +344,7 @@ int cmd_train(int argc, char **argv) {
     long tokens_since = 0;
     for (int step = start; step < o.steps && rc == 0; step++) {
         float loss, norm, lr = lr_at(&o, step);
-        make_batch(&o, text, n, step, &b);
-        if ((st = run_step(e, &o, &b, lr, &loss, &norm)) != RLX_OK) {
+        if ((st = run_step(e, &o, text, n, step, &b, &loss, &norm, NULL)) != RLX_OK) {
             fprintf(stderr, "\nrlx train: step %d: %s\n", step + 1, rlx_last_error());
             rc = 1;
             break;
@@ -316,7 +360,7 @@ int cmd_train(int argc, char **argv) {
         if (isnan(first_loss)) first_loss = loss;
         xs[n_log] = step + 1, ys[n_log++] = loss;
         if (csv) fprintf(csv, "%d,%.6f,%.6g,%.6g\n", step + 1, (double)loss, (double)lr, (double)norm);
-        tokens_since += (long)B * S;
+        tokens_since += (long)B * S * o.accumulate;
         bool log_now = (step + 1) % o.log_every == 0 || step + 1 == o.steps;
         if (tty) {
             int w = 30, f = (int)((double)w * (step + 1) / o.steps);
@@ -325,8 +369,12 @@ int cmd_train(int argc, char **argv) {
         }
         if (log_now) {
             double t = now_s();
-            fprintf(tty ? stderr : stdout, "%sstep %6d  loss %.4f  lr %.2e  grad norm %.3f  %.0f tok/s\n", tty ? "\r" : "",
-                    step + 1, (double)loss, (double)lr, (double)norm, tokens_since / (t - t_log));
+            char scale[48] = "";
+            float e2;
+            if (o.fast && rlx_exec_read_param(e, "optimizer.loss_scale_log2", RLX_F32, &e2, sizeof e2) == RLX_OK)
+                snprintf(scale, sizeof scale, "  loss scale %g", ldexp(opt.loss_scale, (int)e2));
+            fprintf(tty ? stderr : stdout, "%sstep %6d  loss %.4f  lr %.2e  grad norm %.3f%s  %.0f tok/s\n", tty ? "\r" : "",
+                    step + 1, (double)loss, (double)lr, (double)norm, scale, tokens_since / (t - t_log));
             t_log = t, tokens_since = 0;
         }
         if (o.save_every > 0 && (step + 1) % o.save_every == 0 && step + 1 < o.steps) {
@@ -339,7 +387,7 @@ int cmd_train(int argc, char **argv) {
     if (rc == 0 && rlx_exec_get_stats(e, &stats) == RLX_OK) {
         int done = o.steps - start;
         printf("trained %d steps in %.1f s (%.0f tok/s, first step with compile %.2f s); loss %.4f -> %.4f; %s\n", done, el,
-               done > 0 ? (double)done * B * S / el : 0.0, t_compile, (double)first_loss,
+               done > 0 ? (double)done * B * S * o.accumulate / el : 0.0, t_compile, (double)first_loss,
                n_log ? ys[n_log - 1] : (double)NAN, o.out);
     }
     if (csv) fclose(csv);

@@ -185,7 +185,8 @@ rlx_status gpt_build(const gpt_config *c, gpt_graph_kind kind, int B, int S, con
         rlx_output(g, "loss", loss);
         rlx_node *grads = malloc(sizeof *grads * (size_t)np);
         if (!grads) st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "gpt: out of memory");
-        if (st == RLX_OK && (st = rlx_graph_status(g)) == RLX_OK) st = rlx_gradients(g, loss, np, params, grads);
+        rlx_node scaled = kind == GPT_TRAIN ? rlx_scale_loss(g, loss, opt) : loss;   /* loss when scaling is off */
+        if (st == RLX_OK && (st = rlx_graph_status(g)) == RLX_OK) st = rlx_gradients(g, scaled, np, params, grads);
         if (st == RLX_OK && kind == GPT_GRADS) {
             for (int i = 0; i < np && st == RLX_OK; i++) {
                 char name[64], out_name[80];
