@@ -53,6 +53,7 @@ int main(int argc, char **argv) {
     rlx_optimizer_options opt;
     rlx_optimizer_options_init(&opt, RLX_OPT_ADAMW);
     opt.clip_norm = 1.0;
+    if (!strcmp(prec, "fast")) opt.loss_scale = 65536;   /* mixed precision as rlx train runs it */
     rlx_compile_options o;
     rlx_compile_options_init(&o);
     o.threads = threads;

@@ -390,6 +390,50 @@ TEST(gpt_loss_scaling_is_exact_on_cpu) {
     rlx_exec_free(plain), rlx_exec_free(scaled);
 }
 
+/* Mixed precision on the GPU: the fast policy (f16 matmul operands where
+ * the device has tensor cores; f32 on lavapipe) with dynamic loss scaling
+ * follows the f32 run's first loss and learns. */
+TEST(vk_gpt_fast_precision_with_loss_scaling_learns) {
+    VKP_REQUIRE();
+    gpt_config c = small;
+    enum { B = 4, S = 16 };
+    rlx_optimizer_options o;
+    CHECK_OK(rlx_optimizer_options_init(&o, RLX_OPT_ADAMW));
+    o.clip_norm = 1.0;
+    rlx_graph *g32, *gf;
+    CHECK_OK(gpt_build(&c, GPT_TRAIN, B, S, &o, &g32));
+    o.loss_scale = 65536;
+    CHECK_OK(gpt_build(&c, GPT_TRAIN, B, S, &o, &gf));
+    rlx_compile_options co;
+    vkp_options(&co);
+    co.precision = RLX_PRECISION_FAST;
+    rlx_exec *e32 = vkp_compile(g32, true), *ef = NULL;
+    CHECK_OK(rlx_compile(gf, &co, &ef));
+    rlx_graph_free(g32), rlx_graph_free(gf);
+    CHECK(e32 && ef);
+    CHECK_OK(gpt_init_params(&c, e32, 9));
+    CHECK_OK(gpt_init_params(&c, ef, 9));
+    float first32 = 0, firstf = 0, l32 = 0, lf = 0;
+    for (int step = 0; step < 12; step++) {
+        int32_t tok[B * S], tgt[B * S];
+        for (int i = 0; i < B * S; i++) tok[i] = (i * 7 + step) % 23, tgt[i] = (tok[i] * 3 + 1) % 23;   /* learnable */
+        CHECK_OK(run_rows(e32, B, S, tok, tgt, 3e-3f, &l32));
+        CHECK_OK(run_rows(ef, B, S, tok, tgt, 3e-3f, &lf));
+        CHECK_MSG(isfinite(lf), "step %d: fast loss %g", step, (double)lf);
+        if (step == 0) first32 = l32, firstf = lf;
+    }
+    CHECK_MSG(fabs(firstf - first32) <= 1e-2 * first32, "first loss: fast %g, f32 %g", (double)firstf, (double)first32);
+    float e2 = 0, steps = 0;
+    CHECK_OK(rlx_exec_read_param(ef, "optimizer.loss_scale_log2", RLX_F32, &e2, sizeof e2));
+    CHECK_OK(rlx_exec_read_param(ef, "optimizer.step", RLX_F32, &steps, sizeof steps));
+    printf("    losses %.4f -> %.4f (f32 %.4f -> %.4f), loss scale 2^16 x 2^%g, %g of 12 updates applied\n", (double)firstf,
+           (double)lf, (double)first32, (double)l32, (double)e2, (double)steps);
+    CHECK_MSG(lf < firstf - 0.5 && l32 < first32 - 0.5, "no learning: fast %g -> %g, f32 %g -> %g", (double)firstf,
+              (double)lf, (double)first32, (double)l32);
+    CHECK(steps >= 6 && e2 <= 0);
+    rlx_exec_free(e32), rlx_exec_free(ef);
+}
+
 /* ------------------------------------------------------------- the CLI */
 
 static double unigram_entropy(const char *path) {
