@@ -744,6 +744,24 @@ MISUSE(rlx_optimizer_step, not_a_param, INV, "is not a param") {
     int64_t one = 1; rlx_node lr = rlx_input(f->g, "lr", RLX_F32, 1, &one);
     return rlx_optimizer_step(f->g, &o, 1, &f->x, &f->x, lr, NULL);
 }
+MISUSE(rlx_optimizer_step, loss_not_scaled, INV, "no loss was scaled") {
+    (void)arg; rlx_optimizer_options o; rlx_optimizer_options_init(&o, RLX_OPT_SGD);
+    o.loss_scale = 1024;
+    int64_t one = 1; rlx_node lr = rlx_input(f->g, "lr", RLX_F32, 1, &one);
+    rlx_node w = rlx_param(f->g, "w2", RLX_F32, 1, &one);
+    return rlx_optimizer_step(f->g, &o, 1, &w, &lr, lr, NULL);
+}
+MISUSE(rlx_scale_loss, twice, INV, "the graph already scales a loss") {
+    (void)arg; rlx_optimizer_options o; rlx_optimizer_options_init(&o, RLX_OPT_SGD);
+    o.loss_scale = 1024;
+    rlx_node l = rlx_reduce_sum(f->g, f->x, 0, 0);
+    rlx_scale_loss(f->g, l, &o);
+    return node_outcome(f, rlx_scale_loss(f->g, l, &o));
+}
+MISUSE(rlx_scale_loss, null_graph, INV, "rlx_scale_loss: graph is NULL") {
+    (void)f; (void)arg; rlx_optimizer_options o; rlx_optimizer_options_init(&o, RLX_OPT_SGD);
+    return rlx_scale_loss(NULL, 0, &o) == RLX_NO_NODE ? RLX_STATUS_INVALID_ARGUMENT : RLX_OK;
+}
 MISUSE(rlx_exec_set_param, null_name, INV, "rlx_exec_set_param: name is NULL") {
     (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); float w[4] = {0}; return rlx_exec_set_param(e, NULL, RLX_F32, w, 16);
 }

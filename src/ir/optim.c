@@ -88,7 +88,10 @@ static rlx_node loss_scale_of(rlx_graph *g, const rlx_optimizer_options *o, rlx_
 }
 
 rlx_node rlx_scale_loss(rlx_graph *g, rlx_node loss, const rlx_optimizer_options *o) {
-    if (!g) return RLX_NO_NODE;
+    if (!g) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_scale_loss: graph is NULL");
+        return RLX_NO_NODE;
+    }
     if (!o || !(o->loss_scale > 0)) return loss;
     if (find_param(g, SCALE_LOG2) != RLX_NO_NODE) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_scale_loss: the graph already scales a loss (" SCALE_LOG2 " exists)");
