@@ -294,13 +294,17 @@ FUZZ_CORE = src/core/status.c src/core/util.c src/core/dtype.c src/core/log.c sr
 FUZZ_SRC = src/io/gguf.c src/quant/quant.c src/quant/quant_k.c $(FUZZ_CORE)
 FUZZ_ST_SRC = src/io/safetensors.c src/core/json.c $(FUZZ_CORE)
 .PHONY: fuzz
-fuzz: $(BUILD)/fuzz/fuzz_gguf $(BUILD)/fuzz/fuzz_safetensors
+FUZZ_ONNX_SRC = src/io/onnx.c $(FUZZ_CORE)
+fuzz: $(BUILD)/fuzz/fuzz_gguf $(BUILD)/fuzz/fuzz_safetensors $(BUILD)/fuzz/fuzz_onnx
 $(BUILD)/fuzz/fuzz_gguf: tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) $(wildcard src/io/*.h) $(wildcard src/quant/*.h) $(wildcard src/core/*.h)
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) -lm -pthread
 $(BUILD)/fuzz/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c $(FUZZ_ST_SRC) $(wildcard src/io/*.h) $(wildcard src/core/*.h)
 	@mkdir -p $(BUILD)/fuzz/corpus_st
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_safetensors.c $(FUZZ_ST_SRC) -lm -pthread
+$(BUILD)/fuzz/fuzz_onnx: tests/fuzz/fuzz_onnx.c $(FUZZ_ONNX_SRC) $(wildcard src/io/*.h) $(wildcard src/core/*.h)
+	@mkdir -p $(BUILD)/fuzz/corpus_onnx
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_onnx.c $(FUZZ_ONNX_SRC) -lm -pthread
 
 # docs/ops.md's op x backend x dtype matrix, regenerated from the tables
 # (`rlx ops --matrix`); tests/test_op_table.c fails when it is out of date.

@@ -6,7 +6,8 @@
 # references (tests/ref/*.py), regex (grapheme clusters) for the tokenizer.json
 # Precompiled reference, and sentencepiece + protobuf to train the tiny model
 # whose real precompiled_charsmap that test reads; PyTorch (Debian's
-# python3-torch), the training tests' autograd and torch.optim reference.
+# python3-torch), the training tests' autograd and torch.optim reference;
+# python3-onnx, which writes and reads the ONNX reader tests' models.
 # `setup.sh bench` adds OpenBLAS.
 set -eu
 need=()
@@ -22,6 +23,7 @@ ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || need+=(mesa-vulkan-d
 /usr/bin/python3 -c 'import sentencepiece' >/dev/null 2>&1 || need+=(python3-sentencepiece)
 /usr/bin/python3 -c 'from sentencepiece import sentencepiece_model_pb2' >/dev/null 2>&1 || need+=(python3-protobuf)
 /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 || need+=(python3-torch)
+/usr/bin/python3 -c 'import onnx' >/dev/null 2>&1 || need+=(python3-onnx)
 if [ "${1:-}" = bench ]; then
     [ -f /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h ] || need+=(libopenblas-dev)
 fi
