@@ -295,7 +295,8 @@ FUZZ_SRC = src/io/gguf.c src/quant/quant.c src/quant/quant_k.c $(FUZZ_CORE)
 FUZZ_ST_SRC = src/io/safetensors.c src/core/json.c $(FUZZ_CORE)
 .PHONY: fuzz
 FUZZ_ONNX_SRC = src/io/onnx.c $(FUZZ_CORE)
-fuzz: $(BUILD)/fuzz/fuzz_gguf $(BUILD)/fuzz/fuzz_safetensors $(BUILD)/fuzz/fuzz_onnx
+FUZZ_NPY_SRC = src/io/npy.c src/core/file_out.c $(FUZZ_CORE)
+fuzz: $(BUILD)/fuzz/fuzz_gguf $(BUILD)/fuzz/fuzz_safetensors $(BUILD)/fuzz/fuzz_onnx $(BUILD)/fuzz/fuzz_npy
 $(BUILD)/fuzz/fuzz_gguf: tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) $(wildcard src/io/*.h) $(wildcard src/quant/*.h) $(wildcard src/core/*.h)
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) -lm -pthread
@@ -305,6 +306,9 @@ $(BUILD)/fuzz/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c $(FUZZ_ST_SRC) $(w
 $(BUILD)/fuzz/fuzz_onnx: tests/fuzz/fuzz_onnx.c $(FUZZ_ONNX_SRC) $(wildcard src/io/*.h) $(wildcard src/core/*.h)
 	@mkdir -p $(BUILD)/fuzz/corpus_onnx
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_onnx.c $(FUZZ_ONNX_SRC) -lm -pthread
+$(BUILD)/fuzz/fuzz_npy: tests/fuzz/fuzz_npy.c $(FUZZ_NPY_SRC) $(wildcard src/core/*.h) include/rlx.h
+	@mkdir -p $(BUILD)/fuzz/corpus_npy
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_npy.c $(FUZZ_NPY_SRC) -lm -pthread
 
 # docs/ops.md's op x backend x dtype matrix, regenerated from the tables
 # (`rlx ops --matrix`); tests/test_op_table.c fails when it is out of date.

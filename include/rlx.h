@@ -541,6 +541,18 @@ typedef struct rlx_tensor {
     size_t      bytes;
 } rlx_tensor;
 
+/* ---------------------------------------------------------------- NPY files */
+
+/* numpy's .npy (format 1.0 to 3.0): f2 f4 f8 i1 i4 i8 u1 b1, either byte
+ * order, C or Fortran order (read into row-major). out->data is malloc'ed
+ * (free() it), out->name is NULL. A malformed file is RLX_STATUS_FORMAT, a
+ * dtype rlx lacks or more than RLX_MAX_RANK dims RLX_STATUS_UNSUPPORTED. */
+rlx_status rlx_npy_load(const char *path, rlx_tensor *out);
+rlx_status rlx_npy_load_memory(const void *data, size_t n, rlx_tensor *out);
+/* Writes t (bytes must match its dtype and dims) as a version 1.0,
+ * little-endian, C-order file, atomically (a temporary file renamed). */
+rlx_status rlx_npy_save(const char *path, const rlx_tensor *t);
+
 /* Runs with every graph input given once by name. */
 rlx_status rlx_exec_run(rlx_exec *e, const rlx_tensor *inputs, int n_inputs);
 

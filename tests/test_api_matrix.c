@@ -721,6 +721,23 @@ MISUSE(rlx_exec_read_param, unknown_name, RLX_STATUS_NOT_FOUND, "rlx_exec_read_p
 MISUSE(rlx_exec_read_param, wrong_size, SHAPE, "'w': 8 bytes given, the param has 16") {
     (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); float w[4]; return rlx_exec_read_param(e, "w", RLX_F32, w, 8);
 }
+MISUSE(rlx_npy_load, missing_file, RLX_STATUS_IO, "/nonexistent-dir/x.npy") {
+    (void)f; (void)arg; rlx_tensor t; return rlx_npy_load("/nonexistent-dir/x.npy", &t);
+}
+MISUSE(rlx_npy_load, null_out, INV, "rlx_npy_load: out is NULL") {
+    (void)f; (void)arg; return rlx_npy_load("x.npy", NULL);
+}
+MISUSE(rlx_npy_load_memory, not_npy, RLX_STATUS_FORMAT, "not an NPY file") {
+    (void)f; (void)arg; rlx_tensor t; return rlx_npy_load_memory("hello world", 11, &t);
+}
+MISUSE(rlx_npy_save, null_tensor, INV, "rlx_npy_save: path and tensor are required") {
+    (void)f; (void)arg; return rlx_npy_save("/tmp/x.npy", NULL);
+}
+MISUSE(rlx_npy_save, wrong_bytes, SHAPE, "its shape needs 16") {
+    (void)f; (void)arg; float v[4] = {0};
+    rlx_tensor t = {.dtype = RLX_F32, .rank = 1, .dims = {4}, .data = v, .bytes = 12};
+    return rlx_npy_save("/tmp/rlx_api_matrix_never_written.npy", &t);
+}
 MISUSE(rlx_exec_save_params, null_path, INV, "rlx_exec_save_params: exec and path are required") {
     (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); return rlx_exec_save_params(e, NULL, 0, NULL);
 }
