@@ -670,6 +670,25 @@ rlx_status rlx_exec_numerics(const rlx_exec *e, rlx_numerics_report *out);
 
 /* ---------------------------------------------------------------- models */
 
+/* ---------------------------------------------------------------- ONNX */
+
+/* An ONNX model (docs/onnx.md): the file's graph as an rlx_graph, its float
+ * initializers as params named as in the file, with their data. Graph inputs
+ * are inputs (a named dim such as a dynamic batch is a symbol of that name),
+ * graph outputs are outputs of the same names. A model with operators rlx
+ * does not import fails with RLX_STATUS_UNSUPPORTED listing all of them; a
+ * malformed file is RLX_STATUS_FORMAT. External data is read from beside the
+ * file. */
+typedef struct rlx_onnx rlx_onnx;
+rlx_status rlx_onnx_load(const char *path, rlx_onnx **out);
+void       rlx_onnx_free(rlx_onnx *m);
+/* The graph (owned by m): compile it, or extend it first (rlx_gradients). */
+rlx_graph *rlx_onnx_graph(rlx_onnx *m);
+/* Sets every initializer param that e kept (dead ones are skipped). */
+rlx_status rlx_onnx_set_params(const rlx_onnx *m, rlx_exec *e);
+/* rlx_compile of the graph, then rlx_onnx_set_params. */
+rlx_status rlx_onnx_compile(const rlx_onnx *m, const rlx_compile_options *o, rlx_exec **out);
+
 /* A Llama-family decoder (llama 1/2/3, mistral, qwen2, qwen3) loaded from a
  * GGUF file, with its tokenizer and a KV cache that stays on the device. */
 typedef struct rlx_model rlx_model;

@@ -1,0 +1,801 @@
+/*
+ * onnx_ops.c — the ONNX operators rlx imports, each onto rlx builder calls
+ * (semantics from the ONNX operator specs, opsets 7 to 21). Operators whose
+ * inputs are all import-time values (shape arithmetic: Shape, Gather,
+ * Concat, Unsqueeze, Slice, Cast, integer Add/Sub/Mul/Div, Range,
+ * ConstantOfShape, Equal, Where) are computed here instead of becoming nodes.
+ */
+#include "models/onnx_import.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static rlx_status out0(ox_ctx *c, const onnx_node *n, rlx_node x) {
+    if (n->n_outputs < 1) return ox_fail(c, RLX_STATUS_FORMAT, "the node has no output");
+    return ox_set_node(c, n->outputs[0], x);
+}
+
+static int rank_of(ox_ctx *c, rlx_node x, int64_t *dims) {
+    int r = -1;
+    if (rlx_node_shape(c->g, x, NULL, &r, dims) != RLX_OK) return -1;
+    return r;
+}
+
+static bool norm_axis(int64_t *axis, int rank) {
+    if (*axis < 0) *axis += rank;
+    return *axis >= 0 && *axis < (rank ? rank : 1);
+}
+
+static bool all_host(ox_ctx *c, const onnx_node *n) {
+    for (int i = 0; i < n->n_inputs; i++) {
+        if (!ox_has(n, i)) continue;
+        ox_value *v = ox_lookup(c, n->inputs[i]);
+        if (!v || !v->host) return false;
+    }
+    return n->n_inputs > 0;
+}
+
+/* Host value as int64 list (I64/BOOL only). */
+static const ox_value *host_ints(ox_ctx *c, const onnx_node *n, int i) {
+    const ox_value *v = ox_host_in(c, n, i);
+    if (v && v->host_dtype == RLX_F32) {
+        ox_fail(c, RLX_STATUS_UNSUPPORTED, "input %d must be integers", i);
+        return NULL;
+    }
+    return v;
+}
+
+/* ----------------------------------------------------------- elementwise */
+
+typedef rlx_node (*unary_fn)(rlx_graph *, rlx_node);
+
+static const struct { const char *name; unary_fn fn; } unary_ops[] = {
+    {"Relu", rlx_relu}, {"Sigmoid", rlx_sigmoid}, {"Tanh", rlx_tanh}, {"Exp", rlx_exp}, {"Log", rlx_log},
+    {"Sqrt", rlx_sqrt}, {"Neg", rlx_neg}, {"Abs", rlx_abs}, {"Sin", rlx_sin}, {"Cos", rlx_cos}, {"Tan", rlx_tan},
+    {"Atan", rlx_atan}, {"Round", rlx_round},
+};
+
+static rlx_status op_unary(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    for (size_t i = 0; i < sizeof unary_ops / sizeof unary_ops[0]; i++)
+        if (onnx_str_eq(n->op_type, unary_ops[i].name)) return out0(c, n, unary_ops[i].fn(c->g, x));
+    return ox_fail(c, RLX_STATUS_INTERNAL, "no unary op");
+}
+
+static rlx_node scalar_like(ox_ctx *c, rlx_node x, double v) {
+    rlx_dtype dt = RLX_F32;
+    rlx_node_shape(c->g, x, &dt, NULL, NULL);
+    return rlx_scalar(c->g, dt, v);
+}
+
+static rlx_status op_reciprocal(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    return x == RLX_NO_NODE ? ox_graph_status(c) : out0(c, n, rlx_div(c->g, scalar_like(c, x, 1.0), x));
+}
+
+static rlx_status op_identity(ox_ctx *c, const onnx_node *n) {
+    ox_value *v = ox_has(n, 0) ? ox_lookup(c, n->inputs[0]) : NULL;
+    if (v && v->host && v->node == RLX_NO_NODE)
+        return ox_set_host(c, n->outputs[0], v->host_dtype, v->host_rank, v->host_dims, v->i64, v->f64);
+    rlx_node x = ox_in(c, n, 0);
+    return x == RLX_NO_NODE ? ox_graph_status(c) : out0(c, n, x);
+}
+
+static rlx_status op_gelu(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    const onnx_attr *a = onnx_node_attr(n, "approximate");
+    bool tanh_form = a && onnx_str_eq(a->s, "tanh");
+    return out0(c, n, tanh_form ? rlx_gelu_tanh(c->g, x) : rlx_gelu(c->g, x));
+}
+
+static rlx_status op_leaky_relu(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    double alpha = ox_attr_f(n, "alpha", 0.01f);
+    rlx_node pos = rlx_ge(c->g, x, scalar_like(c, x, 0.0));
+    return out0(c, n, rlx_where(c->g, pos, x, rlx_mul(c->g, x, scalar_like(c, x, alpha))));
+}
+
+static rlx_node hard_sigmoid(ox_ctx *c, rlx_node x, double alpha, double beta) {
+    rlx_node y = rlx_add(c->g, rlx_mul(c->g, x, scalar_like(c, x, alpha)), scalar_like(c, x, beta));
+    return rlx_clamp(c->g, y, 0.0, 1.0);
+}
+
+static rlx_status op_hard_sigmoid(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    return out0(c, n, hard_sigmoid(c, x, ox_attr_f(n, "alpha", 0.2f), ox_attr_f(n, "beta", 0.5f)));
+}
+
+static rlx_status op_hard_swish(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    return out0(c, n, rlx_mul(c->g, x, hard_sigmoid(c, x, 1.0 / 6.0, 0.5)));
+}
+
+static rlx_status op_clip(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    double lo = -INFINITY, hi = INFINITY;
+    if (c->opset < 11) {
+        lo = ox_attr_f(n, "min", -INFINITY), hi = ox_attr_f(n, "max", INFINITY);
+    } else {
+        for (int i = 1; i <= 2; i++) {
+            if (!ox_has(n, i)) continue;
+            const ox_value *v = ox_host_in(c, n, i);
+            if (!v) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Clip's min and max must be constants");
+            double b = v->host_dtype == RLX_F32 ? v->f64[0] : (double)v->i64[0];
+            *(i == 1 ? &lo : &hi) = b;
+        }
+    }
+    return out0(c, n, rlx_clamp(c->g, x, lo, hi));
+}
+
+static rlx_status op_cast(ox_ctx *c, const onnx_node *n) {
+    int64_t to = ox_attr_i(n, "to", 0);
+    rlx_dtype dt;
+    switch (to) {
+    case ONNX_FLOAT: dt = RLX_F32; break;
+    case ONNX_FLOAT16: dt = RLX_F16; break;
+    case ONNX_BFLOAT16: dt = RLX_BF16; break;
+    case ONNX_DOUBLE: dt = RLX_F64; break;
+    case ONNX_INT32: dt = RLX_I32; break;
+    case ONNX_INT64: dt = RLX_I64; break;
+    case ONNX_INT8: dt = RLX_I8; break;
+    case ONNX_UINT8: dt = RLX_U8; break;
+    case ONNX_BOOL: dt = RLX_BOOL; break;
+    default: return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Cast to %s", onnx_type_name((int32_t)to));
+    }
+    ox_value *v = ox_has(n, 0) ? ox_lookup(c, n->inputs[0]) : NULL;
+    if (v && v->host) {   /* shape arithmetic: stays an import-time value */
+        int64_t iv[OX_HOST_MAX];
+        double fv[OX_HOST_MAX];
+        bool to_float = dt == RLX_F32 || dt == RLX_F64 || dt == RLX_F16 || dt == RLX_BF16;
+        for (int64_t i = 0; i < v->host_count; i++) {
+            double x = v->host_dtype == RLX_F32 ? v->f64[i] : (double)v->i64[i];
+            if (to_float) fv[i] = x;
+            else iv[i] = dt == RLX_BOOL ? x != 0 : v->host_dtype == RLX_F32 ? (int64_t)trunc(x) : v->i64[i];
+        }
+        return ox_set_host(c, n->outputs[0], to_float ? RLX_F32 : dt == RLX_BOOL ? RLX_BOOL : RLX_I64, v->host_rank,
+                           v->host_dims, iv, fv);
+    }
+    rlx_node x = ox_in(c, n, 0);
+    return x == RLX_NO_NODE ? ox_graph_status(c) : out0(c, n, rlx_cast(c->g, x, dt));
+}
+
+/* Binary ops on import-time values: same shapes or one a scalar. */
+static rlx_status host_binary(ox_ctx *c, const onnx_node *n, const ox_value *a, const ox_value *b) {
+    const ox_value *big = a->host_count >= b->host_count ? a : b;
+    if (!(a->host_count == b->host_count || a->host_count == 1 || b->host_count == 1))
+        return ox_fail(c, RLX_STATUS_UNSUPPORTED, "broadcasting import-time values of %lld and %lld elements",
+                       (long long)a->host_count, (long long)b->host_count);
+    bool fl = a->host_dtype == RLX_F32 || b->host_dtype == RLX_F32;
+    bool cmp = onnx_str_eq(n->op_type, "Equal") || onnx_str_eq(n->op_type, "Less") || onnx_str_eq(n->op_type, "Greater");
+    int64_t iv[OX_HOST_MAX];
+    double fv[OX_HOST_MAX];
+    for (int64_t i = 0; i < big->host_count; i++) {
+        int64_t ia = a->host_dtype == RLX_F32 ? 0 : a->i64[a->host_count == 1 ? 0 : i];
+        int64_t ib = b->host_dtype == RLX_F32 ? 0 : b->i64[b->host_count == 1 ? 0 : i];
+        double fa = a->host_dtype == RLX_F32 ? a->f64[a->host_count == 1 ? 0 : i] : (double)ia;
+        double fb = b->host_dtype == RLX_F32 ? b->f64[b->host_count == 1 ? 0 : i] : (double)ib;
+        if (!fl && (ia <= -2 || ib <= -2) && !cmp)
+            return ox_fail(c, RLX_STATUS_UNSUPPORTED, "arithmetic on a symbolic dim (a dynamic shape computed at run time)");
+        if (onnx_str_eq(n->op_type, "Add")) iv[i] = ia + ib, fv[i] = fa + fb;
+        else if (onnx_str_eq(n->op_type, "Sub")) iv[i] = ia - ib, fv[i] = fa - fb;
+        else if (onnx_str_eq(n->op_type, "Mul")) iv[i] = ia * ib, fv[i] = fa * fb;
+        else if (onnx_str_eq(n->op_type, "Div")) {
+            if (!fl && ib == 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "integer division by zero");
+            iv[i] = fl ? 0 : ia / ib, fv[i] = fa / fb;
+        } else if (onnx_str_eq(n->op_type, "Equal")) iv[i] = fl ? fa == fb : ia == ib;
+        else if (onnx_str_eq(n->op_type, "Less")) iv[i] = fl ? fa < fb : ia < ib;
+        else if (onnx_str_eq(n->op_type, "Greater")) iv[i] = fl ? fa > fb : ia > ib;
+        else return ox_fail(c, RLX_STATUS_INTERNAL, "no host form");
+    }
+    rlx_dtype dt = cmp ? RLX_BOOL : fl ? RLX_F32 : RLX_I64;
+    return ox_set_host(c, n->outputs[0], dt, big->host_rank, big->host_dims, iv, fv);
+}
+
+typedef rlx_node (*binary_fn)(rlx_graph *, rlx_node, rlx_node);
+
+static const struct { const char *name; binary_fn fn; } binary_ops[] = {
+    {"Add", rlx_add}, {"Sub", rlx_sub}, {"Mul", rlx_mul}, {"Div", rlx_div}, {"Pow", rlx_pow},
+    {"Max", rlx_max}, {"Min", rlx_min}, {"Sum", rlx_add}, {"Mean", rlx_add},
+    {"Equal", rlx_eq}, {"Less", rlx_lt}, {"Greater", rlx_gt}, {"LessOrEqual", rlx_le}, {"GreaterOrEqual", rlx_ge},
+};
+
+static rlx_status op_binary(ox_ctx *c, const onnx_node *n) {
+    binary_fn fn = NULL;
+    for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
+        if (onnx_str_eq(n->op_type, binary_ops[i].name)) fn = binary_ops[i].fn;
+    if (n->n_inputs == 2 && all_host(c, n) && fn != rlx_pow && fn != rlx_max && fn != rlx_min && fn != rlx_le &&
+        fn != rlx_ge)
+        return host_binary(c, n, ox_host_in(c, n, 0), ox_host_in(c, n, 1));
+    rlx_node acc = ox_in(c, n, 0);
+    for (int i = 1; i < n->n_inputs && acc != RLX_NO_NODE; i++) {
+        rlx_node b = ox_in(c, n, i);
+        if (b == RLX_NO_NODE) return ox_graph_status(c);
+        acc = fn(c->g, acc, b);
+    }
+    if (acc == RLX_NO_NODE) return ox_graph_status(c);
+    if (onnx_str_eq(n->op_type, "Mean")) acc = rlx_div(c->g, acc, scalar_like(c, acc, n->n_inputs));
+    return out0(c, n, acc);
+}
+
+static rlx_status op_where(ox_ctx *c, const onnx_node *n) {
+    rlx_node cond = ox_in(c, n, 0), a = ox_in(c, n, 1), b = ox_in(c, n, 2);
+    if (cond == RLX_NO_NODE || a == RLX_NO_NODE || b == RLX_NO_NODE) return ox_graph_status(c);
+    return out0(c, n, rlx_where(c->g, cond, a, b));
+}
+
+/* ---------------------------------------------------------------- matmul */
+
+static rlx_status op_matmul(ox_ctx *c, const onnx_node *n) {
+    rlx_node a = ox_in(c, n, 0), b = ox_in(c, n, 1);
+    if (a == RLX_NO_NODE || b == RLX_NO_NODE) return ox_graph_status(c);
+    int64_t da[RLX_MAX_RANK], db[RLX_MAX_RANK];
+    int ra = rank_of(c, a, da), rb = rank_of(c, b, db);
+    if (ra < 1 || rb < 1) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "MatMul of scalars");
+    /* 1-D operands: numpy's rule, a vector becomes a matrix and the dim goes away after */
+    if (ra == 1) { int64_t d[2] = {1, da[0]}; a = rlx_reshape(c->g, a, 2, d); }
+    if (rb == 1) { int64_t d[2] = {db[0], 1}; b = rlx_reshape(c->g, b, 2, d); }
+    rlx_node y = rlx_matmul(c->g, a, b, 0);
+    if (ra == 1 || rb == 1) {
+        int64_t dy[RLX_MAX_RANK];
+        int ry = rank_of(c, y, dy);
+        if (ry < 2) return ox_graph_status(c);
+        int64_t d[RLX_MAX_RANK];
+        int k = 0;
+        for (int i = 0; i < ry - 2; i++) d[k++] = dy[i];
+        if (ra != 1) d[k++] = dy[ry - 2];
+        if (rb != 1) d[k++] = dy[ry - 1];
+        y = rlx_reshape(c->g, y, k, d);
+    }
+    return out0(c, n, y);
+}
+
+static rlx_status op_gemm(ox_ctx *c, const onnx_node *n) {
+    rlx_node a = ox_in(c, n, 0), b = ox_in(c, n, 1);
+    if (a == RLX_NO_NODE || b == RLX_NO_NODE) return ox_graph_status(c);
+    unsigned flags = (ox_attr_i(n, "transA", 0) ? RLX_MATMUL_TRANSPOSE_A : 0) | (ox_attr_i(n, "transB", 0) ? RLX_MATMUL_TRANSPOSE_B : 0);
+    double alpha = ox_attr_f(n, "alpha", 1.0f), beta = ox_attr_f(n, "beta", 1.0f);
+    rlx_node bias = RLX_NO_NODE;
+    if (ox_has(n, 2) && beta != 0) {
+        bias = ox_in(c, n, 2);
+        if (bias == RLX_NO_NODE) return ox_graph_status(c);
+    }
+    rlx_node y;
+    int64_t dbias[RLX_MAX_RANK];
+    bool row_bias = bias != RLX_NO_NODE && rank_of(c, bias, dbias) == 1 && beta == 1 && alpha == 1;
+    if (row_bias) {
+        y = rlx_matmul_ex(c->g, a, b, flags, bias, RLX_ACT_NONE);
+    } else {
+        y = rlx_matmul_ex(c->g, a, b, flags, RLX_NO_NODE, RLX_ACT_NONE);
+        if (alpha != 1) y = rlx_mul(c->g, y, scalar_like(c, y, alpha));
+        if (bias != RLX_NO_NODE) y = rlx_add(c->g, y, beta == 1 ? bias : rlx_mul(c->g, bias, scalar_like(c, bias, beta)));
+    }
+    return out0(c, n, y);
+}
+
+/* ----------------------------------------------------- softmax and norms */
+
+static rlx_status op_softmax(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    int64_t d[RLX_MAX_RANK];
+    int r = rank_of(c, x, d);
+    int64_t axis = ox_attr_i(n, "axis", c->opset >= 13 ? -1 : 1);
+    if (!norm_axis(&axis, r)) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "axis out of range");
+    if (c->opset < 13 && axis != r - 1)   /* the old form flattens at axis: the same only for the last one */
+        return ox_fail(c, RLX_STATUS_UNSUPPORTED, "opset %lld Softmax over axis %lld of %d dims", (long long)c->opset,
+                       (long long)axis, r);
+    bool lg = onnx_str_eq(n->op_type, "LogSoftmax");
+    return out0(c, n, lg ? rlx_log_softmax(c->g, x, (int)axis) : rlx_softmax(c->g, x, (int)axis));
+}
+
+static rlx_status op_layer_norm(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0), gamma = ox_in(c, n, 1);
+    if (x == RLX_NO_NODE || gamma == RLX_NO_NODE) return ox_graph_status(c);
+    rlx_node beta = ox_has(n, 2) ? ox_in(c, n, 2) : RLX_NO_NODE;
+    int64_t d[RLX_MAX_RANK], dg[RLX_MAX_RANK];
+    int r = rank_of(c, x, d), rg = rank_of(c, gamma, dg);
+    int64_t axis = ox_attr_i(n, "axis", -1);
+    if (!norm_axis(&axis, r)) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "axis out of range");
+    if (axis != r - 1 || rg != 1)
+        return ox_fail(c, RLX_STATUS_UNSUPPORTED, "LayerNormalization over more than the last axis");
+    for (int i = 1; i < n->n_outputs; i++)
+        if (n->outputs[i].n) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "LayerNormalization's Mean and InvStdDev outputs");
+    return out0(c, n, rlx_layer_norm(c->g, x, gamma, beta, ox_attr_f(n, "epsilon", 1e-5f)));
+}
+
+/* ------------------------------------------------------------- reductions */
+
+static rlx_status op_reduce(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    int64_t d[RLX_MAX_RANK], axes[RLX_MAX_RANK];
+    int r = rank_of(c, x, d), na = -1;
+    bool sum = onnx_str_eq(n->op_type, "ReduceSum");
+    bool axes_input = (sum && c->opset >= 13) || c->opset >= 18;
+    if (axes_input) {
+        if (ox_has(n, 1)) {
+            const ox_value *v = host_ints(c, n, 1);
+            if (!v) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "the axes must be constants");
+            if (v->host_count > RLX_MAX_RANK) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "too many axes");
+            na = (int)v->host_count;
+            for (int i = 0; i < na; i++) axes[i] = v->i64[i];
+        }
+    } else {
+        na = ox_attr_ints(n, "axes", axes, RLX_MAX_RANK);
+    }
+    uint32_t mask = 0;
+    if (na <= 0) {
+        if (na == 0 && ox_attr_i(n, "noop_with_empty_axes", 0)) return out0(c, n, x);
+        mask = r ? (1u << r) - 1 : 0;
+    }
+    for (int i = 0; i < na; i++) {
+        if (!norm_axis(&axes[i], r)) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "axis %lld out of range", (long long)axes[i]);
+        mask |= 1u << axes[i];
+    }
+    int keep = (int)ox_attr_i(n, "keepdims", 1);
+    rlx_node y;
+    if (sum) y = rlx_reduce_sum(c->g, x, mask, keep);
+    else if (onnx_str_eq(n->op_type, "ReduceMean")) y = rlx_reduce_mean(c->g, x, mask, keep);
+    else if (onnx_str_eq(n->op_type, "ReduceMax")) y = rlx_reduce_max(c->g, x, mask, keep);
+    else if (onnx_str_eq(n->op_type, "ReduceMin")) y = rlx_reduce_min(c->g, x, mask, keep);
+    else y = rlx_reduce_prod(c->g, x, mask, keep);
+    return out0(c, n, y);
+}
+
+/* --------------------------------------------------------------- shapes */
+
+static rlx_status op_shape(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    int64_t d[RLX_MAX_RANK];
+    int r = rank_of(c, x, d);
+    int64_t start = ox_attr_i(n, "start", 0), end = ox_attr_i(n, "end", r);
+    if (start < 0) start += r;
+    if (end < 0) end += r;
+    start = start < 0 ? 0 : start > r ? r : start;
+    end = end < start ? start : end > r ? r : end;
+    int64_t len = end - start;
+    return ox_set_host(c, n->outputs[0], RLX_I64, 1, &len, d + start, NULL);
+}
+
+/* Reshape's target with ONNX's 0 (copy the input's dim) resolved. */
+static rlx_status op_reshape(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    const ox_value *s = host_ints(c, n, 1);
+    if (x == RLX_NO_NODE || !s) return ox_graph_status(c) != RLX_OK ? ox_graph_status(c) : RLX_STATUS_UNSUPPORTED;
+    if (s->host_count > RLX_MAX_RANK) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "a shape of %lld dims", (long long)s->host_count);
+    int64_t d[RLX_MAX_RANK], want[RLX_MAX_RANK];
+    int r = rank_of(c, x, d);
+    bool allowzero = ox_attr_i(n, "allowzero", 0) != 0;
+    for (int64_t i = 0; i < s->host_count; i++) {
+        want[i] = s->i64[i];
+        if (want[i] == 0 && !allowzero) {
+            if (i >= r) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "a 0 in the shape has no input dim to copy");
+            want[i] = d[i];
+        }
+    }
+    return out0(c, n, rlx_reshape(c->g, x, (int)s->host_count, want));
+}
+
+static rlx_status op_flatten(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    int64_t d[RLX_MAX_RANK];
+    int r = rank_of(c, x, d);
+    int64_t axis = ox_attr_i(n, "axis", 1);
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis > r) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "axis out of range");
+    int64_t outer = 1, inner = 1;
+    bool sym_outer = false;
+    for (int i = 0; i < axis; i++) {
+        if (d[i] < 0) sym_outer = true;
+        else outer *= d[i];
+    }
+    for (int i = (int)axis; i < r; i++) {
+        if (d[i] < 0) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Flatten over a symbolic inner dim");
+        inner *= d[i];
+    }
+    int64_t want[2] = {sym_outer ? -1 : outer, inner};
+    return out0(c, n, rlx_reshape(c->g, x, 2, want));
+}
+
+static rlx_status op_transpose(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    int64_t d[RLX_MAX_RANK], p[RLX_MAX_RANK];
+    int r = rank_of(c, x, d);
+    int np = ox_attr_ints(n, "perm", p, RLX_MAX_RANK);
+    int perm[RLX_MAX_RANK];
+    if (np < 0) for (int i = 0; i < r; i++) perm[i] = r - 1 - i;
+    else if (np != r) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "perm has %d entries for %d dims", np, r);
+    else for (int i = 0; i < r; i++) perm[i] = (int)p[i];
+    return out0(c, n, rlx_transpose(c->g, x, perm));
+}
+
+/* Unsqueeze / Squeeze: the output dims, then a reshape (or a host reshape). */
+static rlx_status op_squeeze(ox_ctx *c, const onnx_node *n) {
+    bool unsq = onnx_str_eq(n->op_type, "Unsqueeze");
+    int64_t axes[RLX_MAX_RANK];
+    int na;
+    if (c->opset >= 13) {
+        na = -1;
+        if (ox_has(n, 1)) {
+            const ox_value *v = host_ints(c, n, 1);
+            if (!v) return RLX_STATUS_UNSUPPORTED;
+            if (v->host_count > RLX_MAX_RANK) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "too many axes");
+            na = (int)v->host_count;
+            for (int i = 0; i < na; i++) axes[i] = v->i64[i];
+        }
+    } else {
+        na = ox_attr_ints(n, "axes", axes, RLX_MAX_RANK);
+    }
+    ox_value *hv = ox_has(n, 0) ? ox_lookup(c, n->inputs[0]) : NULL;
+    bool host = hv && hv->host && hv->node == RLX_NO_NODE;
+    int64_t d[RLX_MAX_RANK];
+    int r;
+    rlx_node x = RLX_NO_NODE;
+    if (host) {
+        r = hv->host_rank;
+        memcpy(d, hv->host_dims, sizeof *d * (size_t)r);
+    } else {
+        if ((x = ox_in(c, n, 0)) == RLX_NO_NODE) return ox_graph_status(c);
+        r = rank_of(c, x, d);
+    }
+    int64_t out[RLX_MAX_RANK];
+    int ro = 0;
+    if (unsq) {
+        if (na < 1) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "Unsqueeze needs axes");
+        ro = r + na;
+        if (ro > RLX_MAX_RANK) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "more than %d dims", RLX_MAX_RANK);
+        bool ins[RLX_MAX_RANK] = {false};
+        for (int i = 0; i < na; i++) {
+            if (!norm_axis(&axes[i], ro) || ins[axes[i]]) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "bad axes");
+            ins[axes[i]] = true;
+        }
+        for (int i = 0, k = 0; i < ro; i++) out[i] = ins[i] ? 1 : d[k++];
+    } else {
+        bool drop[RLX_MAX_RANK] = {false};
+        if (na < 0) for (int i = 0; i < r; i++) drop[i] = d[i] == 1;
+        for (int i = 0; i < na; i++) {
+            if (!norm_axis(&axes[i], r) || d[axes[i]] != 1)
+                return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "axis %lld is not a dim of size 1", (long long)axes[i]);
+            drop[axes[i]] = true;
+        }
+        for (int i = 0; i < r; i++)
+            if (!drop[i]) out[ro++] = d[i];
+    }
+    if (host) return ox_set_host(c, n->outputs[0], hv->host_dtype, ro, out, hv->i64, hv->f64);
+    return out0(c, n, rlx_reshape(c->g, x, ro, out));
+}
+
+static rlx_status op_concat(ox_ctx *c, const onnx_node *n) {
+    int64_t axis = ox_attr_i(n, "axis", 0);
+    if (all_host(c, n)) {   /* shape lists */
+        int64_t iv[OX_HOST_MAX];
+        double fv[OX_HOST_MAX];
+        int64_t total = 0;
+        const ox_value *first = ox_host_in(c, n, 0);
+        for (int i = 0; i < n->n_inputs; i++) {
+            const ox_value *v = ox_host_in(c, n, i);
+            if (v->host_rank != 1 || (v->host_dtype == RLX_F32) != (first->host_dtype == RLX_F32))
+                return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Concat of import-time values other than 1-D lists");
+            if (total + v->host_count > OX_HOST_MAX) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "too large");
+            for (int64_t k = 0; k < v->host_count; k++) {
+                if (v->host_dtype == RLX_F32) fv[total + k] = v->f64[k];
+                else iv[total + k] = v->i64[k];
+            }
+            total += v->host_count;
+        }
+        return ox_set_host(c, n->outputs[0], first->host_dtype, 1, &total, iv, fv);
+    }
+    rlx_node acc = RLX_NO_NODE;
+    for (int i = 0; i < n->n_inputs;) {
+        rlx_node xs[8];
+        int k = 0;
+        if (acc != RLX_NO_NODE) xs[k++] = acc;
+        while (k < 8 && i < n->n_inputs) {
+            if ((xs[k] = ox_in(c, n, i++)) == RLX_NO_NODE) return ox_graph_status(c);
+            k++;
+        }
+        int64_t d[RLX_MAX_RANK];
+        int64_t ax = axis;
+        if (!norm_axis(&ax, rank_of(c, xs[0], d))) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "axis out of range");
+        acc = k == 1 ? xs[0] : rlx_concat(c->g, xs, k, (int)ax);
+    }
+    return out0(c, n, acc);
+}
+
+static rlx_status op_split(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    int64_t d[RLX_MAX_RANK], sizes[64];
+    int r = rank_of(c, x, d);
+    int64_t axis = ox_attr_i(n, "axis", 0);
+    if (!norm_axis(&axis, r) || d[axis] < 0) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Split over a symbolic or missing axis");
+    int k = n->n_outputs, ns = -1;
+    if (k < 1 || k > 64) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Split into %d outputs", k);
+    if (c->opset >= 13 && ox_has(n, 1)) {
+        const ox_value *v = host_ints(c, n, 1);
+        if (!v || v->host_count > 64) return RLX_STATUS_UNSUPPORTED;
+        ns = (int)v->host_count;
+        for (int i = 0; i < ns; i++) sizes[i] = v->i64[i];
+    } else if (c->opset < 13) {
+        ns = ox_attr_ints(n, "split", sizes, 64);
+    }
+    if (ns < 0) {
+        int64_t each = (d[axis] + k - 1) / k;   /* the last part may be smaller (opset 18) */
+        for (int i = 0; i < k; i++) sizes[i] = i + 1 < k ? each : d[axis] - each * (k - 1);
+        ns = k;
+    }
+    if (ns != k) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "%d split sizes for %d outputs", ns, k);
+    int64_t at = 0;
+    for (int i = 0; i < k; i++) {
+        if (sizes[i] < 0 || at + sizes[i] > d[axis]) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "split sizes exceed the axis");
+        rlx_status st = ox_set_node(c, n->outputs[i], rlx_narrow(c->g, x, (int)axis, at, sizes[i]));
+        if (st != RLX_OK) return st;
+        at += sizes[i];
+    }
+    return at == d[axis] ? RLX_OK : ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "split sizes do not cover the axis");
+}
+
+/* Clamped [start, end) with step along a dim of size dim (ONNX Slice rules). */
+static void slice_bounds(int64_t dim, int64_t *start, int64_t *end, int64_t step) {
+    if (*start < 0) *start += dim;
+    if (*end < 0) *end += dim;
+    if (step > 0) {
+        *start = *start < 0 ? 0 : *start > dim ? dim : *start;
+        *end = *end < 0 ? 0 : *end > dim ? dim : *end;
+    } else {
+        *start = *start < 0 ? -1 : *start > dim - 1 ? dim - 1 : *start;
+        *end = *end < -1 ? -1 : *end > dim - 1 ? dim - 1 : *end;
+    }
+}
+
+static rlx_status op_slice(ox_ctx *c, const onnx_node *n) {
+    int64_t starts[RLX_MAX_RANK], ends[RLX_MAX_RANK], axes[RLX_MAX_RANK], steps[RLX_MAX_RANK];
+    int ns;
+    if (c->opset >= 10) {
+        const ox_value *vs = host_ints(c, n, 1), *ve = host_ints(c, n, 2);
+        if (!vs || !ve) return RLX_STATUS_UNSUPPORTED;
+        ns = (int)vs->host_count;
+        if (ns > RLX_MAX_RANK || ve->host_count != ns) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "starts and ends differ");
+        for (int i = 0; i < ns; i++) starts[i] = vs->i64[i], ends[i] = ve->i64[i], axes[i] = i, steps[i] = 1;
+        for (int k = 3; k <= 4; k++) {
+            if (!ox_has(n, k)) continue;
+            const ox_value *v = host_ints(c, n, k);
+            if (!v || v->host_count != ns) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "axes or steps must be constants of starts' length");
+            for (int i = 0; i < ns; i++) (k == 3 ? axes : steps)[i] = v->i64[i];
+        }
+    } else {
+        ns = ox_attr_ints(n, "starts", starts, RLX_MAX_RANK);
+        if (ox_attr_ints(n, "ends", ends, RLX_MAX_RANK) != ns || ns < 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "starts and ends");
+        if (ox_attr_ints(n, "axes", axes, RLX_MAX_RANK) < 0) for (int i = 0; i < ns; i++) axes[i] = i;
+        for (int i = 0; i < ns; i++) steps[i] = 1;
+    }
+    ox_value *hv = ox_has(n, 0) ? ox_lookup(c, n->inputs[0]) : NULL;
+    if (hv && hv->host && hv->node == RLX_NO_NODE && hv->host_rank == 1 && ns == 1) {   /* a shape list */
+        int64_t s = starts[0], e = ends[0], st = steps[0], iv[OX_HOST_MAX], len = 0;
+        double fv[OX_HOST_MAX];
+        if (st == 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "step 0");
+        slice_bounds(hv->host_count, &s, &e, st);
+        for (int64_t i = s; st > 0 ? i < e : i > e; i += st, len++) {
+            if (hv->host_dtype == RLX_F32) fv[len] = hv->f64[i];
+            else iv[len] = hv->i64[i];
+        }
+        return ox_set_host(c, n->outputs[0], hv->host_dtype, 1, &len, iv, fv);
+    }
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    int64_t d[RLX_MAX_RANK];
+    int r = rank_of(c, x, d);
+    for (int i = 0; i < ns; i++) {
+        int64_t ax = axes[i];
+        if (!norm_axis(&ax, r)) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "axis out of range");
+        if (steps[i] == 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "step 0");
+        if (d[ax] < 0) {   /* symbolic: only a whole-axis slice is free */
+            if (starts[i] == 0 && ends[i] >= ((int64_t)1 << 31) && steps[i] == 1) continue;
+            return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Slice of a symbolic dim");
+        }
+        int64_t s = starts[i], e = ends[i];
+        slice_bounds(d[ax], &s, &e, steps[i]);
+        if (steps[i] < 0) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Slice with a negative step");
+        if (e < s) e = s;
+        x = rlx_slice(c->g, x, (int)ax, s, e, steps[i]);
+        rank_of(c, x, d);
+    }
+    return out0(c, n, x);
+}
+
+static rlx_status op_gather(ox_ctx *c, const onnx_node *n) {
+    int64_t axis = ox_attr_i(n, "axis", 0);
+    ox_value *hv = ox_has(n, 0) ? ox_lookup(c, n->inputs[0]) : NULL;
+    if (hv && hv->host && hv->node == RLX_NO_NODE && hv->host_rank == 1 && all_host(c, n)) {   /* shape[i] */
+        const ox_value *idx = host_ints(c, n, 1);
+        if (!idx) return RLX_STATUS_UNSUPPORTED;
+        int64_t iv[OX_HOST_MAX];
+        double fv[OX_HOST_MAX];
+        for (int64_t i = 0; i < idx->host_count; i++) {
+            int64_t k = idx->i64[i] < 0 ? idx->i64[i] + hv->host_count : idx->i64[i];
+            if (k < 0 || k >= hv->host_count) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "index out of range");
+            if (hv->host_dtype == RLX_F32) fv[i] = hv->f64[k];
+            else iv[i] = hv->i64[k];
+        }
+        return ox_set_host(c, n->outputs[0], hv->host_dtype, idx->host_rank, idx->host_dims, iv, fv);
+    }
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    int64_t d[RLX_MAX_RANK];
+    int r = rank_of(c, x, d);
+    if (!norm_axis(&axis, r)) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "axis out of range");
+    ox_value *iv = ox_has(n, 1) ? ox_lookup(c, n->inputs[1]) : NULL;
+    if (iv && iv->host && iv->host_rank == 0 && iv->host_dtype != RLX_F32 && d[axis] >= 0) {   /* x[..., k, ...] */
+        int64_t k = iv->i64[0] < 0 ? iv->i64[0] + d[axis] : iv->i64[0];
+        if (k < 0 || k >= d[axis]) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "index out of range");
+        rlx_node y = rlx_narrow(c->g, x, (int)axis, k, 1);
+        int64_t out[RLX_MAX_RANK];
+        int ro = 0;
+        for (int i = 0; i < r; i++)
+            if (i != axis) out[ro++] = d[i];
+        return out0(c, n, rlx_reshape(c->g, y, ro, out));
+    }
+    rlx_node ids = ox_in(c, n, 1);
+    if (ids == RLX_NO_NODE) return ox_graph_status(c);
+    rlx_dtype idt;
+    int64_t di[RLX_MAX_RANK];
+    int ri = -1;
+    rlx_node_shape(c->g, ids, &idt, &ri, di);
+    if (idt == RLX_I64) ids = rlx_cast(c->g, ids, RLX_I32);
+    if (r + ri - 1 > RLX_MAX_RANK) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "more than %d dims", RLX_MAX_RANK);
+    /* move axis to the front, gather rows of [d_axis, rest], then put the index dims in its place */
+    int perm[RLX_MAX_RANK], k = 0;
+    perm[k++] = (int)axis;
+    for (int i = 0; i < r; i++)
+        if (i != axis) perm[k++] = i;
+    rlx_node t = axis ? rlx_transpose(c->g, x, perm) : x;
+    int64_t rest = 1;
+    for (int i = 0; i < r; i++)
+        if (i != axis) {
+            if (d[i] < 0) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Gather with a symbolic non-gathered dim");
+            rest *= d[i];
+        }
+    int64_t d2[2] = {d[axis], rest};
+    rlx_node rows = rlx_gather_rows(c->g, rlx_reshape(c->g, t, 2, d2), ids);   /* ids.shape + [rest] */
+    int64_t out[RLX_MAX_RANK];
+    int ro = 0;
+    for (int i = 0; i < ri; i++) out[ro++] = di[i];
+    for (int i = 0; i < r; i++)
+        if (i != axis) out[ro++] = d[i];
+    rlx_node y = rlx_reshape(c->g, rows, ro, out);
+    if (axis) {   /* [idx..., before..., after...] -> [before..., idx..., after...] */
+        int p2[RLX_MAX_RANK], q = 0;
+        for (int i = 0; i < axis; i++) p2[q++] = ri + i;
+        for (int i = 0; i < ri; i++) p2[q++] = i;
+        for (int i = (int)axis + 1; i < r; i++) p2[q++] = ri + i - 1;
+        y = rlx_transpose(c->g, y, p2);
+    }
+    return out0(c, n, y);
+}
+
+static rlx_status op_expand(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    const ox_value *s = host_ints(c, n, 1);
+    if (x == RLX_NO_NODE || !s) return RLX_STATUS_UNSUPPORTED;
+    int64_t d[RLX_MAX_RANK], out[RLX_MAX_RANK];
+    int r = rank_of(c, x, d);
+    int ro = (int)(s->host_count > r ? s->host_count : r);
+    if (ro > RLX_MAX_RANK) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "more than %d dims", RLX_MAX_RANK);
+    for (int i = 0; i < ro; i++) {   /* numpy broadcasting of the two shapes, right-aligned */
+        int ix = i - (ro - r), is = i - (ro - (int)s->host_count);
+        int64_t a = ix >= 0 ? d[ix] : 1, b = is >= 0 ? s->i64[is] : 1;
+        out[i] = a == 1 ? b : a;
+        if (!(b == 1 || a == b || a == 1)) return ox_fail(c, RLX_STATUS_SHAPE, "shapes do not broadcast");
+    }
+    return out0(c, n, rlx_expand(c->g, x, ro, out));
+}
+
+/* ----------------------------------------------------------- constants */
+
+static rlx_status op_constant(ox_ctx *c, const onnx_node *n) {
+    if (n->n_attrs != 1) return ox_fail(c, RLX_STATUS_FORMAT, "Constant needs exactly one attribute");
+    const onnx_attr *a = &n->attrs[0];
+    onnx_str out = n->outputs[0];
+    if (onnx_str_eq(a->name, "value") && a->t) {
+        int64_t count = 1;
+        for (int d = 0; d < a->t->n_dims; d++) count *= a->t->dims[d];
+        if (count <= OX_HOST_MAX) return ox_host_from_tensor(c, out, a->t);
+        return ox_fail(c, RLX_STATUS_UNSUPPORTED, "a Constant of %lld elements", (long long)count);
+    }
+    if (onnx_str_eq(a->name, "value_float")) { double f = a->f; return ox_set_host(c, out, RLX_F32, 0, NULL, NULL, &f); }
+    if (onnx_str_eq(a->name, "value_int")) return ox_set_host(c, out, RLX_I64, 0, NULL, &a->i, NULL);
+    if (onnx_str_eq(a->name, "value_ints") || onnx_str_eq(a->name, "value_floats")) {
+        bool fl = onnx_str_eq(a->name, "value_floats");
+        int64_t len = (int64_t)(fl ? a->n_floats : a->n_ints);
+        if (len > OX_HOST_MAX) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "too large");
+        double fv[OX_HOST_MAX];
+        for (int64_t i = 0; fl && i < len; i++) fv[i] = a->floats[i];
+        return ox_set_host(c, out, fl ? RLX_F32 : RLX_I64, 1, &len, a->ints, fv);
+    }
+    return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Constant with attribute '%.*s'", (int)a->name.n, a->name.p);
+}
+
+static rlx_status op_constant_of_shape(ox_ctx *c, const onnx_node *n) {
+    const ox_value *s = host_ints(c, n, 0);
+    if (!s) return RLX_STATUS_UNSUPPORTED;
+    int64_t count = 1;
+    if (s->host_count > RLX_MAX_RANK) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "more than %d dims", RLX_MAX_RANK);
+    for (int64_t i = 0; i < s->host_count; i++) {
+        if (s->i64[i] < 0) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "ConstantOfShape of a symbolic shape");
+        count *= s->i64[i];
+    }
+    if (count > OX_HOST_MAX) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "ConstantOfShape of %lld elements", (long long)count);
+    const onnx_attr *a = onnx_node_attr(n, "value");
+    double fv = 0;
+    int64_t iv = 0;
+    rlx_dtype dt = RLX_F32;
+    if (a && a->t) {
+        onnx_str tmp = {"", 0};
+        rlx_status st = ox_host_from_tensor(c, tmp, a->t);
+        if (st != RLX_OK) return st;
+        ox_value *v = &c->values[c->n_values - 1];
+        dt = v->host_dtype;
+        if (dt == RLX_F32) fv = v->f64[0];
+        else iv = v->i64[0];
+    }
+    int64_t ivs[OX_HOST_MAX];
+    double fvs[OX_HOST_MAX];
+    for (int64_t i = 0; i < count; i++) ivs[i] = iv, fvs[i] = fv;
+    return ox_set_host(c, n->outputs[0], dt, (int)s->host_count, s->i64, ivs, fvs);
+}
+
+static rlx_status op_range(ox_ctx *c, const onnx_node *n) {
+    const ox_value *v[3];
+    for (int i = 0; i < 3; i++)
+        if (!(v[i] = ox_host_in(c, n, i))) return RLX_STATUS_UNSUPPORTED;
+    bool fl = v[0]->host_dtype == RLX_F32;
+    double s = fl ? v[0]->f64[0] : (double)v[0]->i64[0], e = fl ? v[1]->f64[0] : (double)v[1]->i64[0];
+    double d = fl ? v[2]->f64[0] : (double)v[2]->i64[0];
+    if (!fl && (v[0]->i64[0] <= -2 || v[1]->i64[0] <= -2))
+        return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Range over a symbolic dim");
+    if (d == 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "Range with delta 0");
+    double cnt = ceil((e - s) / d);
+    int64_t len = cnt > 0 ? (int64_t)cnt : 0;
+    if (len > OX_HOST_MAX) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Range of %lld elements", (long long)len);
+    int64_t iv[OX_HOST_MAX];
+    double fv[OX_HOST_MAX];
+    for (int64_t i = 0; i < len; i++) fv[i] = s + (double)i * d, iv[i] = (int64_t)fv[i];
+    return ox_set_host(c, n->outputs[0], fl ? RLX_F32 : RLX_I64, 1, &len, iv, fv);
+}
+
+/* ----------------------------------------------------------------- table */
+
+static const ox_op ops[] = {
+    {"Abs", op_unary}, {"Add", op_binary}, {"Atan", op_unary}, {"Cast", op_cast}, {"Clip", op_clip},
+    {"Concat", op_concat}, {"Constant", op_constant}, {"ConstantOfShape", op_constant_of_shape}, {"Cos", op_unary},
+    {"Div", op_binary}, {"Equal", op_binary}, {"Exp", op_unary}, {"Expand", op_expand}, {"Flatten", op_flatten},
+    {"Gather", op_gather}, {"Gelu", op_gelu}, {"Gemm", op_gemm}, {"Greater", op_binary},
+    {"GreaterOrEqual", op_binary}, {"HardSigmoid", op_hard_sigmoid}, {"HardSwish", op_hard_swish},
+    {"Identity", op_identity}, {"LayerNormalization", op_layer_norm}, {"LeakyRelu", op_leaky_relu},
+    {"Less", op_binary}, {"LessOrEqual", op_binary}, {"Log", op_unary}, {"LogSoftmax", op_softmax},
+    {"MatMul", op_matmul}, {"Max", op_binary}, {"Mean", op_binary}, {"Min", op_binary}, {"Mul", op_binary},
+    {"Neg", op_unary}, {"Pow", op_binary}, {"Range", op_range}, {"Reciprocal", op_reciprocal},
+    {"ReduceMax", op_reduce}, {"ReduceMean", op_reduce}, {"ReduceMin", op_reduce}, {"ReduceProd", op_reduce},
+    {"ReduceSum", op_reduce}, {"Relu", op_unary}, {"Reshape", op_reshape}, {"Round", op_unary}, {"Shape", op_shape},
+    {"Sigmoid", op_unary}, {"Sin", op_unary}, {"Slice", op_slice}, {"Softmax", op_softmax}, {"Split", op_split},
+    {"Sqrt", op_unary}, {"Squeeze", op_squeeze}, {"Sub", op_binary}, {"Sum", op_binary}, {"Tan", op_unary},
+    {"Tanh", op_unary}, {"Transpose", op_transpose}, {"Unsqueeze", op_squeeze}, {"Where", op_where},
+};
+
+const ox_op *ox_find_op(const char *name, size_t len) {
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strlen(ops[i].name) == len && !memcmp(ops[i].name, name, len)) return &ops[i];
+    return NULL;
+}
+
+int ox_op_count(void) { return (int)(sizeof ops / sizeof ops[0]); }
+const char *ox_op_name(int i) { return i >= 0 && i < ox_op_count() ? ops[i].name : NULL; }

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""PyTorch models exported to ONNX for tests/test_onnx_import.c, with inputs
+and PyTorch's outputs as .npy files (float32; the reference is PyTorch's own
+float64 run of the same weights, rounded to float32).
+
+usage: onnx_export_ref.py OUT_DIR
+Writes OUT_DIR/NAME.onnx, NAME.in.B.npy and NAME.out.B.npy for batch sizes
+B = 2 and 3 (the batch is a dynamic axis), for NAME in mlp, attn13, attn17,
+and OUT_DIR/unsupported.onnx (operators rlx does not import yet).
+"""
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32)
+        self.fc2 = torch.nn.Linear(32, 8)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        h = torch.clamp(h, max=2.0) * 0.5 + torch.sigmoid(h)
+        return torch.softmax(self.fc2(h), dim=-1)
+
+
+class Attention(torch.nn.Module):
+    """A pre-LN self-attention block, its shapes computed from x as exports do."""
+
+    def __init__(self, d=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.ln = torch.nn.LayerNorm(d)
+        self.qkv = torch.nn.Linear(d, 3 * d)
+        self.proj = torch.nn.Linear(d, d)
+        self.ln2 = torch.nn.LayerNorm(d)
+        self.fc = torch.nn.Linear(d, 2 * d)
+        self.fc2 = torch.nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        h = self.ln(x)
+        q, k, v = self.qkv(h).split(d, dim=-1)
+        hd = d // self.heads
+        q = q.reshape(b, s, self.heads, hd).transpose(1, 2)
+        k = k.reshape(b, s, self.heads, hd).transpose(1, 2)
+        v = v.reshape(b, s, self.heads, hd).transpose(1, 2)
+        att = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(hd), dim=-1)
+        o = (att @ v).transpose(1, 2).reshape(b, s, d)
+        x = x + self.proj(o)
+        y = self.fc2(torch.nn.functional.leaky_relu(self.fc(self.ln2(x)), 0.1))
+        return x + y, y.mean(dim=1)
+
+
+def export(model, example, path, opset, inputs, outputs, dyn):
+    torch.onnx.export(model, example, path, input_names=inputs, output_names=outputs, dynamic_axes=dyn,
+                      opset_version=opset, do_constant_folding=True)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    cases = [
+        ("mlp", MLP().eval(), lambda b: torch.randn(b, 16), 13, ["x"], ["probs"]),
+        ("attn13", Attention().eval(), lambda b: torch.randn(b, 5, 32), 13, ["x"], ["y", "pooled"]),
+        ("attn17", Attention().eval(), lambda b: torch.randn(b, 5, 32), 17, ["x"], ["y", "pooled"]),
+    ]
+    for name, model, make, opset, ins, outs in cases:
+        dyn = {n: {0: "batch"} for n in ins + outs}
+        export(model, make(2), os.path.join(out, name + ".onnx"), opset, ins, outs, dyn)
+        ref = model.double()
+        for b in (2, 3):
+            x = make(b)
+            np.save(os.path.join(out, "%s.in.%d.npy" % (name, b)), x.numpy().astype(np.float32))
+            with torch.no_grad():
+                ys = ref(x.double())
+            ys = ys if isinstance(ys, tuple) else (ys,)
+            for i, y in enumerate(ys):
+                np.save(os.path.join(out, "%s.out%d.%d.npy" % (name, i, b)), y.numpy().astype(np.float32))
+        model.float()
+
+    class Unsupported(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3)
+            self.conv2 = torch.nn.Conv2d(4, 4, 1)
+
+        def forward(self, x):
+            return torch.nn.functional.gelu(self.conv2(self.conv(x)))
+
+    export(Unsupported().eval(), torch.randn(1, 3, 8, 8), os.path.join(out, "unsupported.onnx"), 13, ["x"], ["y"], None)
+
+
+if __name__ == "__main__":
+    main()

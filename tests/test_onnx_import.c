@@ -1,0 +1,104 @@
+/*
+ * test_onnx_import.c — ONNX models exported by PyTorch (Debian's
+ * python3-torch, tests/ref/onnx_export_ref.py) run through rlx_onnx_load on
+ * the CPU and on Vulkan (lavapipe in CI), against PyTorch's float64 outputs
+ * at two batch sizes (the batch is a dynamic axis, so a symbol): an MLP
+ * (Gemm, Clip, Softmax), and a pre-LN attention block exported at opset 13
+ * (LayerNorm decomposed, shape arithmetic from Shape / Gather / Concat) and
+ * 17 (LayerNormalization). A model with unsupported operators fails with one
+ * error naming all of them; bad files fail with FORMAT or IO.
+ */
+#include "harness.h"
+#include "rlx.h"
+#include "vk_parity.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char dir[] = "/tmp/rlx_onnx_imp_XXXXXX";
+static bool made, made_ok;
+
+static bool models(void) {
+    if (made) return made_ok;
+    made = true;
+    if (!mkdtemp(dir)) return false;
+    const char *py = test_program("RLX_PYTHON", "/usr/bin/python3");
+    char cmd[1024], out[4096];
+    snprintf(cmd, sizeof cmd, "%s tests/ref/onnx_export_ref.py %s 2>&1", py, dir);
+    int rc = test_run_command(cmd, out, sizeof out);
+    if (rc != 0) harness_fail(__FILE__, __LINE__, "onnx_export_ref.py failed (python3-torch, python3-onnx): %.600s", out);
+    made_ok = rc == 0;
+    return made_ok;
+}
+
+static void check_model(const char *name, int n_out, bool vulkan) {
+    if (!models()) return;
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
+    rlx_onnx *m = NULL;
+    CHECK_MSG(rlx_onnx_load(path, &m) == RLX_OK, "%s: %s", name, rlx_last_error());
+    rlx_compile_options o;
+    if (vulkan) vkp_options(&o);
+    else rlx_compile_options_init(&o);
+    rlx_exec *e = NULL;
+    CHECK_MSG(rlx_onnx_compile(m, &o, &e) == RLX_OK, "%s: %s", name, rlx_last_error());
+    const char *in_name = NULL;
+    rlx_tensor info;
+    CHECK_OK(rlx_exec_input_info(e, 0, &info));
+    in_name = info.name;
+    for (int b = 2; b <= 3; b++) {
+        rlx_tensor x;
+        snprintf(path, sizeof path, "%s/%s.in.%d.npy", dir, name, b);
+        CHECK_OK(rlx_npy_load(path, &x));
+        x.name = in_name;
+        CHECK_MSG(rlx_exec_run(e, &x, 1) == RLX_OK, "%s batch %d: %s", name, b, rlx_last_error());
+        free(x.data);
+        for (int k = 0; k < n_out; k++) {
+            rlx_tensor want, oi;
+            snprintf(path, sizeof path, "%s/%s.out%d.%d.npy", dir, name, k, b);
+            CHECK_OK(rlx_npy_load(path, &want));
+            CHECK_OK(rlx_exec_output_info(e, k, &oi));
+            size_t n = want.bytes / 4;
+            float *got = malloc(want.bytes);
+            double *ref = malloc(n * sizeof *ref);
+            CHECK_MSG(rlx_exec_read_output(e, oi.name, got, want.bytes) == RLX_OK, "%s: %s", name, rlx_last_error());
+            for (size_t i = 0; i < n; i++) ref[i] = ((float *)want.data)[i];
+            char what[160];
+            snprintf(what, sizeof what, "%s%s batch %d output %s", name, vulkan ? " (Vulkan)" : "", b, oi.name);
+            CHECK(test_close_f32_f64(what, got, ref, (int64_t)n, 1e-4));
+            free(got), free(ref), free(want.data);
+        }
+    }
+    rlx_exec_free(e);
+    rlx_onnx_free(m);
+}
+
+TEST(onnx_import_mlp_matches_torch) { check_model("mlp", 1, false); }
+TEST(onnx_import_attention_opset13_matches_torch) { check_model("attn13", 2, false); }
+TEST(onnx_import_attention_opset17_matches_torch) { check_model("attn17", 2, false); }
+TEST(vk_onnx_import_mlp_matches_torch) { VKP_REQUIRE(); check_model("mlp", 1, true); }
+TEST(vk_onnx_import_attention_matches_torch) { VKP_REQUIRE(); check_model("attn17", 2, true); check_model("attn13", 2, true); }
+
+TEST(onnx_import_lists_every_unsupported_operator) {
+    if (!models()) return;
+    char path[600];
+    snprintf(path, sizeof path, "%s/unsupported.onnx", dir);
+    rlx_onnx *m = (rlx_onnx *)1;
+    CHECK_STATUS(rlx_onnx_load(path, &m), RLX_STATUS_UNSUPPORTED);
+    CHECK(m == NULL);
+    const char *msg = rlx_last_error();
+    CHECK_MSG(strstr(msg, "2 operators are not supported") && strstr(msg, "Conv (2 nodes)") && strstr(msg, "Erf (1 node)"),
+              "message: %s", msg);
+    CHECK_STATUS(rlx_onnx_load("/nonexistent/model.onnx", &m), RLX_STATUS_IO);
+    char bad[] = "/tmp/rlx_onnx_bad_XXXXXX";
+    CHECK(test_temp_file(bad));
+    FILE *f = fopen(bad, "wb");
+    fputs("this is not a protobuf \xff\xff\xff", f);
+    fclose(f);
+    CHECK_STATUS(rlx_onnx_load(bad, &m), RLX_STATUS_FORMAT);
+    remove(bad);
+    CHECK_STATUS(rlx_onnx_load(NULL, &m), RLX_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(rlx_onnx_compile(NULL, NULL, NULL), RLX_STATUS_INVALID_ARGUMENT);
+}
