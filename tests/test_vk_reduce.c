@@ -4,12 +4,15 @@
  * argmax/argmin (ties, NaN), softmax/log_softmax on any axis, layer/rms norm
  * with and without beta and their fused residual forms, and cumsum on any
  * axis, for f32 and the integer dtypes, on shapes that take each shader mode
- * (workgroup per row, invocation per row) and span many workgroups.
+ * (workgroup per row, invocation per row) and span many workgroups; and the
+ * split (two-pass) reductions of few outputs over long ranges, element by
+ * element against the CPU, run twice for the same bits.
  * require_gpu is set throughout: a host step for any of these is a failure.
  */
 #include "ops_common.h"
 #include "vk_parity.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Sums are compensated and pairwise on the GPU and in double on the CPU:
@@ -241,5 +244,187 @@ TEST(vk_cumsum) {
             rlx_tensor in = ops_tensor("x", dt, s, x);
             CHECK_MSG(vkp_compare(g, &in, 1, TOL, true), "%s case %zu", rlx_dtype_name(dt), k);
         }
+    ops_free_all();
+}
+
+/* ---- split reductions (reduce.c, "reduce-split") ----
+ *
+ * Few outputs over long reduced ranges split the range over workgroups into
+ * f32 partials that a second pass folds in a fixed order. Each case runs
+ * sum, mean, max and min in one graph and checks that the report names the
+ * split tier (or, with the split turned off, does not), that a second run
+ * gives the same bits, and, element by element against the CPU (which
+ * accumulates in double), that sums and means are within SPLIT_ROUNDOFF x
+ * 2^-24 (f32 roundoff) of the sum of |x| (which bounds the rounding of any
+ * summation order) and max/min are equal. Software devices do not split by
+ * themselves (vk_tuning.red_split_wgs), so these tests set the target a GPU
+ * of unreported size gets (8 x 128 workgroups) through RLX_VK_RED_SPLIT_WGS. */
+#define SPLIT_ROUNDOFF 8.0
+
+static const char *const split_outs[4] = {"sum", "mean", "max", "min"};
+
+static rlx_graph *split_graph(rlx_dtype dt, ref_shape s, uint32_t mask, int keepdim)
+{
+    rlx_graph *g = ops_graph();
+    rlx_node nx = ops_input(g, "x", dt, s);
+    rlx_output(g, "sum", rlx_reduce_sum(g, nx, mask, keepdim));
+    rlx_output(g, "mean", rlx_reduce_mean(g, nx, mask, keepdim));
+    rlx_output(g, "max", rlx_reduce_max(g, nx, mask, keepdim));
+    rlx_output(g, "min", rlx_reduce_min(g, nx, mask, keepdim));
+    return g;
+}
+
+/* The sum of |x| over mask (f32 x: |x| is exact), for the error bound. */
+static double *abs_sums(const void *x, rlx_dtype dt, ref_shape s, uint32_t mask, int64_t n_out)
+{
+    int64_t n = ref_numel(&s);
+    float *ax = ops_alloc((size_t)(n ? n : 1) * sizeof(float));
+    for (int64_t i = 0; i < n; i++) ax[i] = fabsf((float)ref_load(x, dt, i));
+    rlx_graph *g = ops_graph();
+    rlx_output(g, "m", rlx_reduce_sum(g, ops_input(g, "x", RLX_F32, s), mask, 0));
+    rlx_tensor in = ops_tensor("x", RLX_F32, s, ax);
+    rlx_exec *e = vkp_compile(g, false);
+    float *m = ops_alloc((size_t)n_out * sizeof(float));
+    double *md = ops_f64(n_out);
+    bool ok = e && rlx_exec_run(e, &in, 1) == RLX_OK && rlx_exec_read_output(e, "m", m, (size_t)n_out * 4) == RLX_OK;
+    rlx_exec_free(e);
+    for (int64_t o = 0; ok && o < n_out; o++) md[o] = m[o];
+    return ok ? md : NULL;
+}
+
+/* Vulkan output k against the CPU's (both dt); *worst: the largest sum or
+ * mean error in units of 2^-24 of its sum of |x|. */
+static bool split_check_output(int k, rlx_dtype dt, const void *got, const void *cpu, const double *mag,
+                               int64_t n_out, int64_t count, double *worst)
+{
+    /* f16/bf16 outputs: both sides round once more, to the dtype */
+    double out_eps = dt == RLX_F16 ? 0x1p-10 : dt == RLX_BF16 ? 0x1p-7 : 0;
+    for (int64_t o = 0; o < n_out; o++) {
+        double v = ref_load(got, dt, o), r = ref_load(cpu, dt, o);
+        if (isnan(r) || isnan(v) || isinf(r) || isinf(v) || k >= 2) {
+            /* non-finite results, and max/min (an element of x): equal */
+            if (isnan(r) != isnan(v) || (!isnan(r) && v != r)) {
+                printf("    %s[%lld]: vulkan %.9g, cpu %.9g\n", split_outs[k], (long long)o, v, r);
+                return false;
+            }
+            continue;
+        }
+        double err = fabs(v - r), m = k == 1 ? mag[o] / (double)count : mag[o];
+        double units = m > 0 ? err / (0x1p-24 * m) : (err > 0 ? INFINITY : 0);
+        if (out_eps == 0 && units > *worst) *worst = units;
+        if (err > SPLIT_ROUNDOFF * 0x1p-24 * m + out_eps * fabs(r)) {
+            printf("    %s[%lld]: vulkan %.9g, cpu %.9g (%.2f x 2^-24 of sum |x|)\n", split_outs[k], (long long)o, v,
+                   r, units);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* x of dt reduced over mask (keepdim or not); want_split: whether the report
+ * must name the split tier (true) or must not (false). */
+static bool split_case(rlx_dtype dt, ref_shape s, uint32_t mask, int keepdim, const void *x, bool want_split)
+{
+    rlx_graph *g = split_graph(dt, s, mask, keepdim);
+    if (rlx_graph_status(g) != RLX_OK) {
+        printf("    graph: %s\n", rlx_last_error());
+        return false;
+    }
+    ref_shape so = ref_reduce_shape(s, mask, 0);
+    int64_t n = ref_numel(&s), n_out = ref_numel(&so);
+    size_t bytes = (size_t)n_out * rlx_dtype_size(dt);
+    rlx_tensor in = ops_tensor("x", dt, s, (void *)x);
+    rlx_exec *ev = vkp_compile(g, true), *ec = vkp_compile(g, false);
+    bool ok = ev && ec;
+    if (ok) {
+        char *rep = rlx_exec_report(ev);
+        ok = rep && (strstr(rep, "reduce-split") != NULL) == want_split;
+        if (!ok) printf("    expected %s split tier in:\n%s", want_split ? "the" : "no", rep ? rep : "(no report)");
+        free(rep);
+    }
+    /* the CPU, then two Vulkan runs, the second into poisoned buffers */
+    unsigned char *res[3][4];
+    for (int run = 0; run < 3 && ok; run++) {
+        ok = rlx_exec_run(run ? ev : ec, &in, 1) == RLX_OK;
+        for (int k = 0; k < 4 && ok; k++) {
+            res[run][k] = ops_alloc(bytes);
+            memset(res[run][k], 0xff, bytes);
+            ok = rlx_exec_read_output(run ? ev : ec, split_outs[k], res[run][k], bytes) == RLX_OK;
+        }
+        if (!ok) printf("    run: %s\n", rlx_last_error());
+    }
+    const double *mag = ok ? abs_sums(x, dt, s, mask, n_out) : NULL;
+    ok = ok && mag;
+    double worst = 0;
+    for (int k = 0; k < 4 && ok; k++) {
+        if (memcmp(res[1][k], res[2][k], bytes) != 0) {
+            printf("    %s: two runs differ\n", split_outs[k]);
+            ok = false;
+        }
+        ok = ok && split_check_output(k, dt, res[1][k], res[0][k], mag, n_out, n / n_out, &worst);
+    }
+    if (getenv("RLX_TEST_VERBOSE")) printf("    worst sum/mean error %.2f x 2^-24 of sum |x|\n", worst);
+    rlx_exec_free(ev);
+    rlx_exec_free(ec);
+    return ok;
+}
+
+#define SPLIT_TARGET "1024"
+
+TEST(vk_reduce_split) {
+    VKP_REQUIRE();
+    char *saved = test_env_swap("RLX_VK_RED_SPLIT_WGS", SPLIT_TARGET);
+    static const struct { int rank; int64_t d[4]; uint32_t mask; int keep; double lo; } cases[] = {
+        {2, {8192, 768}, 1, 0, -1},      /* bias gradient: leading axis, 12 tiles of 64 columns */
+        {2, {1000, 37}, 1, 1, 0},        /* columns not a multiple of the tile */
+        {2, {4097, 5}, 1, 1, -1},        /* 8-column tiles, rows not a multiple of the chunk */
+        {3, {16, 512, 96}, 3, 0, 0},     /* axes {0, 1}: one reduced group */
+        {3, {5, 4000, 33}, 2, 1, 0},     /* kept, reduced, kept: tiles span kept groups */
+        {3, {64, 7, 300}, 5, 0, -1},     /* reduced, kept, reduced: two reduced groups */
+        {2, {3, 200003}, 2, 0, -1},      /* long inner rows: lanes along the reduced group */
+        {2, {1500, 1001}, 0, 0, -1},     /* everything, 1.5M elements */
+        {1, {2000003}, 1, 1, 0},         /* one 2M sum (a gradient norm's) */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ref_shape s = ref_shape_make(cases[k].rank, cases[k].d);
+        void *x = rand_data(RLX_F32, ref_numel(&s), cases[k].lo, 1);
+        CHECK_MSG(split_case(RLX_F32, s, cases[k].mask, cases[k].keep, x, true), "case %zu", k);
+    }
+    /* f16 and bf16 storage, f32 partials */
+    {
+        ref_shape s = shp(2, 4097, 77, 0, 0);
+        void *x = rand_data(RLX_F16, ref_numel(&s), 0, 1);
+        CHECK(split_case(RLX_F16, s, 1, 0, x, true));
+        ref_shape s2 = shp(1, (1 << 20) + 3, 0, 0, 0);
+        void *x2 = rand_data(RLX_BF16, ref_numel(&s2), -1, 1);
+        CHECK(split_case(RLX_BF16, s2, 0, 0, x2, true));
+    }
+    /* NaN and infinities in one column each: sums and max/min propagate them */
+    {
+        ref_shape s = shp(2, 4097, 5, 0, 0);
+        float *x = rand_data(RLX_F32, ref_numel(&s), -1, 1);
+        x[100 * 5 + 1] = NAN;
+        x[3000 * 5 + 3] = INFINITY;
+        x[17 * 5 + 4] = -INFINITY;
+        CHECK(split_case(RLX_F32, s, 1, 0, x, true));
+    }
+    test_env_restore("RLX_VK_RED_SPLIT_WGS", saved);
+    ops_free_all();
+}
+
+/* The split target from RLX_VK_RED_SPLIT_WGS: a few splits (chunks that are
+ * not multiples of a workgroup's lanes), as many as the lanes allow (a
+ * second pass of a workgroup per output), and 0: the unsplit tiers. */
+TEST(vk_reduce_split_target) {
+    VKP_REQUIRE();
+    static const char *const targets[3] = {"12", "1000000", "0"};
+    ref_shape s1 = shp(2, 2003, 300, 0, 0), s2 = shp(1, 200003, 0, 0, 0);
+    void *x1 = rand_data(RLX_F32, ref_numel(&s1), -1, 1), *x2 = rand_data(RLX_F32, ref_numel(&s2), -1, 1);
+    for (int t = 0; t < 3; t++) {
+        char *saved = test_env_swap("RLX_VK_RED_SPLIT_WGS", targets[t]);
+        CHECK_MSG(split_case(RLX_F32, s1, 1, 0, x1, t < 2), "target %s, leading axis", targets[t]);
+        CHECK_MSG(split_case(RLX_F32, s2, 1, 0, x2, t < 2), "target %s, full", targets[t]);
+        test_env_restore("RLX_VK_RED_SPLIT_WGS", saved);
+    }
     ops_free_all();
 }

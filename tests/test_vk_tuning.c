@@ -3,7 +3,8 @@
  * derived from an H200's capabilities they are the values the decode and
  * prefill rules were measured with (132 SMs: split-K below 132 tiles, 300
  * for Q8_0, 264 workgroups; matvec groups kept at 256 / 512 workgroups; the
- * Q8_0 i8 grid one wave of 1056; attention splits aiming at 256), they follow the unit count on another
+ * Q8_0 i8 grid one wave of 1056; attention splits aiming at 256; reduction
+ * splits aiming at 1056), they follow the unit count on another
  * device, fall back when it is unknown, and a software device neither
  * splits nor polls; the environment's overrides parse, and a malformed one
  * is ignored.
@@ -17,7 +18,8 @@
 /* The overrides vk_tuning_fill reads that would change what these tests check. */
 static const char *const knobs[] = {"RLX_VK_SPIN_US", "RLX_VK_DQ_MM_SHARED", "RLX_VK_DQ_RUN", "RLX_VK_DQ_T",
                                     "RLX_VK_FORCE_HOST", "RLX_VK_DQ_SPLIT_TILES", "RLX_VK_DQ_XROT",
-                                    "RLX_VK_MM_COOP", "RLX_VK_MM_SPLITK", "RLX_VK_DQ_F16_M"};
+                                    "RLX_VK_MM_COOP", "RLX_VK_MM_SPLITK", "RLX_VK_DQ_F16_M",
+                                    "RLX_VK_RED_SPLIT_WGS"};
 #define N_KNOBS (sizeof knobs / sizeof knobs[0])
 
 static void knobs_clear(char **saved) {
@@ -51,6 +53,7 @@ TEST(vk_tuning_h200_values) {
     CHECK(t.att_target_wgs == 256 && t.att_full_grid == 512);
     CHECK(t.i8_grid_q8_0 == 1056);
     CHECK(t.shared_bytes == 232448 && t.spin_us == 20000);
+    CHECK(t.red_split_wgs == 1056);   /* one wave of 256-lane workgroups: 132 x 8 */
     /* no override set: every rule applies */
     CHECK(t.dq_t == 0 && t.dq_nr == 0 && t.dq_u == 1 && t.dq_xrot == -1 && t.dq_run16 && t.dq_splitk == 0 &&
           t.dq_split_tiles == -1 && t.mm_tile[0] == 0 && !t.force_host_all);
@@ -68,15 +71,17 @@ TEST(vk_tuning_follows_the_device) {
     vk_tuning_fill(&t, &c);
     CHECK(t.split_below == 40 && t.split_target == 80 && t.split_below_q8_0 == 40 * 300 / 132);
     CHECK(t.matvec_min_tiles == 64 && t.matvec_min_tiles_long == 128 && t.i8_grid_q8_0 == 40 * 6);
+    CHECK(t.red_split_wgs == 40 * 6);
     c.compute_units = 0;   /* not reported */
     c.lanes_per_unit = 0;
     vk_tuning_fill(&t, &c);
     CHECK(t.units == VK_TUNING_FALLBACK_UNITS && t.split_below == VK_TUNING_FALLBACK_UNITS);
     CHECK(t.i8_grid_q8_0 == UINT32_MAX);   /* no cap without the lanes per unit */
+    CHECK(t.red_split_wgs == 8 * VK_TUNING_FALLBACK_UNITS);   /* 2048 lanes a unit assumed */
     c = h200_caps();
     c.is_software = true;
     vk_tuning_fill(&t, &c);
-    CHECK(t.split_below == 0 && t.split_below_q8_0 == 0 && t.spin_us == 0);
+    CHECK(t.split_below == 0 && t.split_below_q8_0 == 0 && t.spin_us == 0 && t.red_split_wgs == 0);
     knobs_restore(saved);
 }
 
@@ -92,11 +97,13 @@ TEST(vk_tuning_overrides_parse) {
     free(test_env_swap("RLX_VK_SPIN_US", "0"));
     free(test_env_swap("RLX_VK_DQ_SPLIT_TILES", "7"));
     free(test_env_swap("RLX_VK_DQ_XROT", "64"));
+    free(test_env_swap("RLX_VK_RED_SPLIT_WGS", "0"));   /* never split */
     vk_tuning_fill(&t, &c);
     CHECK(t.dq_run[RLX_Q8_0] == VK_TUNE_ON && t.dq_run[RLX_Q6_K] == VK_TUNE_ON && t.dq_run[RLX_Q4_K] == VK_TUNE_OFF);
     CHECK(t.dq_t == 0);
     CHECK(t.force_host[IR_OP_ATTENTION] && t.force_host[IR_OP_RMS_NORM] && !t.force_host[IR_OP_MATMUL] && !t.force_host_all);
     CHECK(t.shared_bytes == 16384 && t.spin_us == 0 && t.dq_split_tiles == 7 && t.dq_xrot == 64);
+    CHECK(t.red_split_wgs == 0);
     knobs_restore(saved);   /* restores the values knobs_clear saved, not those set here */
 }
 /* The coopmat matmul plan: three or six fields, each in range, else ignored. */

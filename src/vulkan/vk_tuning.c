@@ -44,6 +44,16 @@ static void fill_derived(vk_tuning *t, const vk_caps *cp) {
      * says how many lanes a unit holds (H200: 132 x 8 = 1056); else no cap */
     t->i8_grid_q8_0 = cp->compute_units && cp->lanes_per_unit >= 256 ? cp->compute_units * (cp->lanes_per_unit / 256)
                                                                       : UINT32_MAX;
+    /* a reduction's split aims at one wave of 256-lane workgroups at full
+     * occupancy where the device says how many lanes a unit holds (H200:
+     * 132 x 8 = 1056), else 8 a unit (2048 lanes, as today's large GPUs:
+     * 1024 at the fallback units). None on software devices: lavapipe runs
+     * one workgroup per core, and on a few cores the split's second pass and
+     * per-workgroup barriers cost more than the cores it spreads over gain
+     * (a full 38M-element sum took 2x longer split on 2 cores). */
+    t->red_split_wgs = cp->compute_units && cp->lanes_per_unit >= 256 ? cp->compute_units * (cp->lanes_per_unit / 256)
+                                                                       : 8 * t->units;
+    if (cp->is_software) t->red_split_wgs = 0;
     t->shared_bytes = cp->max_shared_memory;
     /* a software device runs on the cores a poll would take */
     t->spin_us = cp->is_software ? 0 : 20000;
@@ -167,6 +177,7 @@ static void fill_overrides(vk_tuning *t) {
     }
     env_coop_plan(t->mm_coop);
     env_i32("RLX_VK_MM_SPLITK", -1000000, 1000000, &t->mm_splitk);   /* < 1: the rule */
+    env_u32("RLX_VK_RED_SPLIT_WGS", 0, 1u << 24, &t->red_split_wgs);
     long spin;
     if (env_long("RLX_VK_SPIN_US", -1000000, 1000000, &spin)) t->spin_us = spin > 0 ? (uint32_t)spin : 0;
     long xim;

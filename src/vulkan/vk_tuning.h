@@ -37,6 +37,12 @@ struct vk_tuning {
     /* Attention (attention.c): workgroups a split-key grid aims at, and the
      * grid below which it takes 16-row query tiles instead of 32 */
     uint32_t att_target_wgs, att_full_grid;
+    /* Reductions (reduce.c): a float sum/mean/max/min whose outputs make
+     * fewer first-pass tiles than red_split_wgs splits its reduced range
+     * into chunks until tiles x chunks reaches it (one wave of 256-lane
+     * workgroups at full occupancy; H200: 1056). 0: never split (software
+     * devices, or RLX_VK_RED_SPLIT_WGS=0). */
+    uint32_t red_split_wgs;
     uint64_t shared_bytes;        /* shared memory the prefill tiers plan with (caps, or RLX_VK_DQ_MM_SHARED less) */
     uint32_t spin_us;             /* longest fence poll of a segment; 0 on software devices */
 
