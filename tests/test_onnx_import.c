@@ -5,7 +5,8 @@
  * at two batch sizes (the batch is a dynamic axis, so a symbol): an MLP
  * (Gemm, Clip, Softmax), and a pre-LN attention block exported at opset 13
  * (LayerNorm decomposed, shape arithmetic from Shape / Gather / Concat) and
- * 17 (LayerNormalization). A model with unsupported operators fails with one
+ * 17 (LayerNormalization); a hand-made model whose Clip bounds are float
+ * initializers, as newer exporters write them. A model with unsupported operators fails with one
  * error naming all of them; bad files fail with FORMAT or IO.
  */
 #include "harness.h"
@@ -76,6 +77,7 @@ static void check_model(const char *name, int n_out, bool vulkan) {
 }
 
 TEST(onnx_import_mlp_matches_torch) { check_model("mlp", 1, false); }
+TEST(onnx_import_float_initializer_bounds) { check_model("clip_init", 1, false); }
 TEST(onnx_import_attention_opset13_matches_torch) { check_model("attn13", 2, false); }
 TEST(onnx_import_attention_opset17_matches_torch) { check_model("attn17", 2, false); }
 TEST(vk_onnx_import_mlp_matches_torch) { VKP_REQUIRE(); check_model("mlp", 1, true); }
@@ -101,4 +103,40 @@ TEST(onnx_import_lists_every_unsupported_operator) {
     remove(bad);
     CHECK_STATUS(rlx_onnx_load(NULL, &m), RLX_STATUS_INVALID_ARGUMENT);
     CHECK_STATUS(rlx_onnx_compile(NULL, NULL, NULL), RLX_STATUS_INVALID_ARGUMENT);
+}
+
+/* rlx inspect and rlx run on an exported model: outputs as .npy equal the
+ * library's, and inspect marks the unsupported operators. */
+TEST(onnx_cli_inspect_and_run) {
+    if (!models()) return;
+    const char *rlx = test_program("RLX_CLI", "build/rlx");
+    char cmd[2048], out[8192];
+    snprintf(cmd, sizeof cmd, "%s inspect %s/attn17.onnx 2>&1", rlx, dir);
+    CHECK(test_run_command(cmd, out, sizeof out) == 0);
+    CHECK_MSG(strstr(out, "[batch, 5, 32]") && strstr(out, "LayerNormalization") && strstr(out, "every operator is imported"),
+              "inspect: %s", out);
+    snprintf(cmd, sizeof cmd, "%s inspect %s/unsupported.onnx 2>&1", rlx, dir);
+    CHECK(test_run_command(cmd, out, sizeof out) == 0);
+    CHECK_MSG(strstr(out, "Erf") && strstr(out, "NO") && strstr(out, "not importable"), "inspect: %s", out);
+    snprintf(cmd, sizeof cmd, "%s run %s/attn17.onnx --input x=%s/attn17.in.3.npy --out %s/run --runs 3 2>&1", rlx, dir, dir, dir);
+    CHECK_MSG(test_run_command(cmd, out, sizeof out) == 0, "run: %s", out);
+    CHECK_MSG(strstr(out, "pooled.npy  f32 [3, 32]") && strstr(out, "3 runs"), "run: %s", out);
+    char path[700];
+    for (int k = 0; k < 2; k++) {
+        rlx_tensor got, want;
+        snprintf(path, sizeof path, "%s/run/%s.npy", dir, k ? "pooled" : "y");
+        CHECK_OK(rlx_npy_load(path, &got));
+        snprintf(path, sizeof path, "%s/attn17.out%d.3.npy", dir, k);
+        CHECK_OK(rlx_npy_load(path, &want));
+        CHECK(got.bytes == want.bytes);
+        size_t n = want.bytes / 4;
+        double *ref = malloc(n * sizeof *ref);
+        for (size_t i = 0; i < n; i++) ref[i] = ((float *)want.data)[i];
+        CHECK(test_close_f32_f64("rlx run", got.data, ref, (int64_t)n, 1e-4));
+        free(ref), free(got.data), free(want.data);
+    }
+    snprintf(cmd, sizeof cmd, "%s run %s/unsupported.onnx --input x=%s/mlp.in.2.npy 2>&1", rlx, dir, dir);
+    CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "Conv (2 nodes)"));
+    snprintf(cmd, sizeof cmd, "%s run %s/mlp.onnx --input %s/nonexistent.npy 2>&1", rlx, dir, dir);
+    CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "nonexistent.npy"));
 }

@@ -172,5 +172,6 @@ int cmd_inspect(int argc, char **argv) {
         fprintf(stderr, "usage: rlx inspect FILE\n");
         return 2;
     }
+    if (is_onnx_path(argv[0])) return inspect_onnx(argv[0]);
     return is_safetensors(argv[0]) ? inspect_safetensors(argv[0]) : inspect_gguf(argv[0]);
 }

@@ -44,13 +44,17 @@ static int usage(FILE *f) {
             "                          -m DIR from a folder `rlx train` wrote (bytes; --temp, --top-k)\n"
             "  train --data FILE --out DIR [--layers N --d-model N --heads N --seq N --batch N]\n"
             "       [--steps N --lr X --warmup N --rope --seed N --save-every N --device D --resume]\n"
+            "       [--accumulate K --precision f32|fast]\n"
             "                          train a byte-level GPT on a text file (AdamW, checkpoints,\n"
             "                          loss.csv and loss.svg in DIR)\n"
             "  embed -m DIR [--device D] [--pool cls|mean|max] [--normalize] [--batch N] [--max-len N]\n"
             "       [--precision f32|fast] [-i FILE] [--json | --npy FILE]\n"
             "                          embed lines of text (stdin or FILE) with a Hugging Face encoder folder\n"
             "  classify -m DIR [...]   the label and score of each line, for a classification checkpoint\n"
-            "  inspect FILE            print a GGUF file's metadata and tensor table\n"
+            "  inspect FILE            print a GGUF file's metadata and tensor table; a safetensors\n"
+            "                          file's tensors; an ONNX model's operators and whether rlx imports each\n"
+            "  run MODEL.onnx --input NAME=FILE.npy ... [--device D] [--out DIR] [--runs N]\n"
+            "                          run an ONNX model on NPY inputs; outputs to DIR/NAME.npy\n"
             "  quantize IN OUT TYPE    quantize a GGUF file's 2-D float weights (q8_0, q4_K_M, ...)\n"
             "  dump MODEL.gguf [--device D] [--ctx N] [--tokens N] [--threads N]\n"
             "  dump --demo [demo options] [--device D]\n"
@@ -140,6 +144,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "generate") == 0) return cmd_generate(argc - 2, argv + 2);
     if (strcmp(cmd, "train") == 0) return cmd_train(argc - 2, argv + 2);
     if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "quantize") == 0) return cmd_quantize(argc - 2, argv + 2);
     if (strcmp(cmd, "dump") == 0) return cmd_dump(argc - 2, argv + 2);
     if (strcmp(cmd, "embed") == 0) return cmd_embed(argc - 2, argv + 2);

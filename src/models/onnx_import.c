@@ -431,6 +431,14 @@ static rlx_status add_initializer(ox_ctx *c, rlx_onnx *m, const onnx_tensor *t) 
     if (st != RLX_OK) return st;
     int64_t dims[RLX_MAX_RANK];
     for (int d = 0; d < t->n_dims; d++) dims[d] = t->dims[d];
+    if (count <= 64) {
+        /* small float tensors (Clip's bounds, scales) are also import-time
+         * values, for the operators that need their numbers */
+        if ((st = ox_host_from_tensor(c, t->name, t)) != RLX_OK) return st;
+        ox_value *v = &c->values[c->n_values - 1];
+        v->node = rlx_param(c->g, p->name, dt, t->n_dims, dims);
+        return v->node == RLX_NO_NODE ? ox_graph_status(c) : RLX_OK;
+    }
     return ox_set_node(c, t->name, rlx_param(c->g, p->name, dt, t->n_dims, dims));
 }
 

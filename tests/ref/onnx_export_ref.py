@@ -84,6 +84,25 @@ def main():
                 np.save(os.path.join(out, "%s.out%d.%d.npy" % (name, i, b)), y.numpy().astype(np.float32))
         model.float()
 
+    # as newer exporters write it: Clip's bounds and a scale as float initializers
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((6, 4)).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(-0.5, np.float32), "lo"),
+             numpy_helper.from_array(np.array(0.75, np.float32), "hi"),
+             numpy_helper.from_array(np.array([2.0], np.float32), "scale")]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Clip", ["h", "lo", "hi"], ["c"]),
+             helper.make_node("Mul", ["c", "scale"], ["y"])]
+    g = helper.make_graph(nodes, "clip_init", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])], initializer=inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), os.path.join(out, "clip_init.onnx"))
+    for b in (2, 3):
+        x = rng.standard_normal((b, 6)).astype(np.float32)
+        np.save(os.path.join(out, "clip_init.in.%d.npy" % b), x)
+        y = np.clip(x.astype(np.float64) @ w.astype(np.float64), -0.5, 0.75) * 2.0
+        np.save(os.path.join(out, "clip_init.out0.%d.npy" % b), y.astype(np.float32))
+
     class Unsupported(torch.nn.Module):
         def __init__(self):
             super().__init__()
