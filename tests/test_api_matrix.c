@@ -1051,6 +1051,22 @@ MISUSE(rlx_model_load, fuse_7, INV, "rlx_model_load: rlx_compile: options: fuse 
     rlx_model_free(m);
     return st;
 }
+MISUSE(rlx_onnx_free, null_is_noop, RLX_OK, NULL) { (void)f; (void)arg; rlx_onnx_free(NULL); return RLX_OK; }
+MISUSE(rlx_onnx_load, missing_file, RLX_STATUS_IO, "/nonexistent-dir/m.onnx") {
+    (void)f; (void)arg; rlx_onnx *m; return rlx_onnx_load("/nonexistent-dir/m.onnx", &m);
+}
+MISUSE(rlx_onnx_load, null_out, INV, "rlx_onnx_load: out is NULL") {
+    (void)f; (void)arg; return rlx_onnx_load("m.onnx", NULL);
+}
+MISUSE(rlx_onnx_graph, null_model, INV, "rlx_onnx_graph: model is NULL") {
+    (void)f; (void)arg; return rlx_onnx_graph(NULL) ? RLX_OK : RLX_STATUS_INVALID_ARGUMENT;
+}
+MISUSE(rlx_onnx_set_params, null_model, INV, "model and exec are required") {
+    (void)arg; rlx_exec *e = fx_exec(f, false); NEED_EXEC(e); return rlx_onnx_set_params(NULL, e);
+}
+MISUSE(rlx_onnx_compile, null_model, INV, "rlx_onnx_compile: model is NULL") {
+    (void)f; (void)arg; rlx_exec *e; return rlx_onnx_compile(NULL, NULL, &e);
+}
 MISUSE(rlx_model_free, null_is_noop, RLX_OK, NULL) { (void)f; (void)arg; rlx_model_free(NULL); return RLX_OK; }
 MISUSE(rlx_model_get_info, null_model, INV, "rlx_model_get_info: model is NULL") {
     (void)f; (void)arg; rlx_model_info i; return rlx_model_get_info(NULL, &i);
