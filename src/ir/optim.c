@@ -160,26 +160,29 @@ rlx_status rlx_optimizer_step(rlx_graph *g, const rlx_optimizer_options *o, int 
             rlx_assign(g, acc, rlx_where(g, done, k(g, 0.0), total_grad[i]));
         }
     }
-    /* the mean over the window, unscaled */
+    /* the mean over the window, unscaled: one factor, applied with clipping's
+     * in a single multiply per gradient (the norm is the raw sum of squares
+     * times the factor squared, exact for a power-of-two loss scale) */
     rlx_node unscale = o->accumulate > 1 ? k(g, 1.0 / o->accumulate) : RLX_NO_NODE;
     if (scale_e != RLX_NO_NODE) {
         rlx_node inv = rlx_div(g, k(g, 1.0), loss_scale_of(g, o, scale_e));
         unscale = unscale == RLX_NO_NODE ? inv : rlx_mul(g, inv, unscale);
     }
-    if (unscale != RLX_NO_NODE)
-        for (int i = 0; i < n; i++) total_grad[i] = rlx_mul(g, total_grad[i], unscale);
 
     /* the gradients' global L2 norm: clipping, the caller's output, the finiteness test */
-    rlx_node scale = RLX_NO_NODE, sumsq = RLX_NO_NODE;
+    rlx_node scale = unscale, sumsq = RLX_NO_NODE;
     if (grad_norm || o->clip_norm > 0 || scale_e != RLX_NO_NODE) {
         for (int i = 0; i < n; i++) {
             rlx_node s = rlx_reduce_sum(g, rlx_mul(g, total_grad[i], total_grad[i]), 0, 0);
             sumsq = sumsq == RLX_NO_NODE ? s : rlx_add(g, sumsq, s);
         }
+        if (unscale != RLX_NO_NODE) sumsq = rlx_mul(g, sumsq, rlx_mul(g, unscale, unscale));
         rlx_node total = rlx_sqrt(g, sumsq);
         if (grad_norm) *grad_norm = total;
-        if (o->clip_norm > 0)
-            scale = rlx_min(g, k(g, 1.0), rlx_div(g, k(g, o->clip_norm), rlx_add(g, total, k(g, 1e-6))));
+        if (o->clip_norm > 0) {
+            rlx_node clip = rlx_min(g, k(g, 1.0), rlx_div(g, k(g, o->clip_norm), rlx_add(g, total, k(g, 1e-6))));
+            scale = unscale == RLX_NO_NODE ? clip : rlx_mul(g, unscale, clip);
+        }
     }
     rlx_node apply = done;
     if (scale_e != RLX_NO_NODE) {
@@ -208,6 +211,9 @@ rlx_status rlx_optimizer_step(rlx_graph *g, const rlx_optimizer_options *o, int 
         bc1 = rlx_reshape(g, bc1, 0, d1);
         bc2s = rlx_reshape(g, bc2s, 0, d1);
     }
+    /* the scalars every param's update shares, computed once */
+    rlx_node decay = o->weight_decay > 0 ? rlx_sub(g, k(g, 1.0), rlx_mul(g, lr0, k(g, o->weight_decay))) : RLX_NO_NODE;
+    rlx_node step_size = o->kind == RLX_OPT_ADAMW ? rlx_div(g, lr0, bc1) : RLX_NO_NODE;
     for (int i = 0; i < n; i++) {
         rlx_node p = params[i], gr = scale != RLX_NO_NODE ? rlx_mul(g, total_grad[i], scale) : total_grad[i];
         if (o->kind == RLX_OPT_SGD) {
@@ -220,12 +226,11 @@ rlx_status rlx_optimizer_step(rlx_graph *g, const rlx_optimizer_options *o, int 
             commit(g, apply, p, rlx_sub(g, p, rlx_mul(g, gr, lr0)));
         } else {
             rlx_node m = state_like(g, p, ".adam_m"), v = state_like(g, p, ".adam_v");
-            rlx_node pd = o->weight_decay > 0 ? rlx_mul(g, p, rlx_sub(g, k(g, 1.0), rlx_mul(g, lr0, k(g, o->weight_decay)))) : p;
+            rlx_node pd = decay != RLX_NO_NODE ? rlx_mul(g, p, decay) : p;
             rlx_node nm = commit(g, apply, m, rlx_add(g, rlx_mul(g, m, k(g, o->beta1)), rlx_mul(g, gr, k(g, 1 - o->beta1))));
             rlx_node nv = commit(g, apply, v, rlx_add(g, rlx_mul(g, v, k(g, o->beta2)),
                                                       rlx_mul(g, rlx_mul(g, gr, gr), k(g, 1 - o->beta2))));
             rlx_node denom = rlx_add(g, rlx_div(g, rlx_sqrt(g, nv), bc2s), k(g, o->eps));
-            rlx_node step_size = rlx_div(g, lr0, bc1);
             commit(g, apply, p, rlx_sub(g, pd, rlx_mul(g, step_size, rlx_div(g, nm, denom))));
         }
     }
