@@ -170,6 +170,7 @@ rlx_node rlx_sin      (rlx_graph *g, rlx_node x);
 rlx_node rlx_cos      (rlx_graph *g, rlx_node x);
 rlx_node rlx_tan      (rlx_graph *g, rlx_node x);
 rlx_node rlx_atan     (rlx_graph *g, rlx_node x);
+rlx_node rlx_erf      (rlx_graph *g, rlx_node x);   /* the error function */
 
 /* Comparisons: numpy broadcasting, result dtype RLX_BOOL. */
 rlx_node rlx_eq(rlx_graph *g, rlx_node a, rlx_node b);

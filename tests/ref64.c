@@ -97,6 +97,7 @@ double ref_unop_apply(ref_unop op, double x) {
     case REF_COS:       return cos(x);
     case REF_TAN:       return tan(x);
     case REF_ATAN:      return atan(x);
+    case REF_ERF:       return erf(x);
     }
     return NAN;
 }

@@ -32,7 +32,7 @@ typedef enum ref_binop { REF_ADD, REF_SUB, REF_MUL, REF_DIV, REF_MAX, REF_MIN, R
                          REF_IDIV /* integer division, truncating */ } ref_binop;
 typedef enum ref_unop  { REF_RELU, REF_SIGMOID, REF_TANH, REF_EXP, REF_LOG, REF_SQRT, REF_RSQRT,
                          REF_NEG, REF_ABS, REF_GELU, REF_GELU_TANH, REF_SILU, REF_ROUND,
-                         REF_SIN, REF_COS, REF_TAN, REF_ATAN } ref_unop;
+                         REF_SIN, REF_COS, REF_TAN, REF_ATAN, REF_ERF } ref_unop;
 typedef enum ref_cmpop { REF_EQ, REF_NE, REF_LT, REF_LE, REF_GT, REF_GE } ref_cmpop;
 
 double ref_binop_apply(ref_binop op, double a, double b);

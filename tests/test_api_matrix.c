@@ -317,7 +317,7 @@ static const binary_entry binaries[] = {
 };
 static const unary_entry unaries[] = {
     B(rlx_relu), B(rlx_sigmoid), B(rlx_tanh), B(rlx_exp), B(rlx_log), B(rlx_sqrt), B(rlx_rsqrt), B(rlx_neg),
-    B(rlx_abs), B(rlx_gelu), B(rlx_gelu_tanh), B(rlx_silu), B(rlx_round), B(rlx_sin), B(rlx_cos), B(rlx_tan), B(rlx_atan),
+    B(rlx_abs), B(rlx_gelu), B(rlx_gelu_tanh), B(rlx_silu), B(rlx_round), B(rlx_sin), B(rlx_cos), B(rlx_tan), B(rlx_atan), B(rlx_erf),
 };
 #undef B
 

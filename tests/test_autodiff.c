@@ -65,7 +65,7 @@ static const struct { const char *name; un_builder fn; ref_unop op; double lo, h
     {"abs", rlx_abs, REF_ABS, -2, 2}, {"gelu", rlx_gelu, REF_GELU, -4, 4},
     {"gelu_tanh", rlx_gelu_tanh, REF_GELU_TANH, -4, 4}, {"silu", rlx_silu, REF_SILU, -4, 4},
     {"round", rlx_round, REF_ROUND, -3, 3}, {"sin", rlx_sin, REF_SIN, -3, 3}, {"cos", rlx_cos, REF_COS, -3, 3},
-    {"tan", rlx_tan, REF_TAN, -1, 1}, {"atan", rlx_atan, REF_ATAN, -3, 3},
+    {"tan", rlx_tan, REF_TAN, -1, 1}, {"atan", rlx_atan, REF_ATAN, -3, 3}, {"erf", rlx_erf, REF_ERF, -2, 2},
 };
 
 static rlx_node build_un(rlx_graph *g, const rlx_node *x, const gc_case *c) { return unops[c->ia[0]].fn(g, x[0]); }

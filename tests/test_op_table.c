@@ -46,6 +46,7 @@ static const struct { const char *ref_tests; bool gpu; } op_registry[IR_OP_COUNT
     [IR_OP_COS]       = {"ops_unary_f32", true},
     [IR_OP_TAN]       = {"ops_unary_f32", true},
     [IR_OP_ATAN]      = {"ops_unary_f32", true},
+    [IR_OP_ERF]       = {"ops_unary_f32", true},
 
     [IR_OP_EQ] = {"ops_compare", true},
     [IR_OP_NE] = {"ops_compare", true},

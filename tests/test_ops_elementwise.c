@@ -151,6 +151,7 @@ static const struct { const char *name; un_fn fn; ref_unop op; double lo, hi, to
     {"cos",       rlx_cos,       REF_COS,       -6, 6, 1e-5},
     {"tan",       rlx_tan,       REF_TAN,       -1.3, 1.3, 1e-4},  /* grows steeply near pi/2 */
     {"atan",      rlx_atan,      REF_ATAN,      -10, 10, 1e-5},
+    {"erf",       rlx_erf,       REF_ERF,       -4, 4, 1e-5},
 };
 
 TEST(ops_unary_f32) {

@@ -192,7 +192,7 @@ static const struct { const char *name; un_fn fn; double lo, hi; } unops[] = {
     {"rsqrt", rlx_rsqrt, 1e-2, 100}, {"neg", rlx_neg, -5, 5},         {"abs", rlx_abs, -5, 5},
     {"gelu", rlx_gelu, -8, 8},     {"gelu_tanh", rlx_gelu_tanh, -8, 8}, {"silu", rlx_silu, -20, 20},
     {"round", rlx_round, -10, 10}, {"sin", rlx_sin, -50, 50},         {"cos", rlx_cos, -50, 50},
-    {"tan", rlx_tan, -1.5, 1.5},   {"atan", rlx_atan, -50, 50},
+    {"tan", rlx_tan, -1.5, 1.5},   {"atan", rlx_atan, -50, 50}, {"erf", rlx_erf, -5, 5},
 };
 #define N_UNOPS ((int)(sizeof unops / sizeof unops[0]))
 

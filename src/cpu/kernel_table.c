@@ -40,6 +40,7 @@ static const cpu_kernel_fn kernel_table[IR_OP_COUNT] = {
     [IR_OP_COS]       = cpu_unary,
     [IR_OP_TAN]       = cpu_unary,
     [IR_OP_ATAN]      = cpu_unary,
+    [IR_OP_ERF]       = cpu_unary,
     [IR_OP_CLAMP]     = cpu_unary,
 
     [IR_OP_EQ] = cpu_compare,

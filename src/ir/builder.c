@@ -343,6 +343,7 @@ UNARY(rlx_sin, IR_OP_SIN)
 UNARY(rlx_cos, IR_OP_COS)
 UNARY(rlx_tan, IR_OP_TAN)
 UNARY(rlx_atan, IR_OP_ATAN)
+UNARY(rlx_erf, IR_OP_ERF)
 #undef UNARY
 
 rlx_node rlx_where(rlx_graph *g, rlx_node cond, rlx_node a, rlx_node b) {

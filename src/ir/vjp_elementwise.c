@@ -86,6 +86,7 @@ static rlx_status vjp_unary(ad_ctx *c, const ir_node *n, rlx_node gy, const bool
     case IR_OP_COS: d = rlx_neg(G, rlx_sin(G, x)); break;
     case IR_OP_TAN: d = rlx_add(G, one, rlx_mul(G, y, y)); break;
     case IR_OP_ATAN: gin[0] = rlx_div(G, gy, rlx_add(G, one, rlx_mul(G, x, x))); return RLX_OK;
+    case IR_OP_ERF: d = rlx_mul(G, k_(c, n, 1.12837916709551257390), rlx_exp(G, rlx_neg(G, rlx_mul(G, x, x)))); break;   /* 2/sqrt(pi) e^-x^2 */
     case IR_OP_SILU: {   /* s (1 + x (1 - s)) */
         rlx_node s = rlx_sigmoid(G, x);
         d = rlx_mul(G, s, rlx_add(G, one, rlx_mul(G, x, rlx_sub(G, one, s))));
@@ -137,7 +138,7 @@ void ir_vjp_register_elementwise(ir_vjp_rule *t) {
     t[IR_OP_POW] = vjp_pow;
     static const ir_op unary[] = {IR_OP_RELU, IR_OP_SIGMOID, IR_OP_TANH, IR_OP_EXP, IR_OP_LOG, IR_OP_SQRT,
                                   IR_OP_RSQRT, IR_OP_NEG, IR_OP_ABS, IR_OP_GELU, IR_OP_GELU_TANH, IR_OP_SILU,
-                                  IR_OP_ROUND, IR_OP_SIN, IR_OP_COS, IR_OP_TAN, IR_OP_ATAN};
+                                  IR_OP_ROUND, IR_OP_SIN, IR_OP_COS, IR_OP_TAN, IR_OP_ATAN, IR_OP_ERF};
     for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) t[unary[i]] = vjp_unary;
     t[IR_OP_WHERE] = vjp_where;
     t[IR_OP_FMA] = vjp_fma;

@@ -52,7 +52,7 @@ typedef rlx_node (*unary_fn)(rlx_graph *, rlx_node);
 static const struct { const char *name; unary_fn fn; } unary_ops[] = {
     {"Relu", rlx_relu}, {"Sigmoid", rlx_sigmoid}, {"Tanh", rlx_tanh}, {"Exp", rlx_exp}, {"Log", rlx_log},
     {"Sqrt", rlx_sqrt}, {"Neg", rlx_neg}, {"Abs", rlx_abs}, {"Sin", rlx_sin}, {"Cos", rlx_cos}, {"Tan", rlx_tan},
-    {"Atan", rlx_atan}, {"Round", rlx_round},
+    {"Atan", rlx_atan}, {"Round", rlx_round}, {"Erf", rlx_erf},
 };
 
 static rlx_status op_unary(ox_ctx *c, const onnx_node *n) {
@@ -777,7 +777,7 @@ static rlx_status op_range(ox_ctx *c, const onnx_node *n) {
 static const ox_op ops[] = {
     {"Abs", op_unary}, {"Add", op_binary}, {"Atan", op_unary}, {"Cast", op_cast}, {"Clip", op_clip},
     {"Concat", op_concat}, {"Constant", op_constant}, {"ConstantOfShape", op_constant_of_shape}, {"Cos", op_unary},
-    {"Div", op_binary}, {"Equal", op_binary}, {"Exp", op_unary}, {"Expand", op_expand}, {"Flatten", op_flatten},
+    {"Div", op_binary}, {"Equal", op_binary}, {"Erf", op_unary}, {"Exp", op_unary}, {"Expand", op_expand}, {"Flatten", op_flatten},
     {"Gather", op_gather}, {"Gelu", op_gelu}, {"Gemm", op_gemm}, {"Greater", op_binary},
     {"GreaterOrEqual", op_binary}, {"HardSigmoid", op_hard_sigmoid}, {"HardSwish", op_hard_swish},
     {"Identity", op_identity}, {"LayerNormalization", op_layer_norm}, {"LeakyRelu", op_leaky_relu},

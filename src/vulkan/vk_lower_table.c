@@ -16,7 +16,7 @@ static const vk_lower_fn table[IR_OP_COUNT] = {
     [IR_OP_RSQRT] = vk_lower_unary, [IR_OP_NEG] = vk_lower_unary, [IR_OP_ABS] = vk_lower_unary,
     [IR_OP_GELU] = vk_lower_unary, [IR_OP_GELU_TANH] = vk_lower_unary, [IR_OP_SILU] = vk_lower_unary,
     [IR_OP_ROUND] = vk_lower_unary, [IR_OP_SIN] = vk_lower_unary, [IR_OP_COS] = vk_lower_unary,
-    [IR_OP_TAN] = vk_lower_unary, [IR_OP_ATAN] = vk_lower_unary, [IR_OP_CLAMP] = vk_lower_unary,
+    [IR_OP_TAN] = vk_lower_unary, [IR_OP_ATAN] = vk_lower_unary, [IR_OP_ERF] = vk_lower_unary, [IR_OP_CLAMP] = vk_lower_unary,
     [IR_OP_CAST] = vk_lower_unary,
     [IR_OP_WHERE] = vk_lower_ternary, [IR_OP_FMA] = vk_lower_ternary,
     [IR_OP_MATMUL] = vk_lower_matmul, [IR_OP_MATMUL_BIAS_ACT] = vk_lower_matmul,

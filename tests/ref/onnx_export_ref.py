@@ -4,7 +4,7 @@ and PyTorch's outputs as .npy files (float32; the reference is PyTorch's own
 float64 run of the same weights, rounded to float32).
 
 usage: onnx_export_ref.py OUT_DIR
-Writes OUT_DIR/NAME.onnx, NAME.in.B.npy and NAME.out.B.npy for batch sizes
+Writes OUT_DIR/NAME.onnx, NAME.in.B.npy and NAME.outK.B.npy for batch sizes
 B = 2 and 3 (the batch is a dynamic axis), for NAME in mlp, attn13, attn17,
 and OUT_DIR/unsupported.onnx (operators rlx does not import yet).
 """
@@ -24,7 +24,7 @@ class MLP(torch.nn.Module):
 
     def forward(self, x):
         h = torch.relu(self.fc1(x))
-        h = torch.clamp(h, max=2.0) * 0.5 + torch.sigmoid(h)
+        h = torch.clamp(h, max=2.0) * 0.5 + torch.sigmoid(h) + torch.nn.functional.gelu(h)   # GELU: Erf at opset 13
         return torch.softmax(self.fc2(h), dim=-1)
 
 
@@ -110,7 +110,7 @@ def main():
             self.conv2 = torch.nn.Conv2d(4, 4, 1)
 
         def forward(self, x):
-            return torch.nn.functional.gelu(self.conv2(self.conv(x)))
+            return torch.nn.functional.max_pool2d(torch.nn.functional.gelu(self.conv2(self.conv(x))), 2)
 
     export(Unsupported().eval(), torch.randn(1, 3, 8, 8), os.path.join(out, "unsupported.onnx"), 13, ["x"], ["y"], None)
 

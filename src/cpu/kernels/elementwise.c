@@ -327,6 +327,7 @@ static void un_f32_range(void *p, int64_t begin, int64_t end, int worker)
     case IR_OP_COS:       for (int64_t i = 0; i < n; i++) y[i] = cosf(x[i]); break;
     case IR_OP_TAN:       for (int64_t i = 0; i < n; i++) y[i] = tanf(x[i]); break;
     case IR_OP_ATAN:      for (int64_t i = 0; i < n; i++) y[i] = atanf(x[i]); break;
+    case IR_OP_ERF:       for (int64_t i = 0; i < n; i++) y[i] = erff(x[i]); break;
     case IR_OP_CLAMP: {
         const float lo = (float)c->lo, hi = (float)c->hi;
         for (int64_t i = 0; i < n; i++) {
@@ -360,6 +361,7 @@ static double un_f64(const un_ctx *c, double x)
     case IR_OP_COS:       return cos(x);
     case IR_OP_TAN:       return tan(x);
     case IR_OP_ATAN:      return atan(x);
+    case IR_OP_ERF:       return erf(x);
     case IR_OP_CLAMP: {
         double v = x < c->lo ? c->lo : x;
         return v > c->hi ? c->hi : v;

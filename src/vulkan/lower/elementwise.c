@@ -140,7 +140,7 @@ rlx_status vk_lower_binary(vk_lower_ctx *c)
 
 enum {
     UOP_RELU, UOP_SIGMOID, UOP_TANH, UOP_EXP, UOP_LOG, UOP_SQRT, UOP_RSQRT, UOP_NEG, UOP_ABS, UOP_GELU,
-    UOP_GELU_TANH, UOP_SILU, UOP_ROUND, UOP_SIN, UOP_COS, UOP_TAN, UOP_ATAN, UOP_CLAMP, UOP_CAST
+    UOP_GELU_TANH, UOP_SILU, UOP_ROUND, UOP_SIN, UOP_COS, UOP_TAN, UOP_ATAN, UOP_CLAMP, UOP_CAST, UOP_ERF
 };
 
 typedef struct unary_push {
@@ -171,6 +171,7 @@ static int unary_code(ir_op op)
     case IR_OP_COS:       return UOP_COS;
     case IR_OP_TAN:       return UOP_TAN;
     case IR_OP_ATAN:      return UOP_ATAN;
+    case IR_OP_ERF:       return UOP_ERF;
     case IR_OP_CLAMP:     return UOP_CLAMP;
     case IR_OP_CAST:      return UOP_CAST;
     default:              return -1;

@@ -228,6 +228,24 @@ float rlx_erfc(float x) {
     return neg ? 2.0 : 0.0;
 }
 
+// erf with fdlibm's ranges: x + x P/Q near 0 (relative accuracy there),
+// 0.845.. + P/Q on [0.84375, 1.25), 1 - erfc beyond, 1 from 6 on.
+float rlx_erf(float x) {
+    if (isnan(x)) return x;
+    float ax = abs(x);
+    if (ax < 0.84375) {
+        if (ax < 1.3877788e-17) return x * 1.1283791671;
+        float z = x * x;
+        float r = 1.2837916613e-01 + z * (-3.2504209876e-01 + z * (-2.8481749818e-02 + z * (-5.7702702470e-03 +
+                  z * -2.3763017452e-05)));
+        float s = 1.0 + z * (3.9791721106e-01 + z * (6.5022252500e-02 + z * (5.0813062117e-03 +
+                  z * (1.3249473704e-04 + z * -3.9602282413e-06))));
+        return x + x * (r / s);
+    }
+    float e = ax < 6.0 ? 1.0 - rlx_erfc(ax) : 1.0;
+    return x < 0.0 ? -e : e;
+}
+
 // gelu (erf form) as the CPU writes it: 0.5 x erfc(-x / sqrt 2), which stays
 // accurate in the negative tail where 1 + erf(..) would cancel.
 float gelu_erf(float x) { return 0.5 * x * rlx_erfc(x * -0.70710678118654752); }

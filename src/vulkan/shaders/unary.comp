@@ -35,6 +35,7 @@ layout(local_size_x_id = 3) in;
 #define UOP_ATAN      16u
 #define UOP_CLAMP     17u
 #define UOP_CAST      18u
+#define UOP_ERF       19u
 
 layout(push_constant) uniform PC {
     uint64_t x, out_;
@@ -64,6 +65,7 @@ float op_f(float x) {
     case UOP_COS:       return rlx_cos(x);
     case UOP_TAN:       return rlx_tan(x);
     case UOP_ATAN:      return rlx_atan(x);
+    case UOP_ERF:       return rlx_erf(x);
     case UOP_CLAMP: {
         if (isnan(x)) return x;
         float v = x < pc.lo ? pc.lo : x;
