@@ -21,10 +21,17 @@
 static char dir[] = "/tmp/rlx_onnx_imp_XXXXXX";
 static bool made, made_ok;
 
+static void remove_models(void) {
+    char cmd[600], out[16];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    test_run_command(cmd, out, sizeof out);
+}
+
 static bool models(void) {
     if (made) return made_ok;
     made = true;
     if (!mkdtemp(dir)) return false;
+    atexit(remove_models);
     const char *py = test_program("RLX_PYTHON", "/usr/bin/python3");
     char cmd[1024], out[4096];
     snprintf(cmd, sizeof cmd, "%s tests/ref/onnx_export_ref.py %s 2>&1", py, dir);
