@@ -237,6 +237,22 @@ rlx_node rlx_log_softmax(rlx_graph *g, rlx_node x, int axis);
 rlx_node rlx_layer_norm(rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, float eps);
 rlx_node rlx_rms_norm  (rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, float eps);
 
+/* Convolution (cross-correlation, as torch.nn.functional.conv1d/2d/3d and
+ * ONNX Conv): x [N, C, *S] with 1 to 3 spatial dims (NCHW layout), w [O,
+ * C / groups, *K], bias [O] or RLX_NO_NODE; out [N, O, *S'] with
+ * S'_i = (S_i + pad_begin_i + pad_end_i - dilation_i (K_i - 1) - 1) / stride_i + 1,
+ * then the activation. Zero fields take defaults: dims from x's rank,
+ * stride, dilation and groups 1, no padding. groups = C = O is depthwise.
+ * The batch may be symbolic; channels, spatial sizes and w are static. */
+typedef struct rlx_conv_params {
+    int            dims;                  /* spatial dims (0: x's rank - 2) */
+    int64_t        stride[3], dilation[3];
+    int64_t        pad_begin[3], pad_end[3];
+    int64_t        groups;
+    rlx_activation act;
+} rlx_conv_params;
+rlx_node rlx_conv(rlx_graph *g, rlx_node x, rlx_node w, rlx_node bias, const rlx_conv_params *p);
+
 /* Data movement. */
 rlx_node rlx_reshape  (rlx_graph *g, rlx_node x, int rank, const int64_t *dims);
 rlx_node rlx_transpose(rlx_graph *g, rlx_node x, const int *perm); /* out dim i = in dim perm[i] */

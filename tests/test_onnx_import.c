@@ -5,7 +5,9 @@
  * at two batch sizes (the batch is a dynamic axis, so a symbol): an MLP
  * (Gemm, Clip, GELU written with Erf, Softmax), and a pre-LN attention block exported at opset 13
  * (LayerNorm decomposed, shape arithmetic from Shape / Gather / Concat) and
- * 17 (LayerNormalization); a hand-made model whose Clip bounds are float
+ * 17 (LayerNormalization); a small CNN (Conv 2-D and 1-D with padding,
+ * stride, dilation and a depthwise group, BatchNormalization, global
+ * average pooling as an export writes it); a hand-made model whose Clip bounds are float
  * initializers, as newer exporters write them. A model with unsupported operators fails with one
  * error naming all of them; bad files fail with FORMAT or IO.
  */
@@ -85,6 +87,8 @@ static void check_model(const char *name, int n_out, bool vulkan) {
 
 TEST(onnx_import_mlp_matches_torch) { check_model("mlp", 1, false); }
 TEST(onnx_import_float_initializer_bounds) { check_model("clip_init", 1, false); }
+TEST(onnx_import_cnn_matches_torch) { check_model("cnn", 1, false); }
+TEST(vk_onnx_import_cnn_matches_torch) { VKP_REQUIRE(); check_model("cnn", 1, true); }
 TEST(onnx_import_attention_opset13_matches_torch) { check_model("attn13", 2, false); }
 TEST(onnx_import_attention_opset17_matches_torch) { check_model("attn17", 2, false); }
 TEST(vk_onnx_import_mlp_matches_torch) { VKP_REQUIRE(); check_model("mlp", 1, true); }
@@ -98,7 +102,8 @@ TEST(onnx_import_lists_every_unsupported_operator) {
     CHECK_STATUS(rlx_onnx_load(path, &m), RLX_STATUS_UNSUPPORTED);
     CHECK(m == NULL);
     const char *msg = rlx_last_error();
-    CHECK_MSG(strstr(msg, "2 operators are not supported") && strstr(msg, "Conv (2 nodes)") && strstr(msg, "MaxPool (1 node)"),
+    CHECK_MSG(strstr(msg, "3 operators are not supported") && strstr(msg, "MaxPool (1 node)") && strstr(msg, "Pad (1 node)") &&
+                  strstr(msg, "AveragePool (1 node)"),
               "message: %s", msg);
     CHECK_STATUS(rlx_onnx_load("/nonexistent/model.onnx", &m), RLX_STATUS_IO);
     char bad[] = "/tmp/rlx_onnx_bad_XXXXXX";
@@ -143,7 +148,7 @@ TEST(onnx_cli_inspect_and_run) {
         free(ref), free(got.data), free(want.data);
     }
     snprintf(cmd, sizeof cmd, "%s run %s/unsupported.onnx --input x=%s/mlp.in.2.npy 2>&1", rlx, dir, dir);
-    CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "Conv (2 nodes)"));
+    CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "MaxPool (1 node)"));
     snprintf(cmd, sizeof cmd, "%s run %s/mlp.onnx --input %s/nonexistent.npy 2>&1", rlx, dir, dir);
     CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "nonexistent.npy"));
 }

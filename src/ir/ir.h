@@ -39,7 +39,7 @@ typedef enum ir_op {
 
 /* Attribute slots. Only the named accessors of ir/op_attrs.h (generated from
  * ir/op_attrs.def, which says what each op's attributes mean) index them. */
-#define IR_MAX_IATTR 12
+#define IR_MAX_IATTR 16
 #define IR_MAX_FATTR 4
 
 typedef struct ir_node {

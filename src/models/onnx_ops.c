@@ -699,6 +699,68 @@ static rlx_status op_expand(ox_ctx *c, const onnx_node *n) {
     return out0(c, n, rlx_expand(c->g, x, ro, out));
 }
 
+/* ---------------------------------------------------------------- vision */
+
+static rlx_status op_conv(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0), w = ox_in(c, n, 1);
+    if (x == RLX_NO_NODE || w == RLX_NO_NODE) return ox_graph_status(c);
+    rlx_node b = ox_has(n, 2) ? ox_in(c, n, 2) : RLX_NO_NODE;
+    int64_t dx[RLX_MAX_RANK], dw[RLX_MAX_RANK];
+    int r = rank_of(c, x, dx);
+    if (rank_of(c, w, dw) != r || r < 3 || r > 5) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Conv of rank %d", r);
+    int sd = r - 2;
+    rlx_conv_params p = {.dims = sd, .groups = ox_attr_i(n, "group", 1)};
+    int64_t v[6];
+    if (ox_attr_ints(n, "strides", v, 3) == sd) for (int i = 0; i < sd; i++) p.stride[i] = v[i];
+    if (ox_attr_ints(n, "dilations", v, 3) == sd) for (int i = 0; i < sd; i++) p.dilation[i] = v[i];
+    const onnx_attr *ap = onnx_node_attr(n, "auto_pad");
+    if (!ap || onnx_str_eq(ap->s, "NOTSET")) {
+        int np = ox_attr_ints(n, "pads", v, 6);
+        if (np == 2 * sd) for (int i = 0; i < sd; i++) p.pad_begin[i] = v[i], p.pad_end[i] = v[sd + i];
+        else if (np >= 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "pads has %d entries for %d spatial dims", np, sd);
+    } else if (onnx_str_eq(ap->s, "SAME_UPPER") || onnx_str_eq(ap->s, "SAME_LOWER")) {
+        for (int i = 0; i < sd; i++) {   /* output ceil(in / stride); the odd pixel after (UPPER) or before (LOWER) */
+            int64_t st = p.stride[i] ? p.stride[i] : 1, dl = p.dilation[i] ? p.dilation[i] : 1, in = dx[2 + i];
+            int64_t total = ((in + st - 1) / st - 1) * st + (dw[2 + i] - 1) * dl + 1 - in;
+            if (total < 0) total = 0;
+            bool upper = onnx_str_eq(ap->s, "SAME_UPPER");
+            p.pad_begin[i] = upper ? total / 2 : total - total / 2;
+            p.pad_end[i] = total - p.pad_begin[i];
+        }
+    } else if (!onnx_str_eq(ap->s, "VALID")) {
+        return ox_fail(c, RLX_STATUS_UNSUPPORTED, "auto_pad '%.*s'", (int)ap->s.n, ap->s.p);
+    }
+    return out0(c, n, rlx_conv(c->g, x, w, b, &p));
+}
+
+/* GlobalAveragePool / GlobalMaxPool: the mean / max over the spatial dims, kept as 1s. */
+static rlx_status op_global_pool(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    int64_t d[RLX_MAX_RANK];
+    int r = rank_of(c, x, d);
+    if (r < 3) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "needs [N, C, spatial...]");
+    uint32_t mask = ((1u << r) - 1) & ~3u;
+    bool mx = onnx_str_eq(n->op_type, "GlobalMaxPool");
+    return out0(c, n, mx ? rlx_reduce_max(c->g, x, mask, 1) : rlx_reduce_mean(c->g, x, mask, 1));
+}
+
+/* BatchNormalization at inference: x * a + b per channel, a = scale / sqrt(var + eps), b = bias - mean a. */
+static rlx_status op_batch_norm(ox_ctx *c, const onnx_node *n) {
+    if (ox_attr_i(n, "training_mode", 0)) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "BatchNormalization in training mode");
+    rlx_node x = ox_in(c, n, 0), scale = ox_in(c, n, 1), bias = ox_in(c, n, 2), mean = ox_in(c, n, 3), var = ox_in(c, n, 4);
+    if (x == RLX_NO_NODE || scale == RLX_NO_NODE || bias == RLX_NO_NODE || mean == RLX_NO_NODE || var == RLX_NO_NODE)
+        return ox_graph_status(c);
+    int64_t d[RLX_MAX_RANK], shape[RLX_MAX_RANK];
+    int r = rank_of(c, x, d);
+    if (r < 2) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "needs [N, C, ...]");
+    for (int i = 0; i < r; i++) shape[i] = i == 1 ? d[1] : 1;
+    rlx_graph *g = c->g;
+    rlx_node a = rlx_div(g, scale, rlx_sqrt(g, rlx_add(g, var, scalar_like(c, var, ox_attr_f(n, "epsilon", 1e-5f)))));
+    rlx_node b = rlx_sub(g, bias, rlx_mul(g, mean, a));
+    return out0(c, n, rlx_add(g, rlx_mul(g, x, rlx_reshape(g, a, r, shape)), rlx_reshape(g, b, r, shape)));
+}
+
 /* ----------------------------------------------------------- constants */
 
 static rlx_status op_constant(ox_ctx *c, const onnx_node *n) {
@@ -776,9 +838,10 @@ static rlx_status op_range(ox_ctx *c, const onnx_node *n) {
 
 static const ox_op ops[] = {
     {"Abs", op_unary}, {"Add", op_binary}, {"Atan", op_unary}, {"Cast", op_cast}, {"Clip", op_clip},
-    {"Concat", op_concat}, {"Constant", op_constant}, {"ConstantOfShape", op_constant_of_shape}, {"Cos", op_unary},
+    {"BatchNormalization", op_batch_norm}, {"Concat", op_concat}, {"Constant", op_constant}, {"Conv", op_conv}, {"ConstantOfShape", op_constant_of_shape}, {"Cos", op_unary},
     {"Div", op_binary}, {"Equal", op_binary}, {"Erf", op_unary}, {"Exp", op_unary}, {"Expand", op_expand}, {"Flatten", op_flatten},
-    {"Gather", op_gather}, {"Gelu", op_gelu}, {"Gemm", op_gemm}, {"Greater", op_binary},
+    {"Gather", op_gather}, {"Gelu", op_gelu}, {"Gemm", op_gemm}, {"GlobalAveragePool", op_global_pool},
+    {"GlobalMaxPool", op_global_pool}, {"Greater", op_binary},
     {"GreaterOrEqual", op_binary}, {"HardSigmoid", op_hard_sigmoid}, {"HardSwish", op_hard_swish},
     {"Identity", op_identity}, {"LayerNormalization", op_layer_norm}, {"LeakyRelu", op_leaky_relu},
     {"Less", op_binary}, {"LessOrEqual", op_binary}, {"Log", op_unary}, {"LogSoftmax", op_softmax},

@@ -148,6 +148,12 @@ static int probe_dtype(ir_op op, rlx_dtype dt) {
         probe_inputs(&n, 3, SRC(dt, 3, 4), SRC(RLX_I32, 2), SRC(dt, 2, 4));
     } else if (rule == shape_scatter_add) {
         probe_inputs(&n, 3, SRC(dt, 2, 4), SRC(RLX_I32, 2, 4), SRC(dt, 2, 4));
+    } else if (rule == shape_conv) {
+        probe_inputs(&n, 2, SRC(dt, 1, 2, 4, 4), SRC(dt, 3, 2, 3, 3));
+        ir_attr_set_conv_dims(&n, 2);
+        ir_attr_set_conv_groups(&n, 1);
+        ir_attr_set_conv_stride0(&n, 1), ir_attr_set_conv_stride1(&n, 1), ir_attr_set_conv_stride2(&n, 1);
+        ir_attr_set_conv_dilation0(&n, 1), ir_attr_set_conv_dilation1(&n, 1), ir_attr_set_conv_dilation2(&n, 1);
     } else if (rule == shape_topk) {
         probe_inputs(&n, 1, SRC(dt, 2, 4));
         ir_attr_set_topk_k(&n, 1);

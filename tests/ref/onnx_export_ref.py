@@ -65,7 +65,31 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
+    class SmallCNN(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.bn_folded = torch.nn.BatchNorm2d(8)       # after a conv: the exporter folds it
+            self.dw = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=8)
+            self.bn = torch.nn.BatchNorm2d(8)              # after a ReLU: exported as BatchNormalization
+            self.pw = torch.nn.Conv2d(8, 12, 1)
+            self.dil = torch.nn.Conv1d(12, 6, 3, dilation=2, padding=2)
+            self.fc = torch.nn.Linear(6, 5)
+            for bn in (self.bn_folded, self.bn):
+                bn.running_mean.uniform_(-0.5, 0.5)
+                bn.running_var.uniform_(0.5, 2.0)
+                bn.weight.data.uniform_(0.5, 1.5)
+                bn.bias.data.uniform_(-0.2, 0.2)
+
+        def forward(self, x):
+            h = torch.relu(self.bn_folded(self.stem(x)))
+            h = self.bn(torch.relu(self.dw(h)))
+            h = self.pw(h)                                 # [b, 12, 4, 5]
+            h = self.dil(h.flatten(2))                     # conv1d over the 20 positions
+            return self.fc(torch.nn.functional.adaptive_avg_pool1d(h, 1).flatten(1))
+
     cases = [
+        ("cnn", SmallCNN().eval(), lambda b: torch.randn(b, 3, 8, 10), 13, ["image"], ["logits"]),
         ("mlp", MLP().eval(), lambda b: torch.randn(b, 16), 13, ["x"], ["probs"]),
         ("attn13", Attention().eval(), lambda b: torch.randn(b, 5, 32), 13, ["x"], ["y", "pooled"]),
         ("attn17", Attention().eval(), lambda b: torch.randn(b, 5, 32), 17, ["x"], ["y", "pooled"]),
@@ -110,7 +134,8 @@ def main():
             self.conv2 = torch.nn.Conv2d(4, 4, 1)
 
         def forward(self, x):
-            return torch.nn.functional.max_pool2d(torch.nn.functional.gelu(self.conv2(self.conv(x))), 2)
+            h = torch.nn.functional.max_pool2d(torch.nn.functional.gelu(self.conv2(self.conv(x))), 2)
+            return torch.nn.functional.avg_pool2d(h, 2)
 
     export(Unsupported().eval(), torch.randn(1, 3, 8, 8), os.path.join(out, "unsupported.onnx"), 13, ["x"], ["y"], None)
 

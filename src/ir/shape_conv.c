@@ -1,0 +1,60 @@
+/*
+ * shape_conv.c — the shape rule of conv: x [N, C, *S] (1 to 3 spatial dims),
+ * w [O, C / groups, *K], optional bias [O]; output [N, O, *S'] with
+ * S'_i = (S_i + pad_begin_i + pad_end_i - dilation_i (K_i - 1) - 1) / stride_i + 1.
+ * N may be symbolic; channels, spatial sizes and the kernel must be static.
+ */
+#include "ir/conv_geom.h"
+#include "ir/shape_rules.h"
+#include <stdio.h>
+
+#define FAIL(status, ...) do {                                                                \
+        char lbl_[160], msg_[400];                                                            \
+        snprintf(msg_, sizeof msg_, __VA_ARGS__);                                             \
+        return rlx_fail(status, "%s: %s", ir_node_label(g, (int32_t)(n - g->nodes), lbl_,     \
+                        sizeof lbl_), msg_);                                                  \
+    } while (0)
+
+rlx_status shape_conv(const ir_graph *g, ir_node *n) {
+    ir_conv_geom c;
+    ir_conv_geom_of(n, &c);
+    if (n->n_in != 2 + (c.has_bias ? 1 : 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "takes x, w and, with has_bias, a bias");
+    const ir_node *x = &g->nodes[n->in[0]], *w = &g->nodes[n->in[1]];
+    if (c.dims < 1 || c.dims > 3) FAIL(RLX_STATUS_INVALID_ARGUMENT, "%d spatial dims (1 to 3)", c.dims);
+    if (x->shape.rank != c.dims + 2 || w->shape.rank != c.dims + 2)
+        FAIL(RLX_STATUS_SHAPE, "x and w need rank %d for %d spatial dims (got %d and %d)", c.dims + 2, c.dims,
+             x->shape.rank, w->shape.rank);
+    if (x->dtype != RLX_F32 || w->dtype != RLX_F32)   /* the kernels' dtype so far */
+        FAIL(RLX_STATUS_UNSUPPORTED, "x and w must be f32 (got %s, %s)", rlx_dtype_name(x->dtype), rlx_dtype_name(w->dtype));
+    for (int d = 1; d < x->shape.rank; d++)
+        if (!ir_dim_is_static(x->shape.d[d]) || !ir_dim_is_static(w->shape.d[d]) || !ir_dim_is_static(w->shape.d[0]))
+            FAIL(RLX_STATUS_UNSUPPORTED, "channels, spatial sizes and the kernel must be static (only the batch may be symbolic)");
+    int64_t C = x->shape.d[1].k, O = w->shape.d[0].k;
+    if (c.groups < 1 || C % c.groups || O % c.groups)
+        FAIL(RLX_STATUS_SHAPE, "groups %lld must divide the %lld input and %lld output channels", (long long)c.groups,
+             (long long)C, (long long)O);
+    if (w->shape.d[1].k != C / c.groups)
+        FAIL(RLX_STATUS_SHAPE, "w's dim 1 is %lld; %lld channels in %lld groups need %lld", (long long)w->shape.d[1].k,
+             (long long)C, (long long)c.groups, (long long)(C / c.groups));
+    if (c.has_bias) {
+        const ir_node *b = &g->nodes[n->in[2]];
+        if (b->shape.rank != 1 || !ir_dim_is_static(b->shape.d[0]) || b->shape.d[0].k != O || b->dtype != x->dtype)
+            FAIL(RLX_STATUS_SHAPE, "bias must be [%lld] of x's dtype", (long long)O);
+    }
+    if (c.act < RLX_ACT_NONE || c.act > RLX_ACT_TANH) FAIL(RLX_STATUS_INVALID_ARGUMENT, "activation %lld", (long long)c.act);
+    n->shape = x->shape;
+    n->shape.d[1] = ir_dim_const(O);
+    for (int i = 0; i < c.dims; i++) {
+        if (c.stride[i] < 1 || c.dilation[i] < 1 || c.pad_begin[i] < 0 || c.pad_end[i] < 0)
+            FAIL(RLX_STATUS_INVALID_ARGUMENT, "spatial dim %d: stride %lld and dilation %lld must be >= 1, padding >= 0", i,
+                 (long long)c.stride[i], (long long)c.dilation[i]);
+        int64_t k = w->shape.d[2 + i].k, out = ir_conv_out_size(&c, i, x->shape.d[2 + i].k, k);
+        if (out < 1)
+            FAIL(RLX_STATUS_SHAPE, "spatial dim %d: a kernel of %lld (dilation %lld) does not fit %lld + padding %lld + %lld", i,
+                 (long long)k, (long long)c.dilation[i], (long long)x->shape.d[2 + i].k, (long long)c.pad_begin[i],
+                 (long long)c.pad_end[i]);
+        n->shape.d[2 + i] = ir_dim_const(out);
+    }
+    n->dtype = x->dtype;
+    return RLX_OK;
+}
