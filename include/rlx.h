@@ -253,6 +253,24 @@ typedef struct rlx_conv_params {
 } rlx_conv_params;
 rlx_node rlx_conv(rlx_graph *g, rlx_node x, rlx_node w, rlx_node bias, const rlx_conv_params *p);
 
+/* Pooling over windows of x [N, C, *S] (1 to 3 spatial dims), as PyTorch's
+ * max_pool / avg_pool and ONNX's MaxPool / AveragePool: out [N, C, *S'] with
+ * S'_i = (S_i + pad_begin_i + pad_end_i - kernel_i) / stride_i + 1, rounded
+ * up with ceil_mode (a last window that would start in the end padding is
+ * dropped). Padding is at most half the window. Max ignores padding; the
+ * average divides by the window clipped to the padded input
+ * (count_include_pad) or by its elements inside the input. kernel is
+ * required; stride 0 means the window, dims 0 means x's rank - 2. */
+typedef enum rlx_pool_kind { RLX_MAXPOOL = 0, RLX_AVGPOOL = 1 } rlx_pool_kind;
+typedef struct rlx_pool_params {
+    rlx_pool_kind kind;
+    int           dims;
+    int64_t       kernel[3], stride[3];
+    int64_t       pad_begin[3], pad_end[3];
+    int           ceil_mode, count_include_pad;
+} rlx_pool_params;
+rlx_node rlx_pool(rlx_graph *g, rlx_node x, const rlx_pool_params *p);
+
 /* Data movement. */
 rlx_node rlx_reshape  (rlx_graph *g, rlx_node x, int rank, const int64_t *dims);
 rlx_node rlx_transpose(rlx_graph *g, rlx_node x, const int *perm); /* out dim i = in dim perm[i] */

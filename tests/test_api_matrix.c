@@ -1051,6 +1051,18 @@ MISUSE(rlx_model_load, fuse_7, INV, "rlx_model_load: rlx_compile: options: fuse 
     rlx_model_free(m);
     return st;
 }
+MISUSE(rlx_conv, null_graph, INV, "rlx_conv: graph is NULL") {
+    (void)f; (void)arg; return null_graph_outcome(rlx_conv(NULL, 0, 1, RLX_NO_NODE, NULL)) == RETURNED_FAILURE ? RLX_STATUS_INVALID_ARGUMENT : RLX_OK;
+}
+MISUSE(rlx_conv, rank_mismatch, SHAPE, "need rank") {
+    (void)arg; return node_outcome(f, rlx_conv(f->g, f->x, f->q, RLX_NO_NODE, NULL));
+}
+MISUSE(rlx_pool, null_params, INV, "the window is required") {
+    (void)arg; return rlx_pool(f->g, f->x, NULL) == RLX_NO_NODE ? RLX_STATUS_INVALID_ARGUMENT : RLX_OK;
+}
+MISUSE(rlx_pool, rank_mismatch, SHAPE, "x needs rank") {
+    (void)arg; rlx_pool_params p = {.dims = 2, .kernel = {2, 2}}; return node_outcome(f, rlx_pool(f->g, f->x, &p));
+}
 MISUSE(rlx_onnx_free, null_is_noop, RLX_OK, NULL) { (void)f; (void)arg; rlx_onnx_free(NULL); return RLX_OK; }
 MISUSE(rlx_onnx_load, missing_file, RLX_STATUS_IO, "/nonexistent-dir/m.onnx") {
     (void)f; (void)arg; rlx_onnx *m; return rlx_onnx_load("/nonexistent-dir/m.onnx", &m);

@@ -7,7 +7,10 @@
  * (LayerNorm decomposed, shape arithmetic from Shape / Gather / Concat) and
  * 17 (LayerNormalization); a small CNN (Conv 2-D and 1-D with padding,
  * stride, dilation and a depthwise group, BatchNormalization, global
- * average pooling as an export writes it); a hand-made model whose Clip bounds are float
+ * average pooling as an export writes it); max and average pooling with
+ * padding, ceil mode and both divisors (resnet's stem among them); Pad in
+ * reflect, edge and constant modes; a
+ * hand-made model whose Clip bounds are float
  * initializers, as newer exporters write them. A model with unsupported operators fails with one
  * error naming all of them; bad files fail with FORMAT or IO.
  */
@@ -88,7 +91,10 @@ static void check_model(const char *name, int n_out, bool vulkan) {
 TEST(onnx_import_mlp_matches_torch) { check_model("mlp", 1, false); }
 TEST(onnx_import_float_initializer_bounds) { check_model("clip_init", 1, false); }
 TEST(onnx_import_cnn_matches_torch) { check_model("cnn", 1, false); }
-TEST(vk_onnx_import_cnn_matches_torch) { VKP_REQUIRE(); check_model("cnn", 1, true); }
+TEST(vk_onnx_import_cnn_matches_torch) { VKP_REQUIRE(); check_model("cnn", 1, true); check_model("pools", 1, true); }
+TEST(onnx_import_pooling_matches_torch) { check_model("pools", 1, false); }
+TEST(onnx_import_pad_modes_match_torch) { check_model("pads", 3, false); }
+TEST(vk_onnx_import_pad_modes_match_torch) { VKP_REQUIRE(); check_model("pads", 3, true); }
 TEST(onnx_import_attention_opset13_matches_torch) { check_model("attn13", 2, false); }
 TEST(onnx_import_attention_opset17_matches_torch) { check_model("attn17", 2, false); }
 TEST(vk_onnx_import_mlp_matches_torch) { VKP_REQUIRE(); check_model("mlp", 1, true); }
@@ -102,8 +108,8 @@ TEST(onnx_import_lists_every_unsupported_operator) {
     CHECK_STATUS(rlx_onnx_load(path, &m), RLX_STATUS_UNSUPPORTED);
     CHECK(m == NULL);
     const char *msg = rlx_last_error();
-    CHECK_MSG(strstr(msg, "3 operators are not supported") && strstr(msg, "MaxPool (1 node)") && strstr(msg, "Pad (1 node)") &&
-                  strstr(msg, "AveragePool (1 node)"),
+    CHECK_MSG(strstr(msg, "2 operators are not supported") && strstr(msg, "ConvTranspose (1 node)") &&
+                  strstr(msg, "Resize (1 node)"),
               "message: %s", msg);
     CHECK_STATUS(rlx_onnx_load("/nonexistent/model.onnx", &m), RLX_STATUS_IO);
     char bad[] = "/tmp/rlx_onnx_bad_XXXXXX";
@@ -129,7 +135,7 @@ TEST(onnx_cli_inspect_and_run) {
               "inspect: %s", out);
     snprintf(cmd, sizeof cmd, "%s inspect %s/unsupported.onnx 2>&1", rlx, dir);
     CHECK(test_run_command(cmd, out, sizeof out) == 0);
-    CHECK_MSG(strstr(out, "MaxPool") && strstr(out, "NO") && strstr(out, "not importable"), "inspect: %s", out);
+    CHECK_MSG(strstr(out, "ConvTranspose") && strstr(out, "NO") && strstr(out, "not importable"), "inspect: %s", out);
     snprintf(cmd, sizeof cmd, "%s run %s/attn17.onnx --input x=%s/attn17.in.3.npy --out %s/run --runs 3 2>&1", rlx, dir, dir, dir);
     CHECK_MSG(test_run_command(cmd, out, sizeof out) == 0, "run: %s", out);
     CHECK_MSG(strstr(out, "pooled.npy  f32 [3, 32]") && strstr(out, "3 runs"), "run: %s", out);
@@ -148,7 +154,7 @@ TEST(onnx_cli_inspect_and_run) {
         free(ref), free(got.data), free(want.data);
     }
     snprintf(cmd, sizeof cmd, "%s run %s/unsupported.onnx --input x=%s/mlp.in.2.npy 2>&1", rlx, dir, dir);
-    CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "MaxPool (1 node)"));
+    CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "Resize (1 node)"));
     snprintf(cmd, sizeof cmd, "%s run %s/mlp.onnx --input %s/nonexistent.npy 2>&1", rlx, dir, dir);
     CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "nonexistent.npy"));
 }

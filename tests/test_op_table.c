@@ -96,6 +96,7 @@ static const struct { const char *ref_tests; bool gpu; } op_registry[IR_OP_COUNT
     [IR_OP_SCATTER_ADD_ROWS] = {"ops_scatter_add_rows autodiff_gather_rows_and_gather", true},
     [IR_OP_SCATTER_ADD]  = {"ops_scatter_add autodiff_gather_rows_and_gather", true},
     [IR_OP_CONV]         = {"ops_conv_f32", true},
+    [IR_OP_POOL]         = {"ops_pool_f32", true},
     [IR_OP_CUMSUM]       = {"ops_cumsum", true},
     [IR_OP_TOPK_VALUES]  = {"ops_topk", true},
     [IR_OP_TOPK_INDICES] = {"ops_topk", true},

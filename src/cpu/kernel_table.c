@@ -83,6 +83,7 @@ static const cpu_kernel_fn kernel_table[IR_OP_COUNT] = {
     [IR_OP_SCATTER_ADD_ROWS] = cpu_scatter_add_rows,
     [IR_OP_SCATTER_ADD]  = cpu_scatter_add,
     [IR_OP_CONV]         = cpu_conv,
+    [IR_OP_POOL]         = cpu_pool,
     [IR_OP_CUMSUM]       = cpu_cumsum,
     [IR_OP_TOPK_VALUES]  = cpu_topk,
     [IR_OP_TOPK_INDICES] = cpu_topk,

@@ -1,9 +1,11 @@
 /*
- * builder_conv.c — rlx_conv: convolution (cross-correlation, as PyTorch's
- * and ONNX's Conv) with defaults for the parameters a caller leaves zero.
+ * builder_conv.c — rlx_conv and rlx_pool: convolution (cross-correlation, as PyTorch's
+ * and ONNX's Conv) and pooling, with defaults for the parameters a caller
+ * leaves zero.
  */
 #include "ir/builder_internal.h"
 #include "ir/conv_geom.h"
+#include "ir/pool_geom.h"
 #include <string.h>
 
 rlx_node rlx_conv(rlx_graph *g, rlx_node x, rlx_node w, rlx_node bias, const rlx_conv_params *p) {
@@ -29,4 +31,33 @@ rlx_node rlx_conv(rlx_graph *g, rlx_node x, rlx_node w, rlx_node bias, const rlx
     ir_conv_geom_set(&n, &c);
     rlx_node in[3] = {x, w, bias};
     return ir_build(g, fn, IR_OP_CONV, in, c.has_bias ? 3 : 2, &n);
+}
+
+rlx_node rlx_pool(rlx_graph *g, rlx_node x, const rlx_pool_params *p) {
+    const char *fn = "rlx_pool";
+    if (!g) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: graph is NULL", fn);
+        return RLX_NO_NODE;
+    }
+    if (!p) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: params are NULL (the window is required)", fn);
+        return RLX_NO_NODE;
+    }
+    int rank = x >= 0 && x < g->g.n_nodes ? g->g.nodes[x].shape.rank : -1;
+    ir_node n;
+    memset(&n, 0, sizeof n);
+    n.op = IR_OP_POOL;
+    ir_pool_geom q = {.dims = p->dims ? p->dims : (rank >= 3 ? rank - 2 : 0), .kind = p->kind == RLX_AVGPOOL,
+                      .ceil_mode = p->ceil_mode != 0, .count_include_pad = p->count_include_pad != 0};
+    for (int i = 0; i < 3; i++) {
+        q.kernel[i] = i < q.dims ? p->kernel[i] : 1;
+        q.stride[i] = p->stride[i] ? p->stride[i] : q.kernel[i];
+        q.pad_begin[i] = p->pad_begin[i], q.pad_end[i] = p->pad_end[i];
+    }
+    if ((unsigned)p->kind > RLX_AVGPOOL) {
+        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: kind %d is not an rlx_pool_kind", fn, (int)p->kind);
+        q.kind = 7;   /* the shape rule reports it, with the graph's sticky error */
+    }
+    ir_pool_geom_set(&n, &q);
+    return ir_build(g, fn, IR_OP_POOL, &x, 1, &n);
 }

@@ -45,6 +45,18 @@ static const ox_value *host_ints(ox_ctx *c, const onnx_node *n, int i) {
     return v;
 }
 
+/* The input's import-time value when it has no graph node (pure shape data). */
+static ox_value *pure_host(ox_ctx *c, const onnx_node *n, int i) {
+    ox_value *v = ox_has(n, i) ? ox_lookup(c, n->inputs[i]) : NULL;
+    return v && v->host && v->node == RLX_NO_NODE ? v : NULL;
+}
+
+/* Element i of a host value, as double and int. */
+static void host_get(const ox_value *v, int64_t i, int64_t *iv, double *fv) {
+    if (v->host_dtype == RLX_F32) *fv = v->f64[i];
+    else *iv = v->i64[i];
+}
+
 /* ----------------------------------------------------------- elementwise */
 
 typedef rlx_node (*unary_fn)(rlx_graph *, rlx_node);
@@ -366,6 +378,20 @@ static rlx_status op_shape(ox_ctx *c, const onnx_node *n) {
 
 /* Reshape's target with ONNX's 0 (copy the input's dim) resolved. */
 static rlx_status op_reshape(ox_ctx *c, const onnx_node *n) {
+    ox_value *hv = pure_host(c, n, 0);
+    if (hv) {   /* shape data: stays an import-time value */
+        const ox_value *s = host_ints(c, n, 1);
+        if (!s || s->host_count > RLX_MAX_RANK) return RLX_STATUS_UNSUPPORTED;
+        int64_t want[RLX_MAX_RANK], known = 1;
+        int infer = -1;
+        for (int64_t i = 0; i < s->host_count; i++) {
+            want[i] = s->i64[i] == 0 && i < hv->host_rank ? hv->host_dims[i] : s->i64[i];
+            if (want[i] == -1) infer = (int)i;
+            else known *= want[i];
+        }
+        if (infer >= 0) want[infer] = known ? hv->host_count / known : 0;
+        return ox_set_host(c, n->outputs[0], hv->host_dtype, (int)s->host_count, want, hv->i64, hv->f64);
+    }
     rlx_node x = ox_in(c, n, 0);
     const ox_value *s = host_ints(c, n, 1);
     if (x == RLX_NO_NODE || !s) return ox_graph_status(c) != RLX_OK ? ox_graph_status(c) : RLX_STATUS_UNSUPPORTED;
@@ -406,6 +432,23 @@ static rlx_status op_flatten(ox_ctx *c, const onnx_node *n) {
 }
 
 static rlx_status op_transpose(ox_ctx *c, const onnx_node *n) {
+    ox_value *hv = pure_host(c, n, 0);
+    if (hv) {
+        int r = hv->host_rank;
+        int64_t p[RLX_MAX_RANK], od[RLX_MAX_RANK], iv[OX_HOST_MAX], src_st[RLX_MAX_RANK];
+        double fv[OX_HOST_MAX];
+        int np = ox_attr_ints(n, "perm", p, RLX_MAX_RANK);
+        if (np < 0) for (int i = 0; i < r; i++) p[i] = r - 1 - i;
+        else if (np != r) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "perm has %d entries for %d dims", np, r);
+        for (int i = r - 1, st = 1; i >= 0; st *= (int)hv->host_dims[i], i--) src_st[i] = st;
+        for (int i = 0; i < r; i++) od[i] = hv->host_dims[p[i]];
+        for (int64_t o = 0; o < hv->host_count; o++) {
+            int64_t rem = o, src = 0;
+            for (int i = r - 1; i >= 0; i--) src += (rem % od[i]) * src_st[p[i]], rem /= od[i];
+            host_get(hv, src, &iv[o], &fv[o]);
+        }
+        return ox_set_host(c, n->outputs[0], hv->host_dtype, r, od, iv, fv);
+    }
     rlx_node x = ox_in(c, n, 0);
     if (x == RLX_NO_NODE) return ox_graph_status(c);
     int64_t d[RLX_MAX_RANK], p[RLX_MAX_RANK];
@@ -578,17 +621,27 @@ static rlx_status op_slice(ox_ctx *c, const onnx_node *n) {
         if (ox_attr_ints(n, "axes", axes, RLX_MAX_RANK) < 0) for (int i = 0; i < ns; i++) axes[i] = i;
         for (int i = 0; i < ns; i++) steps[i] = 1;
     }
-    ox_value *hv = ox_has(n, 0) ? ox_lookup(c, n->inputs[0]) : NULL;
-    if (hv && hv->host && hv->node == RLX_NO_NODE && hv->host_rank == 1 && ns == 1) {   /* a shape list */
-        int64_t s = starts[0], e = ends[0], st = steps[0], iv[OX_HOST_MAX], len = 0;
+    ox_value *hv = pure_host(c, n, 0);
+    if (hv) {   /* shape data, any rank and steps */
+        int r = hv->host_rank;
+        int64_t first[RLX_MAX_RANK], step[RLX_MAX_RANK], od[RLX_MAX_RANK], st_in[RLX_MAX_RANK], iv[OX_HOST_MAX];
         double fv[OX_HOST_MAX];
-        if (st == 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "step 0");
-        slice_bounds(hv->host_count, &s, &e, st);
-        for (int64_t i = s; st > 0 ? i < e : i > e; i += st, len++) {
-            if (hv->host_dtype == RLX_F32) fv[len] = hv->f64[i];
-            else iv[len] = hv->i64[i];
+        for (int i = 0; i < r; i++) first[i] = 0, step[i] = 1, od[i] = hv->host_dims[i];
+        for (int i = 0; i < ns; i++) {
+            int64_t ax = axes[i], s0 = starts[i], e0 = ends[i];
+            if (!norm_axis(&ax, r) || steps[i] == 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "bad axis or step 0");
+            slice_bounds(hv->host_dims[ax], &s0, &e0, steps[i]);
+            int64_t len = steps[i] > 0 ? (e0 - s0 + steps[i] - 1) / steps[i] : (s0 - e0 - steps[i] - 1) / -steps[i];
+            first[ax] = s0, step[ax] = steps[i], od[ax] = len > 0 ? len : 0;
         }
-        return ox_set_host(c, n->outputs[0], hv->host_dtype, 1, &len, iv, fv);
+        int64_t count = 1;
+        for (int i = r - 1, stv = 1; i >= 0; stv *= (int)hv->host_dims[i], i--) st_in[i] = stv, count *= od[i];
+        for (int64_t o = 0; o < count; o++) {
+            int64_t rem = o, src = 0;
+            for (int i = r - 1; i >= 0; i--) src += (first[i] + (rem % od[i]) * step[i]) * st_in[i], rem /= od[i];
+            host_get(hv, src, &iv[o], &fv[o]);
+        }
+        return ox_set_host(c, n->outputs[0], hv->host_dtype, r, od, iv, fv);
     }
     rlx_node x = ox_in(c, n, 0);
     if (x == RLX_NO_NODE) return ox_graph_status(c);
@@ -745,6 +798,135 @@ static rlx_status op_global_pool(ox_ctx *c, const onnx_node *n) {
     return out0(c, n, mx ? rlx_reduce_max(c->g, x, mask, 1) : rlx_reduce_mean(c->g, x, mask, 1));
 }
 
+/* MaxPool / AveragePool: windows as PyTorch's (padding at most half the window). */
+static rlx_status op_pool(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    if (n->n_outputs > 1 && n->outputs[1].n) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "MaxPool's Indices output");
+    int64_t d[RLX_MAX_RANK], v[6];
+    int r = rank_of(c, x, d);
+    if (r < 3 || r > 5) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "pooling of rank %d", r);
+    int sd = r - 2;
+    bool avg = onnx_str_eq(n->op_type, "AveragePool");
+    rlx_pool_params p = {.kind = avg ? RLX_AVGPOOL : RLX_MAXPOOL, .dims = sd, .ceil_mode = (int)ox_attr_i(n, "ceil_mode", 0),
+                         .count_include_pad = (int)ox_attr_i(n, "count_include_pad", 0)};
+    if (ox_attr_ints(n, "kernel_shape", v, 3) != sd) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "kernel_shape needs %d entries", sd);
+    for (int i = 0; i < sd; i++) p.kernel[i] = v[i], p.stride[i] = 1;
+    if (ox_attr_ints(n, "strides", v, 3) == sd) for (int i = 0; i < sd; i++) p.stride[i] = v[i];
+    int nd = ox_attr_ints(n, "dilations", v, 3);
+    for (int i = 0; i < nd && i < sd; i++)
+        if (v[i] != 1) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "pooling with dilation %lld", (long long)v[i]);
+    const onnx_attr *ap = onnx_node_attr(n, "auto_pad");
+    if (!ap || onnx_str_eq(ap->s, "NOTSET")) {
+        int np = ox_attr_ints(n, "pads", v, 6);
+        if (np == 2 * sd) for (int i = 0; i < sd; i++) p.pad_begin[i] = v[i], p.pad_end[i] = v[sd + i];
+        else if (np >= 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "pads has %d entries for %d spatial dims", np, sd);
+    } else if (onnx_str_eq(ap->s, "SAME_UPPER") || onnx_str_eq(ap->s, "SAME_LOWER")) {
+        for (int i = 0; i < sd; i++) {
+            int64_t in = d[2 + i], total = ((in + p.stride[i] - 1) / p.stride[i] - 1) * p.stride[i] + p.kernel[i] - in;
+            if (total < 0) total = 0;
+            p.pad_begin[i] = onnx_str_eq(ap->s, "SAME_UPPER") ? total / 2 : total - total / 2;
+            p.pad_end[i] = total - p.pad_begin[i];
+        }
+    } else if (!onnx_str_eq(ap->s, "VALID")) {
+        return ox_fail(c, RLX_STATUS_UNSUPPORTED, "auto_pad '%.*s'", (int)ap->s.n, ap->s.p);
+    }
+    return out0(c, n, rlx_pool(c->g, x, &p));
+}
+
+/* Concatenates parts[0..n) along axis, eight at a time. */
+static rlx_node concat_many(ox_ctx *c, rlx_node *parts, int n, int axis) {
+    rlx_node acc = parts[0];
+    for (int i = 1; i < n;) {
+        rlx_node xs[8];
+        int k = 0;
+        xs[k++] = acc;
+        while (k < 8 && i < n) xs[k++] = parts[i++];
+        acc = rlx_concat(c->g, xs, k, axis);
+    }
+    return acc;
+}
+
+/* Pad (constant, edge, reflect) as slices and concatenations along each
+ * padded axis; negative pads crop. */
+static rlx_status op_pad(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    int64_t d[RLX_MAX_RANK], pads[2 * RLX_MAX_RANK] = {0}, axes[RLX_MAX_RANK];
+    int r = rank_of(c, x, d), na = r;
+    for (int i = 0; i < r; i++) axes[i] = i;
+    int np;
+    if (c->opset >= 11) {
+        const ox_value *v = host_ints(c, n, 1);
+        if (!v) return RLX_STATUS_UNSUPPORTED;
+        np = (int)v->host_count;
+        if (ox_has(n, 3)) {
+            const ox_value *a = host_ints(c, n, 3);
+            if (!a || a->host_count > r) return RLX_STATUS_UNSUPPORTED;
+            na = (int)a->host_count;
+            for (int i = 0; i < na; i++) axes[i] = a->i64[i];
+        }
+        if (np != 2 * na) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "%d pads for %d axes", np, na);
+        for (int i = 0; i < np; i++) pads[i] = v->i64[i];
+    } else {
+        np = ox_attr_ints(n, "pads", pads, 2 * RLX_MAX_RANK);
+        if (np != 2 * r) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "%d pads for rank %d", np, r);
+    }
+    double value = c->opset >= 11 ? 0.0 : ox_attr_f(n, "value", 0.0f);
+    if (c->opset >= 11 && ox_has(n, 2)) {
+        const ox_value *v = ox_host_in(c, n, 2);
+        if (!v) return RLX_STATUS_UNSUPPORTED;
+        value = v->host_dtype == RLX_F32 ? v->f64[0] : (double)v->i64[0];
+    }
+    const onnx_attr *ma = onnx_node_attr(n, "mode");
+    int mode = !ma || onnx_str_eq(ma->s, "constant") ? 0 : onnx_str_eq(ma->s, "edge") ? 1 : onnx_str_eq(ma->s, "reflect") ? 2 : -1;
+    if (mode < 0) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Pad mode '%.*s'", (int)ma->s.n, ma->s.p);
+    for (int i = 0; i < na; i++) {
+        int64_t ax = axes[i];
+        if (!norm_axis(&ax, r)) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "axis out of range");
+        int64_t before = pads[i], after = pads[na + i];
+        if (before == 0 && after == 0) continue;
+        rank_of(c, x, d);
+        if (d[ax] < 0) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "Pad along a symbolic dim");
+        if (before < 0 || after < 0) {   /* crop first */
+            int64_t s0 = before < 0 ? -before : 0, e0 = d[ax] - (after < 0 ? -after : 0);
+            if (e0 <= s0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "pads crop the whole axis");
+            x = rlx_narrow(c->g, x, (int)ax, s0, e0 - s0);
+            rank_of(c, x, d);
+            before = before < 0 ? 0 : before, after = after < 0 ? 0 : after;
+        }
+        if (mode == 2 && (before >= d[ax] || after >= d[ax]))
+            return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "reflect padding of %lld needs more than %lld elements",
+                           (long long)(before > after ? before : after), (long long)d[ax]);
+        int64_t total = before + after;
+        if (total > 64 && mode == 2) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "reflect padding wider than 64");
+        rlx_node parts[130];
+        int k = 0;
+        int64_t slab[RLX_MAX_RANK];
+        memcpy(slab, d, sizeof slab);
+        for (int side = 0; side < 2; side++) {
+            int64_t w = side ? after : before;
+            if (side) parts[k++] = x;
+            if (w == 0) continue;
+            if (mode == 0) {
+                slab[ax] = w;
+                parts[k++] = rlx_expand(c->g, scalar_like(c, x, value), r, slab);
+            } else if (mode == 1) {
+                slab[ax] = w;
+                parts[k++] = rlx_expand(c->g, rlx_narrow(c->g, x, (int)ax, side ? d[ax] - 1 : 0, 1), r, slab);
+            } else {
+                for (int64_t j = 0; j < w; j++) {   /* before: x[w], .., x[1]; after: x[n-2], .., x[n-1-w] */
+                    int64_t at = side ? d[ax] - 2 - j : w - j;
+                    parts[k++] = rlx_narrow(c->g, x, (int)ax, at, 1);
+                }
+            }
+        }
+        if (k == 0) parts[k++] = x;
+        x = concat_many(c, parts, k, (int)ax);
+    }
+    return out0(c, n, x);
+}
+
 /* BatchNormalization at inference: x * a + b per channel, a = scale / sqrt(var + eps), b = bias - mean a. */
 static rlx_status op_batch_norm(ox_ctx *c, const onnx_node *n) {
     if (ox_attr_i(n, "training_mode", 0)) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "BatchNormalization in training mode");
@@ -837,7 +1019,7 @@ static rlx_status op_range(ox_ctx *c, const onnx_node *n) {
 /* ----------------------------------------------------------------- table */
 
 static const ox_op ops[] = {
-    {"Abs", op_unary}, {"Add", op_binary}, {"Atan", op_unary}, {"Cast", op_cast}, {"Clip", op_clip},
+    {"Abs", op_unary}, {"Add", op_binary}, {"Atan", op_unary}, {"AveragePool", op_pool}, {"Cast", op_cast}, {"Clip", op_clip},
     {"BatchNormalization", op_batch_norm}, {"Concat", op_concat}, {"Constant", op_constant}, {"Conv", op_conv}, {"ConstantOfShape", op_constant_of_shape}, {"Cos", op_unary},
     {"Div", op_binary}, {"Equal", op_binary}, {"Erf", op_unary}, {"Exp", op_unary}, {"Expand", op_expand}, {"Flatten", op_flatten},
     {"Gather", op_gather}, {"Gelu", op_gelu}, {"Gemm", op_gemm}, {"GlobalAveragePool", op_global_pool},
@@ -845,8 +1027,8 @@ static const ox_op ops[] = {
     {"GreaterOrEqual", op_binary}, {"HardSigmoid", op_hard_sigmoid}, {"HardSwish", op_hard_swish},
     {"Identity", op_identity}, {"LayerNormalization", op_layer_norm}, {"LeakyRelu", op_leaky_relu},
     {"Less", op_binary}, {"LessOrEqual", op_binary}, {"Log", op_unary}, {"LogSoftmax", op_softmax},
-    {"MatMul", op_matmul}, {"Max", op_binary}, {"Mean", op_binary}, {"Min", op_binary}, {"Mul", op_binary},
-    {"Neg", op_unary}, {"Pow", op_binary}, {"Range", op_range}, {"Reciprocal", op_reciprocal},
+    {"MatMul", op_matmul}, {"Max", op_binary}, {"MaxPool", op_pool}, {"Mean", op_binary}, {"Min", op_binary}, {"Mul", op_binary},
+    {"Neg", op_unary}, {"Pad", op_pad}, {"Pow", op_binary}, {"Range", op_range}, {"Reciprocal", op_reciprocal},
     {"ReduceMax", op_reduce}, {"ReduceMean", op_reduce}, {"ReduceMin", op_reduce}, {"ReduceProd", op_reduce},
     {"ReduceSum", op_reduce}, {"Relu", op_unary}, {"Reshape", op_reshape}, {"Round", op_unary}, {"Shape", op_shape},
     {"Sigmoid", op_unary}, {"Sin", op_unary}, {"Slice", op_slice}, {"Softmax", op_softmax}, {"Split", op_split},

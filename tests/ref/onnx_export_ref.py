@@ -88,8 +88,29 @@ def main():
             h = self.dil(h.flatten(2))                     # conv1d over the 20 positions
             return self.fc(torch.nn.functional.adaptive_avg_pool1d(h, 1).flatten(1))
 
+
+    class PoolNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = torch.nn.Conv2d(3, 6, 7, stride=2, padding=3)
+
+        def forward(self, x):
+            h = torch.nn.functional.max_pool2d(torch.relu(self.stem(x)), 3, 2, 1)          # resnet's stem
+            a = torch.nn.functional.avg_pool2d(h, 3, 2, 1, ceil_mode=True, count_include_pad=False)
+            b = torch.nn.functional.avg_pool2d(h, 2, 2, 0, ceil_mode=True)
+            m = torch.nn.functional.max_pool1d(h.flatten(2), 4, 3, 1, ceil_mode=True)
+            return a.flatten(1).sum(1, keepdim=True) + b.mean((2, 3)) + m.amax(2)
+
+    class Pads(torch.nn.Module):
+        def forward(self, x):
+            F = torch.nn.functional
+            return (F.pad(x, (1, 2, 2, 1), mode="reflect"), F.pad(x, (2, 0, 1, 1), mode="replicate"),
+                    F.pad(x, (0, 3, 1, 0), value=0.5))
+
     cases = [
+        ("pads", Pads().eval(), lambda b: torch.randn(b, 3, 6, 7), 13, ["x"], ["reflect", "edge", "constant"]),
         ("cnn", SmallCNN().eval(), lambda b: torch.randn(b, 3, 8, 10), 13, ["image"], ["logits"]),
+        ("pools", PoolNet().eval(), lambda b: torch.randn(b, 3, 29, 23), 13, ["image"], ["out"]),
         ("mlp", MLP().eval(), lambda b: torch.randn(b, 16), 13, ["x"], ["probs"]),
         ("attn13", Attention().eval(), lambda b: torch.randn(b, 5, 32), 13, ["x"], ["y", "pooled"]),
         ("attn17", Attention().eval(), lambda b: torch.randn(b, 5, 32), 17, ["x"], ["y", "pooled"]),
@@ -130,12 +151,11 @@ def main():
     class Unsupported(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.conv = torch.nn.Conv2d(3, 4, 3)
-            self.conv2 = torch.nn.Conv2d(4, 4, 1)
+            self.up = torch.nn.ConvTranspose2d(3, 4, 2, stride=2)
 
         def forward(self, x):
-            h = torch.nn.functional.max_pool2d(torch.nn.functional.gelu(self.conv2(self.conv(x))), 2)
-            return torch.nn.functional.avg_pool2d(h, 2)
+            h = torch.nn.functional.pad(self.up(x), (1, 1, 1, 1), mode="reflect")
+            return torch.nn.functional.interpolate(h, scale_factor=2.0, mode="nearest")
 
     export(Unsupported().eval(), torch.randn(1, 3, 8, 8), os.path.join(out, "unsupported.onnx"), 13, ["x"], ["y"], None)
 

@@ -1,0 +1,70 @@
+/*
+ * pool.c — CPU kernel for POOL (max and average, 1 to 3 spatial dims, NCHW):
+ * a direct loop per output element, the (N, C) planes split over threads.
+ * Windows follow ir/pool_geom.h (PyTorch's rules); f32.
+ */
+#include "cpu/cpu_kernel.h"
+#include "ir/pool_geom.h"
+
+#include <math.h>
+
+typedef struct pool_job {
+    const float *x;
+    float *y;
+    ir_pool_geom p;
+    int64_t in[3], out[3], k[3], st[3], pb[3], pe[3];
+} pool_job;
+
+static void pool_planes(void *arg, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const pool_job *j = arg;
+    int64_t iv = j->in[0] * j->in[1] * j->in[2], ov = j->out[0] * j->out[1] * j->out[2];
+    bool avg = j->p.kind == IR_POOL_AVG;
+    for (int64_t pl = begin; pl < end; pl++) {
+        const float *x = j->x + pl * iv;
+        float *y = j->y + pl * ov;
+        for (int64_t a0 = 0; a0 < j->out[0]; a0++)
+            for (int64_t a1 = 0; a1 < j->out[1]; a1++)
+                for (int64_t a2 = 0; a2 < j->out[2]; a2++) {
+                    int64_t lo[3], hi[3], area = 1, a[3] = {a0, a1, a2};
+                    for (int d = 0; d < 3; d++) {
+                        int64_t s = a[d] * j->st[d] - j->pb[d];
+                        int64_t e = s + j->k[d] < j->in[d] + j->pe[d] ? s + j->k[d] : j->in[d] + j->pe[d];
+                        area *= e - s;   /* the window clipped to the padded input */
+                        lo[d] = s < 0 ? 0 : s;
+                        hi[d] = e > j->in[d] ? j->in[d] : e;
+                    }
+                    double acc = 0;
+                    float mx = -INFINITY;
+                    int64_t cnt = 0;
+                    for (int64_t i0 = lo[0]; i0 < hi[0]; i0++)
+                        for (int64_t i1 = lo[1]; i1 < hi[1]; i1++)
+                            for (int64_t i2 = lo[2]; i2 < hi[2]; i2++) {
+                                float v = x[(i0 * j->in[1] + i1) * j->in[2] + i2];
+                                if (avg) acc += v;
+                                else if (v > mx || isnan(v)) mx = isnan(mx) ? mx : v;
+                                cnt++;
+                            }
+                    float r = avg ? (float)(acc / (double)(j->p.count_include_pad ? area : cnt)) : mx;
+                    y[(a0 * j->out[1] + a1) * j->out[2] + a2] = r;
+                }
+    }
+}
+
+rlx_status cpu_pool(const cpu_kernel_ctx *k) {
+    pool_job j = {.x = k->in[0].data, .y = k->out.data};
+    ir_pool_geom_of(k->node, &j.p);
+    char lb[160];
+    if (k->in[0].dtype != RLX_F32)
+        return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: the CPU pooling is f32", cpu_node_label(k->node, lb, sizeof lb));
+    int off = 3 - j.p.dims;
+    for (int d = 0; d < 3; d++) j.in[d] = j.out[d] = j.k[d] = j.st[d] = 1, j.pb[d] = j.pe[d] = 0;
+    for (int i = 0; i < j.p.dims; i++) {
+        j.in[off + i] = k->in[0].dims[2 + i], j.out[off + i] = k->out.dims[2 + i];
+        j.k[off + i] = j.p.kernel[i], j.st[off + i] = j.p.stride[i];
+        j.pb[off + i] = j.p.pad_begin[i], j.pe[off + i] = j.p.pad_end[i];
+    }
+    int64_t planes = k->in[0].dims[0] * k->in[0].dims[1];
+    rlx_parallel_for(k->pool, planes, 1, pool_planes, &j);
+    return RLX_OK;
+}
