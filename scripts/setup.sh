@@ -7,7 +7,8 @@
 # Precompiled reference, and sentencepiece + protobuf to train the tiny model
 # whose real precompiled_charsmap that test reads; PyTorch (Debian's
 # python3-torch), the training tests' autograd and torch.optim reference;
-# python3-onnx, which writes and reads the ONNX reader tests' models.
+# python3-onnx, which writes and reads the ONNX reader tests' models, and
+# python3-torchvision, whose resnet18, mobilenet_v2 and ViT the import tests export.
 # `setup.sh bench` adds OpenBLAS.
 set -eu
 need=()
@@ -24,6 +25,7 @@ ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || need+=(mesa-vulkan-d
 /usr/bin/python3 -c 'from sentencepiece import sentencepiece_model_pb2' >/dev/null 2>&1 || need+=(python3-protobuf)
 /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 || need+=(python3-torch)
 /usr/bin/python3 -c 'import onnx' >/dev/null 2>&1 || need+=(python3-onnx)
+/usr/bin/python3 -c 'import torchvision' >/dev/null 2>&1 || need+=(python3-torchvision)
 if [ "${1:-}" = bench ]; then
     [ -f /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h ] || need+=(libopenblas-dev)
 fi

@@ -9,7 +9,8 @@
  * stride, dilation and a depthwise group, BatchNormalization, global
  * average pooling as an export writes it); max and average pooling with
  * padding, ceil mode and both divisors (resnet's stem among them); Pad in
- * reflect, edge and constant modes; a
+ * reflect, edge and constant modes; torchvision's resnet18 and mobilenet_v2
+ * (random weights, 64x64) and a small ViT; a
  * hand-made model whose Clip bounds are float
  * initializers, as newer exporters write them. A model with unsupported operators fails with one
  * error naming all of them; bad files fail with FORMAT or IO.
@@ -46,7 +47,7 @@ static bool models(void) {
     return made_ok;
 }
 
-static void check_model(const char *name, int n_out, bool vulkan) {
+static void check_batches(const char *name, int n_out, bool vulkan, int max_batch) {
     if (!models()) return;
     char path[600];
     snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
@@ -61,7 +62,7 @@ static void check_model(const char *name, int n_out, bool vulkan) {
     rlx_tensor info;
     CHECK_OK(rlx_exec_input_info(e, 0, &info));
     in_name = info.name;
-    for (int b = 2; b <= 3; b++) {
+    for (int b = 2; b <= max_batch; b++) {
         rlx_tensor x;
         snprintf(path, sizeof path, "%s/%s.in.%d.npy", dir, name, b);
         CHECK_OK(rlx_npy_load(path, &x));
@@ -88,6 +89,19 @@ static void check_model(const char *name, int n_out, bool vulkan) {
     rlx_onnx_free(m);
 }
 
+static void check_model(const char *name, int n_out, bool vulkan) { check_batches(name, n_out, vulkan, 3); }
+
+TEST(onnx_import_torchvision_resnet18_mobilenet_v2_vit) {
+    check_model("resnet18", 1, false);
+    check_model("mobilenet_v2", 1, false);
+    check_batches("vit", 1, false, 2);
+}
+TEST(vk_onnx_import_torchvision_resnet18_mobilenet_v2_vit) {
+    VKP_REQUIRE();
+    check_batches("resnet18", 1, true, 2);
+    check_batches("mobilenet_v2", 1, true, 2);
+    check_batches("vit", 1, true, 2);
+}
 TEST(onnx_import_mlp_matches_torch) { check_model("mlp", 1, false); }
 TEST(onnx_import_float_initializer_bounds) { check_model("clip_init", 1, false); }
 TEST(onnx_import_cnn_matches_torch) { check_model("cnn", 1, false); }

@@ -76,6 +76,7 @@ rlx_status ox_fail(ox_ctx *c, rlx_status st, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
+    if (c->err == RLX_OK) c->err = st;
     if (c->node)
         return rlx_fail(st, "onnx: node '%.*s' (%.*s): %s", (int)c->node->name.n, c->node->name.p, (int)c->node->op_type.n,
                         c->node->op_type.p, why);
@@ -83,6 +84,7 @@ rlx_status ox_fail(ox_ctx *c, rlx_status st, const char *fmt, ...) {
 }
 
 rlx_status ox_graph_status(ox_ctx *c) {
+    if (c->err != RLX_OK) return c->err;   /* its message is the last error already */
     rlx_status st = rlx_graph_status(c->g);
     if (st == RLX_OK) return RLX_OK;
     char msg[600];

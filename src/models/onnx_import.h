@@ -32,6 +32,7 @@ typedef struct ox_ctx {
     int n_values, cap_values;
     const onnx_node *node;     /* the node being imported, for messages */
     struct rlx_onnx *owner;    /* where tensors' data lives (external files) */
+    rlx_status err;            /* the first ox_fail, so a handler's NO_NODE path reports it */
 } ox_ctx;
 
 typedef rlx_status (*ox_handler)(ox_ctx *c, const onnx_node *n);

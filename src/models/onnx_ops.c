@@ -236,6 +236,24 @@ static rlx_status op_binary(ox_ctx *c, const onnx_node *n) {
 }
 
 static rlx_status op_where(ox_ctx *c, const onnx_node *n) {
+    ox_value *hc = pure_host(c, n, 0), *ha = pure_host(c, n, 1), *hb = pure_host(c, n, 2);
+    if (hc && ha && hb && (ha->host_dtype == RLX_F32) == (hb->host_dtype == RLX_F32)) {   /* shape arithmetic */
+        const ox_value *big = hc;
+        if (ha->host_count > big->host_count) big = ha;
+        if (hb->host_count > big->host_count) big = hb;
+        const ox_value *all[3] = {hc, ha, hb};
+        for (int i = 0; i < 3; i++)
+            if (all[i]->host_count != 1 && all[i]->host_count != big->host_count)
+                return ox_fail(c, RLX_STATUS_UNSUPPORTED, "broadcasting import-time values in Where");
+        int64_t iv[OX_HOST_MAX];
+        double fv[OX_HOST_MAX];
+        for (int64_t i = 0; i < big->host_count; i++) {
+            bool t = hc->i64[hc->host_count == 1 ? 0 : i] != 0;
+            const ox_value *src = t ? ha : hb;
+            host_get(src, src->host_count == 1 ? 0 : i, &iv[i], &fv[i]);
+        }
+        return ox_set_host(c, n->outputs[0], ha->host_dtype, big->host_rank, big->host_dims, iv, fv);
+    }
     rlx_node cond = ox_in(c, n, 0), a = ox_in(c, n, 1), b = ox_in(c, n, 2);
     if (cond == RLX_NO_NODE || a == RLX_NO_NODE || b == RLX_NO_NODE) return ox_graph_status(c);
     return out0(c, n, rlx_where(c->g, cond, a, b));
@@ -363,10 +381,17 @@ static rlx_status op_reduce(ox_ctx *c, const onnx_node *n) {
 /* --------------------------------------------------------------- shapes */
 
 static rlx_status op_shape(ox_ctx *c, const onnx_node *n) {
-    rlx_node x = ox_in(c, n, 0);
-    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    ox_value *hv = pure_host(c, n, 0);
     int64_t d[RLX_MAX_RANK];
-    int r = rank_of(c, x, d);
+    int r;
+    if (hv) {
+        r = hv->host_rank;
+        memcpy(d, hv->host_dims, sizeof *d * (size_t)r);
+    } else {
+        rlx_node x = ox_in(c, n, 0);
+        if (x == RLX_NO_NODE) return ox_graph_status(c);
+        r = rank_of(c, x, d);
+    }
     int64_t start = ox_attr_i(n, "start", 0), end = ox_attr_i(n, "end", r);
     if (start < 0) start += r;
     if (end < 0) end += r;

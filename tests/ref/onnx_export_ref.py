@@ -5,8 +5,9 @@ float64 run of the same weights, rounded to float32).
 
 usage: onnx_export_ref.py OUT_DIR
 Writes OUT_DIR/NAME.onnx, NAME.in.B.npy and NAME.outK.B.npy for batch sizes
-B = 2 and 3 (the batch is a dynamic axis), for NAME in mlp, attn13, attn17,
-and OUT_DIR/unsupported.onnx (operators rlx does not import yet).
+B = 2 and 3 (the batch is a dynamic axis), for NAME in mlp, attn13, attn17, pads,
+cnn, pools, resnet18, mobilenet_v2 and clip_init; vit at B = 2 only (exported with a
+static batch); and OUT_DIR/unsupported.onnx (operators rlx does not import yet).
 """
 import math
 import os
@@ -128,6 +129,31 @@ def main():
             for i, y in enumerate(ys):
                 np.save(os.path.join(out, "%s.out%d.%d.npy" % (name, i, b)), y.numpy().astype(np.float32))
         model.float()
+
+    # torchvision's resnet18 and mobilenet_v2 (random weights, 64x64 images, dynamic batch) and a
+    # small ViT (static batch: its attention computes batch * heads from the shape)
+    import torchvision
+    from torchvision.models.vision_transformer import VisionTransformer
+    for name in ("resnet18", "mobilenet_v2"):
+        torch.manual_seed(1)
+        net = getattr(torchvision.models, name)(weights=None).eval()
+        export(net, torch.randn(2, 3, 64, 64), os.path.join(out, name + ".onnx"), 13, ["image"], ["logits"],
+               {"image": {0: "batch"}, "logits": {0: "batch"}})
+        ref = net.double()
+        for b in (2, 3):
+            x = torch.randn(b, 3, 64, 64)
+            np.save(os.path.join(out, "%s.in.%d.npy" % (name, b)), x.numpy().astype(np.float32))
+            with torch.no_grad():
+                np.save(os.path.join(out, "%s.out0.%d.npy" % (name, b)), ref(x.double()).numpy().astype(np.float32))
+    torch.manual_seed(2)
+    vit = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
+                            num_classes=10).eval()
+    torch.nn.init.normal_(vit.heads.head.weight, std=0.5)   # torchvision starts the head at zero
+    x = torch.randn(2, 3, 32, 32)
+    export(vit, x, os.path.join(out, "vit.onnx"), 17, ["image"], ["logits"], None)
+    np.save(os.path.join(out, "vit.in.2.npy"), x.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(out, "vit.out0.2.npy"), vit.double()(x.double()).numpy().astype(np.float32))
 
     # as newer exporters write it: Clip's bounds and a scale as float initializers
     import onnx
