@@ -17,6 +17,7 @@
 #include "cpu/kernels/gemm.h"
 #include "cpu/cpu_kernel.h"
 #include "cpu/kernels/gemm_internal.h"
+#include "cpu/kernels/vmath.h"
 #include "core/core.h"
 
 #include <math.h>
@@ -133,6 +134,8 @@ static void apply_epilogue(float *c, int64_t ldc, int64_t m, int64_t n, const fl
         if (bias) for (int64_t j = 0; j < n; j++) ci[j] += bias[j];
         if (act == RLX_ACT_RELU) {
             for (int64_t j = 0; j < n; j++) ci[j] = ci[j] > 0.0f ? ci[j] : 0.0f;
+        } else if (act == RLX_ACT_GELU_TANH) {
+            cpu_vgelu_tanh(ci, ci, n);
         } else if (act != RLX_ACT_NONE) {
             for (int64_t j = 0; j < n; j++) ci[j] = cpu_activate(ci[j], act);
         }
