@@ -26,7 +26,9 @@
 /* GCC's -O2 vectorizes only loops that need no scalar epilogue or alias check,
  * which excludes nearly every kernel loop here; the dynamic cost model lets it
  * vectorize them (clang does so at -O2 already). no-trapping-math lets float
- * selects (clamp, relu, max) become blends; results are unchanged. */
+ * selects (clamp, relu, max) become blends; results are unchanged. The
+ * Makefile builds this file with -fno-math-errno (a pragma cannot set it), so
+ * that sqrt loops become sqrtps instead of keeping a libm call for errno. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("vect-cost-model=dynamic", "no-trapping-math")
 #endif
