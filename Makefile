@@ -67,6 +67,9 @@ $(BUILD)/src/cpu/kernels/qgemm_avx2.o:   ISA_FLAGS = -mavx2 -mfma -mf16c
 $(BUILD)/src/cpu/kernels/qgemm_avx512.o: ISA_FLAGS = -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mfma -mf16c -mavx2
 $(BUILD)/src/cpu/kernels/qgemm_packed_avx512.o: ISA_FLAGS = -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mfma -mf16c -mavx2
 endif
+# errno is no part of an op's result: without it sqrt and rsqrt loops vectorize
+# (GCC's optimize pragma cannot turn math-errno off per file).
+$(BUILD)/src/cpu/kernels/elementwise.o: ISA_FLAGS = -fno-math-errno
 
 .PHONY: all test demo sanitize bench bench-qdot bench-sampler gpu-bench setup clean ops-doc
 

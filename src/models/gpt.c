@@ -105,10 +105,28 @@ static rlx_node named(builder *b, rlx_node x, int layer, const char *what) {
     return x;
 }
 
-static rlx_node linear(builder *b, rlx_node x, int layer, const char *w, const char *bias, rlx_activation act) {
+/* x [B, S, in] is multiplied as one [B*S, in] matrix (reshapes are views), as
+ * torch's F.linear does: the weight's gradient is then one GEMM over all B*S
+ * rows, where a batched product would make B partial [in, out] gradients and
+ * sum them. The activation stays a node of its own, so that its gradient reads
+ * the kept pre-activation instead of recomputing the product. */
+static rlx_node linear(builder *b, rlx_node x, int64_t B, int64_t S, int layer, const char *w, const char *bias,
+                       rlx_activation act) {
+    rlx_graph *g = b->g;
     char what[48];
     snprintf(what, sizeof what, "%.*s", (int)(strlen(w) - strlen(".weight")), w);
-    return named(b, rlx_matmul_bias_act(b->g, x, Pl(b, layer, w), 1, Pl(b, layer, bias), act), layer, what);
+    rlx_node W = Pl(b, layer, w);
+    int64_t wd[2] = {0, 0};   /* [out, in] */
+    int rank = 0;
+    rlx_node_shape(g, W, NULL, &rank, wd);
+    int64_t d2[2] = {B == 1 ? S : B * S, wd[1]}, d3[3] = {B, S, wd[0]};   /* S may be a symbol (B is 1 then) */
+    rlx_node y = rlx_matmul_bias_act(g, rlx_reshape(g, x, 2, d2), W, 1, Pl(b, layer, bias), RLX_ACT_NONE);
+    y = rlx_reshape(g, named(b, y, layer, what), 3, d3);
+    if (act == RLX_ACT_GELU_TANH) {
+        snprintf(what + strlen(what), sizeof what - strlen(what), ".gelu");
+        y = named(b, rlx_gelu_tanh(g, y), layer, what);
+    }
+    return y;
 }
 
 /* [B, S, D] -> [B, H, S, Dh] */
@@ -123,7 +141,7 @@ static rlx_node block(builder *b, int l, rlx_node x, int64_t B, int64_t S) {
     rlx_graph *g = b->g;
     int64_t D = b->c->d_model;
     rlx_node h = named(b, rlx_layer_norm(g, x, Pl(b, l, "ln1.weight"), Pl(b, l, "ln1.bias"), 1e-5f), l, "ln1");
-    rlx_node qkv = linear(b, h, l, "attn.qkv.weight", "attn.qkv.bias", RLX_ACT_NONE);
+    rlx_node qkv = linear(b, h, B, S, l, "attn.qkv.weight", "attn.qkv.bias", RLX_ACT_NONE);
     rlx_node q = heads_of(b, rlx_narrow(g, qkv, 2, 0, D), B, S);
     rlx_node k = heads_of(b, rlx_narrow(g, qkv, 2, D, D), B, S);
     rlx_node v = heads_of(b, rlx_narrow(g, qkv, 2, 2 * D, D), B, S);
@@ -135,10 +153,10 @@ static rlx_node block(builder *b, int l, rlx_node x, int64_t B, int64_t S) {
     int perm[4] = {0, 2, 1, 3};
     int64_t d3[3] = {B, S, D};
     a = rlx_reshape(g, rlx_transpose(g, a, perm), 3, d3);
-    x = rlx_add(g, x, linear(b, a, l, "attn.proj.weight", "attn.proj.bias", RLX_ACT_NONE));
+    x = rlx_add(g, x, linear(b, a, B, S, l, "attn.proj.weight", "attn.proj.bias", RLX_ACT_NONE));
     h = named(b, rlx_layer_norm(g, x, Pl(b, l, "ln2.weight"), Pl(b, l, "ln2.bias"), 1e-5f), l, "ln2");
-    h = linear(b, h, l, "mlp.fc.weight", "mlp.fc.bias", RLX_ACT_GELU_TANH);
-    return rlx_add(g, x, linear(b, h, l, "mlp.proj.weight", "mlp.proj.bias", RLX_ACT_NONE));
+    h = linear(b, h, B, S, l, "mlp.fc.weight", "mlp.fc.bias", RLX_ACT_GELU_TANH);
+    return rlx_add(g, x, linear(b, h, B, S, l, "mlp.proj.weight", "mlp.proj.bias", RLX_ACT_NONE));
 }
 
 rlx_status gpt_build(const gpt_config *c, gpt_graph_kind kind, int B, int S, const rlx_optimizer_options *opt,

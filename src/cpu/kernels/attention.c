@@ -119,13 +119,14 @@ ATT_INLINE void att_scale_row(float *y, float a, int64_t n)
         y[d] *= a;
 }
 
-/* s[0..ATT_BK) = sum_d q[d] * Kt[d][0..ATT_BK). Each 16-key chunk stays in
- * registers across the whole d loop instead of a load and store of s per d.
- * (A single 64-wide accumulator is slower: gcc 12 spills it.) */
+/* s[0..nk) = sum_d q[d] * Kt[d][0..nk), in whole 16-key chunks (entries past
+ * nk up to the chunk's end are computed too; later ones are left alone). Each
+ * chunk stays in registers across the whole d loop instead of a load and store
+ * of s per d. (A single 64-wide accumulator is slower: gcc 12 spills it.) */
 ATT_INLINE void att_scores_kt(float *restrict s, const float *restrict q,
-                              const float *restrict Kt, int64_t D)
+                              const float *restrict Kt, int64_t D, int64_t nk)
 {
-    for (int j0 = 0; j0 < ATT_BK; j0 += ATT_LANES) {
+    for (int j0 = 0; j0 < nk; j0 += ATT_LANES) {
         float acc[ATT_LANES] = {0};
         for (int64_t d = 0; d < D; d++) {
             const float qd = q[d], *kt = Kt + d * ATT_BK + j0;
@@ -230,8 +231,13 @@ ATT_INLINE void att_task_body(const att_ctx *c, int64_t t, float *scr)
             for (int64_t d = 0; d < D; d++)
                 for (int64_t j = nk; j < ATT_BK; j++)
                     Kt[d * ATT_BK + j] = 0.0f;
+            /* A causal row needs only the keys it sees: the scores past
+             * them become -inf below anyway. */
             for (int64_t r = 0; r < nr; r++) {
-                att_scores_kt(S + r * ATT_BK, q + r * D, Kt, D);
+                int64_t need = nk;
+                if (c->causal)
+                    need = RLX_MAX((int64_t)0, RLX_MIN(nk, offs + i0 + r + 1 - j0));
+                att_scores_kt(S + r * ATT_BK, q + r * D, Kt, D, need);
             }
         } else {
             for (int64_t r = 0; r < nr; r++)

@@ -26,11 +26,14 @@
 /* GCC's -O2 vectorizes only loops that need no scalar epilogue or alias check,
  * which excludes nearly every kernel loop here; the dynamic cost model lets it
  * vectorize them (clang does so at -O2 already). no-trapping-math lets float
- * selects (clamp, relu, max) become blends; results are unchanged. */
+ * selects (clamp, relu, max) become blends; results are unchanged. The
+ * Makefile builds this file with -fno-math-errno (a pragma cannot set it), so
+ * that sqrt loops become sqrtps instead of keeping a libm call for errno. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("vect-cost-model=dynamic", "no-trapping-math")
 #endif
 #include "cpu/cpu_kernel.h"
+#include "cpu/kernels/vmath.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,16 +173,8 @@ static double gelu_grad64(double x, double dy)
     return dy * (0.5 * erfc(-x * 0.70710678118654752440) + x * exp(-0.5 * x * x) * 0.39894228040143267794);
 }
 
-/* gelu_tanh(x) = x s(2u), s the logistic function, u = c (x + 0.044715 x^3):
- * its derivative is s + 2 x s (1 - s) u', u' = c (1 + 3 0.044715 x^2), the
- * form of the forward (x / (1 + exp(-2u))), with one exp. */
-static float gelu_tanh_grad32(float x, float dy)
-{
-    const float c = 0.79788456080286536f;
-    float u = c * (x + 0.044715f * x * x * x), s = 1.0f / (1.0f + expf(-2.0f * u));
-    return dy * (s + 2.0f * x * s * (1.0f - s) * c * (1.0f + 0.134145f * x * x));
-}
-
+/* gelu_tanh's f32 gradient is vmath.h's vm_gelu_tanh_grad (one exp, in the
+ * form of the forward); this is the same formula in double. */
 static double gelu_tanh_grad64(double x, double dy)
 {
     const double c = 0.79788456080286535588;
@@ -209,7 +204,10 @@ static void bin_f32_row(void *p, int64_t o, const int64_t *off, const int64_t *s
     case IR_OP_MIN: EW2_LOOP(float, float, NAN_MIN(x, y)); break;
     case IR_OP_POW: EW2_LOOP(float, float, powf(x, y)); break;
     case IR_OP_GELU_GRAD: EW2_LOOP(float, float, (float)gelu_grad64(x, y)); break;
-    case IR_OP_GELU_TANH_GRAD: EW2_LOOP(float, float, gelu_tanh_grad32(x, y)); break;
+    case IR_OP_GELU_TANH_GRAD:
+        if (sa && sb) cpu_vgelu_tanh_grad(dst, pa, pb, n);
+        else EW2_LOOP(float, float, vm_gelu_tanh_grad(x, y));
+        break;
     default: break;
     }
 }
@@ -320,7 +318,7 @@ static void un_f32_range(void *p, int64_t begin, int64_t end, int worker)
     case IR_OP_NEG:       for (int64_t i = 0; i < n; i++) y[i] = -x[i]; break;
     case IR_OP_ABS:       for (int64_t i = 0; i < n; i++) y[i] = fabsf(x[i]); break;
     case IR_OP_GELU:      for (int64_t i = 0; i < n; i++) y[i] = cpu_activate(x[i], RLX_ACT_GELU); break;
-    case IR_OP_GELU_TANH: for (int64_t i = 0; i < n; i++) y[i] = cpu_activate(x[i], RLX_ACT_GELU_TANH); break;
+    case IR_OP_GELU_TANH: cpu_vgelu_tanh(y, x, n); break;
     case IR_OP_SILU:      for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + expf(-x[i])); break;
     case IR_OP_ROUND:     for (int64_t i = 0; i < n; i++) y[i] = rintf(x[i]); break;
     case IR_OP_SIN:       for (int64_t i = 0; i < n; i++) y[i] = sinf(x[i]); break;

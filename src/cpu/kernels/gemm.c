@@ -14,9 +14,15 @@
  * is still in L1. Threads get disjoint rectangles of C and pack their own
  * panels, so they never synchronize inside a call.
  */
+/* The dynamic cost model lets GCC vectorize the epilogue's and the portable
+ * packers' variable-length loops at -O2 (clang does so already). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=dynamic")
+#endif
 #include "cpu/kernels/gemm.h"
 #include "cpu/cpu_kernel.h"
 #include "cpu/kernels/gemm_internal.h"
+#include "cpu/kernels/vmath.h"
 #include "core/core.h"
 
 #include <math.h>
@@ -68,7 +74,7 @@ static void ukernel_portable(int64_t kc, const float *a, const float *b, float *
 }
 
 static const gemm_ukernel ukernel_portable_desc = {
-    "portable", PMR, PNR, ukernel_portable, NULL, NULL, NULL,
+    "portable", PMR, PNR, ukernel_portable, NULL, NULL, NULL, NULL,
 };
 
 /* ------------------------------------------------------ kernel selection */
@@ -133,6 +139,8 @@ static void apply_epilogue(float *c, int64_t ldc, int64_t m, int64_t n, const fl
         if (bias) for (int64_t j = 0; j < n; j++) ci[j] += bias[j];
         if (act == RLX_ACT_RELU) {
             for (int64_t j = 0; j < n; j++) ci[j] = ci[j] > 0.0f ? ci[j] : 0.0f;
+        } else if (act == RLX_ACT_GELU_TANH) {
+            cpu_vgelu_tanh(ci, ci, n);
         } else if (act != RLX_ACT_NONE) {
             for (int64_t j = 0; j < n; j++) ci[j] = cpu_activate(ci[j], act);
         }
@@ -277,7 +285,9 @@ static void gemm_block(gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t 
                 for (int64_t ir = 0; ir < mc; ir += mr) {
                     int64_t m = RLX_MIN(mr, mc - ir);
                     if (g->transpose_a) {
-                        pack_at_panel(pa + ir * kc, g->A + pc * g->lda + ic + ir, g->lda, m, kc, mr);
+                        const float *src = g->A + pc * g->lda + ic + ir;
+                        if (m == mr && uk->pack_at) uk->pack_at(pa + ir * kc, src, g->lda, kc);
+                        else pack_at_panel(pa + ir * kc, src, g->lda, m, kc, mr);
                         continue;
                     }
                     const float *src = g->A + (ic + ir) * g->lda + pc;

@@ -113,7 +113,7 @@ static void pack_b_48(float *dst, const float *B, int64_t ldb, int64_t kc) {
 }
 
 const gemm_ukernel rlx_gemm_ukernel_avx512 = {
-    "avx512", MR, NR, ukernel_8x48, pack_a_8, pack_b_48, pack_bt_48,
+    "avx512", MR, NR, ukernel_8x48, pack_a_8, pack_b_48, pack_bt_48, NULL,
 };
 
 #endif

@@ -21,14 +21,15 @@ typedef void (*gemm_ukernel_fn)(int64_t kc, const float *a, const float *b,
  * driver's portable packer. Layouts as above:
  *   pack_a:  dst[k*MR + i] = A[i*lda + k]
  *   pack_b:  dst[k*NR + j] = B[k*ldb + j]
- *   pack_bt: dst[k*NR + j] = Bt[j*ldb + k]     (B stored [N, K])         */
+ *   pack_bt: dst[k*NR + j] = Bt[j*ldb + k]     (B stored [N, K])
+ *   pack_at: dst[k*MR + i] = At[k*lda + i]     (A stored [K, M])         */
 typedef void (*gemm_pack_fn)(float *dst, const float *src, int64_t ld, int64_t kc);
 
 typedef struct gemm_ukernel {
     const char     *name;
     int             mr, nr;
     gemm_ukernel_fn fn;
-    gemm_pack_fn    pack_a, pack_b, pack_bt;
+    gemm_pack_fn    pack_a, pack_b, pack_bt, pack_at;
 } gemm_ukernel;
 
 /* Defined only in the ISA files that are built for x86-64. */

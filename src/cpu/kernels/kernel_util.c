@@ -3,6 +3,7 @@
  * strides, and the scalar activation used by fused epilogues.
  */
 #include "cpu/cpu_kernel.h"
+#include "cpu/kernels/vmath.h"
 #include <stdio.h>
 #include <math.h>
 
@@ -30,17 +31,15 @@ void cpu_broadcast_strides(const cpu_tensor *in, const cpu_tensor *out, int64_t 
 
 /* The formulas match cpu_unary's (elementwise.c), so a fused matmul+act and the
  * unfused pair agree. GELU uses erfc and GELU_TANH the sigmoid form of
- * 0.5(1 + tanh(u)) = 1 / (1 + exp(-2u)): both stay accurate in the negative
- * tail, where 1 + erf(..) and 1 + tanh(..) cancel. */
+ * 0.5(1 + tanh(u)) = 1 / (1 + exp(-2u)) (vmath.h, whose array loop the GEMM
+ * epilogue and the unary op run): both stay accurate in the negative tail,
+ * where 1 + erf(..) and 1 + tanh(..) cancel. */
 float cpu_activate(float v, int act)
 {
     switch (act) {
     case RLX_ACT_RELU:      return v < 0.0f ? 0.0f : v;   /* NaN passes through */
     case RLX_ACT_GELU:      return 0.5f * v * erfcf(v * -0.70710678118654752f);
-    case RLX_ACT_GELU_TANH: {
-        float u = 0.79788456080286536f * (v + 0.044715f * v * v * v);
-        return v / (1.0f + expf(-2.0f * u));
-    }
+    case RLX_ACT_GELU_TANH: return vm_gelu_tanh(v);
     case RLX_ACT_SILU:      return v / (1.0f + expf(-v));
     case RLX_ACT_SIGMOID:   return 1.0f / (1.0f + expf(-v));
     case RLX_ACT_TANH:      return tanhf(v);

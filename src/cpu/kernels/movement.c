@@ -7,6 +7,11 @@
  * that stay adjacent merged) so that the common cases turn into long memcpy
  * runs or a batch of cache-blocked 2-D transposes.
  */
+/* GCC's -O2 vectorizes only loops that need no scalar epilogue; the dynamic
+ * cost model lets it vectorize the fill and gather loops (clang does at -O2). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=dynamic")
+#endif
 #include "cpu/cpu_kernel.h"
 
 #include <stdio.h>

@@ -2,7 +2,8 @@
  * softmax.c — CPU kernel for SOFTMAX and LOG_SOFTMAX along any axis.
  *
  * Numerically stable: the row max is subtracted before exp, and the sum of
- * exps is kept in double. When the axis is the last one, rows are contiguous;
+ * exps is kept in double. The f32 exp is vmath.h's polynomial (~1 ulp), which
+ * vectorizes where a libm call per element would dominate. When the axis is the last one, rows are contiguous;
  * otherwise a block of neighbouring columns is processed together so every
  * load stays contiguous.
  *
@@ -17,6 +18,7 @@
 #pragma GCC optimize("vect-cost-model=dynamic", "no-trapping-math")
 #endif
 #include "cpu/cpu_kernel.h"
+#include "cpu/kernels/vmath.h"
 #include <math.h>
 
 #define SM_GRAIN 16384   /* elements per parallel task, roughly */
@@ -41,17 +43,21 @@ static void sm_f32_rows(void *ctx, int64_t begin, int64_t end, int worker)
         float m = x[0];
         for (int64_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;
         double s = 0;
-        if (p->log) {
-            for (int64_t i = 0; i < n; i++) s += expf(x[i] - m);
+        if (p->log) {   /* x is read again below: the exps go through a block */
+            float e[SM_BLOCK];
+            for (int64_t i0 = 0; i0 < n; i0 += SM_BLOCK) {
+                int64_t c = RLX_MIN(SM_BLOCK, n - i0);
+                for (int64_t i = 0; i < c; i++) e[i] = x[i0 + i] - m;
+                cpu_vexp(e, e, c);
+                for (int64_t i = 0; i < c; i++) s += e[i];
+            }
             /* In double: x - m is exact, and log(sum) is small next to it. */
             double lse = (double)m + log(s);
             for (int64_t i = 0; i < n; i++) y[i] = (float)((double)x[i] - lse);
         } else {
-            for (int64_t i = 0; i < n; i++) {
-                float e = expf(x[i] - m);
-                y[i] = e;
-                s += e;
-            }
+            for (int64_t i = 0; i < n; i++) y[i] = x[i] - m;
+            cpu_vexp(y, y, n);
+            for (int64_t i = 0; i < n; i++) s += y[i];
             float inv = (float)(1.0 / s);
             for (int64_t i = 0; i < n; i++) y[i] *= inv;
         }
@@ -78,7 +84,7 @@ static void sm_f32_cols(void *ctx, int64_t begin, int64_t end, int worker)
             for (int64_t c = 0; c < nc; c++) m[c] = x[i * inner + c] > m[c] ? x[i * inner + c] : m[c];
         for (int64_t i = 0; i < n; i++) {
             for (int64_t c = 0; c < nc; c++) {
-                float e = expf(x[i * inner + c] - m[c]);
+                float e = vm_exp(x[i * inner + c] - m[c]);
                 if (!p->log) y[i * inner + c] = e;
                 s[c] += e;
             }
