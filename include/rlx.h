@@ -250,8 +250,15 @@ typedef struct rlx_conv_params {
     int64_t        pad_begin[3], pad_end[3];
     int64_t        groups;
     rlx_activation act;
+    int64_t        output_padding[3];     /* rlx_conv_transpose only: extra output at the end, < max(stride, dilation) */
 } rlx_conv_params;
 rlx_node rlx_conv(rlx_graph *g, rlx_node x, rlx_node w, rlx_node bias, const rlx_conv_params *p);
+/* Transposed convolution (torch conv_transpose1d/2d/3d, ONNX ConvTranspose),
+ * conv's input gradient: x [N, Cin, *S], w [Cin, Cout / groups, *K], bias
+ * [Cout] or RLX_NO_NODE; out [N, Cout, *S'] with S'_i = (S_i - 1) stride_i -
+ * pad_begin_i - pad_end_i + dilation_i (K_i - 1) + output_padding_i + 1. No
+ * activation. */
+rlx_node rlx_conv_transpose(rlx_graph *g, rlx_node x, rlx_node w, rlx_node bias, const rlx_conv_params *p);
 
 /* Pooling over windows of x [N, C, *S] (1 to 3 spatial dims), as PyTorch's
  * max_pool / avg_pool and ONNX's MaxPool / AveragePool: out [N, C, *S'] with

@@ -656,3 +656,39 @@ void ref_ce_grad(const double *logits, int64_t N, int64_t C, const int32_t *labe
             grad[n * C + c] = (exp(logits[n * C + c] - lse) - (c == labels[n] ? 1.0 : 0.0)) / (double)N;
     }
 }
+
+/* ------------------------------------------------------------ convolution */
+
+void ref_conv(const double *x, ref_shape xs, const double *w, ref_shape ws, const double *b, const ref_conv_params *p,
+              double *y, ref_shape *ys) {
+    int dims = xs.rank - 2, off = 3 - dims;
+    int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, o[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
+    *ys = xs;
+    ys->d[1] = ws.d[0];
+    for (int i = 0; i < dims; i++) {
+        in[off + i] = xs.d[2 + i], k[off + i] = ws.d[2 + i], st[off + i] = p->stride[i], dl[off + i] = p->dilation[i];
+        pb[off + i] = p->pad_begin[i];
+        o[off + i] = (xs.d[2 + i] + p->pad_begin[i] + p->pad_end[i] - p->dilation[i] * (ws.d[2 + i] - 1) - 1) / p->stride[i] + 1;
+        ys->d[2 + i] = o[off + i];
+    }
+    int64_t N = xs.d[0], C = xs.d[1], O = ws.d[0], Cg = C / p->groups, Og = O / p->groups;
+    int64_t iv = in[0] * in[1] * in[2], kv = k[0] * k[1] * k[2], ov = o[0] * o[1] * o[2];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t oc = 0; oc < O; oc++)
+            for (int64_t j = 0; j < ov; j++) {
+                int64_t a[3] = {j / (o[1] * o[2]), j / o[2] % o[1], j % o[2]}, g = oc / Og;
+                double acc = b ? b[oc] : 0;
+                for (int64_t ci = 0; ci < Cg; ci++)
+                    for (int64_t q = 0; q < kv; q++) {
+                        int64_t qq[3] = {q / (k[1] * k[2]), q / k[2] % k[1], q % k[2]}, idx = 0;
+                        bool ok = true;
+                        for (int d = 0; d < 3 && ok; d++) {
+                            int64_t i = a[d] * st[d] - pb[d] + qq[d] * dl[d];
+                            ok = i >= 0 && i < in[d];
+                            idx = idx * in[d] + i;
+                        }
+                        if (ok) acc += x[(n * C + g * Cg + ci) * iv + idx] * w[(oc * Cg + ci) * kv + q];
+                    }
+                y[(n * O + oc) * ov + j] = ref_act_apply((rlx_activation)p->act, acc);
+            }
+}

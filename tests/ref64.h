@@ -39,6 +39,15 @@ double ref_binop_apply(ref_binop op, double a, double b);
 double ref_unop_apply(ref_unop op, double x);
 double ref_act_apply(rlx_activation act, double x);
 
+/* Convolution (cross-correlation), NCHW with 1 to 3 spatial dims: x xs,
+ * w ws [O, C / groups, *K], b [O] or NULL; writes y and its shape. */
+typedef struct ref_conv_params {
+    int64_t groups, stride[3], dilation[3], pad_begin[3], pad_end[3];
+    int     act;
+} ref_conv_params;
+void ref_conv(const double *x, ref_shape xs, const double *w, ref_shape ws, const double *b, const ref_conv_params *p,
+              double *y, ref_shape *ys);
+
 /* out has shape broadcast(sa, sb). */
 void ref_binary(ref_binop op, const double *a, ref_shape sa, const double *b, ref_shape sb, double *out);
 void ref_unary(ref_unop op, const double *x, int64_t n, double *out);

@@ -1057,6 +1057,10 @@ MISUSE(rlx_conv, null_graph, INV, "rlx_conv: graph is NULL") {
 MISUSE(rlx_conv, rank_mismatch, SHAPE, "need rank") {
     (void)arg; return node_outcome(f, rlx_conv(f->g, f->x, f->q, RLX_NO_NODE, NULL));
 }
+MISUSE(rlx_conv_transpose, bad_output_padding, INV, "output_padding 5 must be in [0, max(stride, dilation))") {
+    (void)arg; rlx_conv_params p = {.output_padding = {5}};
+    return node_outcome(f, rlx_conv_transpose(f->g, f->x, f->x, RLX_NO_NODE, &p)) == RLX_OK ? RLX_OK : RLX_STATUS_INVALID_ARGUMENT;
+}
 MISUSE(rlx_pool, null_params, INV, "the window is required") {
     (void)arg; return rlx_pool(f->g, f->x, NULL) == RLX_NO_NODE ? RLX_STATUS_INVALID_ARGUMENT : RLX_OK;
 }

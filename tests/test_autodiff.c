@@ -169,6 +169,49 @@ GC_TEST(matmul) {
     ops_free_all();
 }
 
+/* conv: ia = groups, act, stride, dilation, pad_begin, pad_end (the same along every spatial dim) */
+static rlx_conv_params conv_params(const gc_case *c) {
+    rlx_conv_params p = {.groups = c->ia[0], .act = (rlx_activation)c->ia[1]};
+    for (int i = 0; i < 3; i++) p.stride[i] = c->ia[2], p.dilation[i] = c->ia[3], p.pad_begin[i] = c->ia[4], p.pad_end[i] = c->ia[5];
+    return p;
+}
+static rlx_node build_conv(rlx_graph *g, const rlx_node *x, const gc_case *c) {
+    rlx_conv_params p = conv_params(c);
+    return rlx_conv(g, x[0], x[1], c->n > 2 ? x[2] : RLX_NO_NODE, &p);
+}
+static void fwd_conv(const double *const *x, double *out, const gc_case *c) {
+    ref_conv_params p = {.groups = c->ia[0], .act = (int)c->ia[1]};
+    for (int i = 0; i < 3; i++) p.stride[i] = c->ia[2], p.dilation[i] = c->ia[3], p.pad_begin[i] = c->ia[4], p.pad_end[i] = c->ia[5];
+    ref_shape ys;
+    ref_conv(x[0], c->s[0], x[1], c->s[1], c->n > 2 ? x[2] : NULL, &p, out, &ys);
+}
+
+GC_TEST(conv) {
+    static const struct { int dims; int64_t N, C, O, groups, act, stride, dil, pb, pe, in, k; bool bias; } cs[] = {
+        {1, 2, 3, 4, 1, RLX_ACT_NONE, 1, 1, 1, 1, 9, 3, true},
+        {1, 1, 4, 2, 2, RLX_ACT_TANH, 2, 2, 2, 1, 11, 3, false},      /* output padding in the input gradient */
+        {2, 2, 2, 3, 1, RLX_ACT_GELU, 2, 1, 1, 0, 6, 3, true},
+        {2, 1, 4, 4, 4, RLX_ACT_SIGMOID, 1, 1, 1, 1, 5, 3, true},     /* depthwise */
+        {2, 1, 2, 4, 2, RLX_ACT_SILU, 1, 2, 2, 2, 6, 2, false},
+        {3, 1, 2, 2, 1, RLX_ACT_NONE, 1, 1, 1, 0, 4, 2, true},
+    };
+    for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        gc_case c = {.what = "conv", .n = cs[k].bias ? 3 : 2, .build = build_conv, .fwd = fwd_conv};
+        c.ia[0] = cs[k].groups, c.ia[1] = cs[k].act, c.ia[2] = cs[k].stride, c.ia[3] = cs[k].dil, c.ia[4] = cs[k].pb, c.ia[5] = cs[k].pe;
+        int r = cs[k].dims + 2;
+        c.s[0].rank = c.s[1].rank = c.so.rank = r;
+        c.s[0].d[0] = c.so.d[0] = cs[k].N, c.s[0].d[1] = cs[k].C;
+        c.s[1].d[0] = c.so.d[1] = cs[k].O, c.s[1].d[1] = cs[k].C / cs[k].groups;
+        for (int i = 0; i < cs[k].dims; i++) {
+            c.s[0].d[2 + i] = cs[k].in, c.s[1].d[2 + i] = cs[k].k;
+            c.so.d[2 + i] = (cs[k].in + cs[k].pb + cs[k].pe - cs[k].dil * (cs[k].k - 1) - 1) / cs[k].stride + 1;
+        }
+        c.s[2] = S(cs[k].O);
+        CHECK_MSG(gradcheck(&c), "conv case %zu", k);
+    }
+    ops_free_all();
+}
+
 GC_TEST(matmul_bias_act) {
     for (int act = RLX_ACT_NONE; act <= RLX_ACT_TANH; act++) {
         gc_case c = {.what = "matmul_bias_act", .n = 3, .build = build_mm, .fwd = fwd_mm, .lo = -1, .hi = 1};

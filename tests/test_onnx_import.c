@@ -107,6 +107,8 @@ TEST(onnx_import_float_initializer_bounds) { check_model("clip_init", 1, false);
 TEST(onnx_import_cnn_matches_torch) { check_model("cnn", 1, false); }
 TEST(vk_onnx_import_cnn_matches_torch) { VKP_REQUIRE(); check_model("cnn", 1, true); check_model("pools", 1, true); }
 TEST(onnx_import_pooling_matches_torch) { check_model("pools", 1, false); }
+TEST(onnx_import_conv_transpose_matches_torch) { check_model("convt", 1, false); }
+TEST(vk_onnx_import_conv_transpose_matches_torch) { VKP_REQUIRE(); check_model("convt", 1, true); }
 TEST(onnx_import_pad_modes_match_torch) { check_model("pads", 3, false); }
 TEST(vk_onnx_import_pad_modes_match_torch) { VKP_REQUIRE(); check_model("pads", 3, true); }
 TEST(onnx_import_attention_opset13_matches_torch) { check_model("attn13", 2, false); }
@@ -122,7 +124,7 @@ TEST(onnx_import_lists_every_unsupported_operator) {
     CHECK_STATUS(rlx_onnx_load(path, &m), RLX_STATUS_UNSUPPORTED);
     CHECK(m == NULL);
     const char *msg = rlx_last_error();
-    CHECK_MSG(strstr(msg, "2 operators are not supported") && strstr(msg, "ConvTranspose (1 node)") &&
+    CHECK_MSG(strstr(msg, "2 operators are not supported") && strstr(msg, "InstanceNormalization (1 node)") &&
                   strstr(msg, "Resize (1 node)"),
               "message: %s", msg);
     CHECK_STATUS(rlx_onnx_load("/nonexistent/model.onnx", &m), RLX_STATUS_IO);
@@ -149,7 +151,7 @@ TEST(onnx_cli_inspect_and_run) {
               "inspect: %s", out);
     snprintf(cmd, sizeof cmd, "%s inspect %s/unsupported.onnx 2>&1", rlx, dir);
     CHECK(test_run_command(cmd, out, sizeof out) == 0);
-    CHECK_MSG(strstr(out, "ConvTranspose") && strstr(out, "NO") && strstr(out, "not importable"), "inspect: %s", out);
+    CHECK_MSG(strstr(out, "InstanceNormalization") && strstr(out, "NO") && strstr(out, "not importable"), "inspect: %s", out);
     snprintf(cmd, sizeof cmd, "%s run %s/attn17.onnx --input x=%s/attn17.in.3.npy --out %s/run --runs 3 2>&1", rlx, dir, dir, dir);
     CHECK_MSG(test_run_command(cmd, out, sizeof out) == 0, "run: %s", out);
     CHECK_MSG(strstr(out, "pooled.npy  f32 [3, 32]") && strstr(out, "3 runs"), "run: %s", out);

@@ -33,49 +33,8 @@ static const conv_case cases[] = {
     {"3d", 3, 1, 2, 3, 1, {5, 6, 7}, {3, 2, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1}, {1, 1, 2}, true, RLX_ACT_TANH},
 };
 
-static double act64(double v, rlx_activation a) {
-    switch (a) {
-    case RLX_ACT_RELU: return v < 0 ? 0 : v;
-    case RLX_ACT_GELU: return 0.5 * v * (1 + erf(v / sqrt(2.0)));
-    case RLX_ACT_SILU: return v / (1 + exp(-v));
-    case RLX_ACT_SIGMOID: return 1 / (1 + exp(-v));
-    case RLX_ACT_TANH: return tanh(v);
-    default: return v;
-    }
-}
-
 static int64_t out_size(const conv_case *c, int i) {
     return (c->in[i] + c->pb[i] + c->pe[i] - c->dil[i] * (c->k[i] - 1) - 1) / c->stride[i] + 1;
-}
-
-/* Direct float64 convolution, spatial dims padded to 3 with leading 1s. */
-static void ref_conv(const conv_case *c, const float *x, const float *w, const float *b, double *y) {
-    int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, o[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
-    int off = 3 - c->dims;
-    for (int i = 0; i < c->dims; i++)
-        in[off + i] = c->in[i], k[off + i] = c->k[i], o[off + i] = out_size(c, i), st[off + i] = c->stride[i],
-        dl[off + i] = c->dil[i], pb[off + i] = c->pb[i];
-    int64_t Cg = c->C / c->groups, Og = c->O / c->groups, iv = in[0] * in[1] * in[2], kv = k[0] * k[1] * k[2];
-    int64_t ov = o[0] * o[1] * o[2];
-    for (int64_t n = 0; n < c->N; n++)
-        for (int64_t oc = 0; oc < c->O; oc++)
-            for (int64_t a0 = 0; a0 < o[0]; a0++)
-                for (int64_t a1 = 0; a1 < o[1]; a1++)
-                    for (int64_t a2 = 0; a2 < o[2]; a2++) {
-                        double acc = b ? b[oc] : 0;
-                        int64_t g = oc / Og;
-                        for (int64_t ci = 0; ci < Cg; ci++)
-                            for (int64_t q0 = 0; q0 < k[0]; q0++)
-                                for (int64_t q1 = 0; q1 < k[1]; q1++)
-                                    for (int64_t q2 = 0; q2 < k[2]; q2++) {
-                                        int64_t i0 = a0 * st[0] - pb[0] + q0 * dl[0], i1 = a1 * st[1] - pb[1] + q1 * dl[1];
-                                        int64_t i2 = a2 * st[2] - pb[2] + q2 * dl[2];
-                                        if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] || i2 < 0 || i2 >= in[2]) continue;
-                                        acc += (double)x[((n * c->C + g * Cg + ci) * iv) + (i0 * in[1] + i1) * in[2] + i2] *
-                                               w[(oc * Cg + ci) * kv + (q0 * k[1] + q1) * k[2] + q2];
-                                    }
-                        y[(n * c->O + oc) * ov + (a0 * o[1] + a1) * o[2] + a2] = act64(acc, c->act);
-                    }
 }
 
 typedef struct built {
@@ -118,7 +77,15 @@ TEST(ops_conv_f32) {
             int64_t yn = 1;
             for (int i = 0; i < r.ys.rank; i++) yn *= r.ys.d[i];
             double *want = ops_f64(yn);
-            ref_conv(c, r.x, r.w, r.b, want);
+            ref_conv_params rp = {.groups = c->groups, .act = c->act};
+            for (int i = 0; i < c->dims; i++)
+                rp.stride[i] = c->stride[i], rp.dilation[i] = c->dil[i], rp.pad_begin[i] = c->pb[i], rp.pad_end[i] = c->pe[i];
+            ref_shape ys;
+            int64_t wn = 1, xn = 1;
+            for (int i = 0; i < r.ws.rank; i++) wn *= r.ws.d[i];
+            for (int i = 0; i < r.xs.rank; i++) xn *= r.xs.d[i];
+            ref_conv(ops_f32_to_f64(r.x, xn), r.xs, ops_f32_to_f64(r.w, wn), r.ws, r.b ? ops_f32_to_f64(r.b, c->O) : NULL, &rp,
+                     want, &ys);
             float *got = ops_f32(yn);
             rlx_tensor in = ops_tensor("x", RLX_F32, r.xs, r.x);
             rlx_tensor out = ops_tensor("y", RLX_F32, r.ys, got);
@@ -168,5 +135,63 @@ TEST(ops_conv_errors) {
     p = (rlx_conv_params){.stride = {-1, 1}};
     CHECK(rlx_conv(g, x, rlx_input(g, "w", RLX_F32, 4, (int64_t[4]){6, 4, 3, 3}), RLX_NO_NODE, &p) == RLX_NO_NODE);
     CHECK(rlx_graph_status(g) == RLX_STATUS_INVALID_ARGUMENT && strstr(rlx_last_error(), "stride"));
+    ops_free_all();
+}
+
+/* conv_transpose against a float64 scatter: every x element adds x * w[k] at y = i s - pb + k d. */
+TEST(ops_conv_transpose_f32) {
+    static const struct { int dims; int64_t N, Cin, Cout, groups, in[2], k[2], st[2], dl[2], pb[2], pe[2], op[2]; bool bias; } cs[] = {
+        {2, 2, 4, 6, 2, {3, 4}, {3, 2}, {2, 2}, {1, 1}, {1, 0}, {0, 1}, {1, 0}, true},
+        {1, 1, 3, 2, 1, {5}, {4}, {3}, {1}, {2}, {1}, {2}, false},
+        {2, 1, 2, 2, 1, {4, 4}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, {0, 0}, true},
+    };
+    for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
+        rlx_graph *g = ops_graph();
+        int d = cs[t].dims;
+        ref_shape xs = {d + 2, {cs[t].N, cs[t].Cin}}, ws = {d + 2, {cs[t].Cin, cs[t].Cout / cs[t].groups}}, ys = {d + 2, {cs[t].N, cs[t].Cout}};
+        int64_t sp_in = 1, sp_k = 1, sp_o = 1, o[2] = {1, 1}, in[2] = {1, 1}, k[2] = {1, 1};
+        for (int i = 0; i < d; i++) {
+            xs.d[2 + i] = cs[t].in[i], ws.d[2 + i] = cs[t].k[i];
+            ys.d[2 + i] = (cs[t].in[i] - 1) * cs[t].st[i] - cs[t].pb[i] - cs[t].pe[i] + cs[t].dl[i] * (cs[t].k[i] - 1) + cs[t].op[i] + 1;
+            sp_in *= cs[t].in[i], sp_k *= cs[t].k[i], sp_o *= ys.d[2 + i];
+            o[2 - d + i] = ys.d[2 + i], in[2 - d + i] = cs[t].in[i], k[2 - d + i] = cs[t].k[i];
+        }
+        int64_t st[2] = {1, 1}, dl[2] = {1, 1}, pb[2] = {0, 0};
+        for (int i = 0; i < d; i++) st[2 - d + i] = cs[t].st[i], dl[2 - d + i] = cs[t].dl[i], pb[2 - d + i] = cs[t].pb[i];
+        float *x = ops_rand_f32(cs[t].N * cs[t].Cin * sp_in, -1, 1), *w = ops_rand_f32(cs[t].Cin * ws.d[1] * sp_k, -1, 1);
+        float *b = ops_rand_f32(cs[t].Cout, -1, 1), *got = ops_f32(cs[t].N * cs[t].Cout * sp_o);
+        double *want = ops_f64(cs[t].N * cs[t].Cout * sp_o);
+        int64_t Cg = cs[t].Cin / cs[t].groups, Og = cs[t].Cout / cs[t].groups;
+        for (int64_t n = 0; n < cs[t].N; n++)
+            for (int64_t oc = 0; oc < cs[t].Cout; oc++)
+                for (int64_t y = 0; y < sp_o; y++) want[(n * cs[t].Cout + oc) * sp_o + y] = cs[t].bias ? b[oc] : 0;
+        for (int64_t n = 0; n < cs[t].N; n++)
+            for (int64_t ic = 0; ic < cs[t].Cin; ic++)
+                for (int64_t i = 0; i < sp_in; i++)
+                    for (int64_t q = 0; q < sp_k; q++)
+                        for (int64_t ocg = 0; ocg < Og; ocg++) {
+                            int64_t ii[2] = {i / in[1], i % in[1]}, qq[2] = {q / k[1], q % k[1]}, yy[2];
+                            bool ok = true;
+                            for (int a = 0; a < 2; a++) yy[a] = ii[a] * st[a] - pb[a] + qq[a] * dl[a], ok = ok && yy[a] >= 0 && yy[a] < o[a];
+                            if (!ok) continue;
+                            int64_t oc = (ic / Cg) * Og + ocg;
+                            want[(n * cs[t].Cout + oc) * sp_o + yy[0] * o[1] + yy[1]] +=
+                                (double)x[(n * cs[t].Cin + ic) * sp_in + i] * w[(ic * Og + ocg) * sp_k + q];
+                        }
+        rlx_node xn = rlx_input(g, "x", RLX_F32, xs.rank, xs.d);
+        rlx_node wn = rlx_constant(g, RLX_F32, ws.rank, ws.d, w);
+        rlx_node bn = cs[t].bias ? rlx_constant(g, RLX_F32, 1, &cs[t].Cout, b) : RLX_NO_NODE;
+        rlx_conv_params p = {.groups = cs[t].groups};
+        for (int i = 0; i < d; i++)
+            p.stride[i] = cs[t].st[i], p.dilation[i] = cs[t].dl[i], p.pad_begin[i] = cs[t].pb[i], p.pad_end[i] = cs[t].pe[i],
+            p.output_padding[i] = cs[t].op[i];
+        CHECK_OK(rlx_output(g, "y", rlx_conv_transpose(g, xn, wn, bn, &p)));
+        rlx_tensor tin = ops_tensor("x", RLX_F32, xs, x), tout = ops_tensor("y", RLX_F32, ys, got);
+        for (int cfg = 0; cfg < OPS_NCONFIG; cfg++) {
+            if (!ops_run(g, cfg, &tin, 1, &tout, 1)) return;
+            CHECK_CLOSE("conv_transpose", got, want, cs[t].N * cs[t].Cout * sp_o, 1e-5);
+        }
+        if (vkp_available()) CHECK_MSG(vkp_compare(g, &tin, 1, 1e-5, true), "conv_transpose case %zu (Vulkan)", t);
+    }
     ops_free_all();
 }

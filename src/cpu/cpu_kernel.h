@@ -60,6 +60,8 @@ rlx_status cpu_gather(const cpu_kernel_ctx *k);
 rlx_status cpu_scatter_add_rows(const cpu_kernel_ctx *k);
 rlx_status cpu_scatter_add(const cpu_kernel_ctx *k);
 rlx_status cpu_conv(const cpu_kernel_ctx *k);
+rlx_status cpu_conv_transpose(const cpu_kernel_ctx *k);
+rlx_status cpu_conv_weight_grad(const cpu_kernel_ctx *k);
 rlx_status cpu_pool(const cpu_kernel_ctx *k);
 rlx_status cpu_cumsum(const cpu_kernel_ctx *k);
 rlx_status cpu_topk(const cpu_kernel_ctx *k);       /* TOPK_VALUES, TOPK_INDICES */

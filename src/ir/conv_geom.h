@@ -46,4 +46,8 @@ static inline int64_t ir_conv_out_size(const ir_conv_geom *c, int i, int64_t in,
     return room < 0 ? 0 : room / c->stride[i] + 1;
 }
 
+/* conv_weight_grad(x, dy, w) with conv's attributes (builder_conv.c): the
+ * gradient of conv's w, shaped like w, for autodiff. */
+rlx_node ir_conv_weight_grad(rlx_graph *g, const ir_node *conv, rlx_node x, rlx_node dy, rlx_node w);
+
 #endif

@@ -1,6 +1,7 @@
 /*
- * vjp_nn.c — vector-Jacobian rules of matmul, the reductions, softmax and
- * log_softmax, the norms, attention, rope and softmax cross-entropy.
+ * vjp_nn.c — vector-Jacobian rules of matmul, convolution, the reductions,
+ * softmax and log_softmax, the norms, attention, rope and softmax
+ * cross-entropy.
  *
  * matmul: with op(A) op(B) = C, dop(A) = G op(B)^T and dop(B) = op(A)^T G,
  * each written as one matmul with transpose flags so no transpose is
@@ -15,6 +16,7 @@
  * for F = diag(1, -1) on each pair).
  */
 #include "ir/autodiff.h"
+#include "ir/conv_geom.h"
 #include <math.h>
 #include <stdlib.h>
 
@@ -76,6 +78,40 @@ static rlx_status vjp_matmul(ad_ctx *c, const ir_node *n, rlx_node gy, const boo
         if (bias && need[2]) gin[2] = gz;   /* summed to [N] by the driver */
     }
     matmul_grads(c, n->in[0], n->in[1], ta, tb, gz, need, gin);
+    return RLX_OK;
+}
+
+/* ----------------------------------------------------------- convolution */
+
+/* conv: dx = conv_transpose(dz, w) with the output padding that gives back
+ * x's size, dw = conv_weight_grad(x, dz), db = dz summed over all but the
+ * channel dim; dz is dy through the activation (its pre-activation
+ * recomputed when the derivative needs it). */
+static rlx_status vjp_conv(ad_ctx *c, const ir_node *n, rlx_node gy, const bool *need, rlx_node *gin) {
+    ir_conv_geom geo;
+    ir_conv_geom_of(n, &geo);
+    rlx_node x = n->in[0], w = n->in[1], b = geo.has_bias ? n->in[2] : RLX_NO_NODE;
+    rlx_conv_params p = {.dims = geo.dims, .groups = geo.groups};
+    const ir_shape *xs = shape_(c, x), *ws = shape_(c, w), *ys = shape_(c, c->id);
+    for (int i = 0; i < geo.dims; i++) {
+        p.stride[i] = geo.stride[i], p.dilation[i] = geo.dilation[i];
+        p.pad_begin[i] = geo.pad_begin[i], p.pad_end[i] = geo.pad_end[i];
+        int64_t back = (ys->d[2 + i].k - 1) * geo.stride[i] - geo.pad_begin[i] - geo.pad_end[i] +
+                       geo.dilation[i] * (ws->d[2 + i].k - 1) + 1;
+        p.output_padding[i] = xs->d[2 + i].k - back;
+    }
+    rlx_node gz = gy;
+    if (geo.act != RLX_ACT_NONE) {
+        rlx_conv_params q = p;
+        for (int i = 0; i < 3; i++) q.output_padding[i] = 0;
+        gz = act_grad(c, (int)geo.act, rlx_conv(G, x, w, b, &q), c->id, gy);
+    }
+    if (need[0]) gin[0] = rlx_conv_transpose(G, gz, w, RLX_NO_NODE, &p);
+    if (need[1]) gin[1] = ir_conv_weight_grad(G, n, x, gz, w);
+    if (geo.has_bias && need[2]) {
+        uint32_t axes = ((1u << ys->rank) - 1) & ~2u;
+        gin[2] = rlx_reduce_sum(G, gz, axes, 0);
+    }
     return RLX_OK;
 }
 
@@ -236,6 +272,7 @@ static rlx_status vjp_rope(ad_ctx *c, const ir_node *n, rlx_node gy, const bool 
 void ir_vjp_register_nn(ir_vjp_rule *t) {
     t[IR_OP_MATMUL] = vjp_matmul;
     t[IR_OP_MATMUL_BIAS_ACT] = vjp_matmul;
+    t[IR_OP_CONV] = vjp_conv;
     t[IR_OP_REDUCE_SUM] = vjp_reduce;
     t[IR_OP_REDUCE_MEAN] = vjp_reduce;
     t[IR_OP_REDUCE_MAX] = vjp_reduce;

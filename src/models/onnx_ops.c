@@ -811,6 +811,27 @@ static rlx_status op_conv(ox_ctx *c, const onnx_node *n) {
     return out0(c, n, rlx_conv(c->g, x, w, b, &p));
 }
 
+static rlx_status op_conv_transpose(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0), w = ox_in(c, n, 1);
+    if (x == RLX_NO_NODE || w == RLX_NO_NODE) return ox_graph_status(c);
+    rlx_node b = ox_has(n, 2) ? ox_in(c, n, 2) : RLX_NO_NODE;
+    int64_t dx[RLX_MAX_RANK], v[6];
+    int r = rank_of(c, x, dx);
+    if (r < 3 || r > 5) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "ConvTranspose of rank %d", r);
+    int sd = r - 2;
+    if (onnx_node_attr(n, "output_shape")) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "ConvTranspose's output_shape (give pads)");
+    const onnx_attr *ap = onnx_node_attr(n, "auto_pad");
+    if (ap && !onnx_str_eq(ap->s, "NOTSET")) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "ConvTranspose with auto_pad");
+    rlx_conv_params p = {.dims = sd, .groups = ox_attr_i(n, "group", 1)};
+    if (ox_attr_ints(n, "strides", v, 3) == sd) for (int i = 0; i < sd; i++) p.stride[i] = v[i];
+    if (ox_attr_ints(n, "dilations", v, 3) == sd) for (int i = 0; i < sd; i++) p.dilation[i] = v[i];
+    if (ox_attr_ints(n, "output_padding", v, 3) == sd) for (int i = 0; i < sd; i++) p.output_padding[i] = v[i];
+    int np = ox_attr_ints(n, "pads", v, 6);
+    if (np == 2 * sd) for (int i = 0; i < sd; i++) p.pad_begin[i] = v[i], p.pad_end[i] = v[sd + i];
+    else if (np >= 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "pads has %d entries for %d spatial dims", np, sd);
+    return out0(c, n, rlx_conv_transpose(c->g, x, w, b, &p));
+}
+
 /* GlobalAveragePool / GlobalMaxPool: the mean / max over the spatial dims, kept as 1s. */
 static rlx_status op_global_pool(ox_ctx *c, const onnx_node *n) {
     rlx_node x = ox_in(c, n, 0);
@@ -1045,7 +1066,7 @@ static rlx_status op_range(ox_ctx *c, const onnx_node *n) {
 
 static const ox_op ops[] = {
     {"Abs", op_unary}, {"Add", op_binary}, {"Atan", op_unary}, {"AveragePool", op_pool}, {"Cast", op_cast}, {"Clip", op_clip},
-    {"BatchNormalization", op_batch_norm}, {"Concat", op_concat}, {"Constant", op_constant}, {"Conv", op_conv}, {"ConstantOfShape", op_constant_of_shape}, {"Cos", op_unary},
+    {"BatchNormalization", op_batch_norm}, {"Concat", op_concat}, {"Constant", op_constant}, {"Conv", op_conv}, {"ConvTranspose", op_conv_transpose}, {"ConstantOfShape", op_constant_of_shape}, {"Cos", op_unary},
     {"Div", op_binary}, {"Equal", op_binary}, {"Erf", op_unary}, {"Exp", op_unary}, {"Expand", op_expand}, {"Flatten", op_flatten},
     {"Gather", op_gather}, {"Gelu", op_gelu}, {"Gemm", op_gemm}, {"GlobalAveragePool", op_global_pool},
     {"GlobalMaxPool", op_global_pool}, {"Greater", op_binary},

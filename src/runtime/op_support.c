@@ -154,6 +154,13 @@ static int probe_dtype(ir_op op, rlx_dtype dt) {
         ir_attr_set_conv_groups(&n, 1);
         ir_attr_set_conv_stride0(&n, 1), ir_attr_set_conv_stride1(&n, 1), ir_attr_set_conv_stride2(&n, 1);
         ir_attr_set_conv_dilation0(&n, 1), ir_attr_set_conv_dilation1(&n, 1), ir_attr_set_conv_dilation2(&n, 1);
+    } else if (rule == shape_conv_transpose || rule == shape_conv_weight_grad) {
+        if (rule == shape_conv_transpose) probe_inputs(&n, 2, SRC(dt, 1, 2, 4, 4), SRC(dt, 2, 3, 3, 3));
+        else probe_inputs(&n, 3, SRC(dt, 1, 2, 4, 4), SRC(dt, 1, 3, 2, 2), SRC(dt, 3, 2, 3, 3));
+        ir_attr_set_conv_dims(&n, 2);
+        ir_attr_set_conv_groups(&n, 1);
+        ir_attr_set_conv_stride0(&n, 1), ir_attr_set_conv_stride1(&n, 1), ir_attr_set_conv_stride2(&n, 1);
+        ir_attr_set_conv_dilation0(&n, 1), ir_attr_set_conv_dilation1(&n, 1), ir_attr_set_conv_dilation2(&n, 1);
     } else if (rule == shape_pool) {
         probe_inputs(&n, 1, SRC(dt, 1, 2, 4, 4));
         ir_attr_set_pool_dims(&n, 2);

@@ -226,6 +226,7 @@ rlx_status vk_lower_softmax(vk_lower_ctx *c);    /* SOFTMAX, LOG_SOFTMAX */
 rlx_status vk_lower_norm(vk_lower_ctx *c);       /* LAYER_NORM, RMS_NORM, ADD_*_NORM */
 rlx_status vk_lower_cumsum(vk_lower_ctx *c);
 rlx_status vk_lower_conv(vk_lower_ctx *c);
+rlx_status vk_lower_conv_grad(vk_lower_ctx *c);
 rlx_status vk_lower_pool(vk_lower_ctx *c);
 rlx_status vk_lower_matmul(vk_lower_ctx *c);     /* MATMUL, MATMUL_BIAS_ACT */
 rlx_status vk_lower_attention(vk_lower_ctx *c);

@@ -108,7 +108,18 @@ def main():
             return (F.pad(x, (1, 2, 2, 1), mode="reflect"), F.pad(x, (2, 0, 1, 1), mode="replicate"),
                     F.pad(x, (0, 3, 1, 0), value=0.5))
 
+    class ConvT(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up = torch.nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1)
+            self.up1 = torch.nn.ConvTranspose1d(4, 6, 3, stride=3, padding=2, dilation=2, groups=2)
+
+        def forward(self, x):
+            h = torch.relu(self.up(x))                     # [b, 4, 2H, 2W]
+            return self.up1(h.flatten(2))
+
     cases = [
+        ("convt", ConvT().eval(), lambda b: torch.randn(b, 3, 4, 5), 13, ["x"], ["y"]),
         ("pads", Pads().eval(), lambda b: torch.randn(b, 3, 6, 7), 13, ["x"], ["reflect", "edge", "constant"]),
         ("cnn", SmallCNN().eval(), lambda b: torch.randn(b, 3, 8, 10), 13, ["image"], ["logits"]),
         ("pools", PoolNet().eval(), lambda b: torch.randn(b, 3, 29, 23), 13, ["image"], ["out"]),
@@ -177,11 +188,10 @@ def main():
     class Unsupported(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.up = torch.nn.ConvTranspose2d(3, 4, 2, stride=2)
+            self.norm = torch.nn.InstanceNorm2d(3, affine=True)
 
         def forward(self, x):
-            h = torch.nn.functional.pad(self.up(x), (1, 1, 1, 1), mode="reflect")
-            return torch.nn.functional.interpolate(h, scale_factor=2.0, mode="nearest")
+            return torch.nn.functional.interpolate(self.norm(x), scale_factor=2.0, mode="nearest")
 
     export(Unsupported().eval(), torch.randn(1, 3, 8, 8), os.path.join(out, "unsupported.onnx"), 13, ["x"], ["y"], None)
 
