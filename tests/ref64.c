@@ -692,3 +692,38 @@ void ref_conv(const double *x, ref_shape xs, const double *w, ref_shape ws, cons
                 y[(n * O + oc) * ov + j] = ref_act_apply((rlx_activation)p->act, acc);
             }
 }
+
+/* ---------------------------------------------------------------- pooling */
+
+void ref_pool(const double *x, ref_shape xs, const ref_pool_params *p, double *y, ref_shape *ys) {
+    int dims = xs.rank - 2, off = 3 - dims;
+    int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, o[3] = {1, 1, 1}, st[3] = {1, 1, 1}, pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0};
+    *ys = xs;
+    for (int i = 0; i < dims; i++) {
+        in[off + i] = xs.d[2 + i], k[off + i] = p->kernel[i], st[off + i] = p->stride[i];
+        pb[off + i] = p->pad_begin[i], pe[off + i] = p->pad_end[i];
+        int64_t room = xs.d[2 + i] + p->pad_begin[i] + p->pad_end[i] - p->kernel[i];
+        int64_t n = (p->ceil_mode ? (room + p->stride[i] - 1) / p->stride[i] : room / p->stride[i]) + 1;
+        if (p->ceil_mode && (n - 1) * p->stride[i] >= xs.d[2 + i] + p->pad_begin[i]) n--;
+        o[off + i] = ys->d[2 + i] = n;
+    }
+    int64_t iv = in[0] * in[1] * in[2], ov = o[0] * o[1] * o[2];
+    for (int64_t pl = 0; pl < xs.d[0] * xs.d[1]; pl++)
+        for (int64_t j = 0; j < ov; j++) {
+            int64_t a[3] = {j / (o[1] * o[2]), j / o[2] % o[1], j % o[2]}, lo[3], hi[3], area = 1;
+            for (int d = 0; d < 3; d++) {
+                int64_t s = a[d] * st[d] - pb[d], e = s + k[d] < in[d] + pe[d] ? s + k[d] : in[d] + pe[d];
+                area *= e - s;
+                lo[d] = s < 0 ? 0 : s, hi[d] = e > in[d] ? in[d] : e;
+            }
+            double acc = 0, mx = -INFINITY;
+            int64_t cnt = 0;
+            for (int64_t i0 = lo[0]; i0 < hi[0]; i0++)
+                for (int64_t i1 = lo[1]; i1 < hi[1]; i1++)
+                    for (int64_t i2 = lo[2]; i2 < hi[2]; i2++) {
+                        double v = x[pl * iv + (i0 * in[1] + i1) * in[2] + i2];
+                        acc += v, mx = v > mx ? v : mx, cnt++;
+                    }
+            y[pl * ov + j] = p->average ? acc / (double)(p->count_include_pad ? area : cnt) : mx;
+        }
+}

@@ -48,6 +48,13 @@ typedef struct ref_conv_params {
 void ref_conv(const double *x, ref_shape xs, const double *w, ref_shape ws, const double *b, const ref_conv_params *p,
               double *y, ref_shape *ys);
 
+/* Max or average pooling (PyTorch's rules: ceil mode, both divisors). */
+typedef struct ref_pool_params {
+    bool    average, ceil_mode, count_include_pad;
+    int64_t kernel[3], stride[3], pad_begin[3], pad_end[3];
+} ref_pool_params;
+void ref_pool(const double *x, ref_shape xs, const ref_pool_params *p, double *y, ref_shape *ys);
+
 /* out has shape broadcast(sa, sb). */
 void ref_binary(ref_binop op, const double *a, ref_shape sa, const double *b, ref_shape sb, double *out);
 void ref_unary(ref_unop op, const double *x, int64_t n, double *out);

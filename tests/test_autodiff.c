@@ -212,6 +212,43 @@ GC_TEST(conv) {
     ops_free_all();
 }
 
+/* pool: ia = kind, kernel, stride, pad_begin, pad_end, ceil_mode, count_include_pad (same along every dim) */
+static rlx_node build_pool(rlx_graph *g, const rlx_node *x, const gc_case *c) {
+    rlx_pool_params p = {.kind = (rlx_pool_kind)c->ia[0], .ceil_mode = (int)c->ia[5], .count_include_pad = (int)c->ia[6]};
+    for (int i = 0; i < c->s[0].rank - 2; i++) p.kernel[i] = c->ia[1], p.stride[i] = c->ia[2], p.pad_begin[i] = c->ia[3], p.pad_end[i] = c->ia[4];
+    return rlx_pool(g, x[0], &p);
+}
+static void fwd_pool(const double *const *x, double *out, const gc_case *c) {
+    ref_pool_params p = {.average = c->ia[0] == RLX_AVGPOOL, .ceil_mode = c->ia[5] != 0, .count_include_pad = c->ia[6] != 0};
+    for (int i = 0; i < c->s[0].rank - 2; i++) p.kernel[i] = c->ia[1], p.stride[i] = c->ia[2], p.pad_begin[i] = c->ia[3], p.pad_end[i] = c->ia[4];
+    ref_shape ys;
+    ref_pool(x[0], c->s[0], &p, out, &ys);
+}
+
+GC_TEST(pool) {
+    static const struct { int kind; ref_shape s; int64_t k, st, pb, pe; int ceil, incl; } cs[] = {
+        {RLX_MAXPOOL, {4, {2, 2, 6, 5}}, 3, 2, 1, 1, 0, 0},
+        {RLX_MAXPOOL, {3, {1, 3, 9}}, 2, 2, 0, 1, 1, 0},
+        {RLX_AVGPOOL, {4, {1, 2, 5, 7}}, 3, 2, 1, 1, 1, 0},
+        {RLX_AVGPOOL, {4, {2, 1, 5, 5}}, 2, 2, 1, 1, 1, 1},
+        {RLX_AVGPOOL, {5, {1, 1, 4, 4, 4}}, 2, 1, 0, 0, 0, 0},
+    };
+    for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        gc_case c = {.what = "pool", .n = 1, .build = build_pool, .fwd = fwd_pool};
+        c.ia[0] = cs[k].kind, c.ia[1] = cs[k].k, c.ia[2] = cs[k].st, c.ia[3] = cs[k].pb, c.ia[4] = cs[k].pe;
+        c.ia[5] = cs[k].ceil, c.ia[6] = cs[k].incl;
+        c.s[0] = cs[k].s;
+        ref_pool_params p = {.average = cs[k].kind == RLX_AVGPOOL, .ceil_mode = cs[k].ceil, .count_include_pad = cs[k].incl};
+        for (int i = 0; i < 3; i++) p.kernel[i] = cs[k].k, p.stride[i] = cs[k].st, p.pad_begin[i] = cs[k].pb, p.pad_end[i] = cs[k].pe;
+        int64_t n = 1;
+        for (int i = 0; i < c.s[0].rank; i++) n *= c.s[0].d[i];
+        double *tmp = ops_f64(n), *out = ops_f64(n);
+        ref_pool(tmp, c.s[0], &p, out, &c.so);   /* the output shape */
+        CHECK_MSG(gradcheck(&c), "pool case %zu", k);
+    }
+    ops_free_all();
+}
+
 GC_TEST(matmul_bias_act) {
     for (int act = RLX_ACT_NONE; act <= RLX_ACT_TANH; act++) {
         gc_case c = {.what = "matmul_bias_act", .n = 3, .build = build_mm, .fwd = fwd_mm, .lo = -1, .hi = 1};

@@ -37,33 +37,6 @@ static int64_t out_size(const pool_case *c, int i) {
     return out;
 }
 
-static void ref_pool(const pool_case *c, const float *x, double *y) {
-    int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, o[3] = {1, 1, 1}, st[3] = {1, 1, 1}, pb[3] = {0}, pe[3] = {0};
-    int off = 3 - c->dims;
-    for (int i = 0; i < c->dims; i++)
-        in[off + i] = c->in[i], k[off + i] = c->k[i], o[off + i] = out_size(c, i), st[off + i] = c->st[i],
-        pb[off + i] = c->pb[i], pe[off + i] = c->pe[i];
-    int64_t iv = in[0] * in[1] * in[2], ov = o[0] * o[1] * o[2];
-    for (int64_t pl = 0; pl < c->N * c->C; pl++)
-        for (int64_t j = 0; j < ov; j++) {
-            int64_t a[3] = {j / (o[1] * o[2]), j / o[2] % o[1], j % o[2]}, lo[3], hi[3], area = 1;
-            for (int d = 0; d < 3; d++) {
-                int64_t s = a[d] * st[d] - pb[d], e = s + k[d] < in[d] + pe[d] ? s + k[d] : in[d] + pe[d];
-                area *= e - s;
-                lo[d] = s < 0 ? 0 : s, hi[d] = e > in[d] ? in[d] : e;
-            }
-            double acc = 0, mx = -INFINITY;
-            int64_t cnt = 0;
-            for (int64_t i0 = lo[0]; i0 < hi[0]; i0++)
-                for (int64_t i1 = lo[1]; i1 < hi[1]; i1++)
-                    for (int64_t i2 = lo[2]; i2 < hi[2]; i2++) {
-                        double v = x[pl * iv + (i0 * in[1] + i1) * in[2] + i2];
-                        acc += v, mx = v > mx ? v : mx, cnt++;
-                    }
-            y[pl * ov + j] = c->kind == RLX_AVGPOOL ? acc / (double)(c->include_pad ? area : cnt) : mx;
-        }
-}
-
 static rlx_graph *build(const pool_case *c, ref_shape *xs, ref_shape *ys) {
     rlx_graph *g = ops_graph();
     xs->rank = ys->rank = c->dims + 2;
@@ -88,7 +61,11 @@ TEST(ops_pool_f32) {
         rlx_graph *g = build(&cases[k], &xs, &ys);
         float *x = ops_rand_f32(numel(&xs), -2, 2), *got = ops_f32(numel(&ys));
         double *want = ops_f64(numel(&ys));
-        ref_pool(&cases[k], x, want);
+        const pool_case *c = &cases[k];
+        ref_pool_params rp = {.average = c->kind == RLX_AVGPOOL, .ceil_mode = c->ceil_mode, .count_include_pad = c->include_pad};
+        for (int i = 0; i < c->dims; i++) rp.kernel[i] = c->k[i], rp.stride[i] = c->st[i], rp.pad_begin[i] = c->pb[i], rp.pad_end[i] = c->pe[i];
+        ref_shape ws;
+        ref_pool(ops_f32_to_f64(x, numel(&xs)), xs, &rp, want, &ws);
         rlx_tensor in = ops_tensor("x", RLX_F32, xs, x), out = ops_tensor("y", RLX_F32, ys, got);
         for (int cfg = 0; cfg < OPS_NCONFIG; cfg++) {
             if (!ops_run(g, cfg, &in, 1, &out, 1)) return;

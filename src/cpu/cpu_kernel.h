@@ -63,6 +63,7 @@ rlx_status cpu_conv(const cpu_kernel_ctx *k);
 rlx_status cpu_conv_transpose(const cpu_kernel_ctx *k);
 rlx_status cpu_conv_weight_grad(const cpu_kernel_ctx *k);
 rlx_status cpu_pool(const cpu_kernel_ctx *k);
+rlx_status cpu_pool_grad(const cpu_kernel_ctx *k);
 rlx_status cpu_cumsum(const cpu_kernel_ctx *k);
 rlx_status cpu_topk(const cpu_kernel_ctx *k);       /* TOPK_VALUES, TOPK_INDICES */
 rlx_status cpu_attention(const cpu_kernel_ctx *k);

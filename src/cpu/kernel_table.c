@@ -86,6 +86,7 @@ static const cpu_kernel_fn kernel_table[IR_OP_COUNT] = {
     [IR_OP_CONV_TRANSPOSE] = cpu_conv_transpose,
     [IR_OP_CONV_WEIGHT_GRAD] = cpu_conv_weight_grad,
     [IR_OP_POOL]         = cpu_pool,
+    [IR_OP_POOL_GRAD]    = cpu_pool_grad,
     [IR_OP_CUMSUM]       = cpu_cumsum,
     [IR_OP_TOPK_VALUES]  = cpu_topk,
     [IR_OP_TOPK_INDICES] = cpu_topk,

@@ -113,3 +113,11 @@ rlx_node ir_conv_weight_grad(rlx_graph *g, const ir_node *conv, rlx_node x, rlx_
     rlx_node in[3] = {x, dy, w};
     return ir_build(g, "conv_weight_grad", IR_OP_CONV_WEIGHT_GRAD, in, 3, &n);
 }
+
+rlx_node ir_pool_grad(rlx_graph *g, const ir_node *pool, rlx_node x, rlx_node dy) {
+    ir_node n = *pool;
+    n.op = IR_OP_POOL_GRAD;
+    n.name = NULL, n.data = NULL, n.data_bytes = 0;
+    rlx_node in[2] = {x, dy};
+    return ir_build(g, "pool_grad", IR_OP_POOL_GRAD, in, 2, &n);
+}

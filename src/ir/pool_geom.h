@@ -49,4 +49,7 @@ static inline int64_t ir_pool_out_size(const ir_pool_geom *p, int i, int64_t in)
     return out;
 }
 
+/* pool_grad(x, dy) with pool's attributes (builder_conv.c), for autodiff. */
+rlx_node ir_pool_grad(rlx_graph *g, const ir_node *pool, rlx_node x, rlx_node dy);
+
 #endif

@@ -38,3 +38,22 @@ rlx_status shape_pool(const ir_graph *g, ir_node *n) {
     n->dtype = x->dtype;
     return RLX_OK;
 }
+
+/* pool_grad: x (pool's input) and dy (pool's output shape); out is x's shape. */
+rlx_status shape_pool_grad(const ir_graph *g, ir_node *n) {
+    ir_pool_geom p;
+    ir_pool_geom_of(n, &p);
+    const ir_node *x = &g->nodes[n->in[0]], *dy = &g->nodes[n->in[1]];
+    if (p.dims < 1 || p.dims > 3 || x->shape.rank != p.dims + 2 || dy->shape.rank != p.dims + 2)
+        FAIL(RLX_STATUS_SHAPE, "x and dy need rank dims + 2");
+    if (x->dtype != RLX_F32 || dy->dtype != RLX_F32) FAIL(RLX_STATUS_UNSUPPORTED, "x and dy must be f32");
+    for (int i = 0; i < p.dims; i++) {
+        if (!ir_dim_is_static(x->shape.d[2 + i]) || !ir_dim_is_static(dy->shape.d[2 + i]))
+            FAIL(RLX_STATUS_UNSUPPORTED, "spatial sizes must be static");
+        if (ir_pool_out_size(&p, i, x->shape.d[2 + i].k) != dy->shape.d[2 + i].k)
+            FAIL(RLX_STATUS_SHAPE, "dy's spatial dim %d is not the pooling's output size", i);
+    }
+    n->shape = x->shape;
+    n->dtype = RLX_F32;
+    return RLX_OK;
+}

@@ -17,6 +17,7 @@
  */
 #include "ir/autodiff.h"
 #include "ir/conv_geom.h"
+#include "ir/pool_geom.h"
 #include <math.h>
 #include <stdlib.h>
 
@@ -112,6 +113,12 @@ static rlx_status vjp_conv(ad_ctx *c, const ir_node *n, rlx_node gy, const bool 
         uint32_t axes = ((1u << ys->rank) - 1) & ~2u;
         gin[2] = rlx_reduce_sum(G, gz, axes, 0);
     }
+    return RLX_OK;
+}
+
+/* pool: pool_grad(x, dy), which gathers each input's share of the windows covering it. */
+static rlx_status vjp_pool(ad_ctx *c, const ir_node *n, rlx_node gy, const bool *need, rlx_node *gin) {
+    if (need[0]) gin[0] = ir_pool_grad(G, n, n->in[0], gy);
     return RLX_OK;
 }
 
@@ -273,6 +280,7 @@ void ir_vjp_register_nn(ir_vjp_rule *t) {
     t[IR_OP_MATMUL] = vjp_matmul;
     t[IR_OP_MATMUL_BIAS_ACT] = vjp_matmul;
     t[IR_OP_CONV] = vjp_conv;
+    t[IR_OP_POOL] = vjp_pool;
     t[IR_OP_REDUCE_SUM] = vjp_reduce;
     t[IR_OP_REDUCE_MEAN] = vjp_reduce;
     t[IR_OP_REDUCE_MAX] = vjp_reduce;

@@ -161,6 +161,11 @@ static int probe_dtype(ir_op op, rlx_dtype dt) {
         ir_attr_set_conv_groups(&n, 1);
         ir_attr_set_conv_stride0(&n, 1), ir_attr_set_conv_stride1(&n, 1), ir_attr_set_conv_stride2(&n, 1);
         ir_attr_set_conv_dilation0(&n, 1), ir_attr_set_conv_dilation1(&n, 1), ir_attr_set_conv_dilation2(&n, 1);
+    } else if (rule == shape_pool_grad) {
+        probe_inputs(&n, 2, SRC(dt, 1, 2, 4, 4), SRC(dt, 1, 2, 2, 2));
+        ir_attr_set_pool_dims(&n, 2);
+        ir_attr_set_pool_kernel0(&n, 2), ir_attr_set_pool_kernel1(&n, 2), ir_attr_set_pool_kernel2(&n, 1);
+        ir_attr_set_pool_stride0(&n, 2), ir_attr_set_pool_stride1(&n, 2), ir_attr_set_pool_stride2(&n, 1);
     } else if (rule == shape_pool) {
         probe_inputs(&n, 1, SRC(dt, 1, 2, 4, 4));
         ir_attr_set_pool_dims(&n, 2);

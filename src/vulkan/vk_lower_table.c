@@ -33,7 +33,7 @@ static const vk_lower_fn table[IR_OP_COUNT] = {
     [IR_OP_CUMSUM] = vk_lower_cumsum,
     [IR_OP_CONV] = vk_lower_conv,
     [IR_OP_CONV_TRANSPOSE] = vk_lower_conv_grad, [IR_OP_CONV_WEIGHT_GRAD] = vk_lower_conv_grad,
-    [IR_OP_POOL] = vk_lower_pool,
+    [IR_OP_POOL] = vk_lower_pool, [IR_OP_POOL_GRAD] = vk_lower_pool_grad,
     [IR_OP_TOPK_VALUES] = vk_lower_topk, [IR_OP_TOPK_INDICES] = vk_lower_topk,
     [IR_OP_ATTENTION] = vk_lower_attention, [IR_OP_ROPE] = vk_lower_rope,
     [IR_OP_SOFTMAX_CE] = vk_lower_loss, [IR_OP_SOFTMAX_CE_GRAD] = vk_lower_loss,
