@@ -779,6 +779,30 @@ static rlx_status op_expand(ox_ctx *c, const onnx_node *n) {
 
 /* ---------------------------------------------------------------- vision */
 
+/* The padding of Conv and the pools: "pads" (begins, then ends), or auto_pad
+ * SAME_UPPER / SAME_LOWER (an output of ceil(in / stride), the odd element
+ * after or before) or VALID. span: the window's extent, dilation included. */
+static rlx_status spatial_pads(ox_ctx *c, const onnx_node *n, int sd, const int64_t *in, const int64_t *stride,
+                               const int64_t *span, int64_t *pb, int64_t *pe) {
+    const onnx_attr *ap = onnx_node_attr(n, "auto_pad");
+    int64_t v[6];
+    if (!ap || onnx_str_eq(ap->s, "NOTSET")) {
+        int np = ox_attr_ints(n, "pads", v, 6);
+        if (np == 2 * sd) for (int i = 0; i < sd; i++) pb[i] = v[i], pe[i] = v[sd + i];
+        else if (np >= 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "pads has %d entries for %d spatial dims", np, sd);
+    } else if (onnx_str_eq(ap->s, "SAME_UPPER") || onnx_str_eq(ap->s, "SAME_LOWER")) {
+        for (int i = 0; i < sd; i++) {
+            int64_t st = stride[i] ? stride[i] : 1, total = ((in[i] + st - 1) / st - 1) * st + span[i] - in[i];
+            if (total < 0) total = 0;
+            pb[i] = onnx_str_eq(ap->s, "SAME_UPPER") ? total / 2 : total - total / 2;
+            pe[i] = total - pb[i];
+        }
+    } else if (!onnx_str_eq(ap->s, "VALID")) {
+        return ox_fail(c, RLX_STATUS_UNSUPPORTED, "auto_pad '%.*s'", (int)ap->s.n, ap->s.p);
+    }
+    return RLX_OK;
+}
+
 static rlx_status op_conv(ox_ctx *c, const onnx_node *n) {
     rlx_node x = ox_in(c, n, 0), w = ox_in(c, n, 1);
     if (x == RLX_NO_NODE || w == RLX_NO_NODE) return ox_graph_status(c);
@@ -791,23 +815,10 @@ static rlx_status op_conv(ox_ctx *c, const onnx_node *n) {
     int64_t v[6];
     if (ox_attr_ints(n, "strides", v, 3) == sd) for (int i = 0; i < sd; i++) p.stride[i] = v[i];
     if (ox_attr_ints(n, "dilations", v, 3) == sd) for (int i = 0; i < sd; i++) p.dilation[i] = v[i];
-    const onnx_attr *ap = onnx_node_attr(n, "auto_pad");
-    if (!ap || onnx_str_eq(ap->s, "NOTSET")) {
-        int np = ox_attr_ints(n, "pads", v, 6);
-        if (np == 2 * sd) for (int i = 0; i < sd; i++) p.pad_begin[i] = v[i], p.pad_end[i] = v[sd + i];
-        else if (np >= 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "pads has %d entries for %d spatial dims", np, sd);
-    } else if (onnx_str_eq(ap->s, "SAME_UPPER") || onnx_str_eq(ap->s, "SAME_LOWER")) {
-        for (int i = 0; i < sd; i++) {   /* output ceil(in / stride); the odd pixel after (UPPER) or before (LOWER) */
-            int64_t st = p.stride[i] ? p.stride[i] : 1, dl = p.dilation[i] ? p.dilation[i] : 1, in = dx[2 + i];
-            int64_t total = ((in + st - 1) / st - 1) * st + (dw[2 + i] - 1) * dl + 1 - in;
-            if (total < 0) total = 0;
-            bool upper = onnx_str_eq(ap->s, "SAME_UPPER");
-            p.pad_begin[i] = upper ? total / 2 : total - total / 2;
-            p.pad_end[i] = total - p.pad_begin[i];
-        }
-    } else if (!onnx_str_eq(ap->s, "VALID")) {
-        return ox_fail(c, RLX_STATUS_UNSUPPORTED, "auto_pad '%.*s'", (int)ap->s.n, ap->s.p);
-    }
+    int64_t span[3];
+    for (int i = 0; i < sd; i++) span[i] = (dw[2 + i] - 1) * (p.dilation[i] ? p.dilation[i] : 1) + 1;
+    rlx_status st = spatial_pads(c, n, sd, dx + 2, p.stride, span, p.pad_begin, p.pad_end);
+    if (st != RLX_OK) return st;
     return out0(c, n, rlx_conv(c->g, x, w, b, &p));
 }
 
@@ -862,21 +873,8 @@ static rlx_status op_pool(ox_ctx *c, const onnx_node *n) {
     int nd = ox_attr_ints(n, "dilations", v, 3);
     for (int i = 0; i < nd && i < sd; i++)
         if (v[i] != 1) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "pooling with dilation %lld", (long long)v[i]);
-    const onnx_attr *ap = onnx_node_attr(n, "auto_pad");
-    if (!ap || onnx_str_eq(ap->s, "NOTSET")) {
-        int np = ox_attr_ints(n, "pads", v, 6);
-        if (np == 2 * sd) for (int i = 0; i < sd; i++) p.pad_begin[i] = v[i], p.pad_end[i] = v[sd + i];
-        else if (np >= 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "pads has %d entries for %d spatial dims", np, sd);
-    } else if (onnx_str_eq(ap->s, "SAME_UPPER") || onnx_str_eq(ap->s, "SAME_LOWER")) {
-        for (int i = 0; i < sd; i++) {
-            int64_t in = d[2 + i], total = ((in + p.stride[i] - 1) / p.stride[i] - 1) * p.stride[i] + p.kernel[i] - in;
-            if (total < 0) total = 0;
-            p.pad_begin[i] = onnx_str_eq(ap->s, "SAME_UPPER") ? total / 2 : total - total / 2;
-            p.pad_end[i] = total - p.pad_begin[i];
-        }
-    } else if (!onnx_str_eq(ap->s, "VALID")) {
-        return ox_fail(c, RLX_STATUS_UNSUPPORTED, "auto_pad '%.*s'", (int)ap->s.n, ap->s.p);
-    }
+    rlx_status st = spatial_pads(c, n, sd, d + 2, p.stride, p.kernel, p.pad_begin, p.pad_end);
+    if (st != RLX_OK) return st;
     return out0(c, n, rlx_pool(c->g, x, &p));
 }
 
