@@ -166,6 +166,28 @@ def main():
     with torch.no_grad():
         np.save(os.path.join(out, "vit.out0.2.npy"), vit.double()(x.double()).numpy().astype(np.float32))
 
+    # auto_pad as other exporters write it: Conv SAME_UPPER and MaxPool SAME_LOWER, stride 2 over
+    # 8 x 9 (odd padding totals), against PyTorch on explicitly padded input
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    wc = torch.randn(4, 3, 3, 3, dtype=torch.float64)
+    nodes = [helper.make_node("Conv", ["x", "wc"], ["c"], auto_pad="SAME_UPPER", strides=[2, 2]),
+             helper.make_node("MaxPool", ["c"], ["y"], auto_pad="SAME_LOWER", kernel_shape=[2, 3], strides=[2, 2])]
+    g = helper.make_graph(nodes, "auto_pad", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 8, 9])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          initializer=[numpy_helper.from_array(wc.numpy().astype(np.float32), "wc")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "auto_pad.onnx"))
+    F = torch.nn.functional
+    wc32 = wc.float().double()
+    for b in (2, 3):
+        x = torch.randn(b, 3, 8, 9)
+        np.save(os.path.join(out, "auto_pad.in.%d.npy" % b), x.numpy())
+        # conv: out 4 x 5; totals 1 (h) and 2 (w): UPPER puts the odd one after
+        cv = F.conv2d(F.pad(x.double(), (1, 1, 0, 1)), wc32, stride=2)
+        # pool 2x3 stride 2 over 4 x 5: out 2 x 3; totals 0 (h) and 2 (w)
+        y = F.max_pool2d(F.pad(cv, (1, 1, 0, 0), value=-float("inf")), (2, 3), 2)
+        np.save(os.path.join(out, "auto_pad.out0.%d.npy" % b), y.numpy().astype(np.float32))
+
     # as newer exporters write it: Clip's bounds and a scale as float initializers
     import onnx
     from onnx import TensorProto, helper, numpy_helper
