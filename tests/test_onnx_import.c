@@ -105,6 +105,7 @@ TEST(vk_onnx_import_torchvision_resnet18_mobilenet_v2_vit) {
 TEST(onnx_import_mlp_matches_torch) { check_model("mlp", 1, false); }
 TEST(onnx_import_float_initializer_bounds) { check_model("clip_init", 1, false); }
 TEST(onnx_import_auto_pad_same) { check_model("auto_pad", 1, false); }
+TEST(onnx_import_depth_to_space) { check_model("depth_space", 3, false); }
 TEST(onnx_import_cnn_matches_torch) { check_model("cnn", 1, false); }
 TEST(vk_onnx_import_cnn_matches_torch) { VKP_REQUIRE(); check_model("cnn", 1, true); check_model("pools", 1, true); }
 TEST(onnx_import_pooling_matches_torch) { check_model("pools", 1, false); }

@@ -188,6 +188,22 @@ def main():
         y = F.max_pool2d(F.pad(cv, (1, 1, 0, 0), value=-float("inf")), (2, 3), 2)
         np.save(os.path.join(out, "auto_pad.out0.%d.npy" % b), y.numpy().astype(np.float32))
 
+    # DepthToSpace (DCR, CRD) and SpaceToDepth, against numpy transcriptions of the spec
+    nodes = [helper.make_node("DepthToSpace", ["x"], ["dcr"], blocksize=2),
+             helper.make_node("DepthToSpace", ["x"], ["crd"], blocksize=2, mode="CRD"),
+             helper.make_node("SpaceToDepth", ["x"], ["s2d"], blocksize=2)]
+    g = helper.make_graph(nodes, "depth_space", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8, 4, 6])],
+                          [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("dcr", "crd", "s2d")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "depth_space.onnx"))
+    for b in (2, 3):
+        x = np.random.default_rng(b).standard_normal((b, 8, 4, 6)).astype(np.float32)
+        np.save(os.path.join(out, "depth_space.in.%d.npy" % b), x)
+        dcr = x.reshape(b, 2, 2, 2, 4, 6).transpose(0, 3, 4, 1, 5, 2).reshape(b, 2, 8, 12)
+        crd = x.reshape(b, 2, 2, 2, 4, 6).transpose(0, 1, 4, 2, 5, 3).reshape(b, 2, 8, 12)
+        s2d = x.reshape(b, 8, 2, 2, 3, 2).transpose(0, 3, 5, 1, 2, 4).reshape(b, 32, 2, 3)
+        for k, y in enumerate((dcr, crd, s2d)):
+            np.save(os.path.join(out, "depth_space.out%d.%d.npy" % (k, b)), y)
+
     # as newer exporters write it: Clip's bounds and a scale as float initializers
     import onnx
     from onnx import TensorProto, helper, numpy_helper
