@@ -104,6 +104,20 @@ TEST(vk_onnx_import_torchvision_resnet18_mobilenet_v2_vit) {
 }
 TEST(onnx_import_mlp_matches_torch) { check_model("mlp", 1, false); }
 TEST(onnx_import_float_initializer_bounds) { check_model("clip_init", 1, false); }
+/* External data: read from beside the model; a location outside its folder
+ * and a length past the end of the file are FORMAT errors naming them. */
+TEST(onnx_import_external_data) {
+    check_model("clip_ext", 1, false);
+    char path[600];
+    rlx_onnx *m = NULL;
+    snprintf(path, sizeof path, "%s/ext_escape.onnx", dir);
+    CHECK_STATUS(rlx_onnx_load(path, &m), RLX_STATUS_FORMAT);
+    CHECK_MSG(strstr(rlx_last_error(), "leaves the model's folder"), "%s", rlx_last_error());
+    snprintf(path, sizeof path, "%s/ext_past_end.onnx", dir);
+    CHECK_STATUS(rlx_onnx_load(path, &m), RLX_STATUS_FORMAT);
+    CHECK_MSG(strstr(rlx_last_error(), "does not fit"), "%s", rlx_last_error());
+    CHECK(m == NULL);
+}
 TEST(onnx_import_auto_pad_same) { check_model("auto_pad", 1, false); }
 TEST(onnx_import_depth_to_space) { check_model("depth_space", 3, false); }
 TEST(onnx_import_cnn_matches_torch) { check_model("cnn", 1, false); }

@@ -9,6 +9,7 @@
  */
 #include "embed.h"
 #include "rlx.h"
+#include "device_arg.h"
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -88,15 +89,6 @@ static int parse_int(const char *cmd, const char *flag, const char *v, int lo, i
     return 0;
 }
 
-static void set_device(rlx_compile_options *o, const char *device) {
-    if (!device || !strcmp(device, "auto")) return;
-    char *end;
-    long idx = strtol(device, &end, 10);
-    if (!strcmp(device, "cpu")) o->backend = RLX_BACKEND_CPU;
-    else if (!strcmp(device, "vulkan")) o->backend = RLX_BACKEND_VULKAN;
-    else if (end != device && *end == 0 && idx >= 0) o->backend = RLX_BACKEND_VULKAN, o->device_index = (int)idx;
-    else o->backend = RLX_BACKEND_VULKAN, o->device_name = device;
-}
 
 /* float32 [n, d] as a .npy file (format 1.0). */
 static int write_npy(const char *path, const float *x, int n, int d) {
@@ -142,7 +134,7 @@ static int run(const char *cmd, int argc, char **argv) {
     if (json && npy) { fprintf(stderr, "rlx embed: --json and --npy exclude each other\n"); return 2; }
     rlx_encoder_options o;
     rlx_encoder_options_init(&o);
-    set_device(&o.compile, device);
+    tool_set_device(&o.compile, device);
     o.compile.threads = threads;
     o.max_length = max_len;
     o.normalize = normalize;

@@ -11,6 +11,7 @@
 #include "train.h"
 #include "models/gpt.h"
 #include "rlx.h"
+#include "device_arg.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,11 +80,7 @@ int cmd_gpt_generate(int argc, char **argv) {
     rlx_compile_options o;
     rlx_compile_options_init(&o);
     o.threads = (int)threads;
-    if (device && !strcmp(device, "cpu")) o.backend = RLX_BACKEND_CPU;
-    else if (device && strcmp(device, "auto")) {
-        o.backend = RLX_BACKEND_VULKAN;
-        if (strcmp(device, "vulkan")) o.device_name = device;
-    }
+    tool_set_device(&o, device);
     rlx_exec *e = NULL;
     char path[4096];
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);

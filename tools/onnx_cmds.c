@@ -7,6 +7,7 @@
  *                            DIR/NAME.npy, prints the time per run.
  */
 #include "io_cmds.h"
+#include "device_arg.h"
 #include "io/onnx.h"
 #include "models/onnx_import.h"
 #include "core/file_map.h"
@@ -143,16 +144,7 @@ int cmd_run(int argc, char **argv) {
     if (rlx_onnx_load(model, &m) != RLX_OK) { fprintf(stderr, "rlx run: %s\n", rlx_last_error()); return 1; }
     rlx_compile_options o;
     rlx_compile_options_init(&o);
-    if (device && strcmp(device, "auto")) {
-        if (!strcmp(device, "cpu")) o.backend = RLX_BACKEND_CPU;
-        else {
-            o.backend = RLX_BACKEND_VULKAN;
-            char *end;
-            long idx = strtol(device, &end, 10);
-            if (!*end) o.device_index = (int)idx;
-            else if (strcmp(device, "vulkan")) o.device_name = device;
-        }
-    }
+    tool_set_device(&o, device);
     rlx_exec *e = NULL;
     rlx_tensor ins[RLX_MAX_RANK * 4];
     char *names[RLX_MAX_RANK * 4];

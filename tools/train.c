@@ -18,6 +18,7 @@
 #include "train.h"
 #include "models/gpt.h"
 #include "svg_plot.h"
+#include "device_arg.h"
 #include "rlx.h"
 #include <errno.h>
 #include <math.h>
@@ -124,15 +125,6 @@ static int parse(int argc, char **argv, train_opts *o) {
     return 0;
 }
 
-static void set_device(rlx_compile_options *c, const char *d) {
-    if (!d || !strcmp(d, "auto")) return;
-    if (!strcmp(d, "cpu")) { c->backend = RLX_BACKEND_CPU; return; }
-    c->backend = RLX_BACKEND_VULKAN;
-    char *end;
-    long idx = strtol(d, &end, 10);
-    if (*d && !*end) c->device_index = (int)idx;
-    else if (strcmp(d, "vulkan")) c->device_name = d;
-}
 
 static float lr_at(const train_opts *o, int step) {
     if (step < o->warmup) return (float)(o->lr * (step + 1) / (o->warmup + 1));
@@ -170,10 +162,10 @@ static rlx_status run_batch(rlx_exec *e, const train_opts *o, const batch_buf *b
 }
 
 /* One optimizer step: accumulate micro-batches; *loss is their mean, *norm
- * the applied gradient's norm. After each run, check(e) may stop early
- * (returns true); check may be NULL. */
+ * the applied gradient's norm. With report_nan, each run's numerics are
+ * checked and the step stops at the first non-finite value (*found). */
 static rlx_status run_step(rlx_exec *e, const train_opts *o, const unsigned char *text, size_t n, int step, batch_buf *b,
-                           float *loss, float *norm, bool (*check)(rlx_exec *, int)) {
+                           float *loss, float *norm, bool report_nan, bool *found) {
     double sum = 0;
     float lr = lr_at(o, step);
     for (int j = 0; j < o->accumulate; j++) {
@@ -182,7 +174,12 @@ static rlx_status run_step(rlx_exec *e, const train_opts *o, const unsigned char
         rlx_status st = run_batch(e, o, b, lr, &l, norm);
         if (st != RLX_OK) return st;
         sum += l;
-        if (check && check(e, step)) break;
+        rlx_numerics_report r;
+        if (report_nan && rlx_exec_numerics(e, &r) == RLX_OK && r.found) {
+            fprintf(stderr, "rlx train: step %d: %s\n", step + 1, r.message);
+            *found = true;
+            break;
+        }
     }
     *loss = (float)(sum / o->accumulate);
     return RLX_OK;
@@ -203,17 +200,6 @@ static int save(rlx_exec *e, const train_opts *o, int step, const double *xs, co
     return 0;
 }
 
-static bool nan_found;
-
-static bool report_nan(rlx_exec *e, int step) {
-    rlx_numerics_report r;
-    if (rlx_exec_numerics(e, &r) == RLX_OK && r.found) {
-        fprintf(stderr, "rlx train: step %d: %s\n", step + 1, r.message);
-        nan_found = true;
-    }
-    return nan_found;
-}
-
 /* Replays steps [from, to] from the checkpoint on an exec that checks every
  * result, and prints the first node that made a NaN or an Inf. */
 static void find_nan(const rlx_graph *g, const rlx_compile_options *copts, const train_opts *o, const unsigned char *text,
@@ -227,12 +213,12 @@ static void find_nan(const rlx_graph *g, const rlx_compile_options *copts, const
         fprintf(stderr, "rlx train: cannot replay to find the node: %s\n", rlx_last_error());
         return;
     }
-    nan_found = false;
-    for (int s = from; s <= to && !nan_found; s++) {
+    bool found = false;
+    for (int s = from; s <= to && !found; s++) {
         float loss, norm;
-        if (run_step(e, o, text, n, s, b, &loss, &norm, report_nan) != RLX_OK) break;
+        if (run_step(e, o, text, n, s, b, &loss, &norm, true, &found) != RLX_OK) break;
     }
-    if (nan_found) {
+    if (found) {
         rlx_exec_free(e);
         return;
     }
@@ -291,7 +277,7 @@ int cmd_train(int argc, char **argv) {
     rlx_graph *g;
     rlx_compile_options copts;
     rlx_compile_options_init(&copts);
-    set_device(&copts, o.device);
+    tool_set_device(&copts, o.device);
     copts.threads = o.threads;
     copts.precision = o.fast ? RLX_PRECISION_FAST : RLX_PRECISION_F32;
     rlx_exec *e = NULL;
@@ -344,7 +330,7 @@ int cmd_train(int argc, char **argv) {
     long tokens_since = 0;
     for (int step = start; step < o.steps && rc == 0; step++) {
         float loss, norm, lr = lr_at(&o, step);
-        if ((st = run_step(e, &o, text, n, step, &b, &loss, &norm, NULL)) != RLX_OK) {
+        if ((st = run_step(e, &o, text, n, step, &b, &loss, &norm, false, NULL)) != RLX_OK) {
             fprintf(stderr, "\nrlx train: step %d: %s\n", step + 1, rlx_last_error());
             rc = 1;
             break;

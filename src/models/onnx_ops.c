@@ -211,19 +211,20 @@ static rlx_status host_binary(ox_ctx *c, const onnx_node *n, const ox_value *a, 
 
 typedef rlx_node (*binary_fn)(rlx_graph *, rlx_node, rlx_node);
 
-static const struct { const char *name; binary_fn fn; } binary_ops[] = {
-    {"Add", rlx_add}, {"Sub", rlx_sub}, {"Mul", rlx_mul}, {"Div", rlx_div}, {"Pow", rlx_pow},
-    {"Max", rlx_max}, {"Min", rlx_min}, {"Sum", rlx_add}, {"Mean", rlx_add},
-    {"Equal", rlx_eq}, {"Less", rlx_lt}, {"Greater", rlx_gt}, {"LessOrEqual", rlx_le}, {"GreaterOrEqual", rlx_ge},
+/* host: host_binary folds it when both inputs are import-time values */
+static const struct { const char *name; binary_fn fn; bool host; } binary_ops[] = {
+    {"Add", rlx_add, true}, {"Sub", rlx_sub, true}, {"Mul", rlx_mul, true}, {"Div", rlx_div, true},
+    {"Pow", rlx_pow, false}, {"Max", rlx_max, false}, {"Min", rlx_min, false}, {"Sum", rlx_add, false},
+    {"Mean", rlx_add, false}, {"Equal", rlx_eq, true}, {"Less", rlx_lt, true}, {"Greater", rlx_gt, true},
+    {"LessOrEqual", rlx_le, false}, {"GreaterOrEqual", rlx_ge, false},
 };
 
 static rlx_status op_binary(ox_ctx *c, const onnx_node *n) {
     binary_fn fn = NULL;
+    bool host = false;
     for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
-        if (onnx_str_eq(n->op_type, binary_ops[i].name)) fn = binary_ops[i].fn;
-    if (n->n_inputs == 2 && all_host(c, n) && fn != rlx_pow && fn != rlx_max && fn != rlx_min && fn != rlx_le &&
-        fn != rlx_ge)
-        return host_binary(c, n, ox_host_in(c, n, 0), ox_host_in(c, n, 1));
+        if (onnx_str_eq(n->op_type, binary_ops[i].name)) fn = binary_ops[i].fn, host = binary_ops[i].host;
+    if (host && n->n_inputs == 2 && all_host(c, n)) return host_binary(c, n, ox_host_in(c, n, 0), ox_host_in(c, n, 1));
     rlx_node acc = ox_in(c, n, 0);
     for (int i = 1; i < n->n_inputs && acc != RLX_NO_NODE; i++) {
         rlx_node b = ox_in(c, n, i);

@@ -222,6 +222,24 @@ def main():
         np.save(os.path.join(out, "clip_init.in.%d.npy" % b), x)
         y = np.clip(x.astype(np.float64) @ w.astype(np.float64), -0.5, 0.75) * 2.0
         np.save(os.path.join(out, "clip_init.out0.%d.npy" % b), y.astype(np.float32))
+        np.save(os.path.join(out, "clip_ext.in.%d.npy" % b), x)
+        np.save(os.path.join(out, "clip_ext.out0.%d.npy" % b), y.astype(np.float32))
+
+    # the same model with its initializers in an external file, and two broken copies: a location
+    # outside the model's folder, and a length past the end of the file
+    from onnx.external_data_helper import convert_model_to_external_data
+    ext = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    convert_model_to_external_data(ext, all_tensors_to_one_file=True, location="clip_ext.data", size_threshold=0)
+    onnx.save(ext, os.path.join(out, "clip_ext.onnx"))
+    for name, key, value in (("ext_escape", "location", "../clip_ext.data"), ("ext_past_end", "length", "100000")):
+        bad = onnx.load(os.path.join(out, "clip_ext.onnx"), load_external_data=False)
+        for e in bad.graph.initializer[0].external_data:
+            if e.key == key:
+                e.value = value
+        if key == "length" and not any(e.key == "length" for e in bad.graph.initializer[0].external_data):
+            bad.graph.initializer[0].external_data.add(key="length", value=value)
+        with open(os.path.join(out, name + ".onnx"), "wb") as f:
+            f.write(bad.SerializeToString())
 
     class Unsupported(torch.nn.Module):
         def __init__(self):

@@ -30,6 +30,7 @@
  * more than the dot products.
  */
 #include "cpu/cpu_kernel.h"
+#include "cpu/kernels/vmath.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -64,32 +65,11 @@ typedef struct att_ctx {
     void       (*task)(const struct att_ctx *c, int64_t t, float *scr);
 } att_ctx;
 
-/* e^x for each of the ATT_BK entries of x, in place. Cephes expf: x = n ln2 + r,
- * e^r by a degree-6 polynomial, 2^n built in the exponent bits. Branch-free so
- * it vectorizes. -inf and very negative inputs give 0, NaN stays NaN. */
+/* e^x for each of the ATT_BK entries of x, in place, by vmath's branch-free
+ * exp (so the loop vectorizes; -inf gives 0, NaN stays NaN). */
 ATT_INLINE void att_exp_block(float *x)
 {
-    for (int j = 0; j < ATT_BK; j++) {
-        float v = x[j];
-        float c = v > -87.3f ? v : -87.3f;
-        c = c < 88.3f ? c : 88.3f;
-        float fn = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-        float r = c - fn * 0.693359375f;
-        r = r - fn * -2.12194440e-4f;
-        float p = 1.9875691500e-4f;
-        p = p * r + 1.3981999507e-3f;
-        p = p * r + 8.3334519073e-3f;
-        p = p * r + 4.1665795894e-2f;
-        p = p * r + 1.6666665459e-1f;
-        p = p * r + 5.0000001201e-1f;
-        p = p * r * r + r + 1.0f;
-        int32_t e = ((int32_t)fn + 127) << 23;
-        float s;
-        memcpy(&s, &e, sizeof s);
-        float res = p * s;
-        res = v < -87.3f ? 0.0f : res;
-        x[j] = v != v ? v : res;
-    }
+    for (int j = 0; j < ATT_BK; j++) x[j] = vm_exp(x[j]);   /* scores minus the row max: <= 0 */
 }
 
 /* dot(a, b) over n with 16 independent partial sums. */

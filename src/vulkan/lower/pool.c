@@ -7,11 +7,27 @@
 #include "ir/pool_geom.h"
 #include <string.h>
 
+/* The window geometry both shaders take, spatial dims right-aligned into three. */
+typedef struct pool_geom_push {
+    uint32_t in[3], o[3], k[3], s[3];
+    int32_t  b[3], e[3];
+} pool_geom_push;
+
+static void fill_geom(pool_geom_push *p, const ir_pool_geom *g, const int64_t *in_dims, const int64_t *out_dims)
+{
+    for (int i = 0; i < 3; i++) p->in[i] = p->o[i] = p->k[i] = p->s[i] = 1, p->b[i] = p->e[i] = 0;
+    int off = 3 - g->dims;
+    for (int i = 0; i < g->dims; i++) {
+        p->in[off + i] = (uint32_t)in_dims[i], p->o[off + i] = (uint32_t)out_dims[i];
+        p->k[off + i] = (uint32_t)g->kernel[i], p->s[off + i] = (uint32_t)g->stride[i];
+        p->b[off + i] = (int32_t)g->pad_begin[i], p->e[off + i] = (int32_t)g->pad_end[i];
+    }
+}
+
 typedef struct pool_push {
     uint64_t x, out;
     uint32_t total, pad;
-    uint32_t in[3], o[3], k[3], s[3];
-    int32_t  b[3], e[3];
+    pool_geom_push geom;
 } pool_push;
 
 rlx_status vk_lower_pool(vk_lower_ctx *c)
@@ -27,13 +43,7 @@ rlx_status vk_lower_pool(vk_lower_ctx *c)
     pool_push p;
     memset(&p, 0, sizeof p);
     p.x = x->addr, p.out = c->out.addr, p.total = (uint32_t)c->out.numel;
-    for (int i = 0; i < 3; i++) p.in[i] = p.o[i] = p.k[i] = p.s[i] = 1;
-    int off = 3 - g.dims;
-    for (int i = 0; i < g.dims; i++) {
-        p.in[off + i] = (uint32_t)x->dims[2 + i], p.o[off + i] = (uint32_t)c->out.dims[2 + i];
-        p.k[off + i] = (uint32_t)g.kernel[i], p.s[off + i] = (uint32_t)g.stride[i];
-        p.b[off + i] = (int32_t)g.pad_begin[i], p.e[off + i] = (int32_t)g.pad_end[i];
-    }
+    fill_geom(&p.geom, &g, x->dims + 2, c->out.dims + 2);
     vk_dispatch *d = vk_emit(c, "pool", &p, sizeof p);
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = (uint32_t)g.kind;
@@ -46,8 +56,7 @@ rlx_status vk_lower_pool(vk_lower_ctx *c)
 typedef struct pool_grad_push {
     uint64_t x, dy, out;
     uint32_t total, pad;
-    uint32_t in[3], o[3], k[3], s[3];
-    int32_t  b[3], e[3];
+    pool_geom_push geom;
 } pool_grad_push;
 
 rlx_status vk_lower_pool_grad(vk_lower_ctx *c)
@@ -61,13 +70,7 @@ rlx_status vk_lower_pool_grad(vk_lower_ctx *c)
     pool_grad_push p;
     memset(&p, 0, sizeof p);
     p.x = c->in[0].addr, p.dy = c->in[1].addr, p.out = c->out.addr, p.total = (uint32_t)c->out.numel;
-    for (int i = 0; i < 3; i++) p.in[i] = p.o[i] = p.k[i] = p.s[i] = 1;
-    int off = 3 - g.dims;
-    for (int i = 0; i < g.dims; i++) {
-        p.in[off + i] = (uint32_t)c->in[0].dims[2 + i], p.o[off + i] = (uint32_t)c->in[1].dims[2 + i];
-        p.k[off + i] = (uint32_t)g.kernel[i], p.s[off + i] = (uint32_t)g.stride[i];
-        p.b[off + i] = (int32_t)g.pad_begin[i], p.e[off + i] = (int32_t)g.pad_end[i];
-    }
+    fill_geom(&p.geom, &g, c->in[0].dims + 2, c->in[1].dims + 2);
     vk_dispatch *d = vk_emit(c, "pool_grad", &p, sizeof p);
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = (uint32_t)g.kind;
