@@ -9,6 +9,7 @@
 #include "vk_parity.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct conv_case {
@@ -31,7 +32,38 @@ static const conv_case cases[] = {
     {"2d groups 2 dilation 2", 2, 1, 4, 6, 2, {12, 11}, {3, 3}, {1, 1}, {2, 2}, {2, 1}, {2, 1}, true, RLX_ACT_NONE},
     {"2d 1x1", 2, 3, 8, 5, 1, {4, 6}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, RLX_ACT_SIGMOID},
     {"3d", 3, 1, 2, 3, 1, {5, 6, 7}, {3, 2, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1}, {1, 1, 2}, true, RLX_ACT_TANH},
+    /* shapes for the Vulkan implicit GEMM (Og >= 16, K >= 16): odd sizes cross its tile edges */
+    {"2d 3x3 gemm", 2, 2, 8, 40, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, RLX_ACT_RELU},
+    {"2d 3x3 stride 2 gemm", 2, 3, 5, 33, 1, {13, 10}, {3, 3}, {2, 2}, {1, 1}, {1, 0}, {0, 1}, false, RLX_ACT_NONE},
+    {"2d 1x1 gemm", 2, 2, 20, 24, 1, {5, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, RLX_ACT_NONE},
+    {"2d groups 2 gemm", 2, 1, 6, 40, 2, {8, 8}, {3, 3}, {1, 1}, {2, 1}, {2, 1}, {2, 1}, true, RLX_ACT_SILU},
+    {"2d 7x7 stride 2 gemm", 2, 2, 3, 17, 1, {20, 18}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}, true, RLX_ACT_NONE},
+    {"1d gemm", 1, 3, 12, 20, 1, {30}, {5}, {1}, {2}, {4}, {3}, true, RLX_ACT_GELU},
+    {"3d gemm", 3, 2, 4, 16, 1, {5, 6, 7}, {2, 2, 2}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1}, {0, 1, 1}, true, RLX_ACT_NONE},
 };
+
+/* The Vulkan tier each case takes (conv_gemm.c's rule: Og >= 16 and K >= 16). */
+static const char *vk_tier_of(const conv_case *c) {
+    int64_t k = 1;
+    for (int i = 0; i < c->dims; i++) k *= c->k[i];
+    return c->O / c->groups >= 16 && c->C / c->groups * k >= 16 ? "conv-gemm-tiled" : "conv-direct";
+}
+
+/* The tier at the end of the report's first line naming "conv". */
+static void report_tier(const char *rep, char *out, size_t cap) {
+    out[0] = 0;
+    const char *s = rep ? strstr(rep, " conv") : NULL;
+    if (!s) return;
+    const char *eol = strchr(s, '\n');
+    if (!eol) eol = s + strlen(s);
+    const char *e = eol;
+    while (e > s && e[-1] == ' ') e--;
+    const char *b = e;
+    while (b > s && b[-1] != ' ') b--;
+    size_t len = (size_t)(e - b) < cap - 1 ? (size_t)(e - b) : cap - 1;
+    memcpy(out, b, len);
+    out[len] = 0;
+}
 
 static int64_t out_size(const conv_case *c, int i) {
     return (c->in[i] + c->pb[i] + c->pe[i] - c->dil[i] * (c->k[i] - 1) - 1) / c->stride[i] + 1;
@@ -104,6 +136,14 @@ TEST(vk_ops_conv_f32) {
         built r = build(&cases[k], k % 2 == 1);
         rlx_tensor in = ops_tensor("x", RLX_F32, r.xs, r.x);
         CHECK_MSG(vkp_compare(r.g, &in, 1, 1e-5, true), "%s", cases[k].what);
+        rlx_exec *e = vkp_compile(r.g, true);
+        char *rep = e && rlx_exec_run(e, &in, 1) == RLX_OK ? rlx_exec_report(e) : NULL;
+        char tier[64];
+        report_tier(rep, tier, sizeof tier);
+        CHECK_MSG(!strcmp(tier, vk_tier_of(&cases[k])), "%s: tier '%s', want %s\n%s", cases[k].what, tier,
+                  vk_tier_of(&cases[k]), rep ? rep : "");
+        free(rep);
+        rlx_exec_free(e);
     }
     ops_free_all();
 }

@@ -198,6 +198,11 @@ typedef struct vk_coop_plan {
     uint32_t splits, kc;      /* K splits (1: none) of kc elements each */
 } vk_coop_plan;
 struct mm_push;
+/* The tiled-f32 tier's tile BM x BN x BK for C [M, N] over nb batch entries (matmul.c). */
+struct ir_conv_geom;
+/* CONV as an implicit GEMM where it applies (conv_gemm.c); *taken false: nothing emitted. */
+rlx_status vk_lower_conv_gemm(vk_lower_ctx *c, const struct ir_conv_geom *g, bool *taken);
+void vk_mm_tiled_tile(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t nb, uint32_t t[3]);
 /* The device has the tier: NV cooperative matrix, f16 arithmetic and storage, subgroups of 32. */
 bool vk_coop_available(const vk_lower_ctx *c);
 /* The plan for C [M, N] over K with nb batch entries; may_split allows K

@@ -178,6 +178,7 @@ static void fill_overrides(vk_tuning *t) {
     env_coop_plan(t->mm_coop);
     env_i32("RLX_VK_MM_SPLITK", -1000000, 1000000, &t->mm_splitk);   /* < 1: the rule */
     env_u32("RLX_VK_RED_SPLIT_WGS", 0, 1u << 24, &t->red_split_wgs);
+    env_u32("RLX_VK_CONV_TIER", 0, 2, &t->conv_tier);
     long spin;
     if (env_long("RLX_VK_SPIN_US", -1000000, 1000000, &spin)) t->spin_us = spin > 0 ? (uint32_t)spin : 0;
     long xim;

@@ -1,5 +1,6 @@
 /*
- * conv.c — Vulkan lowerings of CONV onto conv.comp, and of CONV_TRANSPOSE and
+ * conv.c — Vulkan lowerings of CONV onto the implicit GEMM (conv_gemm.c)
+ * where it applies, else conv.comp, and of CONV_TRANSPOSE and
  * CONV_WEIGHT_GRAD onto conv_grad.comp (direct, one invocation per output
  * element), f32. Spatial dims are right-aligned into three, the leading ones
  * of size 1.
@@ -26,6 +27,9 @@ rlx_status vk_lower_conv(vk_lower_ctx *c)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "conv: tensors of 2^31 elements or more exceed 32-bit shader indices");
     c->tier = "conv-direct";
     if (c->out.numel == 0) return RLX_OK;
+    bool gemm;
+    rlx_status st = vk_lower_conv_gemm(c, &g, &gemm);
+    if (st != RLX_OK || gemm) return st;
     conv_push p;
     memset(&p, 0, sizeof p);
     p.x = x->addr, p.w = w->addr, p.bias = g.has_bias ? c->in[2].addr : 0, p.out = c->out.addr;

@@ -41,7 +41,7 @@ static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static bool aligned(uint64_t addr, uint64_t bytes) { return addr % bytes == 0; }
 
 /* Tiled tier's tile: BM x BN x BK. */
-static void tiled_tile(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t nb, uint32_t t[3]) {
+void vk_mm_tiled_tile(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t nb, uint32_t t[3]) {
     const vk_caps *cp = c->caps;
     const vk_tuning *tu = c->tuning;
     int64_t full = tu->mm_full_wave;   /* tiles that fill the device twice */
@@ -263,7 +263,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
 
     /* ---- tiled f32 ---- */
     uint32_t t[3];
-    tiled_tile(c, Me, N, nb, t);
+    vk_mm_tiled_tile(c, Me, N, nb, t);
     if (cdiv(N, t[1]) > vk_max_groups(cp, 0))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: N = %lld needs more workgroups than the device allows",
                         vk_node_label(c, lb, sizeof lb), (long long)N);
@@ -311,7 +311,7 @@ rlx_status vk_emit_matmul_f32_nt(vk_lower_ctx *c, uint64_t a, uint64_t b, uint64
     if (M * K >= MM_INDEX_LIMIT || K * N >= MM_INDEX_LIMIT || M * N >= MM_INDEX_LIMIT)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: a matrix with 2^31 or more elements", vk_node_label(c, lb, sizeof lb));
     uint32_t t[3];
-    tiled_tile(c, M, N, 1, t);
+    vk_mm_tiled_tile(c, M, N, 1, t);
     if (cdiv(N, t[1]) > vk_max_groups(c->caps, 0))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: N = %lld needs more workgroups than the device allows",
                         vk_node_label(c, lb, sizeof lb), (long long)N);

@@ -16,6 +16,7 @@
 
 // Element strides are 64-bit; per-matrix indices are 32-bit (the lowering
 // guarantees every matrix has < 2^31 elements).
+#ifndef RLX_CONV
 layout(push_constant, std430) uniform MatmulPush {
     uint64_t a;        // [batch..., M, K] or [batch..., K, M] (matmul_tiled's TRANS_A)
     uint64_t b;        // [batch..., K, N] or [batch..., N, K] (TRANS_B)
@@ -42,6 +43,39 @@ void batch_addrs(uint bz, uint dt, out uint64_t aa, out uint64_t ba, out uint64_
     ba = p.b + (uint64_t(i0) * p.sb0 + uint64_t(i1) * p.sb1 + uint64_t(i2) * p.sb2) * es;
     ca = p.c + uint64_t(bz) * uint64_t(p.M) * uint64_t(p.N) * es;
 }
+#else
+// Implicit-GEMM convolution (matmul_tiled.comp built with -DRLX_CONV; mirrored
+// by conv_gemm_push in src/vulkan/lower/conv_gemm.c). Per channel group:
+// C[Og, N*S'] = W[Og, Cg*prod(K)] x im2col(x)[Cg*prod(K), N*S'], the im2col
+// matrix gathered on load, C scattered to NCHW on store. Spatial dims are
+// right-aligned into three. sdp: stride (bits 0-7), dilation (8-15) and the
+// leading pad (16-31, signed) of one spatial dim.
+layout(push_constant, std430) uniform ConvGemmPush {
+    uint64_t a;        // weights [O, Cg, *K]: the group's rows are A [M = Og, K]
+    uint64_t b;        // x [N, C, *S]
+    uint64_t bias;     // [O] or 0
+    uint64_t c;        // out [N, O, *S']
+    uint M, N, K, nbatch;     // N = images * prod(S'), K = Cg * prod(K), nbatch = groups
+    uint tiles_m, pad0, C, O; // C, O: x's and out's channels
+    uint ovol, o1, o2, kvol;
+    uint k1, k2, in0, in1;
+    uint in2, sdp0, sdp1, sdp2;
+} p;
+
+uint elem_size(uint dt) { return dt == DT_F32 ? 4u : 2u; }
+
+// Group bz's weights, input channels and output channels.
+void batch_addrs(uint bz, uint dt, out uint64_t aa, out uint64_t ba, out uint64_t ca) {
+    uint64_t es = uint64_t(elem_size(dt));
+    aa = p.a + uint64_t(bz) * uint64_t(p.M) * uint64_t(p.K) * es;
+    ba = p.b + uint64_t(bz) * uint64_t(p.K / p.kvol) * uint64_t(p.in0 * p.in1 * p.in2) * es;
+    ca = p.c + uint64_t(bz) * uint64_t(p.M) * uint64_t(p.ovol) * es;
+}
+
+uint conv_stride(uint sdp) { return sdp & 255u; }
+uint conv_dilation(uint sdp) { return (sdp >> 8) & 255u; }
+int conv_pad(uint sdp) { return int(sdp) >> 16; }
+#endif
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer MmV4F32 { vec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer MmV2U32 { uvec2 v[]; };   // 4 x f16/bf16

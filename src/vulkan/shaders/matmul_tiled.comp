@@ -18,6 +18,12 @@
 // matmul_splitk.comp sums the slices and finishes them. For grids with far
 // fewer tiles than the device has units (an encoder's projections at batch 1).
 //
+// RLX_CONV (built as conv_gemm_tiled.spv): implicit-GEMM convolution, A the
+// group's weights, B the im2col matrix gathered from the image on load (each
+// invocation's B columns are fixed for the tile: their image offsets and
+// window origins are computed once, conv_cols), C stored to NCHW with the
+// bias per row (output channel); the z grid walks the channel groups.
+//
 // Edges are zero-filled on load and masked on store, so any M, N, K (K = 0
 // included) is correct. VEC selects 16-byte (f32) / 8-byte (f16, bf16)
 // global accesses where the lowering proved them aligned.
@@ -59,6 +65,44 @@ shared vec4 Bs[2 * BK * BNP / 4u];
 vec4 ra[LA];
 vec4 rb[LB];
 
+#ifdef RLX_CONV
+// Per B column this invocation loads: the image's element offset (-1 past N)
+// and the window origin a * stride - pad per spatial dim.
+int cx[LB][4], c0[LB][4], c1[LB][4], c2[LB][4];
+
+void conv_cols(uint n0, uint tid) {
+    uint ivol = p.in0 * p.in1 * p.in2;
+    int s0 = int(conv_stride(p.sdp0)), s1 = int(conv_stride(p.sdp1)), s2 = int(conv_stride(p.sdp2));
+    [[unroll]] for (uint l = 0; l < LB; l++) {
+        uint nq = ((tid + l * 256u) % (BN / 4u)) * 4u;
+        [[unroll]] for (uint e = 0; e < 4u; e++) {
+            uint j = n0 + nq + e;
+            uint img = j / p.ovol, sp = j % p.ovol;
+            uint a2 = sp % p.o2, t = sp / p.o2, a1 = t % p.o1, a0 = t / p.o1;
+            cx[l][e] = j < p.N ? int(img * p.C * ivol) : -1;
+            c0[l][e] = int(a0) * s0 - conv_pad(p.sdp0);
+            c1[l][e] = int(a1) * s1 - conv_pad(p.sdp1);
+            c2[l][e] = int(a2) * s2 - conv_pad(p.sdp2);
+        }
+    }
+}
+
+// im2col(x)[gk][columns of loader group l], zero outside the image.
+vec4 conv_ld4(uint64_t ba, uint l, uint gk) {
+    uint ch = gk / p.kvol, r = gk % p.kvol;
+    uint q2 = r % p.k2, r2 = r / p.k2, q1 = r2 % p.k1, q0 = r2 / p.k1;
+    int d0 = int(q0 * conv_dilation(p.sdp0)), d1 = int(q1 * conv_dilation(p.sdp1)), d2 = int(q2 * conv_dilation(p.sdp2));
+    int coff = int(ch * p.in0 * p.in1 * p.in2);
+    vec4 v = vec4(0.0);
+    [[unroll]] for (uint e = 0; e < 4u; e++) {
+        int i0 = c0[l][e] + d0, i1 = c1[l][e] + d1, i2 = c2[l][e] + d2;
+        if (cx[l][e] >= 0 && uint(i0) < p.in0 && uint(i1) < p.in1 && uint(i2) < p.in2)
+            v[e] = mm_ld(ba, DT, uint(cx[l][e] + coff) + (uint(i0) * p.in1 + uint(i1)) * p.in2 + uint(i2));
+    }
+    return v;
+}
+#endif
+
 void fetch(uint64_t aa, uint64_t ba, uint m0, uint n0, uint k0, uint tid) {
     [[unroll]] for (uint l = 0; l < LA; l++) {
         uint g = tid + l * 256u;
@@ -96,10 +140,14 @@ void fetch(uint64_t aa, uint64_t ba, uint m0, uint n0, uint k0, uint tid) {
             } else {                    // b [K, N]: groups of 4 along n
                 uint kr = g / (BN / 4u), nq = (g % (BN / 4u)) * 4u;
                 uint gk = k0 + kr, gn = n0 + nq;
+#ifdef RLX_CONV
+                if (gk < p.K) v = conv_ld4(ba, l, gk);
+#else
                 if (gk < p.K && gn < p.N) {
                     uint idx = gk * p.N + gn;
                     v = (VEC & 2u) != 0u ? mm_ld4_vec(ba, DT, idx) : mm_ld4_guard(ba, DT, idx, gk * p.N + p.N);
                 }
+#endif
             }
         }
         rb[l] = v;
@@ -152,6 +200,9 @@ void main() {
     }
     uint ktiles = kend > kbeg ? (kend - kbeg + BK - 1u) / BK : 0u;
     uint bz0 = SPLIT != 0u ? 0u : gl_WorkGroupID.z, bstep = SPLIT != 0u ? 1u : gl_NumWorkGroups.z;
+#ifdef RLX_CONV
+    conv_cols(n0, tid);
+#endif
 
     for (uint bz = bz0; bz < p.nbatch; bz += bstep) {
         uint64_t aa, ba, ca;
@@ -190,6 +241,24 @@ void main() {
                 barrier();
             }
 
+#ifdef RLX_CONV
+            // Epilogue: + the output channel's bias, activation, scattered to NCHW.
+            [[unroll]] for (uint j = 0; j < CN; j++) {
+                [[unroll]] for (uint e = 0; e < 4u; e++) {
+                    uint col = n0 + j * 64u + tx * 4u + e;
+                    if (col >= p.N) continue;
+                    uint img = col / p.ovol, sp = col % p.ovol;
+                    uint obase = img * p.O * p.ovol + sp;
+                    [[unroll]] for (uint i = 0; i < TM; i++) {
+                        uint row = m0 + (i / 4u) * 64u + ty * 4u + (i % 4u);
+                        if (row >= p.M) continue;
+                        float v = acc[i][j][e];
+                        if (HAS_BIAS != 0u) v += mm_ld(p.bias, DT, bz * p.M + row);
+                        mm_st(ca, DT, obase + row * p.ovol, mm_activate(v, ACT));
+                    }
+                }
+            }
+#else
             // Epilogue: + bias, activation, convert, store.
             [[unroll]] for (uint j = 0; j < CN; j++) {
                 uint col = n0 + j * 64u + tx * 4u;
@@ -224,6 +293,7 @@ void main() {
                     }
                 }
             }
+#endif
         }
     }
 }

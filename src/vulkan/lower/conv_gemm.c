@@ -1,0 +1,94 @@
+/*
+ * conv_gemm.c — CONV as an implicit GEMM on the tiled matmul tier
+ * (matmul_tiled.comp built with -DRLX_CONV: conv_gemm_tiled.spv). Per channel
+ * group g the product is C[Og, N * prod(S')] = W_g[Og, Cg * prod(K)] x
+ * im2col(x_g), the im2col matrix gathered from the image tile by tile and
+ * never stored; C is scattered to NCHW with the bias and activation fused.
+ * The batch folds into the GEMM's columns, so a late 7x7 layer at batch 32
+ * is one wide GEMM rather than 32 narrow ones.
+ *
+ * Taken where the GEMM has rows to fill a tile: Og >= CONV_GEMM_MIN_OG and
+ * K >= CONV_GEMM_MIN_K. Depthwise and thin-group convolutions (Og or K
+ * small: a GEMM of one row wastes the tile) stay on the direct kernel.
+ * RLX_VK_CONV_TIER (vk_tuning.h) forces one or the other.
+ */
+#include "vulkan/vk_lower.h"
+#include "vulkan/vk_tuning.h"
+#include "ir/conv_geom.h"
+#include <string.h>
+
+#define CONV_GEMM_MIN_OG 16
+#define CONV_GEMM_MIN_K  16
+
+/* Mirrors ConvGemmPush in shaders/matmul_common.glsl (std430). */
+typedef struct conv_gemm_push {
+    uint64_t a, b, bias, c;
+    uint32_t M, N, K, nbatch;
+    uint32_t tiles_m, pad0, C, O;
+    uint32_t ovol, o1, o2, kvol;
+    uint32_t k1, k2, in0, in1;
+    uint32_t in2, sdp[3];
+} conv_gemm_push;
+_Static_assert(sizeof(conv_gemm_push) == 112, "conv_gemm_push must match ConvGemmPush");
+_Static_assert(sizeof(conv_gemm_push) <= VK_MAX_PUSH, "conv_gemm_push exceeds the push-constant budget");
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Stride, dilation and leading pad of one dim in the shader's packing, or false out of its range. */
+static bool pack_sdp(int64_t s, int64_t d, int64_t pad, uint32_t *out) {
+    if (s < 1 || s > 255 || d < 1 || d > 255 || pad < 0 || pad > 32767) return false;
+    *out = (uint32_t)s | (uint32_t)d << 8 | (uint32_t)pad << 16;
+    return true;
+}
+
+/* Emits the implicit GEMM for c's conv; *taken false (and nothing emitted)
+ * where the direct kernel is the better or the only choice. */
+rlx_status vk_lower_conv_gemm(vk_lower_ctx *c, const ir_conv_geom *g, bool *taken) {
+    *taken = false;
+    const vk_tensor *x = &c->in[0], *w = &c->in[1], *o = &c->out;
+    int64_t Og = w->dims[0] / g->groups, Cg = w->dims[1], kvol = 1;
+    for (int i = 0; i < g->dims; i++) kvol *= w->dims[2 + i];
+    int64_t K = Cg * kvol, ovol = 1;
+    for (int i = 0; i < g->dims; i++) ovol *= o->dims[2 + i];
+    int64_t N = o->dims[0] * ovol;
+    uint32_t tier = c->tuning->conv_tier;
+    if (tier == 1 || (tier == 0 && (Og < CONV_GEMM_MIN_OG || K < CONV_GEMM_MIN_K))) return RLX_OK;
+    conv_gemm_push p;
+    memset(&p, 0, sizeof p);
+    int off = 3 - g->dims;
+    uint32_t in[3] = {1, 1, 1}, kd[3] = {1, 1, 1}, od[3] = {1, 1, 1};
+    for (int i = 0; i < 3; i++) p.sdp[i] = 1u | 1u << 8;
+    for (int i = 0; i < g->dims; i++) {
+        in[off + i] = (uint32_t)x->dims[2 + i], kd[off + i] = (uint32_t)w->dims[2 + i], od[off + i] = (uint32_t)o->dims[2 + i];
+        if (!pack_sdp(g->stride[i], g->dilation[i], g->pad_begin[i], &p.sdp[off + i])) return RLX_OK;
+    }
+    uint32_t t[3];
+    vk_mm_tiled_tile(c, Og, N, g->groups, t);
+    if (cdiv(N, t[1]) > vk_max_groups(c->caps, 0)) return RLX_OK;
+    p.a = w->addr, p.b = x->addr, p.bias = g->has_bias ? c->in[2].addr : 0, p.c = o->addr;
+    p.M = (uint32_t)Og, p.N = (uint32_t)N, p.K = (uint32_t)K, p.nbatch = (uint32_t)g->groups;
+    int64_t tiles_m = cdiv(Og, t[0]);
+    p.tiles_m = (uint32_t)tiles_m;
+    p.C = (uint32_t)x->dims[1], p.O = (uint32_t)o->dims[1];
+    p.ovol = (uint32_t)ovol, p.o1 = od[1], p.o2 = od[2], p.kvol = (uint32_t)kvol;
+    p.k1 = kd[1], p.k2 = kd[2], p.in0 = in[0], p.in1 = in[1], p.in2 = in[2];
+    vk_dispatch *d = vk_emit(c, "conv_gemm_tiled", &p, sizeof p);
+    if (!d) return RLX_STATUS_INTERNAL;
+    d->spec[0] = t[0];
+    d->spec[1] = t[1];
+    d->spec[2] = t[2];
+    d->spec[3] = vk_dtype_code(RLX_F32);
+    d->spec[4] = 0;   /* B [K, N] */
+    d->spec[5] = (uint32_t)g->act;
+    d->spec[6] = g->has_bias ? 1u : 0u;
+    d->spec[7] = K % 4 == 0 && w->addr % 16 == 0 ? 1u : 0u;   /* A rows: 16-byte loads */
+    d->spec[8] = 0;
+    d->spec[9] = 0;
+    d->n_spec = 10;
+    d->groups[0] = (uint32_t)cdiv(N, t[1]);
+    d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(c->caps, 1));
+    d->groups[2] = (uint32_t)RLX_MIN(g->groups, (int64_t)vk_max_groups(c->caps, 2));
+    c->tier = "conv-gemm-tiled";
+    *taken = true;
+    return RLX_OK;
+}
