@@ -35,8 +35,8 @@ SPV        := $(SHADER_SRC:src/vulkan/shaders/%.comp=$(BUILD)/shaders/%.spv)
 # so that the pipelines without images keep the code they had (its dead code
 # alone made 8B Q8_0 decode ~2% slower on the H200)
 SPV        += $(BUILD)/shaders/dequant_matvec_i8_xim.spv
-# matmul_tiled.comp once more as the implicit-GEMM convolution (lower/conv_gemm.c)
-SPV        += $(BUILD)/shaders/conv_gemm_tiled.spv
+# matmul_tiled.comp and matmul_coopmat.comp once more as the implicit-GEMM convolution (lower/conv_gemm.c)
+SPV        += $(BUILD)/shaders/conv_gemm_tiled.spv $(BUILD)/shaders/conv_gemm_coopmat.spv
 ifeq ($(VULKAN),1)
 CFLAGS_BASE += -DRLX_HAVE_VULKAN
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/vk_shaders.o
@@ -90,6 +90,10 @@ $(BUILD)/shaders/dequant_matvec_i8_xim.spv: src/vulkan/shaders/dequant_matvec_i8
 	glslc --target-env=vulkan1.2 -O -DRLX_XIMAGE -Isrc/vulkan/shaders $< -o $@
 
 $(BUILD)/shaders/conv_gemm_tiled.spv: src/vulkan/shaders/matmul_tiled.comp $(SHADER_INC)
+	@mkdir -p $(dir $@)
+	glslc --target-env=vulkan1.2 -O -DRLX_CONV -Isrc/vulkan/shaders $< -o $@
+
+$(BUILD)/shaders/conv_gemm_coopmat.spv: src/vulkan/shaders/matmul_coopmat.comp $(SHADER_INC)
 	@mkdir -p $(dir $@)
 	glslc --target-env=vulkan1.2 -O -DRLX_CONV -Isrc/vulkan/shaders $< -o $@
 

@@ -7,6 +7,7 @@
  */
 #include "ops_common.h"
 #include "vk_parity.h"
+#include "core/core.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -142,6 +143,57 @@ TEST(vk_ops_conv_f32) {
         report_tier(rep, tier, sizeof tier);
         CHECK_MSG(!strcmp(tier, vk_tier_of(&cases[k])), "%s: tier '%s', want %s\n%s", cases[k].what, tier,
                   vk_tier_of(&cases[k]), rep ? rep : "");
+        free(rep);
+        rlx_exec_free(e);
+    }
+    ops_free_all();
+}
+
+static double via_f16(float v) { return rlx_f16_to_f32(rlx_f32_to_f16(v)); }
+
+/* Under the fast precision policy the implicit GEMM takes the tensor-core
+ * tier where the device has one (x and w rounded to f16, f32 sums): checked
+ * against float64 on the rounded operands, norm-relative; elsewhere the f32
+ * tier, checked exactly. */
+TEST(vk_ops_conv_fast_precision) {
+    VKP_REQUIRE();
+    int coop = vkp_device_has_coopmat();
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const conv_case *c = &cases[k];
+        if (strcmp(vk_tier_of(c), "conv-gemm-tiled") != 0) continue;
+        built r = build(c, false);
+        int64_t xn = 1, wn = 1, yn = 1;
+        for (int i = 0; i < r.xs.rank; i++) xn *= r.xs.d[i], wn *= r.ws.d[i], yn *= r.ys.d[i];
+        double *xd = ops_f64(xn), *wd = ops_f64(wn), *want = ops_f64(yn);
+        for (int64_t i = 0; i < xn; i++) xd[i] = coop == 1 ? via_f16(r.x[i]) : r.x[i];
+        for (int64_t i = 0; i < wn; i++) wd[i] = coop == 1 ? via_f16(r.w[i]) : r.w[i];
+        ref_conv_params rp = {.groups = c->groups, .act = c->act};
+        for (int i = 0; i < c->dims; i++)
+            rp.stride[i] = c->stride[i], rp.dilation[i] = c->dil[i], rp.pad_begin[i] = c->pb[i], rp.pad_end[i] = c->pe[i];
+        ref_shape ys;
+        ref_conv(xd, r.xs, wd, r.ws, r.b ? ops_f32_to_f64(r.b, c->O) : NULL, &rp, want, &ys);
+        rlx_compile_options o;
+        vkp_options(&o);
+        o.precision = RLX_PRECISION_FAST;
+        rlx_exec *e = NULL;
+        rlx_tensor in = ops_tensor("x", RLX_F32, r.xs, r.x);
+        bool ok = rlx_compile(r.g, &o, &e) == RLX_OK && rlx_exec_run(e, &in, 1) == RLX_OK;
+        CHECK_MSG(ok, "%s: %s", c->what, rlx_last_error());
+        rlx_tensor out;
+        if (ok && rlx_exec_output(e, "y", &out) == RLX_OK) {
+            double num = 0, den = 0;
+            for (int64_t i = 0; i < yn; i++) {
+                double d = ((const float *)out.data)[i] - want[i];
+                num += d * d, den += want[i] * want[i];
+            }
+            double rel = sqrt(num / (den > 0 ? den : 1));
+            CHECK_MSG(rel < (coop == 1 ? 1e-3 : 1e-6), "%s: norm-relative error %.3g", c->what, rel);
+        }
+        char *rep = e ? rlx_exec_report(e) : NULL;
+        char tier[64];
+        report_tier(rep, tier, sizeof tier);
+        const char *want_tier = coop == 1 ? "conv-gemm-coopmat" : coop == 0 ? "conv-gemm-tiled" : NULL;
+        CHECK_MSG(!want_tier || !strcmp(tier, want_tier), "%s: tier '%s', want %s\n%s", c->what, tier, want_tier, rep ? rep : "");
         free(rep);
         rlx_exec_free(e);
     }

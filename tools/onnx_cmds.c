@@ -3,7 +3,8 @@
  *   rlx inspect MODEL.onnx   inputs, outputs, opsets, and each operator with
  *                            its node count and whether rlx imports it;
  *   rlx run MODEL.onnx --input NAME=FILE.npy ... [--device D] [--out DIR]
- *       [--runs N]           runs the model, writes each output as
+ *       [--runs N] [--precision f32|fast] [--threads N]
+ *                            runs the model, writes each output as
  *                            DIR/NAME.npy, prints the time per run.
  */
 #include "io_cmds.h"
@@ -112,15 +113,16 @@ static int cmp_d(const void *a, const void *b) {
 
 static int run_usage(void) {
     fprintf(stderr, "usage: rlx run MODEL.onnx --input NAME=FILE.npy ... [--device D] [--out DIR] [--runs N]\n"
+                    "               [--precision f32|fast] [--threads N]\n"
                     "  a model with one input takes --input FILE.npy; outputs go to DIR/NAME.npy (DIR: .)\n");
     return 2;
 }
 
 int cmd_run(int argc, char **argv) {
     if (argc < 1 || argv[0][0] == '-') return run_usage();
-    const char *model = argv[0], *out = ".", *device = NULL;
+    const char *model = argv[0], *out = ".", *device = NULL, *precision = "f32";
     const char *in_spec[RLX_MAX_RANK * 4];
-    int n_in = 0, runs = 1;
+    int n_in = 0, runs = 1, threads = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) return run_usage();
@@ -134,6 +136,14 @@ int cmd_run(int argc, char **argv) {
             long r = strtol(v, &end, 10);
             if (*end || r < 1 || r > 100000) { fprintf(stderr, "rlx run: --runs needs 1..100000\n"); return 2; }
             runs = (int)r;
+        } else if (!strcmp(a, "--precision")) {
+            if (strcmp(v, "f32") && strcmp(v, "fast")) { fprintf(stderr, "rlx run: --precision is f32 or fast, not '%s'\n", v); return 2; }
+            precision = v;
+        } else if (!strcmp(a, "--threads")) {
+            char *end;
+            long t = strtol(v, &end, 10);
+            if (*end || t < 0 || t > 1024) { fprintf(stderr, "rlx run: --threads needs 0..1024 (0: all cores)\n"); return 2; }
+            threads = (int)t;
         } else {
             fprintf(stderr, "rlx run: unknown option '%s'\n", a);
             return run_usage();
@@ -145,6 +155,8 @@ int cmd_run(int argc, char **argv) {
     rlx_compile_options o;
     rlx_compile_options_init(&o);
     tool_set_device(&o, device);
+    o.precision = !strcmp(precision, "fast") ? RLX_PRECISION_FAST : RLX_PRECISION_F32;
+    o.threads = threads;
     rlx_exec *e = NULL;
     rlx_tensor ins[RLX_MAX_RANK * 4];
     char *names[RLX_MAX_RANK * 4];

@@ -1,6 +1,9 @@
 /*
- * conv_gemm.c — CONV as an implicit GEMM on the tiled matmul tier
- * (matmul_tiled.comp built with -DRLX_CONV: conv_gemm_tiled.spv). Per channel
+ * conv_gemm.c — CONV as an implicit GEMM on the matmul tiers:
+ * matmul_tiled.comp built with -DRLX_CONV (conv_gemm_tiled.spv, f32) and,
+ * under the fast precision policy on a device with cooperative matrices,
+ * matmul_coopmat.comp built so (conv_gemm_coopmat.spv: f16 operands, f32
+ * accumulation, the same tile plans as matmul's). Per channel
  * group g the product is C[Og, N * prod(S')] = W_g[Og, Cg * prod(K)] x
  * im2col(x_g), the im2col matrix gathered from the image tile by tile and
  * never stored; C is scattered to NCHW with the bias and activation fused.
@@ -62,16 +65,49 @@ rlx_status vk_lower_conv_gemm(vk_lower_ctx *c, const ir_conv_geom *g, bool *take
         in[off + i] = (uint32_t)x->dims[2 + i], kd[off + i] = (uint32_t)w->dims[2 + i], od[off + i] = (uint32_t)o->dims[2 + i];
         if (!pack_sdp(g->stride[i], g->dilation[i], g->pad_begin[i], &p.sdp[off + i])) return RLX_OK;
     }
-    uint32_t t[3];
-    vk_mm_tiled_tile(c, Og, N, g->groups, t);
-    if (cdiv(N, t[1]) > vk_max_groups(c->caps, 0)) return RLX_OK;
     p.a = w->addr, p.b = x->addr, p.bias = g->has_bias ? c->in[2].addr : 0, p.c = o->addr;
     p.M = (uint32_t)Og, p.N = (uint32_t)N, p.K = (uint32_t)K, p.nbatch = (uint32_t)g->groups;
-    int64_t tiles_m = cdiv(Og, t[0]);
-    p.tiles_m = (uint32_t)tiles_m;
     p.C = (uint32_t)x->dims[1], p.O = (uint32_t)o->dims[1];
     p.ovol = (uint32_t)ovol, p.o1 = od[1], p.o2 = od[2], p.kvol = (uint32_t)kvol;
     p.k1 = kd[1], p.k2 = kd[2], p.in0 = in[0], p.in1 = in[1], p.in2 = in[2];
+
+    /* tensor cores: operands rounded to f16, so only under the fast precision policy */
+    vk_coop_plan pl;
+    if (c->precision == VK_PRECISION_FAST && vk_coop_available(c) && Og >= 16 && N >= 16 && K >= 16 &&
+        vk_coop_plan_make(c, Og, N, K, g->groups, false, false, false, &pl) && cdiv(N, pl.bn) <= vk_max_groups(c->caps, 0)) {
+        int64_t tiles_m = cdiv(Og, pl.bm);
+        p.tiles_m = (uint32_t)tiles_m;
+        vk_dispatch *d = vk_emit(c, "conv_gemm_coopmat", &p, sizeof p);
+        if (!d) return RLX_STATUS_INTERNAL;
+        d->spec[0] = vk_dtype_code(RLX_F32);   /* a, b */
+        d->spec[1] = 0;
+        d->spec[2] = (uint32_t)g->act;
+        d->spec[3] = g->has_bias ? 1u : 0u;
+        d->spec[4] = K % 8 == 0 && w->addr % 16 == 0 ? 1u : 0u;   /* A rows: 8-element loads */
+        d->spec[5] = pl.wm;
+        d->spec[6] = pl.wn;
+        d->spec[7] = pl.bk;
+        d->spec[8] = 0;
+        d->spec[9] = pl.wgm;
+        d->spec[10] = pl.wgn;
+        d->spec[11] = pl.nbuf;
+        d->spec[12] = 32 * pl.wgm * pl.wgn;   /* the local size */
+        d->spec[13] = vk_dtype_code(RLX_F32);   /* bias, c */
+        d->spec[14] = 0;
+        d->n_spec = 15;
+        d->groups[0] = (uint32_t)cdiv(N, pl.bn);
+        d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(c->caps, 1));
+        d->groups[2] = (uint32_t)RLX_MIN(g->groups, (int64_t)vk_max_groups(c->caps, 2));
+        c->tier = "conv-gemm-coopmat";
+        *taken = true;
+        return RLX_OK;
+    }
+
+    uint32_t t[3];
+    vk_mm_tiled_tile(c, Og, N, g->groups, t);
+    if (cdiv(N, t[1]) > vk_max_groups(c->caps, 0)) return RLX_OK;
+    int64_t tiles_m = cdiv(Og, t[0]);
+    p.tiles_m = (uint32_t)tiles_m;
     vk_dispatch *d = vk_emit(c, "conv_gemm_tiled", &p, sizeof p);
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = t[0];

@@ -23,6 +23,13 @@
 // c + z * M * N floats; matmul_splitk.comp sums the slices and applies the
 // epilogue. Otherwise z walks the batch.
 //
+// RLX_CONV (built as conv_gemm_coopmat.spv): implicit-GEMM convolution as in
+// matmul_tiled.comp's RLX_CONV: A the group's weights, B the im2col matrix
+// gathered on load (each invocation keeps, per B octet it loads, the first
+// column's image offset and output position; the other seven follow by
+// stepping the position), C scattered to NCHW with the bias per row; z walks
+// the channel groups. No split-K.
+//
 // The epilogue stages each accumulator fragment through shared memory so
 // bias, activation, edge masking and the output dtype are per element.
 //
@@ -94,6 +101,51 @@ uvec4 ld8(uint64_t base, uint i, uint limit, bool vec) {
     return pack8(mm_ld4_guard(base, DT_A, i, limit), mm_ld4_guard(base, DT_A, i + 4u, limit));
 }
 
+#ifdef RLX_CONV
+// Per loaded B octet: the first column's image (-1 past N) and output position.
+int cimg[LB];
+uint cpos0[LB], cpos1[LB], cpos2[LB];
+
+void conv_cols(uint n0, uint tid) {
+    [[unroll]] for (uint l = 0u; l < LB; l++) {
+        uint j = n0 + ((tid + l * NT) % (BN / 8u)) * 8u;
+        uint sp = j % p.ovol, t = sp / p.o2;
+        cimg[l] = j < p.N ? int(j / p.ovol) : -1;
+        cpos2[l] = sp % p.o2, cpos1[l] = t % p.o1, cpos0[l] = t / p.o1;
+    }
+}
+
+// im2col(x)[gk][the 8 columns of octet l] as f16, zero outside the image and past N.
+uvec4 conv_ld8(uint64_t ba, uint l, uint gk) {
+    float v[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    if (cimg[l] >= 0) {
+        uint ch = gk / p.kvol, r = gk % p.kvol;
+        uint q2 = r % p.k2, r2 = r / p.k2, q1 = r2 % p.k1, q0 = r2 / p.k1;
+        uint o0 = p.ovol / (p.o1 * p.o2);
+        uint ivol = p.in0 * p.in1 * p.in2;
+        uint img = uint(cimg[l]), a0 = cpos0[l], a1 = cpos1[l], a2 = cpos2[l];
+        int d0 = int(q0 * conv_dilation(p.sdp0)) - conv_pad(p.sdp0);
+        int d1 = int(q1 * conv_dilation(p.sdp1)) - conv_pad(p.sdp1);
+        int d2 = int(q2 * conv_dilation(p.sdp2)) - conv_pad(p.sdp2);
+        uint s0 = conv_stride(p.sdp0), s1 = conv_stride(p.sdp1), s2 = conv_stride(p.sdp2);
+        [[unroll]] for (uint e = 0u; e < 8u; e++) {
+            int i0 = int(a0 * s0) + d0, i1 = int(a1 * s1) + d1, i2 = int(a2 * s2) + d2;
+            if (img * p.ovol + (a0 * p.o1 + a1) * p.o2 + a2 < p.N && uint(i0) < p.in0 && uint(i1) < p.in1 &&
+                uint(i2) < p.in2)
+                v[e] = mm_ld(ba, DT_A, (img * p.C + ch) * ivol + (uint(i0) * p.in1 + uint(i1)) * p.in2 + uint(i2));
+            if (++a2 == p.o2) {
+                a2 = 0u;
+                if (++a1 == p.o1) {
+                    a1 = 0u;
+                    if (++a0 == o0) { a0 = 0u; img++; }
+                }
+            }
+        }
+    }
+    return pack8(vec4(v[0], v[1], v[2], v[3]), vec4(v[4], v[5], v[6], v[7]));
+}
+#endif
+
 // Tile (m0, n0, k0) into registers; k past kend reads 0.
 void fetch(uint64_t aa, uint64_t ba, uint m0, uint n0, uint k0, uint kend, uint tid) {
     [[unroll]] for (uint l = 0u; l < LA; l++) {
@@ -120,7 +172,11 @@ void fetch(uint64_t aa, uint64_t ba, uint m0, uint n0, uint k0, uint kend, uint 
         } else {                                                  // B [K, N]: BK rows of BN/8 octets
             uint kr = g / (BN / 8u), no = (g % (BN / 8u)) * 8u;
             uint gk = k0 + kr, gn = n0 + no;
+#ifdef RLX_CONV
+            if (g < GB && gk < kend) v = conv_ld8(ba, l, gk);
+#else
             if (g < GB && gk < kend && gn < p.N) v = ld8(ba, gk * p.N + gn, gk * p.N + p.N, (VEC & 2u) != 0u);
+#endif
         }
         rb[l] = v;
     }
@@ -157,13 +213,22 @@ void main() {
     uint64_t esa = uint64_t(elem_size(DT_A)), esc = uint64_t(elem_size(DT_C));
     uint bz0 = SPLIT != 0u ? 0u : gl_WorkGroupID.z, bstep = SPLIT != 0u ? 1u : gl_NumWorkGroups.z;
 
+#ifdef RLX_CONV
+    conv_cols(n0, tid);
+#endif
     for (uint bz = bz0; bz < p.nbatch; bz += bstep) {
+#ifdef RLX_CONV
+        uint64_t aa, ba, ca;
+        batch_addrs(bz, DT_A, aa, ba, ca);
+        ca = p.c + uint64_t(bz) * uint64_t(p.M) * uint64_t(p.ovol) * esc;   // c's dtype
+#else
         uint i2 = bz % p.bd2, t2 = bz / p.bd2;
         uint i1 = t2 % p.bd1, i0 = t2 / p.bd1;
         uint64_t aa = p.a + (uint64_t(i0) * p.sa0 + uint64_t(i1) * p.sa1 + uint64_t(i2) * p.sa2) * esa;
         uint64_t ba = p.b + (uint64_t(i0) * p.sb0 + uint64_t(i1) * p.sb1 + uint64_t(i2) * p.sb2) * esa;
         uint64_t ca = SPLIT != 0u ? p.c + uint64_t(gl_WorkGroupID.z) * uint64_t(p.M) * uint64_t(p.N) * 4ul
                                   : p.c + uint64_t(bz) * uint64_t(p.M) * uint64_t(p.N) * esc;
+#endif
         for (uint tm = gl_WorkGroupID.y; tm < p.tiles_m; tm += gl_NumWorkGroups.y) {
             uint m0 = tm * BM;
             fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[WM][WN];
@@ -221,6 +286,16 @@ void main() {
                     uint row = m0 + wy * WM * 16u + i * 16u + lane / 2u;
                     uint col = n0 + wx * WN * 16u + j * 16u + (lane % 2u) * 8u;
                     if (row >= p.M) continue;
+#ifdef RLX_CONV
+                    [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                        uint cl = col + e;
+                        if (cl >= p.N) continue;
+                        float x = v[e];
+                        if (HAS_BIAS != 0u) x += mm_ld(p.bias, DT_C, bz * p.M + row);
+                        mm_st(ca, DT_C, (cl / p.ovol) * p.O * p.ovol + row * p.ovol + cl % p.ovol, mm_activate(x, ACT));
+                    }
+                    continue;
+#endif
                     if (SPLIT == 0u) {
                         [[unroll]] for (uint e = 0u; e < 8u; e++) {
                             float x = v[e];
