@@ -3,9 +3,11 @@
  *   rlx inspect MODEL.onnx   inputs, outputs, opsets, and each operator with
  *                            its node count and whether rlx imports it;
  *   rlx run MODEL.onnx --input NAME=FILE.npy ... [--device D] [--out DIR]
- *       [--runs N] [--precision f32|fast] [--threads N]
+ *       [--runs N] [--precision f32|fast] [--threads N] [--report]
  *                            runs the model, writes each output as
- *                            DIR/NAME.npy, prints the time per run.
+ *                            DIR/NAME.npy, prints the time per run and
+ *                            with --report the execution report (each
+ *                            node's path and tier; RLX_PROFILE=1 adds times).
  */
 #include "io_cmds.h"
 #include "device_arg.h"
@@ -113,7 +115,7 @@ static int cmp_d(const void *a, const void *b) {
 
 static int run_usage(void) {
     fprintf(stderr, "usage: rlx run MODEL.onnx --input NAME=FILE.npy ... [--device D] [--out DIR] [--runs N]\n"
-                    "               [--precision f32|fast] [--threads N]\n"
+                    "               [--precision f32|fast] [--threads N] [--report]\n"
                     "  a model with one input takes --input FILE.npy; outputs go to DIR/NAME.npy (DIR: .)\n");
     return 2;
 }
@@ -123,8 +125,10 @@ int cmd_run(int argc, char **argv) {
     const char *model = argv[0], *out = ".", *device = NULL, *precision = "f32";
     const char *in_spec[RLX_MAX_RANK * 4];
     int n_in = 0, runs = 1, threads = 0;
+    bool report = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--report")) { report = true; continue; }
         if (!v) return run_usage();
         if (!strcmp(a, "--input")) {
             if (n_in == (int)(sizeof in_spec / sizeof in_spec[0])) { fprintf(stderr, "rlx run: too many inputs\n"); return 2; }
@@ -211,6 +215,11 @@ int cmd_run(int argc, char **argv) {
         qsort(t, (size_t)runs, sizeof *t, cmp_d);
         printf("%d run%s: first %.3f ms (compiles the shapes), median %.3f ms\n", runs, runs > 1 ? "s" : "", first,
                t[runs / 2]);
+    }
+    if (rc == 0 && report) {
+        char *rep = rlx_exec_report(e);
+        if (rep) fputs(rep, stdout);
+        free(rep);
     }
     free(t);
     for (int i = 0; i < n_in; i++) free(names[i]), free(ins[i].data);

@@ -21,6 +21,7 @@ rlx_status pass_dce(const ir_graph *src, ir_graph *dst);
 typedef struct fuse_claims {
     bool matmul_bias_act;   /* matmul [+ bias[N]] [+ activation] */
     bool add_norm;          /* residual add + layer_norm / rms_norm */
+    bool conv_act;          /* conv (no activation yet) + activation */
     bool dequant_epilogue;  /* dequant_matmul + residual add; silu(dequant_matmul) * dequant_matmul */
     bool rope_kv_write;     /* kv_write(cache, rope(x, ...), pos) */
     bool norm_prologue;     /* rms_norm feeding only dequant_matmul / dequant_swiglu x operands */

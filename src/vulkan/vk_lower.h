@@ -203,6 +203,9 @@ struct ir_conv_geom;
 /* CONV as an implicit GEMM where it applies (conv_gemm.c); *taken false: nothing emitted. */
 rlx_status vk_lower_conv_gemm(vk_lower_ctx *c, const struct ir_conv_geom *g, bool *taken);
 void vk_mm_tiled_tile(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t nb, uint32_t t[3]);
+/* Its K splits for that tile (1: none; else *kc elements of K each). */
+uint32_t vk_mm_tiled_splits(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, int64_t nb, const uint32_t t[3],
+                            uint32_t *kc);
 /* The device has the tier: NV cooperative matrix, f16 arithmetic and storage, subgroups of 32. */
 bool vk_coop_available(const vk_lower_ctx *c);
 /* The plan for C [M, N] over K with nb batch entries; may_split allows K
@@ -214,9 +217,9 @@ bool vk_coop_plan_make(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, i
  * with no bias or activation: vk_emit_splitk_reduce finishes them. */
 rlx_status vk_emit_coop(vk_lower_ctx *c, const struct mm_push *p, const vk_coop_plan *pl, rlx_dtype dta, rlx_dtype dtc,
                         bool ta, bool tb, int act, bool has_bias, bool uses_scratch);
-/* out [M, N] (dtc) = act(sum of the split slices at partials + bias). */
+/* out [M, N] (dtc) = act(sum of the split slices at partials + bias: per column, or per row with bias_rows). */
 rlx_status vk_emit_splitk_reduce(vk_lower_ctx *c, uint64_t partials, uint32_t splits, uint64_t bias, uint64_t out,
-                                 int64_t M, int64_t N, rlx_dtype dtc, int act);
+                                 int64_t M, int64_t N, rlx_dtype dtc, int act, bool bias_rows);
 /* rows x cols of src (dt: a block type with row_bytes per row, or a float
  * type) decoded to dense f16 at dst (scratch). */
 rlx_status vk_emit_decode_f16(vk_lower_ctx *c, uint64_t src, rlx_dtype dt, int64_t rows, int64_t cols,

@@ -71,18 +71,31 @@ rlx_status vk_lower_conv_gemm(vk_lower_ctx *c, const ir_conv_geom *g, bool *take
     p.ovol = (uint32_t)ovol, p.o1 = od[1], p.o2 = od[2], p.kvol = (uint32_t)kvol;
     p.k1 = kd[1], p.k2 = kd[2], p.in0 = in[0], p.in1 = in[1], p.in2 = in[2];
 
+    /* K splits where the grid is small (a late layer at batch 1): one image and
+     * one group only, where C [Og, N] is the output's own layout, so
+     * matmul_splitk.comp finishes the slices with the bias per row */
+    bool may_split = o->dims[0] == 1 && g->groups == 1;
+    uint64_t partials = c->scratch_addr;
+    rlx_status st;
+
     /* tensor cores: operands rounded to f16, so only under the fast precision policy */
     vk_coop_plan pl;
     if (c->precision == VK_PRECISION_FAST && vk_coop_available(c) && Og >= 16 && N >= 16 && K >= 16 &&
-        vk_coop_plan_make(c, Og, N, K, g->groups, false, false, false, &pl) && cdiv(N, pl.bn) <= vk_max_groups(c->caps, 0)) {
+        vk_coop_plan_make(c, Og, N, K, g->groups, false, false, may_split, &pl) && cdiv(N, pl.bn) <= vk_max_groups(c->caps, 0)) {
+        bool split = pl.splits > 1;
         int64_t tiles_m = cdiv(Og, pl.bm);
         p.tiles_m = (uint32_t)tiles_m;
+        if (split) {
+            c->scratch_bytes = (uint64_t)pl.splits * (uint64_t)Og * (uint64_t)N * 4;
+            p.c = partials;
+            p.pad0 = pl.kc;
+        }
         vk_dispatch *d = vk_emit(c, "conv_gemm_coopmat", &p, sizeof p);
         if (!d) return RLX_STATUS_INTERNAL;
         d->spec[0] = vk_dtype_code(RLX_F32);   /* a, b */
         d->spec[1] = 0;
-        d->spec[2] = (uint32_t)g->act;
-        d->spec[3] = g->has_bias ? 1u : 0u;
+        d->spec[2] = split ? RLX_ACT_NONE : (uint32_t)g->act;
+        d->spec[3] = !split && g->has_bias;
         d->spec[4] = K % 8 == 0 && w->addr % 16 == 0 ? 1u : 0u;   /* A rows: 8-element loads */
         d->spec[5] = pl.wm;
         d->spec[6] = pl.wn;
@@ -92,14 +105,18 @@ rlx_status vk_lower_conv_gemm(vk_lower_ctx *c, const ir_conv_geom *g, bool *take
         d->spec[10] = pl.wgn;
         d->spec[11] = pl.nbuf;
         d->spec[12] = 32 * pl.wgm * pl.wgn;   /* the local size */
-        d->spec[13] = vk_dtype_code(RLX_F32);   /* bias, c */
-        d->spec[14] = 0;
+        d->spec[13] = vk_dtype_code(RLX_F32);   /* bias, c (split: the f32 partials) */
+        d->spec[14] = split;
         d->n_spec = 15;
         d->groups[0] = (uint32_t)cdiv(N, pl.bn);
         d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(c->caps, 1));
-        d->groups[2] = (uint32_t)RLX_MIN(g->groups, (int64_t)vk_max_groups(c->caps, 2));
-        c->tier = "conv-gemm-coopmat";
+        d->groups[2] = split ? pl.splits : (uint32_t)RLX_MIN(g->groups, (int64_t)vk_max_groups(c->caps, 2));
+        d->uses_scratch = split;
+        c->tier = split ? "conv-gemm-coopmat-splitk" : "conv-gemm-coopmat";
         *taken = true;
+        if (split && (st = vk_emit_splitk_reduce(c, partials, pl.splits, p.bias, o->addr, Og, N, RLX_F32, (int)g->act,
+                                                 true)) != RLX_OK)
+            return st;
         return RLX_OK;
     }
 
@@ -108,6 +125,12 @@ rlx_status vk_lower_conv_gemm(vk_lower_ctx *c, const ir_conv_geom *g, bool *take
     if (cdiv(N, t[1]) > vk_max_groups(c->caps, 0)) return RLX_OK;
     int64_t tiles_m = cdiv(Og, t[0]);
     p.tiles_m = (uint32_t)tiles_m;
+    uint32_t kc = 0, splits = may_split ? vk_mm_tiled_splits(c, Og, N, K, 1, t, &kc) : 1;
+    if (splits > 1) {
+        c->scratch_bytes = (uint64_t)splits * (uint64_t)Og * (uint64_t)N * 4;
+        p.c = partials;
+        p.pad0 = kc;
+    }
     vk_dispatch *d = vk_emit(c, "conv_gemm_tiled", &p, sizeof p);
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = t[0];
@@ -115,16 +138,21 @@ rlx_status vk_lower_conv_gemm(vk_lower_ctx *c, const ir_conv_geom *g, bool *take
     d->spec[2] = t[2];
     d->spec[3] = vk_dtype_code(RLX_F32);
     d->spec[4] = 0;   /* B [K, N] */
-    d->spec[5] = (uint32_t)g->act;
-    d->spec[6] = g->has_bias ? 1u : 0u;
+    d->spec[5] = splits > 1 ? RLX_ACT_NONE : (uint32_t)g->act;
+    d->spec[6] = splits == 1 && g->has_bias;
     d->spec[7] = K % 4 == 0 && w->addr % 16 == 0 ? 1u : 0u;   /* A rows: 16-byte loads */
     d->spec[8] = 0;
-    d->spec[9] = 0;
+    d->spec[9] = splits > 1;
     d->n_spec = 10;
     d->groups[0] = (uint32_t)cdiv(N, t[1]);
     d->groups[1] = (uint32_t)RLX_MIN(tiles_m, (int64_t)vk_max_groups(c->caps, 1));
-    d->groups[2] = (uint32_t)RLX_MIN(g->groups, (int64_t)vk_max_groups(c->caps, 2));
-    c->tier = "conv-gemm-tiled";
+    d->groups[2] = splits > 1 ? splits : (uint32_t)RLX_MIN(g->groups, (int64_t)vk_max_groups(c->caps, 2));
     *taken = true;
+    if (splits > 1) {
+        d->uses_scratch = true;
+        c->tier = "conv-gemm-tiled-splitk";
+        return vk_emit_splitk_reduce(c, partials, splits, p.bias, o->addr, Og, N, RLX_F32, (int)g->act, true);
+    }
+    c->tier = "conv-gemm-tiled";
     return RLX_OK;
 }

@@ -74,7 +74,7 @@ void vk_mm_tiled_tile(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t nb, u
 #define TILED_SPLIT_MAX       16
 #define TILED_SPLIT_MAX_BYTES ((uint64_t)256 << 20)
 
-static uint32_t tiled_splits(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, int64_t nb, const uint32_t t[3],
+uint32_t vk_mm_tiled_splits(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, int64_t nb, const uint32_t t[3],
                              uint32_t *kc) {
     const vk_tuning *tu = c->tuning;
     if (nb != 1 || tu->mm_splitk == 1 || K < 2 * (int64_t)t[2]) return 1;
@@ -122,7 +122,7 @@ static rlx_status lower_coop(vk_lower_ctx *c, mm_push *p, const vk_coop_plan *pl
     if (split) p->c = partials;
     if ((st = vk_emit_coop(c, p, pl, dta, dt, ta, tb, act, bias != NULL, convert || split)) != RLX_OK) return st;
     if (split && (st = vk_emit_splitk_reduce(c, partials, pl->splits, bias ? bias->addr : 0, o->addr, p->M, p->N, dt,
-                                             act)) != RLX_OK)
+                                             act, false)) != RLX_OK)
         return st;
     c->tier = split ? (convert ? "coopmat-f16-convert-splitk" : "coopmat-f16-splitk")
                     : (convert ? "coopmat-f16-convert" : "coopmat-f16");
@@ -273,7 +273,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     if (N % 4 == 0 && aligned(o->addr, 4 * es)) vec |= 4;
     int64_t tiles_m = cdiv(Me, t[0]);
     p.tiles = (uint32_t)tiles_m;
-    uint32_t kc = 0, splits = tiled_splits(c, Me, N, K, nb, t, &kc);
+    uint32_t kc = 0, splits = vk_mm_tiled_splits(c, Me, N, K, nb, t, &kc);
     uint64_t partials = c->scratch_addr;
     if (splits > 1) {
         c->scratch_bytes = (uint64_t)splits * (uint64_t)Me * (uint64_t)N * 4;
@@ -300,7 +300,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     if (splits == 1) return RLX_OK;
     d->uses_scratch = true;
     c->tier = "tiled-f32-splitk";
-    return vk_emit_splitk_reduce(c, partials, splits, bias ? bias->addr : 0, o->addr, Me, N, dt, (int)act);
+    return vk_emit_splitk_reduce(c, partials, splits, bias ? bias->addr : 0, o->addr, Me, N, dt, (int)act, false);
 }
 
 /* out[M, N] = a[M, K] · b[N, K]ᵀ in f32 through the tiled tier, no bias or

@@ -28,7 +28,7 @@
 // gathered on load (each invocation keeps, per B octet it loads, the first
 // column's image offset and output position; the other seven follow by
 // stepping the position), C scattered to NCHW with the bias per row; z walks
-// the channel groups. No split-K.
+// the channel groups, or with SPLIT (one image, one group) the K splits.
 //
 // The epilogue stages each accumulator fragment through shared memory so
 // bias, activation, edge masking and the output dtype are per element.
@@ -220,7 +220,8 @@ void main() {
 #ifdef RLX_CONV
         uint64_t aa, ba, ca;
         batch_addrs(bz, DT_A, aa, ba, ca);
-        ca = p.c + uint64_t(bz) * uint64_t(p.M) * uint64_t(p.ovol) * esc;   // c's dtype
+        ca = SPLIT != 0u ? p.c + uint64_t(gl_WorkGroupID.z) * uint64_t(p.M) * uint64_t(p.N) * 4ul
+                         : p.c + uint64_t(bz) * uint64_t(p.M) * uint64_t(p.ovol) * esc;
 #else
         uint i2 = bz % p.bd2, t2 = bz / p.bd2;
         uint i1 = t2 % p.bd1, i0 = t2 / p.bd1;
@@ -291,6 +292,10 @@ void main() {
                         uint cl = col + e;
                         if (cl >= p.N) continue;
                         float x = v[e];
+                        if (SPLIT != 0u) {   // one image, one group: [M, N] partials
+                            mm_st(ca, DT_F32, row * p.N + cl, x);
+                            continue;
+                        }
                         if (HAS_BIAS != 0u) x += mm_ld(p.bias, DT_C, bz * p.M + row);
                         mm_st(ca, DT_C, (cl / p.ovol) * p.O * p.ovol + row * p.ovol + cl % p.ovol, mm_activate(x, ACT));
                     }

@@ -1,5 +1,6 @@
 // matmul_splitk.comp — the second pass of a split-K matmul (matmul.c):
-// c[i] = act(sum over the slices of part[z][i] + bias[i % N]) in DT_C, the
+// c[i] = act(sum over the slices of part[z][i] + bias[i % N], or bias[i / N]
+// with BIAS_ROWS) in DT_C, the
 // slices summed in slice order (a fixed order: runs repeat bit for bit).
 // The push block is the matmul one (mm_push): a = the partials, p.nbatch f32
 // slices of M * N elements each (matmul_coopmat.comp with SPLIT = 1 wrote
@@ -12,6 +13,7 @@
 layout(constant_id = 0) const uint DT_C = 0;
 layout(constant_id = 1) const uint ACT = 0;
 layout(constant_id = 2) const uint HAS_BIAS = 0;
+layout(constant_id = 3) const uint BIAS_ROWS = 0;   // bias[i / N] (a convolution's per-channel bias)
 layout(local_size_x = 256) in;
 
 void main() {
@@ -20,6 +22,6 @@ void main() {
     if (i >= n) return;
     float s = F32Buf(p.a).v[i];
     for (uint z = 1u; z < p.nbatch; z++) s += F32Buf(p.a + uint64_t(z) * uint64_t(n) * 4ul).v[i];
-    if (HAS_BIAS != 0u) s += mm_ld(p.bias, DT_C, i % p.N);
+    if (HAS_BIAS != 0u) s += mm_ld(p.bias, DT_C, BIAS_ROWS != 0u ? i / p.N : i % p.N);
     mm_st(p.c, DT_C, i, mm_activate(s, ACT));
 }

@@ -22,7 +22,9 @@
 // group's weights, B the im2col matrix gathered from the image on load (each
 // invocation's B columns are fixed for the tile: their image offsets and
 // window origins are computed once, conv_cols), C stored to NCHW with the
-// bias per row (output channel); the z grid walks the channel groups.
+// bias per row (output channel); the z grid walks the channel groups, or
+// with SPLIT (one image, one group, so C [M, N] is the output's layout) the
+// K splits as for a matmul.
 //
 // Edges are zero-filled on load and masked on store, so any M, N, K (K = 0
 // included) is correct. VEC selects 16-byte (f32) / 8-byte (f16, bf16)
@@ -253,6 +255,10 @@ void main() {
                         uint row = m0 + (i / 4u) * 64u + ty * 4u + (i % 4u);
                         if (row >= p.M) continue;
                         float v = acc[i][j][e];
+                        if (SPLIT != 0u) {   // one image, one group: [M, N] partials, finished by matmul_splitk.comp
+                            mm_st(ca, DT_F32, row * p.N + col, v);
+                            continue;
+                        }
                         if (HAS_BIAS != 0u) v += mm_ld(p.bias, DT, bz * p.M + row);
                         mm_st(ca, DT, obase + row * p.ovol, mm_activate(v, ACT));
                     }
