@@ -71,6 +71,14 @@ rlx_status vk_lower_conv_gemm(vk_lower_ctx *c, const ir_conv_geom *g, bool *take
     p.ovol = (uint32_t)ovol, p.o1 = od[1], p.o2 = od[2], p.kvol = (uint32_t)kvol;
     p.k1 = kd[1], p.k2 = kd[2], p.in0 = in[0], p.in1 = in[1], p.in2 = in[2];
 
+    /* 1x1, stride 1, no padding: im2col's rows are x's channels, loaded as
+     * vectors of `unit` adjacent positions where every image's run of them
+     * (and each group's channel block) stays aligned */
+    bool pointwise = kvol == 1;
+    for (int i = 0; i < g->dims; i++)
+        pointwise = pointwise && g->stride[i] == 1 && g->pad_begin[i] == 0 && g->pad_end[i] == 0;
+    bool pw4 = pointwise && ovol % 4 == 0 && x->addr % 16 == 0, pw8 = pw4 && ovol % 8 == 0;
+
     /* K splits where the grid is small (a late layer at batch 1): one image and
      * one group only, where C [Og, N] is the output's own layout, so
      * matmul_splitk.comp finishes the slices with the bias per row */
@@ -78,9 +86,13 @@ rlx_status vk_lower_conv_gemm(vk_lower_ctx *c, const ir_conv_geom *g, bool *take
     uint64_t partials = c->scratch_addr;
     rlx_status st;
 
-    /* tensor cores: operands rounded to f16, so only under the fast precision policy */
+    /* tensor cores: operands rounded to f16, so only under the fast precision
+     * policy, and only for grids of 128 x 128 tiles that fill the device (a
+     * small grid runs faster on the tiled tier's smaller, split tiles:
+     * resnet50 at batch 1 on the H200, bench/HISTORY.md) */
     vk_coop_plan pl;
     if (c->precision == VK_PRECISION_FAST && vk_coop_available(c) && Og >= 16 && N >= 16 && K >= 16 &&
+        cdiv(Og, 128) * cdiv(N, 128) * g->groups >= (int64_t)c->tuning->units &&
         vk_coop_plan_make(c, Og, N, K, g->groups, false, false, may_split, &pl) && cdiv(N, pl.bn) <= vk_max_groups(c->caps, 0)) {
         bool split = pl.splits > 1;
         int64_t tiles_m = cdiv(Og, pl.bm);
@@ -96,7 +108,7 @@ rlx_status vk_lower_conv_gemm(vk_lower_ctx *c, const ir_conv_geom *g, bool *take
         d->spec[1] = 0;
         d->spec[2] = split ? RLX_ACT_NONE : (uint32_t)g->act;
         d->spec[3] = !split && g->has_bias;
-        d->spec[4] = K % 8 == 0 && w->addr % 16 == 0 ? 1u : 0u;   /* A rows: 8-element loads */
+        d->spec[4] = (K % 8 == 0 && w->addr % 16 == 0 ? 1u : 0u) | (pw8 ? 2u : 0u);   /* A rows: 8-element loads; B: pointwise */
         d->spec[5] = pl.wm;
         d->spec[6] = pl.wn;
         d->spec[7] = pl.bk;
@@ -140,7 +152,7 @@ rlx_status vk_lower_conv_gemm(vk_lower_ctx *c, const ir_conv_geom *g, bool *take
     d->spec[4] = 0;   /* B [K, N] */
     d->spec[5] = splits > 1 ? RLX_ACT_NONE : (uint32_t)g->act;
     d->spec[6] = splits == 1 && g->has_bias;
-    d->spec[7] = K % 4 == 0 && w->addr % 16 == 0 ? 1u : 0u;   /* A rows: 16-byte loads */
+    d->spec[7] = (K % 4 == 0 && w->addr % 16 == 0 ? 1u : 0u) | (pw4 ? 2u : 0u);   /* A rows: 16-byte loads; B: pointwise */
     d->spec[8] = 0;
     d->spec[9] = splits > 1;
     d->n_spec = 10;

@@ -27,7 +27,9 @@
 // matmul_tiled.comp's RLX_CONV: A the group's weights, B the im2col matrix
 // gathered on load (each invocation keeps, per B octet it loads, the first
 // column's image offset and output position; the other seven follow by
-// stepping the position), C scattered to NCHW with the bias per row; z walks
+// stepping the position; VEC bit 1: a 1x1 convolution of stride 1 without
+// padding over images of prod(S') % 8 == 0 positions, its rows x's channels,
+// read 8 at a time), C scattered to NCHW with the bias per row; z walks
 // the channel groups, or with SPLIT (one image, one group) the K splits.
 //
 // The epilogue stages each accumulator fragment through shared memory so
@@ -118,6 +120,11 @@ void conv_cols(uint n0, uint tid) {
 // im2col(x)[gk][the 8 columns of octet l] as f16, zero outside the image and past N.
 uvec4 conv_ld8(uint64_t ba, uint l, uint gk) {
     float v[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    if ((VEC & 2u) != 0u) {   // 1x1, stride 1, no padding, prod(S') % 8 == 0: 8 adjacent positions of one image
+        if (cimg[l] < 0) return uvec4(0u);
+        uint i = (uint(cimg[l]) * p.C + gk) * p.ovol + (cpos0[l] * p.o1 + cpos1[l]) * p.o2 + cpos2[l];
+        return ld8(ba, i, i + 8u, true);
+    }
     if (cimg[l] >= 0) {
         uint ch = gk / p.kvol, r = gk % p.kvol;
         uint q2 = r % p.k2, r2 = r / p.k2, q1 = r2 % p.k1, q0 = r2 / p.k1;

@@ -21,7 +21,9 @@
 // RLX_CONV (built as conv_gemm_tiled.spv): implicit-GEMM convolution, A the
 // group's weights, B the im2col matrix gathered from the image on load (each
 // invocation's B columns are fixed for the tile: their image offsets and
-// window origins are computed once, conv_cols), C stored to NCHW with the
+// window origins are computed once, conv_cols; VEC bit 1: a 1x1 convolution
+// of stride 1 without padding over images of prod(S') % 4 == 0 positions,
+// whose im2col rows are x's channels, read 16 bytes at a time), C stored to NCHW with the
 // bias per row (output channel); the z grid walks the channel groups, or
 // with SPLIT (one image, one group, so C [M, N] is the output's layout) the
 // K splits as for a matmul.
@@ -96,6 +98,11 @@ vec4 conv_ld4(uint64_t ba, uint l, uint gk) {
     int d0 = int(q0 * conv_dilation(p.sdp0)), d1 = int(q1 * conv_dilation(p.sdp1)), d2 = int(q2 * conv_dilation(p.sdp2));
     int coff = int(ch * p.in0 * p.in1 * p.in2);
     vec4 v = vec4(0.0);
+    if ((VEC & 2u) != 0u) {   // 1x1, stride 1, no padding, prod(S') % 4 == 0: 4 adjacent positions of one image
+        if (cx[l][0] >= 0)
+            v = MmV4F32(ba).v[(uint(cx[l][0] + coff) + (uint(c0[l][0]) * p.in1 + uint(c1[l][0])) * p.in2 + uint(c2[l][0])) >> 2];
+        return v;
+    }
     [[unroll]] for (uint e = 0; e < 4u; e++) {
         int i0 = c0[l][e] + d0, i1 = c1[l][e] + d1, i2 = c2[l][e] + d2;
         if (cx[l][e] >= 0 && uint(i0) < p.in0 && uint(i1) < p.in1 && uint(i2) < p.in2)
