@@ -85,7 +85,6 @@ rlx_node rlx_adaptive_pool(rlx_graph *g, rlx_node x, rlx_pool_kind kind, int dim
     memset(&n, 0, sizeof n);
     n.op = IR_OP_ADAPTIVE_POOL;
     ir_adaptive_geom q = {.dims = dims ? dims : (rank >= 3 ? rank - 2 : 0), .kind = (int)kind, .out = {1, 1, 1}};
-    if ((unsigned)kind > RLX_AVGPOOL) q.kind = 7;   /* the shape rule reports it */
     for (int i = 0; i < q.dims && i < 3; i++) q.out[i] = out[i];
     ir_adaptive_geom_set(&n, &q);
     return ir_build(g, fn, IR_OP_ADAPTIVE_POOL, &x, 1, &n);
