@@ -280,9 +280,10 @@ rlx_node rlx_pool(rlx_graph *g, rlx_node x, const rlx_pool_params *p);
 
 /* Resize (ONNX Resize, opsets 13-19; PyTorch F.interpolate) of x [N, C, *S]
  * over its trailing `dims` spatial dims (1 to 3; 0: x's rank - 2), f32.
- * Output size i is sizes[i] when > 0 (the scale is then sizes[i] / S_i), else
- * floor(S_i * scales[i]) with that scale; the scale, not the rounded size,
- * enters the coordinate formula. Source coordinate of output index o:
+ * Output size i is sizes[i] when > 0 (the scale is then scales[i] if > 0,
+ * as ONNX's keep_aspect_ratio_policy gives, else sizes[i] / S_i), otherwise
+ * floor(S_i * scales[i]); the scale, not the rounded size, enters the
+ * coordinate formula. Source coordinate of output index o:
  *   half_pixel            (o + 0.5) / scale - 0.5
  *   half_pixel_symmetric  as half_pixel, shifted to keep the centre (opset 19)
  *   pytorch_half_pixel    as half_pixel, 0 where the output size is 1

@@ -50,7 +50,8 @@ rlx_node rlx_resize(rlx_graph *g, rlx_node x, const rlx_resize_params *p) {
         q.in[i] = in;
         if (p->sizes[i] > 0) {
             q.out[i] = p->sizes[i];
-            q.scale[i] = in > 0 ? (double)p->sizes[i] / (double)in : 0;
+            /* an explicit scale beside the size: ONNX's keep_aspect_ratio_policy */
+            q.scale[i] = p->scales[i] > 0 ? p->scales[i] : in > 0 ? (double)p->sizes[i] / (double)in : 0;
         } else if (p->sizes[i] < 0) {
             q.out[i] = p->sizes[i];   /* the shape rule names it */
         } else {

@@ -118,7 +118,25 @@ def main():
             h = torch.relu(self.up(x))                     # [b, 4, 2H, 2W]
             return self.up1(h.flatten(2))
 
+    class Upsample(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.near = torch.nn.Upsample(scale_factor=2, mode="nearest")
+            self.bil = torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+            self.bil_ac = torch.nn.Upsample(size=(11, 9), mode="bilinear", align_corners=True)
+
+        def forward(self, x):
+            F = torch.nn.functional
+            return (self.near(x), self.bil(x), self.bil_ac(x),
+                    F.interpolate(x, scale_factor=1.5, mode="bicubic", align_corners=False),
+                    F.interpolate(x, size=(7, 4), mode="bicubic", align_corners=True),
+                    F.interpolate(x, size=(3, 4), mode="nearest"),
+                    F.interpolate(x[:, :, 0], scale_factor=3, mode="linear"),
+                    F.interpolate(x.unsqueeze(2), size=(3, 7, 4), mode="trilinear"))
+
     cases = [
+        ("upsample", Upsample().eval(), lambda b: torch.randn(b, 3, 5, 6), 13, ["x"],
+         ["near", "bilinear", "bilinear_ac", "bicubic", "bicubic_ac", "near_down", "linear1d", "trilinear"]),
         ("convt", ConvT().eval(), lambda b: torch.randn(b, 3, 4, 5), 13, ["x"], ["y"]),
         ("pads", Pads().eval(), lambda b: torch.randn(b, 3, 6, 7), 13, ["x"], ["reflect", "edge", "constant"]),
         ("cnn", SmallCNN().eval(), lambda b: torch.randn(b, 3, 8, 10), 13, ["image"], ["logits"]),
@@ -247,7 +265,7 @@ def main():
             self.norm = torch.nn.InstanceNorm2d(3, affine=True)
 
         def forward(self, x):
-            return torch.nn.functional.interpolate(self.norm(x), scale_factor=2.0, mode="nearest")
+            return torch.cumsum(self.norm(x), 3)
 
     export(Unsupported().eval(), torch.randn(1, 3, 8, 8), os.path.join(out, "unsupported.onnx"), 13, ["x"], ["y"], None)
 
