@@ -127,6 +127,17 @@ TEST(vk_onnx_import_depth_to_space) { VKP_REQUIRE(); check_model("depth_space", 
  * bicubic both ways, nearest down by size, 1-d linear and trilinear, against PyTorch */
 TEST(onnx_import_upsample) { check_model("upsample", 8, false); }
 TEST(vk_onnx_import_upsample) { VKP_REQUIRE(); check_model("upsample", 8, true); }
+/* opset 19's Resize attributes against the spec's formulas (numpy float64); tf_crop_and_resize refused */
+TEST(onnx_import_resize_opset19) {
+    check_model("resize19", 4, false);
+    if (!models()) return;
+    char path[600];
+    snprintf(path, sizeof path, "%s/resize_crop.onnx", dir);
+    rlx_onnx *m = NULL;
+    CHECK_STATUS(rlx_onnx_load(path, &m), RLX_STATUS_UNSUPPORTED);
+    CHECK_MSG(strstr(rlx_last_error(), "crop") && strstr(rlx_last_error(), "tf_crop_and_resize"), "%s", rlx_last_error());
+}
+TEST(vk_onnx_import_resize_opset19) { VKP_REQUIRE(); check_model("resize19", 4, true); }
 TEST(onnx_import_cnn_matches_torch) { check_model("cnn", 1, false); }
 TEST(vk_onnx_import_cnn_matches_torch) { VKP_REQUIRE(); check_model("cnn", 1, true); check_model("pools", 1, true); }
 TEST(onnx_import_pooling_matches_torch) { check_model("pools", 1, false); }
