@@ -24,6 +24,9 @@ rlx_status vk_lower_adaptive_pool(vk_lower_ctx *c) {
     if (x->dtype != RLX_F32) return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: dtype %s has no GPU kernel", vk_node_label(c, lb, sizeof lb), rlx_dtype_name(x->dtype));
     if (x->numel >= ((int64_t)1 << 31) || c->out.numel >= ((int64_t)1 << 31))
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: 2^31 elements or more", vk_node_label(c, lb, sizeof lb));
+    for (int i = 0; i < g.dims; i++)   /* the shader's window bounds (o + 1) S in int32 */
+        if ((x->dims[2 + i] + 1) * (g.out[i] + 1) >= ((int64_t)1 << 31))
+            return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: spatial dim %d: input times output size reaches 2^31", vk_node_label(c, lb, sizeof lb), i);
     c->tier = "adaptive-pool-direct";
     if (c->out.numel == 0) return RLX_OK;
     ap_push p;
