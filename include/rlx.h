@@ -278,6 +278,48 @@ typedef struct rlx_pool_params {
 } rlx_pool_params;
 rlx_node rlx_pool(rlx_graph *g, rlx_node x, const rlx_pool_params *p);
 
+/* Resize (ONNX Resize, opsets 13-19; PyTorch F.interpolate) of x [N, C, *S]
+ * over its trailing `dims` spatial dims (1 to 3; 0: x's rank - 2), f32.
+ * Output size i is sizes[i] when > 0 (the scale is then scales[i] if > 0,
+ * as ONNX's keep_aspect_ratio_policy gives, else sizes[i] / S_i), otherwise
+ * floor(S_i * scales[i]); the scale, not the rounded size, enters the
+ * coordinate formula. Source coordinate of output index o:
+ *   half_pixel            (o + 0.5) / scale - 0.5
+ *   half_pixel_symmetric  as half_pixel, shifted to keep the centre (opset 19)
+ *   pytorch_half_pixel    as half_pixel, 0 where the output size is 1
+ *   align_corners         o (S - 1) / (out - 1), 0 where out is 1
+ *   asymmetric            o / scale
+ * nearest picks one input by the nearest mode; linear (bi/trilinear) and
+ * cubic (cubic_a, exclude_outside) weight 2 or 4 taps per axis. Taps outside
+ * the input are clamped to its edge. PyTorch: nearest = asymmetric + floor,
+ * bilinear = half_pixel or align_corners, bicubic = cubic_a -0.75. */
+typedef enum rlx_resize_mode { RLX_RESIZE_NEAREST = 0, RLX_RESIZE_LINEAR = 1, RLX_RESIZE_CUBIC = 2 } rlx_resize_mode;
+typedef enum rlx_resize_coord {
+    RLX_COORD_HALF_PIXEL = 0, RLX_COORD_HALF_PIXEL_SYMMETRIC = 1, RLX_COORD_PYTORCH_HALF_PIXEL = 2,
+    RLX_COORD_ALIGN_CORNERS = 3, RLX_COORD_ASYMMETRIC = 4,
+} rlx_resize_coord;
+typedef enum rlx_resize_nearest {
+    RLX_NEAREST_ROUND_PREFER_FLOOR = 0, RLX_NEAREST_ROUND_PREFER_CEIL = 1, RLX_NEAREST_FLOOR = 2, RLX_NEAREST_CEIL = 3,
+} rlx_resize_nearest;
+typedef struct rlx_resize_params {
+    rlx_resize_mode    mode;
+    rlx_resize_coord   coord;
+    rlx_resize_nearest nearest;
+    int                dims;
+    int64_t            sizes[3];          /* > 0: the output size */
+    double             scales[3];         /* used where sizes[i] is 0 */
+    double             cubic_a;           /* ONNX cubic_coeff_a */
+    int                exclude_outside;   /* cubic: taps outside the input get weight 0, the rest renormalized */
+} rlx_resize_params;
+/* Defaults: nearest, half_pixel, round_prefer_floor, cubic_a -0.75, no sizes or scales. */
+void     rlx_resize_params_init(rlx_resize_params *p);
+rlx_node rlx_resize(rlx_graph *g, rlx_node x, const rlx_resize_params *p);
+
+/* Adaptive pooling (torch adaptive_avg_pool1d/2d/3d, adaptive_max_pool): x
+ * [N, C, *S] to [N, C, *out] over `dims` spatial dims (0: x's rank - 2);
+ * output o of O along a dim of S covers [floor(o S / O), ceil((o + 1) S / O)). */
+rlx_node rlx_adaptive_pool(rlx_graph *g, rlx_node x, rlx_pool_kind kind, int dims, const int64_t *out);
+
 /* Data movement. */
 rlx_node rlx_reshape  (rlx_graph *g, rlx_node x, int rank, const int64_t *dims);
 rlx_node rlx_transpose(rlx_graph *g, rlx_node x, const int *perm); /* out dim i = in dim perm[i] */
@@ -289,6 +331,16 @@ rlx_node rlx_slice    (rlx_graph *g, rlx_node x, int axis, int64_t start, int64_
 rlx_node rlx_slice_last(rlx_graph *g, rlx_node x, int axis, int64_t length);
 rlx_node rlx_concat   (rlx_graph *g, const rlx_node *xs, int n, int axis); /* n <= 8 */
 rlx_node rlx_expand   (rlx_graph *g, rlx_node x, int rank, const int64_t *dims);
+/* x reversed along every axis whose bit is set in axes_mask (torch.flip). */
+rlx_node rlx_flip     (rlx_graph *g, rlx_node x, uint32_t axes_mask);
+/* ONNX DepthToSpace / SpaceToDepth on x [N, C, H, W] with block b:
+ * depth_to_space gives [N, C / b^2, H b, W b], DCR taking channel
+ * (i b + j) C / b^2 + c to pixel (i, j) of block (h, w) of output channel c,
+ * CRD channel c b^2 + i b + j; space_to_depth gives [N, C b^2, H / b, W / b]
+ * and is each mode's inverse (DCR is ONNX's SpaceToDepth). */
+typedef enum rlx_depth_space_mode { RLX_DCR = 0, RLX_CRD = 1 } rlx_depth_space_mode;
+rlx_node rlx_depth_to_space(rlx_graph *g, rlx_node x, int64_t blocksize, rlx_depth_space_mode mode);
+rlx_node rlx_space_to_depth(rlx_graph *g, rlx_node x, int64_t blocksize, rlx_depth_space_mode mode);
 
 /* rows of table [V, ...] picked by integer ids [...]: out [ids..., table[1:]...].
  * A block-quantized table [V, D] gives f32 rows (a quantized embedding). */

@@ -727,3 +727,108 @@ void ref_pool(const double *x, ref_shape xs, const ref_pool_params *p, double *y
             y[pl * ov + j] = p->average ? acc / (double)(p->count_include_pad ? area : cnt) : mx;
         }
 }
+
+/* ----------------------------------------------------------------- resize */
+
+/* One axis in float64, straight from the ONNX spec's formulas (the coordinate
+ * as written, not rlx's affine form), taps clamped to the edge. */
+static int ref_resize_taps(const ref_resize_params *p, int ax, int64_t in, int64_t out, int64_t o, int64_t *idx,
+                           double *w, bool *ambiguous) {
+    double s = p->scale[ax], x;
+    switch (p->coord) {
+    case 0: x = (o + 0.5) / s - 0.5; break;
+    case 1: {
+        double adj = (double)out / (s * (double)in), center = (double)in / 2, offset = center * (1 - adj);
+        x = offset + (o + 0.5) / s - 0.5;
+        break;
+    }
+    case 2: x = out > 1 ? (o + 0.5) / s - 0.5 : 0; break;
+    case 3: x = out == 1 ? 0 : o * (double)(in - 1) / (double)(out - 1); break;
+    default: x = o / s; break;
+    }
+    double f = floor(x), t = x - f;
+    if (p->mode == 0) {
+        double boundary = p->nearest <= 1 ? 0.5 : 0;
+        double dist = fabs(t - boundary);
+        if (boundary == 0 && 1 - t < dist) dist = 1 - t;
+        double lg = log2(s);
+        if (dist < 1e-4 && lg != floor(lg) && !(p->coord == 3)) *ambiguous = true;   /* f32 and f64 may round apart */
+        int64_t k = (int64_t)f;
+        switch (p->nearest) {
+        case 0: k += t > 0.5; break;
+        case 1: k += t >= 0.5; break;
+        case 2: break;
+        default: k += t > 0; break;
+        }
+        idx[0] = k < 0 ? 0 : k >= in ? in - 1 : k, w[0] = 1;
+        return 1;
+    }
+    int n = p->mode == 1 ? 2 : 4;
+    int64_t first = p->mode == 1 ? (int64_t)f : (int64_t)f - 1;
+    double sum = 0;
+    for (int k = 0; k < n; k++) {
+        int64_t j = first + k;
+        double d = fabs(x - (double)j), A = p->cubic_a;
+        if (p->mode == 1) w[k] = 1 - d;
+        else w[k] = d <= 1 ? ((A + 2) * d - (A + 3)) * d * d + 1 : ((A * d - 5 * A) * d + 8 * A) * d - 4 * A;
+        if (p->mode == 2 && p->exclude_outside && (j < 0 || j >= in)) w[k] = 0;
+        sum += w[k];
+        idx[k] = j < 0 ? 0 : j >= in ? in - 1 : j;
+    }
+    if (p->mode == 2 && p->exclude_outside)
+        for (int k = 0; k < n; k++) w[k] /= sum;
+    return n;
+}
+
+bool ref_resize(const double *x, ref_shape xs, const ref_resize_params *p, double *y) {
+    int dims = xs.rank - 2, off = 3 - dims;
+    int64_t in[3] = {1, 1, 1}, o[3] = {1, 1, 1};
+    for (int i = 0; i < dims; i++) in[off + i] = xs.d[2 + i], o[off + i] = p->out[i];
+    ref_resize_params q = *p;
+    for (int i = 0; i < 3; i++) q.scale[i] = i >= off ? p->scale[i - off] : 1;
+    bool ambiguous = false;
+    int64_t iv = in[0] * in[1] * in[2], ov = o[0] * o[1] * o[2];
+    for (int64_t pl = 0; pl < xs.d[0] * xs.d[1]; pl++)
+        for (int64_t j = 0; j < ov; j++) {
+            int64_t a[3] = {j / (o[1] * o[2]), j / o[2] % o[1], j % o[2]}, idx[3][4];
+            double w[3][4];
+            int n[3];
+            for (int d = 0; d < 3; d++) {
+                if (d < off) { n[d] = 1, idx[d][0] = 0, w[d][0] = 1; continue; }
+                n[d] = ref_resize_taps(&q, d, in[d], o[d], a[d], idx[d], w[d], &ambiguous);
+            }
+            double acc = 0;
+            for (int k0 = 0; k0 < n[0]; k0++)
+                for (int k1 = 0; k1 < n[1]; k1++)
+                    for (int k2 = 0; k2 < n[2]; k2++)
+                        acc += w[0][k0] * w[1][k1] * w[2][k2] * x[pl * iv + (idx[0][k0] * in[1] + idx[1][k1]) * in[2] + idx[2][k2]];
+            y[pl * ov + j] = acc;
+        }
+    return !ambiguous;
+}
+
+/* --------------------------------------------------------- adaptive pool */
+
+void ref_adaptive_pool(const double *x, ref_shape xs, bool average, const int64_t *out, double *y) {
+    int dims = xs.rank - 2, off = 3 - dims;
+    int64_t in[3] = {1, 1, 1}, o[3] = {1, 1, 1};
+    for (int i = 0; i < dims; i++) in[off + i] = xs.d[2 + i], o[off + i] = out[i];
+    int64_t iv = in[0] * in[1] * in[2], ov = o[0] * o[1] * o[2];
+    for (int64_t pl = 0; pl < xs.d[0] * xs.d[1]; pl++)
+        for (int64_t j = 0; j < ov; j++) {
+            int64_t a[3] = {j / (o[1] * o[2]), j / o[2] % o[1], j % o[2]}, lo[3], hi[3];
+            for (int d = 0; d < 3; d++) {   /* [floor(a S / O), ceil((a + 1) S / O)) in real arithmetic */
+                lo[d] = (int64_t)floor((double)a[d] * in[d] / o[d]);
+                hi[d] = (int64_t)ceil((double)(a[d] + 1) * in[d] / o[d]);
+            }
+            double acc = 0, mx = -INFINITY;
+            int64_t cnt = 0;
+            for (int64_t i0 = lo[0]; i0 < hi[0]; i0++)
+                for (int64_t i1 = lo[1]; i1 < hi[1]; i1++)
+                    for (int64_t i2 = lo[2]; i2 < hi[2]; i2++) {
+                        double v = x[pl * iv + (i0 * in[1] + i1) * in[2] + i2];
+                        acc += v, mx = v > mx ? v : mx, cnt++;
+                    }
+            y[pl * ov + j] = average ? acc / (double)cnt : mx;
+        }
+}

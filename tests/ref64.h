@@ -55,6 +55,21 @@ typedef struct ref_pool_params {
 } ref_pool_params;
 void ref_pool(const double *x, ref_shape xs, const ref_pool_params *p, double *y, ref_shape *ys);
 
+/* ONNX Resize in float64 over x's trailing rank - 2 dims (mode 0 nearest,
+ * 1 linear, 2 cubic; coord and nearest numbered as rlx_resize_coord and
+ * rlx_resize_nearest). false: a nearest coordinate lies within 1e-4 of a
+ * rounding boundary at a scale f32 cannot hold exactly, so f32 and f64 may
+ * pick different inputs (the caller draws another case). */
+typedef struct ref_resize_params {
+    int     mode, coord, nearest;
+    bool    exclude_outside;
+    int64_t out[3];
+    double  scale[3], cubic_a;
+} ref_resize_params;
+bool ref_resize(const double *x, ref_shape xs, const ref_resize_params *p, double *y);
+/* torch adaptive_avg_pool / adaptive_max_pool to out sizes over x's trailing rank - 2 dims. */
+void ref_adaptive_pool(const double *x, ref_shape xs, bool average, const int64_t *out, double *y);
+
 /* out has shape broadcast(sa, sb). */
 void ref_binary(ref_binop op, const double *a, ref_shape sa, const double *b, ref_shape sb, double *out);
 void ref_unary(ref_unop op, const double *x, int64_t n, double *out);

@@ -1067,6 +1067,36 @@ MISUSE(rlx_pool, null_params, INV, "the window is required") {
 MISUSE(rlx_pool, rank_mismatch, SHAPE, "x needs rank") {
     (void)arg; rlx_pool_params p = {.dims = 2, .kernel = {2, 2}}; return node_outcome(f, rlx_pool(f->g, f->x, &p));
 }
+MISUSE(rlx_resize_params_init, null_is_noop, RLX_OK, NULL) {
+    (void)f; (void)arg; rlx_resize_params_init(NULL);
+    rlx_resize_params p; rlx_resize_params_init(&p); return VALUE(p.cubic_a == -0.75 && p.coord == RLX_COORD_HALF_PIXEL);
+}
+MISUSE(rlx_resize, null_graph, INV, "rlx_resize: graph is NULL") {
+    (void)f; (void)arg; rlx_resize_params p; rlx_resize_params_init(&p); p.sizes[0] = 2;
+    return null_graph_outcome(rlx_resize(NULL, 0, &p)) == RETURNED_FAILURE ? RLX_STATUS_INVALID_ARGUMENT : RLX_OK;
+}
+MISUSE(rlx_resize, null_params, INV, "sizes or scales are required") {
+    (void)arg; return rlx_resize(f->g, f->x, NULL) == RLX_NO_NODE ? RLX_STATUS_INVALID_ARGUMENT : RLX_OK;
+}
+MISUSE(rlx_resize, negative_size, INV, "output size -3") {
+    (void)arg; rlx_resize_params p; rlx_resize_params_init(&p); p.dims = 1; p.sizes[0] = -3;
+    return node_outcome(f, rlx_resize(f->g, f->x, &p));
+}
+MISUSE(rlx_adaptive_pool, null_sizes, INV, "the output sizes are NULL") {
+    (void)arg; return rlx_adaptive_pool(f->g, f->x, RLX_AVGPOOL, 1, NULL) == RLX_NO_NODE ? RLX_STATUS_INVALID_ARGUMENT : RLX_OK;
+}
+MISUSE(rlx_adaptive_pool, bad_kind, INV, "kind 9") {
+    (void)arg; int64_t o[1] = {2}; return node_outcome(f, rlx_adaptive_pool(f->g, f->x, (rlx_pool_kind)9, 1, o));
+}
+MISUSE(rlx_flip, axis_past_rank, INV, "past rank 3") {
+    (void)arg; return node_outcome(f, rlx_flip(f->g, f->x, 8));
+}
+MISUSE(rlx_depth_to_space, bad_blocksize, INV, "blocksize 0") {
+    (void)arg; return node_outcome(f, rlx_depth_to_space(f->g, f->q, 0, RLX_DCR));
+}
+MISUSE(rlx_space_to_depth, not_multiple, SHAPE, "multiples of blocksize 3") {
+    (void)arg; return node_outcome(f, rlx_space_to_depth(f->g, f->q, 3, RLX_CRD));
+}
 MISUSE(rlx_onnx_free, null_is_noop, RLX_OK, NULL) { (void)f; (void)arg; rlx_onnx_free(NULL); return RLX_OK; }
 MISUSE(rlx_onnx_load, missing_file, RLX_STATUS_IO, "/nonexistent-dir/m.onnx") {
     (void)f; (void)arg; rlx_onnx *m; return rlx_onnx_load("/nonexistent-dir/m.onnx", &m);

@@ -12,7 +12,9 @@
  * reflect, edge and constant modes; torchvision's resnet18 and mobilenet_v2
  * (random weights, 64x64) and a small ViT; a
  * hand-made model whose Clip bounds are float
- * initializers, as newer exporters write them. A model with unsupported operators fails with one
+ * initializers, as newer exporters write them; Resize as nn.Upsample and
+ * F.interpolate export it (nearest, bilinear, bicubic, align_corners both
+ * ways, by scale and by size, 1-d and 3-d). A model with unsupported operators fails with one
  * error naming all of them; bad files fail with FORMAT or IO.
  */
 #include "harness.h"
@@ -120,6 +122,22 @@ TEST(onnx_import_external_data) {
 }
 TEST(onnx_import_auto_pad_same) { check_model("auto_pad", 1, false); }
 TEST(onnx_import_depth_to_space) { check_model("depth_space", 3, false); }
+TEST(vk_onnx_import_depth_to_space) { VKP_REQUIRE(); check_model("depth_space", 3, true); }
+/* nn.Upsample nearest / bilinear (align_corners both ways, by scale and by size), F.interpolate
+ * bicubic both ways, nearest down by size, 1-d linear and trilinear, against PyTorch */
+TEST(onnx_import_upsample) { check_model("upsample", 8, false); }
+TEST(vk_onnx_import_upsample) { VKP_REQUIRE(); check_model("upsample", 8, true); }
+/* opset 19's Resize attributes against the spec's formulas (numpy float64); tf_crop_and_resize refused */
+TEST(onnx_import_resize_opset19) {
+    check_model("resize19", 4, false);
+    if (!models()) return;
+    char path[600];
+    snprintf(path, sizeof path, "%s/resize_crop.onnx", dir);
+    rlx_onnx *m = NULL;
+    CHECK_STATUS(rlx_onnx_load(path, &m), RLX_STATUS_UNSUPPORTED);
+    CHECK_MSG(strstr(rlx_last_error(), "crop") && strstr(rlx_last_error(), "tf_crop_and_resize"), "%s", rlx_last_error());
+}
+TEST(vk_onnx_import_resize_opset19) { VKP_REQUIRE(); check_model("resize19", 4, true); }
 TEST(onnx_import_cnn_matches_torch) { check_model("cnn", 1, false); }
 TEST(vk_onnx_import_cnn_matches_torch) { VKP_REQUIRE(); check_model("cnn", 1, true); check_model("pools", 1, true); }
 TEST(onnx_import_pooling_matches_torch) { check_model("pools", 1, false); }
@@ -141,7 +159,7 @@ TEST(onnx_import_lists_every_unsupported_operator) {
     CHECK(m == NULL);
     const char *msg = rlx_last_error();
     CHECK_MSG(strstr(msg, "2 operators are not supported") && strstr(msg, "InstanceNormalization (1 node)") &&
-                  strstr(msg, "Resize (1 node)"),
+                  strstr(msg, "CumSum (1 node)"),
               "message: %s", msg);
     CHECK_STATUS(rlx_onnx_load("/nonexistent/model.onnx", &m), RLX_STATUS_IO);
     char bad[] = "/tmp/rlx_onnx_bad_XXXXXX";
@@ -186,7 +204,7 @@ TEST(onnx_cli_inspect_and_run) {
         free(ref), free(got.data), free(want.data);
     }
     snprintf(cmd, sizeof cmd, "%s run %s/unsupported.onnx --input x=%s/mlp.in.2.npy 2>&1", rlx, dir, dir);
-    CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "Resize (1 node)"));
+    CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "CumSum (1 node)"));
     snprintf(cmd, sizeof cmd, "%s run %s/mlp.onnx --input %s/nonexistent.npy 2>&1", rlx, dir, dir);
     CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "nonexistent.npy"));
 }

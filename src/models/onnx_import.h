@@ -44,6 +44,10 @@ const ox_op *ox_find_op(const char *name, size_t len);
 int         ox_op_count(void);
 const char *ox_op_name(int i);
 
+/* Handlers in onnx_ops_vision.c: Resize, DepthToSpace / SpaceToDepth. */
+rlx_status ox_op_resize(ox_ctx *c, const onnx_node *n);
+rlx_status ox_op_depth_space(ox_ctx *c, const onnx_node *n);
+
 /* Values (onnx_import.c). */
 ox_value *ox_lookup(ox_ctx *c, onnx_str name);
 rlx_status ox_set_node(ox_ctx *c, onnx_str name, rlx_node x);

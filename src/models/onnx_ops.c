@@ -844,40 +844,6 @@ static rlx_status op_conv_transpose(ox_ctx *c, const onnx_node *n) {
     return out0(c, n, rlx_conv_transpose(c->g, x, w, b, &p));
 }
 
-/* DepthToSpace (DCR or CRD) and SpaceToDepth on [N, C, H, W] as a reshape, a
- * transpose and a reshape (the operator spec's own definition). */
-static rlx_status op_depth_space(ox_ctx *c, const onnx_node *n) {
-    rlx_node x = ox_in(c, n, 0);
-    if (x == RLX_NO_NODE) return ox_graph_status(c);
-    int64_t d[RLX_MAX_RANK], b = ox_attr_i(n, "blocksize", 0);
-    if (rank_of(c, x, d) != 4) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "needs [N, C, H, W]");
-    int64_t N = d[0], C = d[1], H = d[2], W = d[3];
-    if (b < 1 || C < 0 || H < 0 || W < 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "blocksize %lld, static C, H, W", (long long)b);
-    rlx_graph *g = c->g;
-    if (onnx_str_eq(n->op_type, "SpaceToDepth")) {
-        if (H % b || W % b) return ox_fail(c, RLX_STATUS_SHAPE, "H and W must be multiples of blocksize %lld", (long long)b);
-        int64_t s6[6] = {N, C, H / b, b, W / b, b}, o4[4] = {N, C * b * b, H / b, W / b};
-        int perm[6] = {0, 3, 5, 1, 2, 4};
-        return out0(c, n, rlx_reshape(g, rlx_transpose(g, rlx_reshape(g, x, 6, s6), perm), 4, o4));
-    }
-    if (C % (b * b)) return ox_fail(c, RLX_STATUS_SHAPE, "C must be a multiple of blocksize^2");
-    const onnx_attr *m = onnx_node_attr(n, "mode");
-    bool crd = m && onnx_str_eq(m->s, "CRD");
-    int64_t o4[4] = {N, C / (b * b), H * b, W * b};
-    int64_t s6[6];
-    int perm[6];
-    if (crd) {
-        int64_t t[6] = {N, C / (b * b), b, b, H, W};
-        int q[6] = {0, 1, 4, 2, 5, 3};
-        memcpy(s6, t, sizeof t), memcpy(perm, q, sizeof q);
-    } else {
-        int64_t t[6] = {N, b, b, C / (b * b), H, W};
-        int q[6] = {0, 3, 4, 1, 5, 2};
-        memcpy(s6, t, sizeof t), memcpy(perm, q, sizeof q);
-    }
-    return out0(c, n, rlx_reshape(g, rlx_transpose(g, rlx_reshape(g, x, 6, s6), perm), 4, o4));
-}
-
 /* GlobalAveragePool / GlobalMaxPool: the mean / max over the spatial dims, kept as 1s. */
 static rlx_status op_global_pool(ox_ctx *c, const onnx_node *n) {
     rlx_node x = ox_in(c, n, 0);
@@ -1099,7 +1065,7 @@ static rlx_status op_range(ox_ctx *c, const onnx_node *n) {
 
 static const ox_op ops[] = {
     {"Abs", op_unary}, {"Add", op_binary}, {"Atan", op_unary}, {"AveragePool", op_pool}, {"Cast", op_cast}, {"Clip", op_clip},
-    {"BatchNormalization", op_batch_norm}, {"Concat", op_concat}, {"Constant", op_constant}, {"Conv", op_conv}, {"ConvTranspose", op_conv_transpose}, {"ConstantOfShape", op_constant_of_shape}, {"Cos", op_unary}, {"DepthToSpace", op_depth_space},
+    {"BatchNormalization", op_batch_norm}, {"Concat", op_concat}, {"Constant", op_constant}, {"Conv", op_conv}, {"ConvTranspose", op_conv_transpose}, {"ConstantOfShape", op_constant_of_shape}, {"Cos", op_unary}, {"DepthToSpace", ox_op_depth_space},
     {"Div", op_binary}, {"Equal", op_binary}, {"Erf", op_unary}, {"Exp", op_unary}, {"Expand", op_expand}, {"Flatten", op_flatten},
     {"Gather", op_gather}, {"Gelu", op_gelu}, {"Gemm", op_gemm}, {"GlobalAveragePool", op_global_pool},
     {"GlobalMaxPool", op_global_pool}, {"Greater", op_binary},
@@ -1109,8 +1075,8 @@ static const ox_op ops[] = {
     {"MatMul", op_matmul}, {"Max", op_binary}, {"MaxPool", op_pool}, {"Mean", op_binary}, {"Min", op_binary}, {"Mul", op_binary},
     {"Neg", op_unary}, {"Pad", op_pad}, {"Pow", op_binary}, {"Range", op_range}, {"Reciprocal", op_reciprocal},
     {"ReduceMax", op_reduce}, {"ReduceMean", op_reduce}, {"ReduceMin", op_reduce}, {"ReduceProd", op_reduce},
-    {"ReduceSum", op_reduce}, {"Relu", op_unary}, {"Reshape", op_reshape}, {"Round", op_unary}, {"Shape", op_shape},
-    {"Sigmoid", op_unary}, {"Sin", op_unary}, {"Slice", op_slice}, {"Softmax", op_softmax}, {"SpaceToDepth", op_depth_space}, {"Split", op_split},
+    {"ReduceSum", op_reduce}, {"Relu", op_unary}, {"Reshape", op_reshape}, {"Resize", ox_op_resize}, {"Round", op_unary}, {"Shape", op_shape},
+    {"Sigmoid", op_unary}, {"Sin", op_unary}, {"Slice", op_slice}, {"Softmax", op_softmax}, {"SpaceToDepth", ox_op_depth_space}, {"Split", op_split},
     {"Sqrt", op_unary}, {"Squeeze", op_squeeze}, {"Sub", op_binary}, {"Sum", op_binary}, {"Tan", op_unary},
     {"Tanh", op_unary}, {"Transpose", op_transpose}, {"Unsqueeze", op_squeeze}, {"Where", op_where},
 };

@@ -161,6 +161,24 @@ static int probe_dtype(ir_op op, rlx_dtype dt) {
         ir_attr_set_conv_groups(&n, 1);
         ir_attr_set_conv_stride0(&n, 1), ir_attr_set_conv_stride1(&n, 1), ir_attr_set_conv_stride2(&n, 1);
         ir_attr_set_conv_dilation0(&n, 1), ir_attr_set_conv_dilation1(&n, 1), ir_attr_set_conv_dilation2(&n, 1);
+    } else if (rule == shape_resize || rule == shape_resize_grad) {
+        bool grad = rule == shape_resize_grad;
+        probe_inputs(&n, 1, grad ? SRC(dt, 1, 2, 6, 6) : SRC(dt, 1, 2, 3, 3));
+        ir_attr_set_resize_dims(&n, 2), ir_attr_set_resize_mode(&n, 1);
+        ir_attr_set_resize_in0(&n, 3), ir_attr_set_resize_in1(&n, 3), ir_attr_set_resize_in2(&n, 1);
+        ir_attr_set_resize_out0(&n, 6), ir_attr_set_resize_out1(&n, 6), ir_attr_set_resize_out2(&n, 1);
+        ir_attr_set_resize_scale0(&n, 2), ir_attr_set_resize_scale1(&n, 2), ir_attr_set_resize_scale2(&n, 1);
+    } else if (rule == shape_flip) {
+        probe_inputs(&n, 1, SRC(dt, 2, 4));
+        ir_attr_set_flip_axes(&n, 2);
+    } else if (rule == shape_depth_space) {
+        probe_inputs(&n, 1, SRC(dt, 1, 4, 2, 2));
+        ir_attr_set_depth_space_blocksize(&n, 2);
+    } else if (rule == shape_adaptive_pool || rule == shape_adaptive_pool_grad) {
+        if (rule == shape_adaptive_pool) probe_inputs(&n, 1, SRC(dt, 1, 2, 5, 5));
+        else probe_inputs(&n, 2, SRC(dt, 1, 2, 5, 5), SRC(dt, 1, 2, 3, 3));
+        ir_attr_set_adaptive_pool_dims(&n, 2), ir_attr_set_adaptive_pool_kind(&n, 1);
+        ir_attr_set_adaptive_pool_out0(&n, 3), ir_attr_set_adaptive_pool_out1(&n, 3);
     } else if (rule == shape_pool_grad) {
         probe_inputs(&n, 2, SRC(dt, 1, 2, 4, 4), SRC(dt, 1, 2, 2, 2));
         ir_attr_set_pool_dims(&n, 2);

@@ -237,6 +237,8 @@ rlx_status vk_lower_conv(vk_lower_ctx *c);
 rlx_status vk_lower_conv_grad(vk_lower_ctx *c);
 rlx_status vk_lower_pool(vk_lower_ctx *c);
 rlx_status vk_lower_pool_grad(vk_lower_ctx *c);
+rlx_status vk_lower_resize(vk_lower_ctx *c);        /* RESIZE, RESIZE_GRAD */
+rlx_status vk_lower_adaptive_pool(vk_lower_ctx *c); /* ADAPTIVE_POOL, ADAPTIVE_POOL_GRAD */
 rlx_status vk_lower_matmul(vk_lower_ctx *c);     /* MATMUL, MATMUL_BIAS_ACT */
 rlx_status vk_lower_attention(vk_lower_ctx *c);
 rlx_status vk_lower_rope(vk_lower_ctx *c);       /* ROPE, ROPE_KV_WRITE */

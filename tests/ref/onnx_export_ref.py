@@ -118,7 +118,25 @@ def main():
             h = torch.relu(self.up(x))                     # [b, 4, 2H, 2W]
             return self.up1(h.flatten(2))
 
+    class Upsample(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.near = torch.nn.Upsample(scale_factor=2, mode="nearest")
+            self.bil = torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+            self.bil_ac = torch.nn.Upsample(size=(11, 9), mode="bilinear", align_corners=True)
+
+        def forward(self, x):
+            F = torch.nn.functional
+            return (self.near(x), self.bil(x), self.bil_ac(x),
+                    F.interpolate(x, scale_factor=1.5, mode="bicubic", align_corners=False),
+                    F.interpolate(x, size=(7, 4), mode="bicubic", align_corners=True),
+                    F.interpolate(x, size=(3, 4), mode="nearest"),
+                    F.interpolate(x[:, :, 0], scale_factor=3, mode="linear"),
+                    F.interpolate(x.unsqueeze(2), size=(3, 7, 4), mode="trilinear"))
+
     cases = [
+        ("upsample", Upsample().eval(), lambda b: torch.randn(b, 3, 5, 6), 13, ["x"],
+         ["near", "bilinear", "bilinear_ac", "bicubic", "bicubic_ac", "near_down", "linear1d", "trilinear"]),
         ("convt", ConvT().eval(), lambda b: torch.randn(b, 3, 4, 5), 13, ["x"], ["y"]),
         ("pads", Pads().eval(), lambda b: torch.randn(b, 3, 6, 7), 13, ["x"], ["reflect", "edge", "constant"]),
         ("cnn", SmallCNN().eval(), lambda b: torch.randn(b, 3, 8, 10), 13, ["image"], ["logits"]),
@@ -204,6 +222,78 @@ def main():
         for k, y in enumerate((dcr, crd, s2d)):
             np.save(os.path.join(out, "depth_space.out%d.%d.npy" % (k, b)), y)
 
+    # Resize as opset 19 writes it, against the spec's formulas in numpy float64: round_prefer_ceil
+    # ties (8 -> 4 half_pixel), cubic half_pixel_symmetric with exclude_outside and a = -0.5 by
+    # scales over axes [2, 3], keep_aspect_ratio_policy not_larger by sizes, one axis asymmetric
+    # floor; and a tf_crop_and_resize node, which rlx refuses
+    def axis_weights(n_in, n_out, scale, mode, coord, nearest="floor", a=-0.75, exclude=False):
+        W = np.zeros((n_out, n_in))
+        for o in range(n_out):
+            if coord == "half_pixel":
+                x = (o + 0.5) / scale - 0.5
+            elif coord == "half_pixel_symmetric":
+                adj = n_out / (scale * n_in)
+                x = n_in / 2 * (1 - adj) + (o + 0.5) / scale - 0.5
+            else:
+                x = o / scale
+            f = np.floor(x)
+            t = x - f
+            if mode == "nearest":
+                k = int(f) + {"round_prefer_ceil": t >= 0.5, "floor": False}[nearest]
+                W[o, min(max(k, 0), n_in - 1)] += 1
+                continue
+            taps = [(int(f), 1 - t), (int(f) + 1, t)] if mode == "linear" else []
+            if mode == "cubic":
+                for j in range(int(f) - 1, int(f) + 3):
+                    d = abs(x - j)
+                    w = ((a + 2) * d - (a + 3)) * d * d + 1 if d <= 1 else ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+                    if exclude and (j < 0 or j >= n_in):
+                        w = 0
+                    taps.append((j, w))
+                if exclude:
+                    s_ = sum(w for _, w in taps)
+                    taps = [(j, w / s_) for j, w in taps]
+            for j, w in taps:
+                W[o, min(max(j, 0), n_in - 1)] += w
+        return W
+
+    def apply(x, axis, W):
+        return np.moveaxis(np.tensordot(W, np.moveaxis(x, axis, 0), axes=1), 0, axis)
+
+    f32 = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
+    inits = [f32("s_tie", [1, 1, 0.5, 0.5]), f32("s_sym", [1.6, 1.3]), i64("z_keep", [12, 20]), f32("s_one", [3.0])]
+    nodes = [helper.make_node("Resize", ["x", "", "s_tie"], ["tie"], mode="nearest", nearest_mode="round_prefer_ceil"),
+             helper.make_node("Resize", ["x", "", "s_sym"], ["sym"], mode="cubic", axes=[2, 3], cubic_coeff_a=-0.5,
+                              exclude_outside=1, coordinate_transformation_mode="half_pixel_symmetric"),
+             helper.make_node("Resize", ["x", "", "", "z_keep"], ["keep"], mode="linear", axes=[2, 3],
+                              keep_aspect_ratio_policy="not_larger"),
+             helper.make_node("Resize", ["x", "", "s_one"], ["one"], mode="nearest", axes=[-1], nearest_mode="floor",
+                              coordinate_transformation_mode="asymmetric")]
+    g = helper.make_graph(nodes, "resize19", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2, 8, 6])],
+                          [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("tie", "sym", "keep", "one")],
+                          initializer=inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)]), os.path.join(out, "resize19.onnx"))
+    for b in (2, 3):
+        x = np.random.default_rng(10 + b).standard_normal((b, 2, 8, 6)).astype(np.float32)
+        np.save(os.path.join(out, "resize19.in.%d.npy" % b), x)
+        xd = x.astype(np.float64)
+        tie = apply(apply(xd, 2, axis_weights(8, 4, 0.5, "nearest", "half_pixel", "round_prefer_ceil")), 3,
+                    axis_weights(6, 3, 0.5, "nearest", "half_pixel", "round_prefer_ceil"))
+        sym = apply(apply(xd, 2, axis_weights(8, 12, 1.6, "cubic", "half_pixel_symmetric", a=-0.5, exclude=True)), 3,
+                    axis_weights(6, 7, 1.3, "cubic", "half_pixel_symmetric", a=-0.5, exclude=True))
+        keep = apply(apply(xd, 2, axis_weights(8, 12, 1.5, "linear", "half_pixel")), 3,
+                     axis_weights(6, 9, 1.5, "linear", "half_pixel"))
+        one = apply(xd, 3, axis_weights(6, 18, 3.0, "nearest", "asymmetric", "floor"))
+        for k, y in enumerate((tie, sym, keep, one)):
+            np.save(os.path.join(out, "resize19.out%d.%d.npy" % (k, b)), y.astype(np.float32))
+    nodes = [helper.make_node("Resize", ["x", "roi", "s_tie"], ["y"], name="crop", mode="linear",
+                              coordinate_transformation_mode="tf_crop_and_resize")]
+    g = helper.make_graph(nodes, "resize_crop", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          initializer=[f32("s_tie", [1, 1, 0.5, 0.5]), f32("roi", [0, 0, 0, 0, 1, 1, 1, 1])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "resize_crop.onnx"))
+
     # as newer exporters write it: Clip's bounds and a scale as float initializers
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -247,7 +337,7 @@ def main():
             self.norm = torch.nn.InstanceNorm2d(3, affine=True)
 
         def forward(self, x):
-            return torch.nn.functional.interpolate(self.norm(x), scale_factor=2.0, mode="nearest")
+            return torch.cumsum(self.norm(x), 3)
 
     export(Unsupported().eval(), torch.randn(1, 3, 8, 8), os.path.join(out, "unsupported.onnx"), 13, ["x"], ["y"], None)
 

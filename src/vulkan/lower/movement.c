@@ -1,7 +1,8 @@
 /*
  * movement.c — Vulkan lowerings of RESHAPE (a copy, when the planner did not
  * alias it), TRANSPOSE, SLICE, CONCAT (one dispatch per input, up to 8) and
- * EXPAND, all through the strided-copy shader shaders/move.comp.
+ * EXPAND, FLIP, DEPTH_TO_SPACE and SPACE_TO_DEPTH (ir/rearrange_geom.h), all
+ * through the strided-copy shader shaders/move.comp.
  *
  * Each op is described as an index space with source and destination element
  * strides. Size-1 dims are dropped, neighbouring dims that stay contiguous in
@@ -10,6 +11,7 @@
  * moved bit-exactly by its byte size.
  */
 #include "vulkan/vk_lower.h"
+#include "ir/rearrange_geom.h"
 
 #include <string.h>
 
@@ -191,6 +193,17 @@ rlx_status vk_lower_movement(vk_lower_ctx *c) {
         }
         dense_strides(out->rank, out->dims, p.ds);
         return emit_plan(c, &p, x->addr, out->addr, es);
+    case IR_OP_FLIP:
+    case IR_OP_DEPTH_TO_SPACE:
+    case IR_OP_SPACE_TO_DEPTH: {   /* ir/rearrange_geom.h's plan; flipped strides wrap in the shader's uint math */
+        ir_rearrange r;
+        ir_rearrange_plan(nd, x->rank, x->dims, &r);
+        p.rank = r.rank;
+        for (int i = 0; i < r.rank; i++) p.dims[i] = r.dims[i], p.ss[i] = r.stride[i];
+        p.src_off = r.offset;
+        dense_strides(r.rank, r.dims, p.ds);
+        return emit_plan(c, &p, x->addr, out->addr, es);
+    }
     default:
         return rlx_fail(RLX_STATUS_INTERNAL, "movement lowering called for %s", ir_op_info_get(nd->op)->name);
     }
