@@ -55,6 +55,17 @@ typedef struct ref_pool_params {
 } ref_pool_params;
 void ref_pool(const double *x, ref_shape xs, const ref_pool_params *p, double *y, ref_shape *ys);
 
+/* The channel norms of x [N, C, *S], per-channel [C] parameters (beta may be NULL).
+ * batch_norm: (x - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c].
+ * group_norm: statistics (mean, biased variance) over each (n, group of
+ *   C / groups channels, all positions); groups = C is instance norm.
+ * layer_norm_channels: statistics over the C channels at each (n, position). */
+void ref_batch_norm(const double *x, ref_shape xs, const double *gamma, const double *beta, const double *mean,
+                    const double *var, double eps, double *y);
+void ref_group_norm(const double *x, ref_shape xs, int64_t groups, const double *gamma, const double *beta, double eps,
+                    double *y);
+void ref_layer_norm_channels(const double *x, ref_shape xs, const double *gamma, const double *beta, double eps, double *y);
+
 /* out has shape broadcast(sa, sb). */
 void ref_binary(ref_binop op, const double *a, ref_shape sa, const double *b, ref_shape sb, double *out);
 void ref_unary(ref_unop op, const double *x, int64_t n, double *out);

@@ -64,6 +64,7 @@ rlx_status cpu_conv_transpose(const cpu_kernel_ctx *k);
 rlx_status cpu_conv_weight_grad(const cpu_kernel_ctx *k);
 rlx_status cpu_pool(const cpu_kernel_ctx *k);
 rlx_status cpu_pool_grad(const cpu_kernel_ctx *k);
+rlx_status cpu_chan_norm(const cpu_kernel_ctx *k);  /* BATCH_NORM, GROUP_NORM */
 rlx_status cpu_cumsum(const cpu_kernel_ctx *k);
 rlx_status cpu_topk(const cpu_kernel_ctx *k);       /* TOPK_VALUES, TOPK_INDICES */
 rlx_status cpu_attention(const cpu_kernel_ctx *k);
