@@ -3,8 +3,9 @@
  * (passes/fold_bn.c): a conv + batch_norm (+ relu) graph gives the same
  * result folded and unfolded (opts.fuse = 0) on the CPU and on Vulkan, the
  * folded program has no batch_norm (or relu) step, a changed statistic after
- * a run reaches the next run, constants fold at compile time, and a conv
- * whose result has another use is left alone.
+ * a run reaches the next run, constants fold at compile time, a conv
+ * whose result has another use is left alone, and a relu straight after a
+ * conv becomes the conv's activation.
  */
 #include "ops_common.h"
 #include "vk_parity.h"
@@ -142,5 +143,28 @@ TEST(fold_bn_conv_other_use_stays) {
     if (!e) return;
     CHECK_MSG(report_has(e, "batch_norm"), "a conv with another use must not fold");
     rlx_exec_free(e);
+    ops_free_all();
+}
+
+TEST(fold_conv_relu_without_batch_norm) {
+    rlx_graph *g = ops_graph();
+    int64_t xd[4] = {N, C, H, W}, wd[4] = {O, C, K, K}, od[1] = {O};
+    rlx_node x = rlx_input(g, "x", RLX_F32, 4, xd);
+    rlx_node cv = rlx_conv(g, x, rlx_param(g, "w", RLX_F32, 4, wd), rlx_param(g, "b", RLX_F32, 1, od),
+                           &(rlx_conv_params){.pad_begin = {1, 0}, .pad_end = {1, 1}, .stride = {1, 2}});
+    rlx_output(g, "y", rlx_relu(g, cv));
+    rlx_exec *ref = compile(g, 0, false), *e = compile(g, 1, false);
+    if (!ref || !e) { rlx_exec_free(ref), rlx_exec_free(e); return; }
+    CHECK(report_has(ref, "relu") && !report_has(e, "relu"));
+    bn_data d;
+    fill(&d);
+    for (int k = 0; k < 2; k++) {
+        rlx_exec *t = k ? e : ref;
+        CHECK(rlx_exec_set_param_f32(t, "w", d.w, O * C * K * K) == RLX_OK && rlx_exec_set_param_f32(t, "b", d.b, O) == RLX_OK);
+    }
+    float *x0 = ops_rand_f32(N * C * H * W, -2, 2), *want = ops_f32(out_numel()), *got = ops_f32(out_numel());
+    CHECK(run(ref, x0, want, out_numel()) && run(e, x0, got, out_numel()));
+    CHECK_MSG(rel_err(got, want, out_numel()) < 1e-6, "conv + relu differs by %g", rel_err(got, want, out_numel()));
+    rlx_exec_free(ref), rlx_exec_free(e);
     ops_free_all();
 }

@@ -8,7 +8,11 @@
  * when the conv result has no other use (and is not an output), the conv has
  * no activation of its own, and w, b and the four statistics are all
  * constants or all params. A following activation whose input is the
- * batch_norm alone (relu, ... as fuse.c knows them) becomes the conv's.
+ * batch_norm alone (relu, ... as fuse.c knows them) becomes the conv's, and
+ * so does one straight after a conv without a batch_norm (an export whose
+ * exporter folded the batch_norm itself):
+ *
+ *   act(conv(x, w[, b]))  =>  conv(x, w[, b]) [act]
  *
  * Constants fold here, on the host, into new constants. Params' values are
  * known only once set, so the conv takes two new params instead (named
@@ -82,9 +86,11 @@ static int32_t user_of(const ir_graph *g, int32_t id) {
 }
 
 typedef struct fold_plan {
-    int32_t conv, bn, act_node;   /* act_node -1: none */
+    int32_t conv, bn, act_node;   /* bn -1: no plan here; ACT_ONLY: an activation joins the conv alone */
     int kind;                     /* sources_kind */
 } fold_plan;
+
+#define ACT_ONLY (-2)
 
 static char *str_dup_or_null(const char *s) { return s ? rlx_strdup(s) : NULL; }
 
@@ -97,9 +103,20 @@ static rlx_status append_source(ir_graph *dst, ir_op op, const char *name, const
     return rebuild_copy_node(dst, &n, NULL, id);
 }
 
+/* The conv of plan p with the activation node's act, name and shape. */
+static rlx_status emit_act_only(const ir_graph *src, const fold_plan *p, const int32_t *remap, ir_graph *dst, int32_t *id) {
+    const ir_node *act = &src->nodes[p->act_node];
+    ir_node c = src->nodes[p->conv];
+    c.name = act->name;
+    c.shape = act->shape;
+    ir_attr_set_conv_act(&c, activation_of(act->op));
+    return rebuild_copy_node(dst, &c, remap, id);
+}
+
 /* Emits the folded conv for plan p into dst; *conv_id is its id. */
 static rlx_status emit_fold(const ir_graph *src, const fold_plan *p, const int32_t *remap, ir_graph *dst,
                             bn_fold_list *folds, int32_t *conv_id) {
+    if (p->bn == ACT_ONLY) return emit_act_only(src, p, remap, dst, conv_id);
     const ir_node *conv = &src->nodes[p->conv], *bn = &src->nodes[p->bn];
     const ir_node *w = &src->nodes[conv->in[1]];
     bool has_b = ir_attr_conv_has_bias(conv) != 0;
@@ -185,11 +202,21 @@ rlx_status pass_fold_batch_norm(const ir_graph *src, ir_graph *dst, bn_fold_list
         at[p.act_node >= 0 ? p.act_node : i] = p;
         (*n_folded)++;
     }
+    for (int32_t i = 0; i < n; i++) {   /* act(conv) left over: the activation joins the conv */
+        const ir_node *a = &src->nodes[i];
+        if (activation_of(a->op) < 0 || skip[i] || at[i].bn != -1) continue;
+        int32_t cv = a->in[0];
+        const ir_node *conv = &src->nodes[cv];
+        if (conv->op != IR_OP_CONV || uses[cv] != 1 || skip[cv] || ir_attr_conv_act(conv) != RLX_ACT_NONE) continue;
+        at[i] = (fold_plan){.conv = cv, .bn = ACT_ONLY, .act_node = i};
+        skip[cv] = true;
+        (*n_folded)++;
+    }
     st = rebuild_begin(src, dst);
     for (int32_t i = 0; st == RLX_OK && i < n; i++) {
         remap[i] = -1;
         if (skip[i]) continue;
-        if (at[i].bn >= 0) st = emit_fold(src, &at[i], remap, dst, folds, &remap[i]);
+        if (at[i].bn != -1) st = emit_fold(src, &at[i], remap, dst, folds, &remap[i]);
         else st = rebuild_copy_node(dst, &src->nodes[i], remap, &remap[i]);
     }
     if (st == RLX_OK) st = rebuild_outputs(src, remap, dst);

@@ -68,7 +68,8 @@ typedef struct bn_fold {
 } bn_fold;
 typedef struct bn_fold_list { bn_fold *items; int n; } bn_fold_list;
 void       bn_fold_list_free(bn_fold_list *l);
-/* Appends the recipes of param folds to *folds; *n_folded counts all folds. */
+/* Appends the recipes of param folds to *folds; *n_folded counts the folds,
+ * and the activations that joined a conv without one. */
 rlx_status pass_fold_batch_norm(const ir_graph *src, ir_graph *dst, bn_fold_list *folds, int *n_folded);
 /* w_out[o, :] = w[o, :] a[o], b_out = (b - mean) a + beta (b NULL: 0), a = gamma / sqrt(var + eps);
  * stat = gamma, beta, mean, var; in double, rounded once. */
