@@ -5,7 +5,7 @@
  * folded program has no batch_norm (or relu) step, a changed statistic after
  * a run reaches the next run, constants fold at compile time, a conv
  * whose result has another use is left alone, and a relu straight after a
- * conv becomes the conv's activation.
+ * conv becomes the conv's activation; checkpoints skip the folded params.
  */
 #include "ops_common.h"
 #include "vk_parity.h"
@@ -165,6 +165,28 @@ TEST(fold_conv_relu_without_batch_norm) {
     float *x0 = ops_rand_f32(N * C * H * W, -2, 2), *want = ops_f32(out_numel()), *got = ops_f32(out_numel());
     CHECK(run(ref, x0, want, out_numel()) && run(e, x0, got, out_numel()));
     CHECK_MSG(rel_err(got, want, out_numel()) < 1e-6, "conv + relu differs by %g", rel_err(got, want, out_numel()));
+    rlx_exec_free(ref), rlx_exec_free(e);
+    ops_free_all();
+}
+
+/* A checkpoint of the unfolded exec loads into the folded one (the folded
+ * params are derived, neither saved nor expected) and gives its results. */
+TEST(fold_bn_checkpoint_round_trip) {
+    bn_data d;
+    fill(&d);
+    rlx_graph *g = build(&d, false, false, true, true);
+    rlx_exec *ref = compile(g, 0, false), *e = compile(g, 1, false);
+    if (!ref || !e) { rlx_exec_free(ref), rlx_exec_free(e); return; }
+    set_params(ref, &d, true);
+    char path[] = "/tmp/rlx_fold_bn_ckpt_XXXXXX";
+    CHECK(test_temp_file(path));
+    CHECK_MSG(rlx_exec_save_params(e, path, 0, NULL) == RLX_OK, "%s", rlx_last_error());   /* the folded exec's: no fold params */
+    CHECK_MSG(rlx_exec_save_params(ref, path, 0, NULL) == RLX_OK, "%s", rlx_last_error());
+    CHECK_MSG(rlx_exec_load_params(e, path, 0) == RLX_OK, "%s", rlx_last_error());
+    remove(path);
+    float *x = ops_rand_f32(N * C * H * W, -2, 2), *want = ops_f32(out_numel()), *got = ops_f32(out_numel());
+    CHECK(run(ref, x, want, out_numel()) && run(e, x, got, out_numel()));
+    CHECK_MSG(rel_err(got, want, out_numel()) < 1e-5, "after the checkpoint: %g", rel_err(got, want, out_numel()));
     rlx_exec_free(ref), rlx_exec_free(e);
     ops_free_all();
 }

@@ -452,6 +452,12 @@ static bool bn_fold_source(const rlx_exec *e, const char *name) {
     return false;
 }
 
+bool rt_exec_param_is_folded(const rlx_exec *e, const char *name) {
+    for (int i = 0; e && name && i < e->bn_folds.n; i++)
+        if (!strcmp(e->bn_folds.items[i].w_out, name) || !strcmp(e->bn_folds.items[i].b_out, name)) return true;
+    return false;
+}
+
 /* Writes every fold's params from its sources' current values, on the host
  * (passes/fold_bn.c): once after the sources change, not per run. */
 static rlx_status write_bn_folds(rlx_exec *e) {
