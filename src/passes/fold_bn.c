@@ -94,6 +94,22 @@ typedef struct fold_plan {
 
 static char *str_dup_or_null(const char *s) { return s ? rlx_strdup(s) : NULL; }
 
+static bool name_taken(const ir_graph *g, const char *name) {
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].name && !strcmp(g->nodes[i].name, name)) return true;
+    return false;
+}
+
+/* "<w>.bn_fold<k><suffix>", with a further "_" while a node of src has that name. */
+static char *fold_name(const ir_graph *src, const char *w, int k, const char *suffix) {
+    char name[600];
+    int extra = 0;
+    do {
+        snprintf(name, sizeof name, "%s.bn_fold%d%.*s%s", w, k, extra, "________________", suffix);
+    } while (name_taken(src, name) && ++extra <= 16);
+    return rlx_strdup(name);
+}
+
 static rlx_status append_source(ir_graph *dst, ir_op op, const char *name, const ir_shape *shape, void *data,
                                 size_t bytes, int32_t *id) {
     ir_node n;
@@ -142,11 +158,8 @@ static rlx_status emit_fold(const ir_graph *src, const fold_plan *p, const int32
         bn_fold *f = &folds->items[folds->n];
         memset(f, 0, sizeof *f);
         folds->n++;
-        char name[512];
-        snprintf(name, sizeof name, "%s.bn_fold%d", w->name, folds->n - 1);
-        f->w_out = rlx_strdup(name);
-        snprintf(name, sizeof name, "%s.bn_fold%d.bias", w->name, folds->n - 1);
-        f->b_out = rlx_strdup(name);
+        f->w_out = fold_name(src, w->name, folds->n - 1, "");
+        f->b_out = fold_name(src, w->name, folds->n - 1, ".bias");
         f->w = rlx_strdup(w->name);
         f->b = b ? str_dup_or_null(b->name) : NULL;
         bool ok = f->w_out && f->b_out && f->w && (!b || f->b);
