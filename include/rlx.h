@@ -237,6 +237,21 @@ rlx_node rlx_log_softmax(rlx_graph *g, rlx_node x, int axis);
 rlx_node rlx_layer_norm(rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, float eps);
 rlx_node rlx_rms_norm  (rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, float eps);
 
+/* Norms over the channel dim of images x [N, C, *S] (f32); gamma, beta, mean
+ * and var are [C] (beta required: pass zeros for none).
+ * batch_norm (inference): (x - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c].
+ * group_norm: for each n and each of `groups` groups of C / groups channels,
+ *   (x - m) / sqrt(v + eps) * gamma[c] + beta[c], m and v the mean and biased
+ *   variance over the group's channels and all positions (torch GroupNorm,
+ *   ONNX GroupNormalization opset 21). instance_norm: groups = C.
+ * layer_norm_channels: layer_norm over C at each (n, position), ConvNeXt's
+ *   LayerNorm2d (built as transpose, layer_norm, transpose). */
+rlx_node rlx_batch_norm         (rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, rlx_node mean, rlx_node var,
+                                 float eps);
+rlx_node rlx_group_norm         (rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, int groups, float eps);
+rlx_node rlx_instance_norm      (rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, float eps);
+rlx_node rlx_layer_norm_channels(rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, float eps);
+
 /* Convolution (cross-correlation, as torch.nn.functional.conv1d/2d/3d and
  * ONNX Conv): x [N, C, *S] with 1 to 3 spatial dims (NCHW layout), w [O,
  * C / groups, *K], bias [O] or RLX_NO_NODE; out [N, O, *S'] with

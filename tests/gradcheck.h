@@ -14,7 +14,7 @@
 #include "ops_common.h"
 #include "vk_parity.h"
 
-#define GC_MAX 4
+#define GC_MAX 5
 
 typedef struct gc_case gc_case;
 /* x: the float input nodes, then (if any) the integer input at x[n]. */

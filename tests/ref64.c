@@ -832,3 +832,58 @@ void ref_adaptive_pool(const double *x, ref_shape xs, bool average, const int64_
             y[pl * ov + j] = average ? acc / (double)cnt : mx;
         }
 }
+
+/* ---- channel norms (NCHW): plane (n, c) is S contiguous elements */
+
+static int64_t ref_positions(const ref_shape *xs) {
+    int64_t S = 1;
+    for (int i = 2; i < xs->rank; i++) S *= xs->d[i];
+    return S;
+}
+
+void ref_batch_norm(const double *x, ref_shape xs, const double *gamma, const double *beta, const double *mean,
+                    const double *var, double eps, double *y) {
+    int64_t N = xs.d[0], C = xs.d[1], S = ref_positions(&xs);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t s = 0; s < S; s++) {
+                int64_t i = (n * C + c) * S + s;
+                y[i] = (x[i] - mean[c]) / sqrt(var[c] + eps) * gamma[c] + (beta ? beta[c] : 0.0);
+            }
+}
+
+void ref_group_norm(const double *x, ref_shape xs, int64_t groups, const double *gamma, const double *beta, double eps,
+                    double *y) {
+    int64_t N = xs.d[0], C = xs.d[1], S = ref_positions(&xs), cg = C / groups;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t g = 0; g < groups; g++) {
+            double m = 0, v = 0;
+            for (int64_t c = g * cg; c < (g + 1) * cg; c++)
+                for (int64_t s = 0; s < S; s++) m += x[(n * C + c) * S + s];
+            m /= (double)(cg * S);
+            for (int64_t c = g * cg; c < (g + 1) * cg; c++)
+                for (int64_t s = 0; s < S; s++) v += (x[(n * C + c) * S + s] - m) * (x[(n * C + c) * S + s] - m);
+            v /= (double)(cg * S);
+            for (int64_t c = g * cg; c < (g + 1) * cg; c++)
+                for (int64_t s = 0; s < S; s++) {
+                    int64_t i = (n * C + c) * S + s;
+                    y[i] = (x[i] - m) / sqrt(v + eps) * gamma[c] + (beta ? beta[c] : 0.0);
+                }
+        }
+}
+
+void ref_layer_norm_channels(const double *x, ref_shape xs, const double *gamma, const double *beta, double eps, double *y) {
+    int64_t N = xs.d[0], C = xs.d[1], S = ref_positions(&xs);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t s = 0; s < S; s++) {
+            double m = 0, v = 0;
+            for (int64_t c = 0; c < C; c++) m += x[(n * C + c) * S + s];
+            m /= (double)C;
+            for (int64_t c = 0; c < C; c++) v += (x[(n * C + c) * S + s] - m) * (x[(n * C + c) * S + s] - m);
+            v /= (double)C;
+            for (int64_t c = 0; c < C; c++) {
+                int64_t i = (n * C + c) * S + s;
+                y[i] = (x[i] - m) / sqrt(v + eps) * gamma[c] + (beta ? beta[c] : 0.0);
+            }
+        }
+}

@@ -69,6 +69,16 @@ typedef struct ref_resize_params {
 bool ref_resize(const double *x, ref_shape xs, const ref_resize_params *p, double *y);
 /* torch adaptive_avg_pool / adaptive_max_pool to out sizes over x's trailing rank - 2 dims. */
 void ref_adaptive_pool(const double *x, ref_shape xs, bool average, const int64_t *out, double *y);
+/* The channel norms of x [N, C, *S], per-channel [C] parameters (beta may be NULL).
+ * batch_norm: (x - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c].
+ * group_norm: statistics (mean, biased variance) over each (n, group of
+ *   C / groups channels, all positions); groups = C is instance norm.
+ * layer_norm_channels: statistics over the C channels at each (n, position). */
+void ref_batch_norm(const double *x, ref_shape xs, const double *gamma, const double *beta, const double *mean,
+                    const double *var, double eps, double *y);
+void ref_group_norm(const double *x, ref_shape xs, int64_t groups, const double *gamma, const double *beta, double eps,
+                    double *y);
+void ref_layer_norm_channels(const double *x, ref_shape xs, const double *gamma, const double *beta, double eps, double *y);
 
 /* out has shape broadcast(sa, sb). */
 void ref_binary(ref_binop op, const double *a, ref_shape sa, const double *b, ref_shape sb, double *out);

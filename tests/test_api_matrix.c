@@ -1097,6 +1097,36 @@ MISUSE(rlx_depth_to_space, bad_blocksize, INV, "blocksize 0") {
 MISUSE(rlx_space_to_depth, not_multiple, SHAPE, "multiples of blocksize 3") {
     (void)arg; return node_outcome(f, rlx_space_to_depth(f->g, f->q, 3, RLX_CRD));
 }
+MISUSE(rlx_batch_norm, mean_wrong_size, SHAPE, "mean must be [3]") {
+    (void)arg;   /* x is [2, 3, 4]: C = 3 */
+    rlx_node c = rlx_input(f->g, "c", RLX_F32, 1, d234 + 1), m = rlx_input(f->g, "m", RLX_F32, 1, d234 + 2);
+    return node_outcome(f, rlx_batch_norm(f->g, f->x, c, c, m, c, 1e-5f));
+}
+MISUSE(rlx_batch_norm, null_graph, INV, "rlx_batch_norm: graph is NULL") {
+    (void)f; (void)arg; return null_graph_outcome(rlx_batch_norm(NULL, 0, 1, 2, 3, 4, 1e-5f)) == RETURNED_FAILURE ? RLX_STATUS_INVALID_ARGUMENT : RLX_OK;
+}
+MISUSE(rlx_group_norm, zero_groups, INV, "groups 0 must be >= 1") {
+    (void)arg; rlx_node c = rlx_input(f->g, "c", RLX_F32, 1, d234 + 1);
+    return node_outcome(f, rlx_group_norm(f->g, f->x, c, c, 0, 1e-5f));
+}
+MISUSE(rlx_group_norm, groups_not_dividing, SHAPE, "groups 2 must divide the 3 channels") {
+    (void)arg; rlx_node c = rlx_input(f->g, "c", RLX_F32, 1, d234 + 1);
+    return node_outcome(f, rlx_group_norm(f->g, f->x, c, c, 2, 1e-5f));
+}
+MISUSE(rlx_instance_norm, null_graph, INV, "rlx_instance_norm: graph is NULL") {
+    (void)f; (void)arg; return null_graph_outcome(rlx_instance_norm(NULL, 0, 1, 2, 1e-5f)) == RETURNED_FAILURE ? RLX_STATUS_INVALID_ARGUMENT : RLX_OK;
+}
+MISUSE(rlx_instance_norm, gamma_wrong_size, SHAPE, "gamma must be [3]") {
+    (void)arg; rlx_node c = rlx_input(f->g, "c", RLX_F32, 1, d234 + 2);
+    return node_outcome(f, rlx_instance_norm(f->g, f->x, c, c, 1e-5f));
+}
+MISUSE(rlx_layer_norm_channels, rank_1, SHAPE, "rank >= 2") {
+    (void)arg; rlx_node c = rlx_input(f->g, "c", RLX_F32, 1, d234 + 1);
+    return node_outcome(f, rlx_layer_norm_channels(f->g, c, c, c, 1e-5f));
+}
+MISUSE(rlx_layer_norm_channels, null_graph, INV, "rlx_layer_norm_channels: graph is NULL") {
+    (void)f; (void)arg; return null_graph_outcome(rlx_layer_norm_channels(NULL, 0, 1, 2, 1e-5f)) == RETURNED_FAILURE ? RLX_STATUS_INVALID_ARGUMENT : RLX_OK;
+}
 MISUSE(rlx_onnx_free, null_is_noop, RLX_OK, NULL) { (void)f; (void)arg; rlx_onnx_free(NULL); return RLX_OK; }
 MISUSE(rlx_onnx_load, missing_file, RLX_STATUS_IO, "/nonexistent-dir/m.onnx") {
     (void)f; (void)arg; rlx_onnx *m; return rlx_onnx_load("/nonexistent-dir/m.onnx", &m);

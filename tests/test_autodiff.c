@@ -616,3 +616,37 @@ TEST(autodiff_symbolic_dims) {
     rlx_exec_free(e);
     ops_free_all();
 }
+
+/* The channel norms: ia[0] = groups (group_norm), ia[1] = which (0 batch_norm,
+ * 1 group_norm, 2 layer_norm_channels); fa[0] = eps. */
+static rlx_node build_chan_norm(rlx_graph *g, const rlx_node *x, const gc_case *c) {
+    float eps = (float)c->fa[0];
+    if (c->ia[1] == 0) return rlx_batch_norm(g, x[0], x[1], x[2], x[3], x[4], eps);
+    if (c->ia[1] == 1) return rlx_group_norm(g, x[0], x[1], x[2], (int)c->ia[0], eps);
+    return rlx_layer_norm_channels(g, x[0], x[1], x[2], eps);
+}
+static void fwd_chan_norm(const double *const *x, double *out, const gc_case *c) {
+    if (c->ia[1] == 0) ref_batch_norm(x[0], c->s[0], x[1], x[2], x[3], x[4], c->fa[0], out);
+    else if (c->ia[1] == 1) ref_group_norm(x[0], c->s[0], c->ia[0], x[1], x[2], c->fa[0], out);
+    else ref_layer_norm_channels(x[0], c->s[0], x[1], x[2], c->fa[0], out);
+}
+
+GC_TEST(chan_norms) {
+    static const struct { int which; ref_shape s; int64_t groups; } cs[] = {
+        {0, {4, {2, 3, 3, 4}}, 0},      /* batch_norm: x, gamma, beta, mean and var */
+        {0, {3, {3, 2, 5}}, 0},
+        {1, {4, {2, 4, 3, 3}}, 2},      /* group_norm */
+        {1, {3, {2, 3, 5}}, 3},         /* instance norm */
+        {1, {5, {1, 4, 2, 2, 3}}, 1},
+        {2, {4, {2, 3, 2, 3}}, 0},      /* layer norm over channels */
+    };
+    for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        gc_case c = {.what = "chan_norm", .n = cs[k].which == 0 ? 5 : 3, .build = build_chan_norm, .fwd = fwd_chan_norm,
+                     .lo = 0.25, .hi = 1.5};   /* var > 0 */
+        c.ia[0] = cs[k].groups, c.ia[1] = cs[k].which, c.fa[0] = 1e-3;
+        c.s[0] = c.so = cs[k].s;
+        for (int i = 1; i < c.n; i++) c.s[i] = S(cs[k].s.d[1]);
+        CHECK_MSG(gradcheck(&c), "chan_norm case %zu", k);
+    }
+    ops_free_all();
+}

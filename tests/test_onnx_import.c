@@ -104,6 +104,55 @@ TEST(vk_onnx_import_torchvision_resnet18_mobilenet_v2_vit) {
     check_batches("mobilenet_v2", 1, true, 2);
     check_batches("vit", 1, true, 2);
 }
+/* resnet18 exported with its BatchNormalization nodes: each folds into its
+ * conv (and the ReLU after it joins the conv), so the program has neither,
+ * and the outputs still match PyTorch's (the ReLUs after residual adds stay). */
+static void check_bn_folded(bool vulkan) {
+    if (!models()) return;
+    char path[600];
+    snprintf(path, sizeof path, "%s/resnet18_bn.onnx", dir);
+    rlx_onnx *m = NULL;
+    CHECK_MSG(rlx_onnx_load(path, &m) == RLX_OK, "resnet18_bn: %s", rlx_last_error());
+    char *dump = rlx_graph_dump(rlx_onnx_graph(m));
+    CHECK_MSG(dump && strstr(dump, "batch_norm"), "the import has no batch_norm to fold");
+    free(dump);
+    rlx_compile_options o;
+    if (vulkan) vkp_options(&o);
+    else rlx_compile_options_init(&o);
+    rlx_exec *e = NULL;
+    CHECK_MSG(rlx_onnx_compile(m, &o, &e) == RLX_OK, "resnet18_bn: %s", rlx_last_error());
+    rlx_tensor x;   /* the batch is a symbol: the program exists after a run */
+    snprintf(path, sizeof path, "%s/resnet18_bn.in.2.npy", dir);
+    CHECK_OK(rlx_npy_load(path, &x));
+    x.name = "image";
+    CHECK_MSG(rlx_exec_run(e, &x, 1) == RLX_OK, "resnet18_bn: %s", rlx_last_error());
+    free(x.data);
+    char *rep = rlx_exec_report(e);
+    int relus = 0;   /* resnet18 has 17: 9 after a batch_norm join their convs, 8 follow residual adds */
+    for (const char *p = rep; p && (p = strstr(p, "relu #")); p++) relus++;
+    CHECK_MSG(rep && !strstr(rep, "batch_norm") && relus == 8, "folded program (%d relus): %s", relus, rep ? rep : "(none)");
+    free(rep);
+    rlx_exec_free(e);
+    rlx_onnx_free(m);
+    check_batches("resnet18_bn", 1, vulkan, vulkan ? 2 : 3);
+}
+TEST(onnx_import_resnet18_batch_norm_folds) { check_bn_folded(false); }
+TEST(vk_onnx_import_resnet18_batch_norm_folds) { VKP_REQUIRE(); check_bn_folded(true); }
+/* GroupNorm and InstanceNorm2d as torch exports them (InstanceNormalization),
+ * ConvNeXt's LayerNorm2d (transposes around LayerNormalization at opset 17),
+ * and GroupNormalization at opsets 21 (per-channel scale) and 18 (per group). */
+TEST(onnx_import_norms_match_torch) {
+    check_model("norms13", 1, false);
+    check_model("norms17", 1, false);
+    check_model("group_norm21", 1, false);
+    check_model("group_norm18", 1, false);
+}
+TEST(vk_onnx_import_norms_match_torch) {
+    VKP_REQUIRE();
+    check_model("norms13", 1, true);
+    check_model("norms17", 1, true);
+    check_model("group_norm21", 1, true);
+}
 TEST(onnx_import_mlp_matches_torch) { check_model("mlp", 1, false); }
 TEST(onnx_import_float_initializer_bounds) { check_model("clip_init", 1, false); }
 /* External data: read from beside the model; a location outside its folder
@@ -158,8 +207,8 @@ TEST(onnx_import_lists_every_unsupported_operator) {
     CHECK_STATUS(rlx_onnx_load(path, &m), RLX_STATUS_UNSUPPORTED);
     CHECK(m == NULL);
     const char *msg = rlx_last_error();
-    CHECK_MSG(strstr(msg, "2 operators are not supported") && strstr(msg, "InstanceNormalization (1 node)") &&
-                  strstr(msg, "CumSum (1 node)"),
+    CHECK_MSG(strstr(msg, "2 operators are not supported") && strstr(msg, "Einsum (2 nodes)") &&
+                  strstr(msg, "NonMaxSuppression (1 node)"),
               "message: %s", msg);
     CHECK_STATUS(rlx_onnx_load("/nonexistent/model.onnx", &m), RLX_STATUS_IO);
     char bad[] = "/tmp/rlx_onnx_bad_XXXXXX";
@@ -185,7 +234,7 @@ TEST(onnx_cli_inspect_and_run) {
               "inspect: %s", out);
     snprintf(cmd, sizeof cmd, "%s inspect %s/unsupported.onnx 2>&1", rlx, dir);
     CHECK(test_run_command(cmd, out, sizeof out) == 0);
-    CHECK_MSG(strstr(out, "InstanceNormalization") && strstr(out, "NO") && strstr(out, "not importable"), "inspect: %s", out);
+    CHECK_MSG(strstr(out, "Einsum") && strstr(out, "NO") && strstr(out, "not importable"), "inspect: %s", out);
     snprintf(cmd, sizeof cmd, "%s run %s/attn17.onnx --input x=%s/attn17.in.3.npy --out %s/run --runs 3 2>&1", rlx, dir, dir, dir);
     CHECK_MSG(test_run_command(cmd, out, sizeof out) == 0, "run: %s", out);
     CHECK_MSG(strstr(out, "pooled.npy  f32 [3, 32]") && strstr(out, "3 runs"), "run: %s", out);
@@ -204,7 +253,7 @@ TEST(onnx_cli_inspect_and_run) {
         free(ref), free(got.data), free(want.data);
     }
     snprintf(cmd, sizeof cmd, "%s run %s/unsupported.onnx --input x=%s/mlp.in.2.npy 2>&1", rlx, dir, dir);
-    CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "CumSum (1 node)"));
+    CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "NonMaxSuppression (1 node)"));
     snprintf(cmd, sizeof cmd, "%s run %s/mlp.onnx --input %s/nonexistent.npy 2>&1", rlx, dir, dir);
     CHECK(test_run_command(cmd, out, sizeof out) == 1 && strstr(out, "nonexistent.npy"));
 }

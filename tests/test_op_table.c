@@ -117,6 +117,9 @@ static const struct { const char *ref_tests; bool gpu; } op_registry[IR_OP_COUNT
     [IR_OP_SOFTMAX_CE_GRAD] = {"ops_softmax_cross_entropy", true},
     [IR_OP_KV_WRITE]        = {"kv_cache_prefill_equals_decode_cpu", true},
     [IR_OP_ROPE_KV_WRITE]   = {"ops_rope_kv_write_float64", true},
+    /* the channel norms */
+    [IR_OP_BATCH_NORM]      = {"ops_chan_norm_f32 autodiff_chan_norms", true},
+    [IR_OP_GROUP_NORM]      = {"ops_chan_norm_f32 autodiff_chan_norms", true},
 };
 
 static bool is_source(ir_op op) { return ir_op_info_get(op)->rule == shape_source; }

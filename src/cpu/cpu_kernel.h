@@ -69,6 +69,7 @@ rlx_status cpu_resize_grad(const cpu_kernel_ctx *k);
 rlx_status cpu_rearrange(const cpu_kernel_ctx *k);    /* FLIP, DEPTH_TO_SPACE, SPACE_TO_DEPTH */
 rlx_status cpu_adaptive_pool(const cpu_kernel_ctx *k);
 rlx_status cpu_adaptive_pool_grad(const cpu_kernel_ctx *k);
+rlx_status cpu_chan_norm(const cpu_kernel_ctx *k);  /* BATCH_NORM, GROUP_NORM */
 rlx_status cpu_cumsum(const cpu_kernel_ctx *k);
 rlx_status cpu_topk(const cpu_kernel_ctx *k);       /* TOPK_VALUES, TOPK_INDICES */
 rlx_status cpu_attention(const cpu_kernel_ctx *k);

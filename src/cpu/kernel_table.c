@@ -112,6 +112,9 @@ static const cpu_kernel_fn kernel_table[IR_OP_COUNT] = {
     [IR_OP_RMS_DEQUANT_SWIGLU] = cpu_rms_dequant,
     [IR_OP_DEQUANT_ROPE_KV]    = cpu_dequant_rope_kv,
     [IR_OP_ATTENTION_DEQUANT]  = cpu_attention_dequant,
+    /* the channel norms */
+    [IR_OP_BATCH_NORM]         = cpu_chan_norm,
+    [IR_OP_GROUP_NORM]         = cpu_chan_norm,
 };
 
 cpu_kernel_fn cpu_kernel_for(ir_op op)

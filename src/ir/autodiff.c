@@ -26,6 +26,7 @@ static void register_rules(void) {
     ir_vjp_register_nn(rules);
     ir_vjp_register_movement(rules);
     ir_vjp_register_vision(rules);
+    ir_vjp_register_chan_norm(rules);
 }
 
 ir_vjp_rule ir_vjp_rule_of(ir_op op) {

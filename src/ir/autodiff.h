@@ -32,6 +32,7 @@ void ir_vjp_register_elementwise(ir_vjp_rule *table);
 void ir_vjp_register_nn(ir_vjp_rule *table);
 void ir_vjp_register_movement(ir_vjp_rule *table);
 void ir_vjp_register_vision(ir_vjp_rule *table);
+void ir_vjp_register_chan_norm(ir_vjp_rule *table);
 
 /* Helpers shared by the rules (autodiff.c). */
 const ir_node *ad_node(const ad_ctx *c, rlx_node x);              /* current storage: re-fetch after appends */

@@ -972,20 +972,44 @@ static rlx_status op_pad(ox_ctx *c, const onnx_node *n) {
     return out0(c, n, x);
 }
 
-/* BatchNormalization at inference: x * a + b per channel, a = scale / sqrt(var + eps), b = bias - mean a. */
+/* BatchNormalization at inference: the batch_norm op (passes/fold_bn.c folds
+ * it into a conv before it). Its optional training outputs are refused. */
 static rlx_status op_batch_norm(ox_ctx *c, const onnx_node *n) {
     if (ox_attr_i(n, "training_mode", 0)) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "BatchNormalization in training mode");
+    for (int i = 1; i < n->n_outputs; i++)
+        if (n->outputs[i].n) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "BatchNormalization's running mean and variance outputs");
     rlx_node x = ox_in(c, n, 0), scale = ox_in(c, n, 1), bias = ox_in(c, n, 2), mean = ox_in(c, n, 3), var = ox_in(c, n, 4);
     if (x == RLX_NO_NODE || scale == RLX_NO_NODE || bias == RLX_NO_NODE || mean == RLX_NO_NODE || var == RLX_NO_NODE)
         return ox_graph_status(c);
-    int64_t d[RLX_MAX_RANK], shape[RLX_MAX_RANK];
+    return out0(c, n, rlx_batch_norm(c->g, x, scale, bias, mean, var, ox_attr_f(n, "epsilon", 1e-5f)));
+}
+
+/* InstanceNormalization: group_norm with one channel per group. */
+static rlx_status op_instance_norm(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0), scale = ox_in(c, n, 1), bias = ox_in(c, n, 2);
+    if (x == RLX_NO_NODE || scale == RLX_NO_NODE || bias == RLX_NO_NODE) return ox_graph_status(c);
+    return out0(c, n, rlx_instance_norm(c->g, x, scale, bias, ox_attr_f(n, "epsilon", 1e-5f)));
+}
+
+/* GroupNormalization: scale and bias are per channel from opset 21; opsets
+ * 18 to 20 give them per group, which repeat over each group's channels. */
+static rlx_status op_group_norm(ox_ctx *c, const onnx_node *n) {
+    rlx_node x = ox_in(c, n, 0), scale = ox_in(c, n, 1), bias = ox_in(c, n, 2);
+    if (x == RLX_NO_NODE || scale == RLX_NO_NODE || bias == RLX_NO_NODE) return ox_graph_status(c);
+    int64_t groups = ox_attr_i(n, "num_groups", 0), d[RLX_MAX_RANK];
+    if (!onnx_node_attr(n, "num_groups") || groups < 1)
+        return ox_fail(c, RLX_STATUS_FORMAT, "GroupNormalization needs num_groups >= 1");
+    if (ox_attr_i(n, "stash_type", 1) != 1) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "stash_type other than float");
     int r = rank_of(c, x, d);
-    if (r < 2) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "needs [N, C, ...]");
-    for (int i = 0; i < r; i++) shape[i] = i == 1 ? d[1] : 1;
-    rlx_graph *g = c->g;
-    rlx_node a = rlx_div(g, scale, rlx_sqrt(g, rlx_add(g, var, scalar_like(c, var, ox_attr_f(n, "epsilon", 1e-5f)))));
-    rlx_node b = rlx_sub(g, bias, rlx_mul(g, mean, a));
-    return out0(c, n, rlx_add(g, rlx_mul(g, x, rlx_reshape(g, a, r, shape)), rlx_reshape(g, b, r, shape)));
+    if (r < 2 || d[1] < 1 || d[1] % groups)
+        return ox_fail(c, RLX_STATUS_SHAPE, "x must be [N, C, ...] with C divisible by num_groups %lld", (long long)groups);
+    if (c->opset < 21 && groups != d[1]) {
+        int64_t g1[2] = {groups, 1}, ge[2] = {groups, d[1] / groups}, cd[1] = {d[1]};
+        rlx_graph *g = c->g;
+        scale = rlx_reshape(g, rlx_expand(g, rlx_reshape(g, scale, 2, g1), 2, ge), 1, cd);
+        bias = rlx_reshape(g, rlx_expand(g, rlx_reshape(g, bias, 2, g1), 2, ge), 1, cd);
+    }
+    return out0(c, n, rlx_group_norm(c->g, x, scale, bias, (int)groups, ox_attr_f(n, "epsilon", 1e-5f)));
 }
 
 /* ----------------------------------------------------------- constants */
@@ -1069,8 +1093,8 @@ static const ox_op ops[] = {
     {"Div", op_binary}, {"Equal", op_binary}, {"Erf", op_unary}, {"Exp", op_unary}, {"Expand", op_expand}, {"Flatten", op_flatten},
     {"Gather", op_gather}, {"Gelu", op_gelu}, {"Gemm", op_gemm}, {"GlobalAveragePool", op_global_pool},
     {"GlobalMaxPool", op_global_pool}, {"Greater", op_binary},
-    {"GreaterOrEqual", op_binary}, {"HardSigmoid", op_hard_sigmoid}, {"HardSwish", op_hard_swish},
-    {"Identity", op_identity}, {"LayerNormalization", op_layer_norm}, {"LeakyRelu", op_leaky_relu},
+    {"GreaterOrEqual", op_binary}, {"GroupNormalization", op_group_norm}, {"HardSigmoid", op_hard_sigmoid}, {"HardSwish", op_hard_swish},
+    {"Identity", op_identity}, {"InstanceNormalization", op_instance_norm}, {"LayerNormalization", op_layer_norm}, {"LeakyRelu", op_leaky_relu},
     {"Less", op_binary}, {"LessOrEqual", op_binary}, {"Log", op_unary}, {"LogSoftmax", op_softmax},
     {"MatMul", op_matmul}, {"Max", op_binary}, {"MaxPool", op_pool}, {"Mean", op_binary}, {"Min", op_binary}, {"Mul", op_binary},
     {"Neg", op_unary}, {"Pad", op_pad}, {"Pow", op_binary}, {"Range", op_range}, {"Reciprocal", op_reciprocal},

@@ -2,8 +2,6 @@
  * fuse.c — pattern fusion, for the patterns the backend claims:
  *
  *   matmul(a, b) [-> add(., bias[N])] [-> act(.)]   => matmul_bias_act
- *   conv(x, w[, bias]) -> act(.)                     => conv with its act attribute
- *     (a CNN's Relu after each convolution: one pass over the activation fewer)
  *   add(x, r) -> layer_norm / rms_norm(., gamma[, beta]) => add_layer_norm / add_rms_norm
  *   add(dequant_matmul(x, w), r), r shaped like the product  => dequant_matmul_add
  *   mul(silu(dequant_matmul(x, wg)), dequant_matmul(x, wu))   => dequant_swiglu
@@ -313,21 +311,6 @@ rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *d
             if (bias >= 0) f->fused.in[2] = bias;
             absorbed[i] = true;
             at_root[root] = f;
-        }
-        if (claims->conv_act && node->op == IR_OP_CONV && ir_attr_conv_act(node) == RLX_ACT_NONE && sole_use(uses, i) &&
-            !absorbed[i] && !at_root[i]) {
-            int32_t next = user_of(src, i);
-            int act = next >= 0 ? activation_of(src->nodes[next].op) : -1;
-            if (act < 0 || at_root[next]) continue;
-            fusion *f = calloc(1, sizeof *f);
-            if (!f) { st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "fuse: out of memory"); goto done; }
-            f->fused = *node;
-            f->fused.name = src->nodes[next].name;
-            f->fused.shape = src->nodes[next].shape;
-            ir_attr_set_conv_act(&f->fused, act);
-            absorbed[i] = true;
-            at_root[next] = f;
-            continue;
         }
         if (claims->add_norm && node->op == IR_OP_ADD && sole_use(uses, i) &&
             same_shape(&src->nodes[node->in[0]].shape, &src->nodes[node->in[1]].shape) &&

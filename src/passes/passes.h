@@ -21,13 +21,13 @@ rlx_status pass_dce(const ir_graph *src, ir_graph *dst);
 typedef struct fuse_claims {
     bool matmul_bias_act;   /* matmul [+ bias[N]] [+ activation] */
     bool add_norm;          /* residual add + layer_norm / rms_norm */
-    bool conv_act;          /* conv (no activation yet) + activation */
     bool dequant_epilogue;  /* dequant_matmul + residual add; silu(dequant_matmul) * dequant_matmul */
     bool rope_kv_write;     /* kv_write(cache, rope(x, ...), pos) */
     bool norm_prologue;     /* rms_norm feeding only dequant_matmul / dequant_swiglu x operands */
     int  norm_fold_rows;    /* instead, per specialization: fold norms of at most this many rows (0: never) */
     bool epilogue_fold;     /* per specialization: projections with their rope / KV-write consumer (folds_epilogue) */
     bool combine_fold;      /* per specialization: attention with the projection of its result (folds_combine) */
+    bool conv_bn_fold;      /* batch_norm [+ activation] folded into the conv before it (fold_bn.c) */
 } fuse_claims;
 
 /* Rewrites fusable patterns whose interior results have no other use.
@@ -55,6 +55,26 @@ int32_t    pass_epilogue_consumer(const ir_graph *g, const int32_t *uses, int32_
  * (fold_decode.c), where ok(ctx, g, attention, product) accepts it. */
 rlx_status pass_fold_combine_inplace(ir_graph *g, fold_epilogue_pred ok, void *ctx, int *n_folded);
 int32_t    pass_combine_consumer(const ir_graph *g, const int32_t *uses, int32_t i);
+
+/* batch_norm folded into the conv before it (fold_bn.c). A fold over params
+ * is a recipe: the runtime writes params w_out and b_out from the sources'
+ * values with bn_fold_compute whenever a source changed. */
+typedef struct bn_fold {
+    char   *w_out, *b_out;      /* the conv's new w and bias params */
+    char   *w, *b;              /* the conv's w and bias (b NULL: none) */
+    char   *stat[4];            /* the batch_norm's gamma, beta, mean, var */
+    double  eps;
+    int64_t O, per_o;           /* w is [O, per_o elements] */
+} bn_fold;
+typedef struct bn_fold_list { bn_fold *items; int n; } bn_fold_list;
+void       bn_fold_list_free(bn_fold_list *l);
+/* Appends the recipes of param folds to *folds; *n_folded counts the folds,
+ * and the activations that joined a conv without one. */
+rlx_status pass_fold_batch_norm(const ir_graph *src, ir_graph *dst, bn_fold_list *folds, int *n_folded);
+/* w_out[o, :] = w[o, :] a[o], b_out = (b - mean) a + beta (b NULL: 0), a = gamma / sqrt(var + eps);
+ * stat = gamma, beta, mean, var; in double, rounded once. */
+void       bn_fold_compute(int64_t O, int64_t per_o, double eps, const float *w, const float *b,
+                           const float *const stat[4], float *w_out, float *b_out);
 
 /* Specialized copy: symbols replaced by sym_values, shape rules re-run so that
  * every provisional check becomes exact. All dims of dst are static. */

@@ -67,4 +67,8 @@ typedef struct rt_backend {
  * else the CPU), or an error naming what is missing. */
 rlx_status rt_backend_choose(const rlx_compile_options *opts, const rt_backend **out);
 
+/* Whether param `name` of e is a batch_norm fold's (passes/fold_bn.c): the
+ * runtime derives it from other params, so checkpoints skip it (exec.c). */
+bool rt_exec_param_is_folded(const rlx_exec *e, const char *name);
+
 #endif

@@ -7,9 +7,12 @@
  * in the same directory and renames it over the path: a crash or a full disk
  * mid-write leaves the previous checkpoint as it was. Loading checks every
  * tensor it takes against its param (dtype and shape) before setting any, so
- * a mismatched file changes nothing.
+ * a mismatched file changes nothing. The params a batch_norm fold derives
+ * from others (passes/fold_bn.c) are neither saved nor expected: a
+ * checkpoint of the unfolded graph loads into the folded one.
  */
 #include "core/core.h"
+#include "runtime/backend.h"
 #include "io/safetensors.h"
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,7 @@ rlx_status rlx_exec_save_params(rlx_exec *e, const char *path, int n_meta, const
         rlx_tensor info;
         sft_dtype sd;
         if ((st = rlx_exec_param_info(e, i, &info)) != RLX_OK) break;
+        if (rt_exec_param_is_folded(e, info.name)) continue;
         if ((st = sft_dtype_from_rlx(info.dtype, &sd)) != RLX_OK) {
             st = rlx_fail(st, "%s: param '%s' is %s, which safetensors cannot hold", fn, info.name, rlx_dtype_name(info.dtype));
             break;
@@ -60,6 +64,7 @@ rlx_status rlx_exec_load_params(rlx_exec *e, const char *path, unsigned flags) {
     for (int i = 0; i < n && st == RLX_OK; i++) {
         rlx_tensor info;
         if ((st = rlx_exec_param_info(e, i, &info)) != RLX_OK) break;
+        if (rt_exec_param_is_folded(e, info.name)) continue;
         const sft_tensor *t = sft_find(f, info.name);
         if (!t) {
             if (!(flags & RLX_LOAD_ALLOW_MISSING))

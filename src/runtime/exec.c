@@ -57,6 +57,8 @@ struct rlx_exec {
     rlx_trace          *trace;         /* trace_path: NULL when off */
     int                 trace_tid;     /* this exec's host track (compile and runs) */
     rt_numerics         numerics;      /* check_numerics: the last run's */
+    bn_fold_list        bn_folds;      /* batch_norm folds over params (passes/fold_bn.c) */
+    bool                bn_folds_dirty; /* a source param changed since the folded params were written */
 };
 
 /* A trace event on the exec's host track from t0 until now. */
@@ -141,6 +143,7 @@ void rlx_exec_free(rlx_exec *e) {
     free(e->param_nodes);
     free(e->param_by_node);
     free(e->borrowed);
+    bn_fold_list_free(&e->bn_folds);
     free(e);
 }
 
@@ -217,19 +220,30 @@ static rlx_status get_spec(rlx_exec *e, const int64_t *syms, rt_spec **out) {
     return RLX_OK;
 }
 
-static rlx_status optimize(const rlx_exec *e, const ir_graph *src, const rlx_compile_options *o, const rt_backend *be,
+static rlx_status optimize(rlx_exec *e, const ir_graph *src, const rlx_compile_options *o, const rt_backend *be,
                            ir_graph *dst, int *fused) {
     *fused = 0;
     if (!o->optimize) return ir_graph_clone(src, dst);
-    ir_graph fusedg;
-    rlx_status st;
+    ir_graph fusedg, bn_folded;
+    rlx_status st = RLX_OK;
     double t = trace_clock(e);
+    int n_bn = 0;
+    if (o->fuse && be->claims.conv_bn_fold) {   /* first: a relu after the batch_norm joins the conv */
+        st = pass_fold_batch_norm(src, &bn_folded, &e->bn_folds, &n_bn);
+        TRACE_SPAN(e, "compile", "fold batch_norm", t, "\"folded\":%d", n_bn);
+        if (st != RLX_OK) return st;
+        src = &bn_folded;
+        e->bn_folds_dirty = e->bn_folds.n > 0;
+        t = trace_clock(e);
+    }
     if (o->fuse) {
         st = pass_fuse(src, &be->claims, &fusedg, fused);
+        *fused += n_bn;
         TRACE_SPAN(e, "compile", "fuse", t, "\"fused_nodes\":%d", *fused);
     } else {
         st = ir_graph_clone(src, &fusedg);
     }
+    if (src == &bn_folded) ir_graph_clear(&bn_folded);
     if (st != RLX_OK) return st;
     t = trace_clock(e);
     st = pass_dce(&fusedg, dst);
@@ -427,12 +441,57 @@ static bool param_written(const rlx_exec *e, int32_t id) {
     return false;
 }
 
+/* Whether param `name` is a source of a batch_norm fold (so the folded
+ * params must be written again before the next run). */
+static bool bn_fold_source(const rlx_exec *e, const char *name) {
+    for (int i = 0; i < e->bn_folds.n; i++) {
+        const bn_fold *f = &e->bn_folds.items[i];
+        if (!strcmp(f->w, name) || (f->b && !strcmp(f->b, name))) return true;
+        for (int k = 0; k < 4; k++) if (!strcmp(f->stat[k], name)) return true;
+    }
+    return false;
+}
+
+bool rt_exec_param_is_folded(const rlx_exec *e, const char *name) {
+    for (int i = 0; e && name && i < e->bn_folds.n; i++)
+        if (!strcmp(e->bn_folds.items[i].w_out, name) || !strcmp(e->bn_folds.items[i].b_out, name)) return true;
+    return false;
+}
+
+/* Writes every fold's params from its sources' current values, on the host
+ * (passes/fold_bn.c): once after the sources change, not per run. */
+static rlx_status write_bn_folds(rlx_exec *e) {
+    double t = trace_clock(e);
+    rlx_status st = RLX_OK;
+    for (int i = 0; i < e->bn_folds.n && st == RLX_OK; i++) {
+        const bn_fold *f = &e->bn_folds.items[i];
+        size_t nw = (size_t)(f->O * f->per_o), no = (size_t)f->O;
+        float *w = malloc(sizeof(float) * RLX_MAX(nw, 1)), *wo = malloc(sizeof(float) * RLX_MAX(nw, 1));
+        float *buf = malloc(sizeof(float) * RLX_MAX(6 * no, 1));
+        if (!w || !wo || !buf) st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_exec_run: out of memory for the batch_norm fold");
+        float *b = buf, *bo = buf + no, *stat[4] = {buf + 2 * no, buf + 3 * no, buf + 4 * no, buf + 5 * no};
+        if (st == RLX_OK) st = rlx_exec_read_param(e, f->w, RLX_F32, w, nw * sizeof(float));
+        if (st == RLX_OK && f->b) st = rlx_exec_read_param(e, f->b, RLX_F32, b, no * sizeof(float));
+        for (int k = 0; k < 4 && st == RLX_OK; k++) st = rlx_exec_read_param(e, f->stat[k], RLX_F32, stat[k], no * sizeof(float));
+        if (st == RLX_OK) {
+            bn_fold_compute(f->O, f->per_o, f->eps, w, f->b ? b : NULL, (const float *const *)stat, wo, bo);
+            st = rlx_exec_set_param(e, f->w_out, RLX_F32, wo, nw * sizeof(float));
+        }
+        if (st == RLX_OK) st = rlx_exec_set_param(e, f->b_out, RLX_F32, bo, no * sizeof(float));
+        free(w), free(wo), free(buf);
+    }
+    TRACE_SPAN(e, "upload", "fold batch_norm params", t, "\"folds\":%d", e->bn_folds.n);
+    if (st == RLX_OK) e->bn_folds_dirty = false;
+    return st;
+}
+
 /* rlx_exec_set_param and _f32 (where: which, for messages). */
 static rlx_status set_param(rlx_exec *e, const char *where, const char *name, rlx_dtype dtype, const void *data,
                             size_t bytes) {
     int32_t id;
     rlx_status st = find_param_checked(e, where, name, dtype, data, bytes, &id);
     if (st != RLX_OK) return st;
+    if (bn_fold_source(e, name)) e->bn_folds_dirty = true;
     if (e->borrowed[id]) {   /* back to memory of its own: the caller's is not ours to write */
         void *own;
         if ((st = e->be->param_alloc(e->dev, bytes, &own)) != RLX_OK) return st;
@@ -486,6 +545,7 @@ rlx_status rlx_exec_use_param_memory(rlx_exec *e, const char *name, rlx_dtype dt
         return rlx_fail(RLX_STATUS_INVALID_ARGUMENT,
                         "rlx_exec_use_param_memory '%s': data is this exec's own memory (an output, valid only until the "
                         "next run); copy it, or use rlx_exec_set_param", name);
+    if (bn_fold_source(e, name)) e->bn_folds_dirty = true;
     if (e->param_by_node[id] == data) return RLX_OK;
     if (!e->borrowed[id] && (st = retire_param_memory(e, e->param_by_node[id])) != RLX_OK) return st;
     e->param_by_node[id] = (void *)data;   /* never written: only kv caches are, refused above */
@@ -592,7 +652,8 @@ static rlx_status bind_and_run(rlx_exec *e, const rlx_tensor *inputs, int n_inpu
     }
     rt_spec *spec = NULL;
     double t = trace_clock(e);
-    rlx_status st = bind_inputs(e, inputs, n_inputs, run, where, by_input, &spec);
+    rlx_status st = run && e->bn_folds_dirty ? write_bn_folds(e) : RLX_OK;
+    if (st == RLX_OK) st = bind_inputs(e, inputs, n_inputs, run, where, by_input, &spec);
     if (st == RLX_OK && !run) TRACE_SPAN(e, "compile", "prepare", t, NULL);
     if (st == RLX_OK && run) {
         e->current = spec;

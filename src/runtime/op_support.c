@@ -189,6 +189,12 @@ static int probe_dtype(ir_op op, rlx_dtype dt) {
         ir_attr_set_pool_dims(&n, 2);
         ir_attr_set_pool_kernel0(&n, 2), ir_attr_set_pool_kernel1(&n, 2), ir_attr_set_pool_kernel2(&n, 1);
         ir_attr_set_pool_stride0(&n, 2), ir_attr_set_pool_stride1(&n, 2), ir_attr_set_pool_stride2(&n, 1);
+    } else if (rule == shape_chan_norm) {
+        if (op == IR_OP_BATCH_NORM)
+            probe_inputs(&n, 5, SRC(dt, 1, 2, 3, 3), SRC(dt, 2), SRC(dt, 2), SRC(dt, 2), SRC(dt, 2));
+        else
+            probe_inputs(&n, 3, SRC(dt, 1, 2, 3, 3), SRC(dt, 2), SRC(dt, 2));
+        ir_attr_set_chan_norm_groups(&n, op == IR_OP_GROUP_NORM ? 2 : 0);
     } else if (rule == shape_topk) {
         probe_inputs(&n, 1, SRC(dt, 2, 4));
         ir_attr_set_topk_k(&n, 1);

@@ -239,6 +239,7 @@ rlx_status vk_lower_pool(vk_lower_ctx *c);
 rlx_status vk_lower_pool_grad(vk_lower_ctx *c);
 rlx_status vk_lower_resize(vk_lower_ctx *c);        /* RESIZE, RESIZE_GRAD */
 rlx_status vk_lower_adaptive_pool(vk_lower_ctx *c); /* ADAPTIVE_POOL, ADAPTIVE_POOL_GRAD */
+rlx_status vk_lower_chan_norm(vk_lower_ctx *c);   /* BATCH_NORM, GROUP_NORM */
 rlx_status vk_lower_matmul(vk_lower_ctx *c);     /* MATMUL, MATMUL_BIAS_ACT */
 rlx_status vk_lower_attention(vk_lower_ctx *c);
 rlx_status vk_lower_rope(vk_lower_ctx *c);       /* ROPE, ROPE_KV_WRITE */

@@ -45,6 +45,8 @@ static const vk_lower_fn table[IR_OP_COUNT] = {
     [IR_OP_DEQUANT_MATMUL] = vk_lower_dequant_matmul,
     [IR_OP_DEQUANT_MATMUL_ADD] = vk_lower_dequant_fused, [IR_OP_DEQUANT_SWIGLU] = vk_lower_dequant_fused,
     [IR_OP_RMS_DEQUANT_MATMUL] = vk_lower_rms_dequant, [IR_OP_RMS_DEQUANT_SWIGLU] = vk_lower_rms_dequant,
+    /* the channel norms */
+    [IR_OP_BATCH_NORM] = vk_lower_chan_norm, [IR_OP_GROUP_NORM] = vk_lower_chan_norm,
 };
 
 vk_lower_fn vk_lowering_for(ir_op op) { return (unsigned)op < IR_OP_COUNT ? table[op] : NULL; }

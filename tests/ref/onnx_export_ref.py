@@ -5,7 +5,7 @@ float64 run of the same weights, rounded to float32).
 
 usage: onnx_export_ref.py OUT_DIR
 Writes OUT_DIR/NAME.onnx, NAME.in.B.npy and NAME.outK.B.npy for batch sizes
-B = 2 and 3 (the batch is a dynamic axis), for NAME in mlp, attn13, attn17, pads,
+B = 2 and 3 (the batch is a dynamic axis), for NAME in mlp, attn13, attn17, pads, norms13, norms17, group_norm21, group_norm18, resnet18_bn,
 cnn, pools, resnet18, mobilenet_v2 and clip_init; vit at B = 2 only (exported with a
 static batch); and OUT_DIR/unsupported.onnx (operators rlx does not import yet).
 """
@@ -134,9 +134,30 @@ def main():
                     F.interpolate(x[:, :, 0], scale_factor=3, mode="linear"),
                     F.interpolate(x.unsqueeze(2), size=(3, 7, 4), mode="trilinear"))
 
+    class Norms(torch.nn.Module):
+        """GroupNorm (exported as Reshape, InstanceNormalization, Reshape, Mul, Add), InstanceNorm2d
+        with affine parameters, and ConvNeXt's LayerNorm2d (Transpose, LayerNormalization, Transpose
+        at opset 17; decomposed at 13)."""
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.gn = torch.nn.GroupNorm(4, 8)
+            self.inorm = torch.nn.InstanceNorm2d(8, affine=True)
+            self.ln = torch.nn.LayerNorm(8)
+            for m in (self.gn, self.inorm, self.ln):
+                m.weight.data.uniform_(0.5, 1.5)
+                m.bias.data.uniform_(-0.5, 0.5)
+
+        def forward(self, x):
+            h = self.gn(self.conv(x))
+            h = self.inorm(torch.relu(h)) + 3.0
+            return self.ln(h.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
     cases = [
         ("upsample", Upsample().eval(), lambda b: torch.randn(b, 3, 5, 6), 13, ["x"],
          ["near", "bilinear", "bilinear_ac", "bicubic", "bicubic_ac", "near_down", "linear1d", "trilinear"]),
+        ("norms13", Norms().eval(), lambda b: torch.randn(b, 3, 6, 7), 13, ["x"], ["y"]),
+        ("norms17", Norms().eval(), lambda b: torch.randn(b, 3, 6, 7), 17, ["x"], ["y"]),
         ("convt", ConvT().eval(), lambda b: torch.randn(b, 3, 4, 5), 13, ["x"], ["y"]),
         ("pads", Pads().eval(), lambda b: torch.randn(b, 3, 6, 7), 13, ["x"], ["reflect", "edge", "constant"]),
         ("cnn", SmallCNN().eval(), lambda b: torch.randn(b, 3, 8, 10), 13, ["image"], ["logits"]),
@@ -174,6 +195,16 @@ def main():
             np.save(os.path.join(out, "%s.in.%d.npy" % (name, b)), x.numpy().astype(np.float32))
             with torch.no_grad():
                 np.save(os.path.join(out, "%s.out0.%d.npy" % (name, b)), ref(x.double()).numpy().astype(np.float32))
+        if name == "resnet18":   # again with its BatchNormalization nodes kept (rlx folds them into the convs)
+            net.float()
+            torch.onnx.export(net, torch.randn(2, 3, 64, 64), os.path.join(out, "resnet18_bn.onnx"),
+                              input_names=["image"], output_names=["logits"],
+                              dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}}, opset_version=13,
+                              training=torch.onnx.TrainingMode.PRESERVE)
+            for b in (2, 3):
+                for k in ("in", "out0"):
+                    src = os.path.join(out, "%s.%s.%d.npy" % (name, k, b))
+                    np.save(os.path.join(out, "resnet18_bn.%s.%d.npy" % (k, b)), np.load(src))
     torch.manual_seed(2)
     vit = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
                             num_classes=10).eval()
@@ -331,15 +362,36 @@ def main():
         with open(os.path.join(out, name + ".onnx"), "wb") as f:
             f.write(bad.SerializeToString())
 
-    class Unsupported(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.norm = torch.nn.InstanceNorm2d(3, affine=True)
+    # GroupNormalization: opset 21 (scale and bias per channel) and 18 (per group), against numpy
+    rng = np.random.default_rng(3)
+    for opset, per in ((21, 6), (18, 3)):
+        name = "group_norm%d" % opset
+        sc = rng.uniform(0.5, 1.5, per).astype(np.float32)
+        bi = rng.uniform(-0.5, 0.5, per).astype(np.float32)
+        nodes = [helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["y"], num_groups=3, epsilon=1e-4)]
+        g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 6, 4, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              initializer=[numpy_helper.from_array(sc, "scale"), numpy_helper.from_array(bi, "bias")])
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), os.path.join(out, name + ".onnx"))
+        scc = np.repeat(sc, 6 // per).astype(np.float64).reshape(1, 6, 1, 1)
+        bic = np.repeat(bi, 6 // per).astype(np.float64).reshape(1, 6, 1, 1)
+        for b in (2, 3):
+            x = (rng.standard_normal((b, 6, 4, 5)) * 2 + 1).astype(np.float32)
+            np.save(os.path.join(out, "%s.in.%d.npy" % (name, b)), x)
+            xg = x.astype(np.float64).reshape(b, 3, -1)
+            y = ((xg - xg.mean(2, keepdims=True)) / np.sqrt(xg.var(2, keepdims=True) + 1e-4)).reshape(b, 6, 4, 5)
+            np.save(os.path.join(out, "%s.out0.%d.npy" % (name, b)), (y * scc + bic).astype(np.float32))
 
-        def forward(self, x):
-            return torch.cumsum(self.norm(x), 3)
-
-    export(Unsupported().eval(), torch.randn(1, 3, 8, 8), os.path.join(out, "unsupported.onnx"), 13, ["x"], ["y"], None)
+    # operators rlx does not import: one error must list them all
+    nodes = [helper.make_node("Einsum", ["x", "x"], ["e"], equation="ij,kj->ik"),
+             helper.make_node("Einsum", ["e", "x"], ["f"], equation="ik,kj->ij"),
+             helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["y"])]
+    g = helper.make_graph(nodes, "unsupported", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4]),
+                                                 helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 4, 4]),
+                                                 helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 1, 4])],
+                          [helper.make_tensor_value_info("f", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "unsupported.onnx"))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,10 @@
 // dtype, then the norm of s): one 256-wide workgroup per row of d elements.
 //
 // Spec constants: 0 = kind (0 layer, 1 rms), 1 = dtype (f32/f16/bf16),
-// 2 = fused (reads r), 3 = has_beta.
+// 2 = fused (reads r), 3 = has_beta, 4 = grouped: GROUP_NORM, whose rows are
+// the (n, group) runs of x [N, C, *S] (d = C/groups * S elements) and whose
+// gamma and beta are per channel: element j of row r has channel
+// ((r % groups) * d + j) / sp, sp = S.
 // Statistics are two-pass (mean, then sum of squared deviations) with
 // compensated per-invocation partials, summed across the workgroup by
 // subgroupAdd and then over the subgroups' partials; the mean is kept as
@@ -31,12 +34,14 @@ layout(constant_id = 0) const uint KIND = 0;
 layout(constant_id = 1) const uint DT = 0;
 layout(constant_id = 2) const uint FUSED = 0;
 layout(constant_id = 3) const uint HAS_BETA = 0;
+layout(constant_id = 4) const uint GROUPED = 0;
 layout(local_size_x = 256) in;
 
 layout(push_constant) uniform PC {
     uint64_t x, r, gamma, beta, out_;
     uint rows, d;
     float eps;
+    uint sp, groups, pad_;
 } pc;
 
 const uint CH = 8u;   // loads in flight per invocation and pass
@@ -101,6 +106,10 @@ void add_square(inout vec2 s, inout vec2 c, float v) {
     }
 }
 
+// gamma's and beta's index for element j of a row (chan0: the row's first
+// element's offset within its sample, grouped).
+uint param_index(uint chan0, uint j) { return GROUPED == 1u ? (chan0 + j) / pc.sp : j; }
+
 void main() {
     uint row = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     if (row >= pc.rows) return;   // uniform across the workgroup
@@ -130,17 +139,18 @@ void main() {
         }
     }
     float inv = inv_rms(workgroup_sum2(s2 - c2), fd, pc.eps);
+    uint chan0 = GROUPED == 1u ? (row % pc.groups) * pc.d : 0u;
     for (uint j0 = t; j0 < pc.d; j0 += 256u * CH) {
         load_chunk(base, j0, v);
         float g[CH];
-        [[unroll]] for (uint u = 0u; u < CH; u++) g[u] = load_f(pc.gamma, DT, min(j0 + 256u * u, pc.d - 1u));   // gamma is never written
+        [[unroll]] for (uint u = 0u; u < CH; u++) g[u] = load_f(pc.gamma, DT, param_index(chan0, min(j0 + 256u * u, pc.d - 1u)));   // gamma is never written
         [[unroll]] for (uint u = 0u; u < CH; u++) {
             uint j = j0 + 256u * u;
             if (j >= pc.d) continue;
             float y;
             if (KIND == 0u) y = (((v[u] - mean_hi) - mean_lo) * inv) * g[u];
             else y = v[u] * inv * g[u];
-            if (HAS_BETA == 1u) y += load_f(pc.beta, DT, j);
+            if (HAS_BETA == 1u) y += load_f(pc.beta, DT, param_index(chan0, j));
             store_f(pc.out_, DT, base + j, y);
         }
     }
