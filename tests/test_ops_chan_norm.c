@@ -80,7 +80,8 @@ TEST(ops_chan_norm_f32) {
         rlx_tensor out = ops_tensor("y", RLX_F32, c->s, got);
         for (int cfg = 0; cfg < OPS_NCONFIG; cfg++) {
             if (!ops_run(g, cfg, in.t, in.n, &out, 1)) return;
-            CHECK_CLOSE(c->what, got, want, n, 1e-5);
+            /* the default config takes the best device: a GPU's norm.comp sums the mean in f32 (vk test below) */
+            CHECK_CLOSE(c->what, got, want, n, c->offset >= 1000 ? 1e-4 : 1e-5);
         }
     }
     ops_free_all();

@@ -200,7 +200,17 @@ static rlx_status host_binary(ox_ctx *c, const onnx_node *n, const ox_value *a, 
         else if (onnx_str_eq(n->op_type, "Div")) {
             if (!fl && ib == 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "integer division by zero");
             iv[i] = fl ? 0 : ia / ib, fv[i] = fa / fb;
-        } else if (onnx_str_eq(n->op_type, "Equal")) iv[i] = fl ? fa == fb : ia == ib;
+        } else if (onnx_str_eq(n->op_type, "Mod")) {
+            /* fmod = 0: the remainder takes the divisor's sign (integers only); 1: C's fmod */
+            if (fl && !ox_attr_i(n, "fmod", 0))
+                return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "Mod of floats needs fmod = 1");
+            if (!fl && ib == 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "integer modulo by zero");
+            if (fl) fv[i] = fmod(fa, fb);
+            else if (ox_attr_i(n, "fmod", 0)) iv[i] = ia % ib;
+            else iv[i] = ((ia % ib) + ib) % ib;
+        } else if (onnx_str_eq(n->op_type, "Max")) iv[i] = ia > ib ? ia : ib, fv[i] = fa > fb ? fa : fb;
+        else if (onnx_str_eq(n->op_type, "Min")) iv[i] = ia < ib ? ia : ib, fv[i] = fa < fb ? fa : fb;
+        else if (onnx_str_eq(n->op_type, "Equal")) iv[i] = fl ? fa == fb : ia == ib;
         else if (onnx_str_eq(n->op_type, "Less")) iv[i] = fl ? fa < fb : ia < ib;
         else if (onnx_str_eq(n->op_type, "Greater")) iv[i] = fl ? fa > fb : ia > ib;
         else return ox_fail(c, RLX_STATUS_INTERNAL, "no host form");
@@ -214,7 +224,8 @@ typedef rlx_node (*binary_fn)(rlx_graph *, rlx_node, rlx_node);
 /* host: host_binary folds it when both inputs are import-time values */
 static const struct { const char *name; binary_fn fn; bool host; } binary_ops[] = {
     {"Add", rlx_add, true}, {"Sub", rlx_sub, true}, {"Mul", rlx_mul, true}, {"Div", rlx_div, true},
-    {"Pow", rlx_pow, false}, {"Max", rlx_max, false}, {"Min", rlx_min, false}, {"Sum", rlx_add, false},
+    {"Pow", rlx_pow, false}, {"Max", rlx_max, true}, {"Min", rlx_min, true}, {"Sum", rlx_add, false},
+    {"Mod", NULL, true},
     {"Mean", rlx_add, false}, {"Equal", rlx_eq, true}, {"Less", rlx_lt, true}, {"Greater", rlx_gt, true},
     {"LessOrEqual", rlx_le, false}, {"GreaterOrEqual", rlx_ge, false},
 };
@@ -225,6 +236,8 @@ static rlx_status op_binary(ox_ctx *c, const onnx_node *n) {
     for (size_t i = 0; i < sizeof binary_ops / sizeof binary_ops[0]; i++)
         if (onnx_str_eq(n->op_type, binary_ops[i].name)) fn = binary_ops[i].fn, host = binary_ops[i].host;
     if (host && n->n_inputs == 2 && all_host(c, n)) return host_binary(c, n, ox_host_in(c, n, 0), ox_host_in(c, n, 1));
+    if (!fn) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "%.*s on run-time tensors (only import-time values fold)",
+                            (int)n->op_type.n, n->op_type.p);
     rlx_node acc = ox_in(c, n, 0);
     for (int i = 1; i < n->n_inputs && acc != RLX_NO_NODE; i++) {
         rlx_node b = ox_in(c, n, i);
@@ -691,6 +704,40 @@ static rlx_status op_slice(ox_ctx *c, const onnx_node *n) {
     return out0(c, n, x);
 }
 
+/* GatherND (batch_dims 0) on import-time values: shape arithmetic in newer
+ * exporters' Resize and attention graphs. data[idx[..., :]] for each index
+ * tuple, the tuple's length q picking the leading q dims. */
+static rlx_status op_gather_nd(ox_ctx *c, const onnx_node *n) {
+    if (ox_attr_i(n, "batch_dims", 0) != 0) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "GatherND with batch_dims");
+    ox_value *data = pure_host(c, n, 0);
+    const ox_value *idx = data ? host_ints(c, n, 1) : NULL;
+    if (!data || !idx) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "GatherND on run-time tensors (only import-time values fold)");
+    int q = idx->host_rank ? (int)idx->host_dims[idx->host_rank - 1] : 0;
+    if (idx->host_rank < 1 || q < 1 || q > data->host_rank)
+        return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "GatherND index tuples of %d for data of rank %d", q, data->host_rank);
+    int64_t tuples = idx->host_count / q, inner = 1;
+    for (int d = q; d < data->host_rank; d++) inner *= data->host_dims[d];
+    int out_rank = idx->host_rank - 1 + data->host_rank - q;
+    if (out_rank > RLX_MAX_RANK || tuples * inner > OX_HOST_MAX)
+        return ox_fail(c, RLX_STATUS_UNSUPPORTED, "a GatherND result too large to fold at import");
+    int64_t dims[RLX_MAX_RANK], iv[OX_HOST_MAX];
+    double fv[OX_HOST_MAX];
+    int r = 0;
+    for (int d = 0; d < idx->host_rank - 1; d++) dims[r++] = idx->host_dims[d];
+    for (int d = q; d < data->host_rank; d++) dims[r++] = data->host_dims[d];
+    for (int64_t t = 0; t < tuples; t++) {
+        int64_t off = 0;
+        for (int d = 0; d < q; d++) {
+            int64_t k = idx->i64[t * q + d], len = data->host_dims[d];
+            if (k < 0) k += len;
+            if (k < 0 || k >= len) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "GatherND index out of range");
+            off = off * len + k;
+        }
+        for (int64_t e = 0; e < inner; e++) host_get(data, off * inner + e, &iv[t * inner + e], &fv[t * inner + e]);
+    }
+    return ox_set_host(c, n->outputs[0], data->host_dtype, r, dims, iv, fv);
+}
+
 static rlx_status op_gather(ox_ctx *c, const onnx_node *n) {
     int64_t axis = ox_attr_i(n, "axis", 0);
     ox_value *hv = ox_has(n, 0) ? ox_lookup(c, n->inputs[0]) : NULL;
@@ -1091,12 +1138,12 @@ static const ox_op ops[] = {
     {"Abs", op_unary}, {"Add", op_binary}, {"Atan", op_unary}, {"AveragePool", op_pool}, {"Cast", op_cast}, {"Clip", op_clip},
     {"BatchNormalization", op_batch_norm}, {"Concat", op_concat}, {"Constant", op_constant}, {"Conv", op_conv}, {"ConvTranspose", op_conv_transpose}, {"ConstantOfShape", op_constant_of_shape}, {"Cos", op_unary}, {"DepthToSpace", ox_op_depth_space},
     {"Div", op_binary}, {"Equal", op_binary}, {"Erf", op_unary}, {"Exp", op_unary}, {"Expand", op_expand}, {"Flatten", op_flatten},
-    {"Gather", op_gather}, {"Gelu", op_gelu}, {"Gemm", op_gemm}, {"GlobalAveragePool", op_global_pool},
+    {"Gather", op_gather}, {"GatherND", op_gather_nd}, {"Gelu", op_gelu}, {"Gemm", op_gemm}, {"GlobalAveragePool", op_global_pool},
     {"GlobalMaxPool", op_global_pool}, {"Greater", op_binary},
     {"GreaterOrEqual", op_binary}, {"GroupNormalization", op_group_norm}, {"HardSigmoid", op_hard_sigmoid}, {"HardSwish", op_hard_swish},
     {"Identity", op_identity}, {"InstanceNormalization", op_instance_norm}, {"LayerNormalization", op_layer_norm}, {"LeakyRelu", op_leaky_relu},
     {"Less", op_binary}, {"LessOrEqual", op_binary}, {"Log", op_unary}, {"LogSoftmax", op_softmax},
-    {"MatMul", op_matmul}, {"Max", op_binary}, {"MaxPool", op_pool}, {"Mean", op_binary}, {"Min", op_binary}, {"Mul", op_binary},
+    {"MatMul", op_matmul}, {"Max", op_binary}, {"MaxPool", op_pool}, {"Mean", op_binary}, {"Min", op_binary}, {"Mod", op_binary}, {"Mul", op_binary},
     {"Neg", op_unary}, {"Pad", op_pad}, {"Pow", op_binary}, {"Range", op_range}, {"Reciprocal", op_reciprocal},
     {"ReduceMax", op_reduce}, {"ReduceMean", op_reduce}, {"ReduceMin", op_reduce}, {"ReduceProd", op_reduce},
     {"ReduceSum", op_reduce}, {"Relu", op_unary}, {"Reshape", op_reshape}, {"Resize", ox_op_resize}, {"Round", op_unary}, {"Shape", op_shape},

@@ -237,6 +237,24 @@ def main():
         y = F.max_pool2d(F.pad(cv, (1, 1, 0, 0), value=-float("inf")), (2, 3), 2)
         np.save(os.path.join(out, "auto_pad.out0.%d.npy" % b), y.numpy().astype(np.float32))
 
+    # shape arithmetic newer exporters write, folded at import: GatherND on a shape, Mod (the
+    # divisor's sign, not C's), Max; the result is a Reshape's target, [-1, 4, 2]
+    ints = lambda name, v: helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.array(v, np.int64)))
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), ints("idx", [[1], [2]]), helper.make_node("GatherND", ["s", "idx"], ["hw"]),
+             ints("m43", [4, 3]), helper.make_node("Mod", ["hw", "m43"], ["m"]),                  # [6, 4] % [4, 3] = [2, 1]
+             ints("neg", [-1, 7]), ints("div", [4, 4]), helper.make_node("Mod", ["neg", "div"], ["pm"]),   # [3, 3] (C's: [-1, 3])
+             ints("one2", [1, 2]), helper.make_node("Sub", ["pm", "one2"], ["pm2"]),             # [2, 1]
+             helper.make_node("Add", ["m", "pm2"], ["t"]), ints("lo", [1, 1]), helper.make_node("Max", ["t", "lo"], ["tm"]),
+             ints("minus1", [-1]), helper.make_node("Concat", ["minus1", "tm"], ["shape"], axis=0),
+             helper.make_node("Reshape", ["x", "shape"], ["y"])]
+    g = helper.make_graph(nodes, "shape_fold", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 6, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "shape_fold.onnx"))
+    for b in (2, 3):
+        x = np.random.default_rng(b).standard_normal((b, 6, 4)).astype(np.float32)
+        np.save(os.path.join(out, "shape_fold.in.%d.npy" % b), x)
+        np.save(os.path.join(out, "shape_fold.out0.%d.npy" % b), x.reshape(-1, 4, 2))
+
     # DepthToSpace (DCR, CRD) and SpaceToDepth, against numpy transcriptions of the spec
     nodes = [helper.make_node("DepthToSpace", ["x"], ["dcr"], blocksize=2),
              helper.make_node("DepthToSpace", ["x"], ["crd"], blocksize=2, mode="CRD"),
