@@ -709,7 +709,7 @@ static rlx_status op_slice(ox_ctx *c, const onnx_node *n) {
  * tuple, the tuple's length q picking the leading q dims. */
 static rlx_status op_gather_nd(ox_ctx *c, const onnx_node *n) {
     if (ox_attr_i(n, "batch_dims", 0) != 0) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "GatherND with batch_dims");
-    ox_value *data = pure_host(c, n, 0);
+    const ox_value *data = all_host(c, n) ? ox_host_in(c, n, 0) : NULL;
     const ox_value *idx = data ? host_ints(c, n, 1) : NULL;
     if (!data || !idx) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "GatherND on run-time tensors (only import-time values fold)");
     int q = idx->host_rank ? (int)idx->host_dims[idx->host_rank - 1] : 0;
