@@ -33,6 +33,11 @@ static const conv_case cases[] = {
     {"2d groups 2 dilation 2", 2, 1, 4, 6, 2, {12, 11}, {3, 3}, {1, 1}, {2, 2}, {2, 1}, {2, 1}, true, RLX_ACT_NONE},
     {"2d 1x1", 2, 3, 8, 5, 1, {4, 6}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, RLX_ACT_SIGMOID},
     {"3d", 3, 1, 2, 3, 1, {5, 6, 7}, {3, 2, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1}, {1, 1, 2}, true, RLX_ACT_TANH},
+    /* depthwise shapes for the Vulkan depthwise kernel: tile edges, stride, dilation, asymmetric padding, 1d */
+    {"2d depthwise 5x5 stride 2", 2, 2, 5, 5, 5, {37, 40}, {5, 5}, {2, 2}, {1, 1}, {2, 1}, {1, 2}, true, RLX_ACT_RELU},
+    {"2d depthwise dilation 2", 2, 1, 3, 3, 3, {21, 18}, {3, 3}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, false, RLX_ACT_NONE},
+    {"1d depthwise", 1, 2, 4, 4, 4, {50}, {3}, {1}, {1}, {1}, {0}, true, RLX_ACT_NONE},
+    {"2d depthwise window past the staged span", 2, 1, 2, 2, 2, {40, 40}, {9, 9}, {1, 1}, {5, 5}, {20, 20}, {20, 20}, false, RLX_ACT_NONE},
     /* shapes for the Vulkan implicit GEMM (Og >= 16, K >= 16): odd sizes cross its tile edges */
     {"2d 3x3 gemm", 2, 2, 8, 40, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, RLX_ACT_RELU},
     {"2d 3x3 stride 2 gemm", 2, 3, 5, 33, 1, {13, 10}, {3, 3}, {2, 2}, {1, 1}, {1, 0}, {0, 1}, false, RLX_ACT_NONE},
@@ -51,11 +56,16 @@ static const conv_case big_cases[] = {
     {"2d 1x1 pointwise big", 2, 2, 16, 128, 1, {128, 128}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, false, RLX_ACT_NONE},
 };
 
-/* The Vulkan tier each case takes (conv_gemm.c's rule: Og >= 16 and K >= 16). */
+/* The Vulkan tier each case takes (conv_gemm.c's rule: Og >= 16 and K >= 16;
+ * then conv.c's depthwise rule). */
 static const char *vk_tier_of(const conv_case *c) {
     int64_t k = 1;
     for (int i = 0; i < c->dims; i++) k *= c->k[i];
-    return c->O / c->groups >= 16 && c->C / c->groups * k >= 16 ? "conv-gemm-tiled" : "conv-direct";
+    if (c->O / c->groups >= 16 && c->C / c->groups * k >= 16) return "conv-gemm-tiled";
+    int last = c->dims - 1;   /* the 16 x 16 output tile's input window must fit conv_depthwise.comp's 48 x 48 */
+    bool fits = 15 * c->stride[last] + (c->k[last] - 1) * c->dil[last] + 1 <= 48 &&
+                (c->dims == 1 || 15 * c->stride[0] + (c->k[0] - 1) * c->dil[0] + 1 <= 48);
+    return c->dims <= 2 && c->groups == c->C && c->O == c->C && fits ? "conv-depthwise" : "conv-direct";
 }
 
 /* The tier at the end of the report's first line naming "conv". */

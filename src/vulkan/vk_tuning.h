@@ -62,7 +62,7 @@ struct vk_tuning {
     uint32_t mm_tile[3];                  /* matmul.c tiled tier BM, BN, BK; 0: rule */
     uint32_t mm_coop[6];                  /* coop_gemm.c plan WM, WN, BK[, WGM, WGN, NBUF]; 0: rule */
     int32_t  mm_splitk;                   /* coop_gemm.c K splits (1: none); < 1: rule */
-    uint32_t conv_tier;                   /* conv.c: 0 rule, 1 direct, 2 implicit GEMM where it applies */
+    uint32_t conv_tier;                   /* conv.c: 0 rule, 1 direct (conv.comp) only, 2 implicit GEMM where it applies */
     uint32_t ximage_mode;                 /* x images between decode matvecs: 0 none, 1 where they pay (default), 2 every pair */
     bool     force_host_all;              /* every node a host step */
     bool     force_host[IR_OP_COUNT];     /* these ops host steps */

@@ -1,11 +1,13 @@
 /*
  * conv.c — Vulkan lowerings of CONV onto the implicit GEMM (conv_gemm.c)
- * where it applies, else conv.comp, and of CONV_TRANSPOSE and
+ * where it applies, depthwise ones onto conv_depthwise.comp, else conv.comp
+ * (direct), and of CONV_TRANSPOSE and
  * CONV_WEIGHT_GRAD onto conv_grad.comp (direct, one invocation per output
  * element), f32. Spatial dims are right-aligned into three, the leading ones
  * of size 1.
  */
 #include "vulkan/vk_lower.h"
+#include "vulkan/vk_tuning.h"
 #include "ir/conv_geom.h"
 #include <string.h>
 
@@ -15,6 +17,52 @@ typedef struct conv_push {
     uint32_t in[3], k[3], o[3], s[3], d[3];
     int32_t  p[3];
 } conv_push;
+
+#define VK_DW_SPAN 48   /* = DW_SPAN in conv_depthwise.comp: the staged input window's side */
+
+typedef struct conv_dw_push {
+    uint64_t x, w, bias, out;
+    uint32_t C, H, W, OH, OW, KH, KW;
+    uint32_t sh, sw, dh, dw;
+    int32_t  ph, pw;
+    uint32_t tiles_w, span_h, span_w;
+} conv_dw_push;
+
+/* Depthwise (groups == C == O), 1 or 2 spatial dims, onto conv_depthwise.comp
+ * where its 16 x 16 output tile's input window fits the staged span; *taken
+ * false otherwise. */
+static rlx_status lower_depthwise(vk_lower_ctx *c, const ir_conv_geom *g, bool *taken) {
+    *taken = false;
+    const vk_tensor *x = &c->in[0], *w = &c->in[1], *o = &c->out;
+    if (g->dims > 2 || w->dims[1] != 1 || g->groups != x->dims[1] || o->dims[1] != x->dims[1]) return RLX_OK;
+    conv_dw_push p;
+    memset(&p, 0, sizeof p);
+    int two = g->dims == 2, i = g->dims - 1;   /* the last spatial dim is W; H is the one before, or 1 */
+    p.C = (uint32_t)x->dims[1];
+    p.H = two ? (uint32_t)x->dims[2] : 1, p.W = (uint32_t)x->dims[2 + i];
+    p.OH = two ? (uint32_t)o->dims[2] : 1, p.OW = (uint32_t)o->dims[2 + i];
+    p.KH = two ? (uint32_t)w->dims[2] : 1, p.KW = (uint32_t)w->dims[2 + i];
+    p.sh = two ? (uint32_t)g->stride[0] : 1, p.sw = (uint32_t)g->stride[i];
+    p.dh = two ? (uint32_t)g->dilation[0] : 1, p.dw = (uint32_t)g->dilation[i];
+    p.ph = two ? (int32_t)g->pad_begin[0] : 0, p.pw = (int32_t)g->pad_begin[i];
+    uint64_t span_h = (uint64_t)15 * p.sh + (uint64_t)(p.KH - 1) * p.dh + 1, span_w = (uint64_t)15 * p.sw + (uint64_t)(p.KW - 1) * p.dw + 1;
+    uint64_t planes = (uint64_t)x->dims[0] * x->dims[1], tiles_h = (p.OH + 15) / 16;
+    p.tiles_w = (p.OW + 15) / 16;
+    if (span_h > VK_DW_SPAN || span_w > VK_DW_SPAN || planes > vk_max_groups(c->caps, 2) || tiles_h > vk_max_groups(c->caps, 1) ||
+        p.tiles_w > vk_max_groups(c->caps, 0))
+        return RLX_OK;
+    p.span_h = (uint32_t)span_h, p.span_w = (uint32_t)span_w;
+    p.x = x->addr, p.w = w->addr, p.bias = g->has_bias ? c->in[2].addr : 0, p.out = o->addr;
+    vk_dispatch *d = vk_emit(c, "conv_depthwise", &p, sizeof p);
+    if (!d) return RLX_STATUS_INTERNAL;
+    d->spec[0] = (uint32_t)g->act;
+    d->spec[1] = g->has_bias ? 1u : 0u;
+    d->n_spec = 2;
+    d->groups[0] = p.tiles_w, d->groups[1] = (uint32_t)tiles_h, d->groups[2] = (uint32_t)planes;
+    c->tier = "conv-depthwise";
+    *taken = true;
+    return RLX_OK;
+}
 
 rlx_status vk_lower_conv(vk_lower_ctx *c)
 {
@@ -27,9 +75,10 @@ rlx_status vk_lower_conv(vk_lower_ctx *c)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "conv: tensors of 2^31 elements or more exceed 32-bit shader indices");
     c->tier = "conv-direct";
     if (c->out.numel == 0) return RLX_OK;
-    bool gemm;
-    rlx_status st = vk_lower_conv_gemm(c, &g, &gemm);
-    if (st != RLX_OK || gemm) return st;
+    bool taken;
+    rlx_status st = vk_lower_conv_gemm(c, &g, &taken);
+    if (st != RLX_OK || taken) return st;
+    if (c->tuning->conv_tier != 1 && ((st = lower_depthwise(c, &g, &taken)) != RLX_OK || taken)) return st;
     conv_push p;
     memset(&p, 0, sizeof p);
     p.x = x->addr, p.w = w->addr, p.bias = g.has_bias ? c->in[2].addr : 0, p.out = c->out.addr;

@@ -1,12 +1,13 @@
 // conv.comp — CONV (cross-correlation, NCHW, 1 to 3 spatial dims as 3 with
 // leading 1s), direct: one invocation per output element sums
 // C/groups * prod(K) products in f32, adds the bias, applies the activation.
-// The reference tier: correct for every shape; implicit GEMM on the matmul
-// tiers is the fast path still to come.
+// For every shape the implicit GEMM (conv_gemm.c) and the depthwise kernel
+// (conv_depthwise.comp) do not take: thin groups, and as the reference.
 //
 // Spec constants: 0 = activation (rlx_activation), 1 = has bias.
 #version 450
 #include "ew_common.glsl"
+#include "conv_act.glsl"
 
 layout(constant_id = 0) const uint ACT = 0;
 layout(constant_id = 1) const uint HAS_BIAS = 0;
@@ -20,18 +21,6 @@ layout(push_constant) uniform PC {
     uint d0, d1, d2;
     int p0, p1, p2;
 } pc;
-
-float activate(float v) {
-    switch (ACT) {
-    case 1u: return (v < 0.0 && !isnan(v)) ? 0.0 : v;
-    case 2u: return gelu_erf(v);
-    case 3u: return gelu_tanh(v);
-    case 4u: return v / (1.0 + rlx_exp(-v));
-    case 5u: return sigmoid(v);
-    case 6u: return rlx_tanh(v);
-    }
-    return v;
-}
 
 void main() {
     uint idx = LIN_ID(256u);
@@ -64,5 +53,5 @@ void main() {
         }
     }
     if (HAS_BIAS != 0u) acc += F32Buf(pc.bias).v[o];
-    F32Buf(pc.out_).v[idx] = activate(acc);
+    F32Buf(pc.out_).v[idx] = conv_activate(acc, ACT);
 }
