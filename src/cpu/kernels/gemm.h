@@ -2,7 +2,7 @@
  * gemm.h — single-precision GEMM with a fused epilogue.
  *
  * C[M,N] = A[M,K] * B + (accumulate ? C : 0), then optionally
- * C = act(C + bias[n]).  Row-major. B is [K,N] with leading dim ldb, or with
+ * C = act(C + bias[n] + row_bias[m]).  Row-major. B is [K,N] with leading dim ldb, or with
  * transpose_b it is [N,K] with leading dim ldb (a linear layer's weights).
  * rlx_sgemm_ex also takes A transposed: stored [K,M] with leading dim lda
  * (>= M), as a weight gradient's X^T reads X.
@@ -19,6 +19,8 @@ typedef struct gemm_epilogue {
     const float *bias;   /* [N] or NULL */
     int          act;    /* rlx_activation */
     int          accumulate; /* 1: C += A*B, 0: C = A*B */
+    const float *row_bias;   /* [M] or NULL: C[m, n] += row_bias[m] (after bias, before act), as a
+                              * convolution's per-output-channel bias in NCHW */
 } gemm_epilogue;
 
 /* Returns 0 on success, -1 when scratch memory could not be allocated. */
