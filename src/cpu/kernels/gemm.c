@@ -108,6 +108,11 @@ static const gemm_ukernel *current_kernel(void) {
 
 const char *rlx_sgemm_kernel_name(void) { return current_kernel()->name; }
 
+void rlx_sgemm_tile(int *mr, int *nr) {
+    const gemm_ukernel *k = current_kernel();
+    *mr = k->mr, *nr = k->nr;
+}
+
 int rlx_sgemm_force_kernel(const char *name) {
     if (!name) {
         atomic_store(&forced_kernel, NULL);

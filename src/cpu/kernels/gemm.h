@@ -36,6 +36,10 @@ int rlx_sgemm_ex(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
                  const float *B, int64_t ldb, int transpose_b,
                  float *C, int64_t ldc, const gemm_epilogue *epi);
 
+/* The micro-kernel's tile: C is computed in mr x nr blocks (a caller may pick
+ * the orientation of its product that wastes less of the partial tiles). */
+void rlx_sgemm_tile(int *mr, int *nr);
+
 /* Which micro-kernel rlx_sgemm uses: "avx512", "avx2", "portable". */
 const char *rlx_sgemm_kernel_name(void);
 
