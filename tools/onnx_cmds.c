@@ -116,8 +116,7 @@ static int cmp_d(const void *a, const void *b) {
 static int run_usage(void) {
     fprintf(stderr, "usage: rlx run MODEL.onnx --input NAME=FILE.npy ... [--device D] [--out DIR] [--runs N]\n"
                     "               [--precision f32|fast] [--threads N] [--report]\n"
-                    "  a model with one input takes --input FILE.npy; outputs go to DIR/NAME.npy (DIR: .)\n"
-                    "  --report: the per-step report after the runs (with RLX_PROFILE=1: each step's mean time)\n");
+                    "  a model with one input takes --input FILE.npy; outputs go to DIR/NAME.npy (DIR: .)\n");
     return 2;
 }
 
@@ -216,9 +215,6 @@ int cmd_run(int argc, char **argv) {
         qsort(t, (size_t)runs, sizeof *t, cmp_d);
         printf("%d run%s: first %.3f ms (compiles the shapes), median %.3f ms\n", runs, runs > 1 ? "s" : "", first,
                t[runs / 2]);
-        char *rep = report ? rlx_exec_report(e) : NULL;
-        if (rep) fputs(rep, stdout);
-        free(rep);
     }
     if (rc == 0 && report) {
         char *rep = rlx_exec_report(e);
