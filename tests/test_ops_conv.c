@@ -49,7 +49,8 @@ static const conv_case cases[] = {
      * 1d and 5x5 wide rows; a depthwise multiplier (generic GEMM path); several im2col chunks of
      * one image (K >= 512: 256 columns a chunk), in parallel tasks at batch 2; a 1x1 conv on x
      * in several chunks; 7x7 outputs computed transposed (batch 1: the threaded GEMM; batch 4:
-     * parallel tasks); a 1x1 stride 2 (im2col) */
+     * parallel tasks: images folded into the positions); a 1x1 stride 2 (im2col); 3 images of 100
+ * positions folded into chunks of 160 (a chunk boundary inside an image) */
     {"2d depthwise stride 2 dilation asymmetric", 2, 2, 5, 5, 5, {13, 11}, {3, 3}, {2, 2}, {2, 1}, {2, 1}, {1, 2}, true, RLX_ACT_RELU},
     {"1d depthwise stride 3", 1, 1, 4, 4, 4, {20}, {5}, {3}, {1}, {2}, {2}, true, RLX_ACT_NONE},
     {"2d depthwise 5x5 wide", 2, 1, 3, 3, 3, {6, 41}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, false, RLX_ACT_NONE},
@@ -59,6 +60,7 @@ static const conv_case cases[] = {
     {"2d 7x7 outputs transposed", 2, 1, 8, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, RLX_ACT_RELU},
     {"2d 7x7 outputs transposed batch 4 groups 2", 2, 4, 8, 32, 2, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, RLX_ACT_NONE},
     {"2d 1x1 stride 2", 2, 2, 6, 5, 1, {9, 8}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true, RLX_ACT_NONE},
+    {"2d images folded into chunks across images", 2, 3, 64, 8, 1, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, RLX_ACT_RELU},
 };
 
 /* The Vulkan tier each case takes (conv_gemm.c's rule: Og >= 16 and K >= 16). */

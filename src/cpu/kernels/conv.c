@@ -16,6 +16,10 @@
  * otherwise (late ResNet stages at batch 1: 7x7 or 14x14 outputs) the tasks
  * run one after another, each with its im2col split over the threads by rows
  * and a threaded GEMM.
+ * At batch > 1, images with fewer positions than a chunk share chunks (the
+ * positions of all images are one axis), computed transposed (positions x
+ * channels) and scattered into NCHW, so each packed weight panel serves
+ * several images.
  *
  * NCHW is rlx's layout for images because it is ONNX's and PyTorch's: an
  * imported model's tensors need no transposes at the graph's edges, and a
@@ -51,6 +55,9 @@ typedef struct conv_job {
     float *y;
     int64_t C, O, groups, Cg, Og, K;
     int64_t chunk, n_chunks;
+    int64_t P, images;           /* positions a task's chunks cover (out_vol, or N * out_vol when
+                                  * folded) and the images its tasks iterate (N, or 1) */
+    int fold;                    /* images folded into the positions (always computed transposed) */
     int direct;                  /* 1x1, stride 1, no padding: B is x */
     int act;
     int mr, nr;                  /* the GEMM's tile */
@@ -86,8 +93,9 @@ static void gather_line(float *dst, const float *src, int64_t o0, int64_t len, i
 /* Rows [r0, r1) of the im2col matrix for output positions [p0, p1) of one
  * image and group (xg: its Cg channels): cols[r * (p1 - p0) + (p - p0)] =
  * x[c] at position p's tap kk (r = c * k_vol + kk), or 0 in the padding. */
-static void im2col_rows(const conv_shape *s, const float *xg, int64_t r0, int64_t r1, int64_t p0, int64_t p1, float *cols) {
-    int64_t np = p1 - p0, k12 = s->k[1] * s->k[2];
+static void im2col_rows(const conv_shape *s, const float *xg, int64_t img_stride, int64_t r0, int64_t r1, int64_t p0, int64_t p1,
+                        float *cols) {
+    int64_t np = p1 - p0, k12 = s->k[1] * s->k[2], lines = s->out[0] * s->out[1];
     for (int64_t r = r0; r < r1; r++) {
         int64_t c = r / s->k_vol, kk = r % s->k_vol;
         int64_t k0 = kk / k12, k1 = (kk / s->k[2]) % s->k[1], k2 = kk % s->k[2];
@@ -95,13 +103,13 @@ static void im2col_rows(const conv_shape *s, const float *xg, int64_t r0, int64_
         float *d = cols + r * np;
         int64_t p = p0, o2 = p0 % s->out[2], o01 = p0 / s->out[2];
         while (p < p1) {
-            int64_t o1 = o01 % s->out[1], o0 = o01 / s->out[1];
+            int64_t o1 = o01 % s->out[1], o0 = (o01 / s->out[1]) % s->out[0], img = o01 / lines;
             int64_t len = RLX_MIN(s->out[2] - o2, p1 - p);
             int64_t i0 = o0 * s->st[0] - s->pb[0] + k0 * s->dl[0];
             int64_t i1 = o1 * s->st[1] - s->pb[1] + k1 * s->dl[1];
             float *dd = d + (p - p0);
             if (i0 < 0 || i0 >= s->in[0] || i1 < 0 || i1 >= s->in[1]) memset(dd, 0, sizeof *dd * (size_t)len);
-            else gather_line(dd, xc + (i0 * s->in[1] + i1) * s->in[2], o2, len, s->st[2], k2 * s->dl[2] - s->pb[2], s->in[2]);
+            else gather_line(dd, xc + img * img_stride + (i0 * s->in[1] + i1) * s->in[2], o2, len, s->st[2], k2 * s->dl[2] - s->pb[2], s->in[2]);
             p += len, o2 = 0, o01++;
         }
     }
@@ -119,23 +127,31 @@ static double tile_use(int64_t m, int64_t n, int mr, int nr) {
  * GEMM's column bias, into scratch, then transposed into y. */
 static int conv_task_run(conv_job *j, int64_t t, float *cols, rlx_threadpool *pool, int cols_done) {
     int64_t ch = t % j->n_chunks, ng = t / j->n_chunks, gi = ng % j->groups, n = ng / j->groups;
-    int64_t p0 = ch * j->chunk, p1 = RLX_MIN(j->s.out_vol, p0 + j->chunk), np = p1 - p0;
+    int64_t p0 = ch * j->chunk, p1 = RLX_MIN(j->P, p0 + j->chunk), np = p1 - p0;
     const float *xg = j->x + (n * j->C + gi * j->Cg) * j->s.in_vol;
     const float *B;
     int64_t ldb;
     if (j->direct) B = xg + p0, ldb = j->s.in_vol;
     else {
-        if (!cols_done) im2col_rows(&j->s, xg, 0, j->K, p0, p1, cols);
+        if (!cols_done) im2col_rows(&j->s, xg, j->C * j->s.in_vol, 0, j->K, p0, p1, cols);
         B = cols, ldb = np;
     }
     const float *wg = j->w + gi * j->Og * j->K, *bg = j->b ? j->b + gi * j->Og : NULL;
     float *yg = j->y + (n * j->O + gi * j->Og) * j->s.out_vol + p0;
-    if (tile_use(np, j->Og, j->mr, j->nr) > 1.1 * tile_use(j->Og, np, j->mr, j->nr)) {
+    if (j->fold || tile_use(np, j->Og, j->mr, j->nr) > 1.1 * tile_use(j->Og, np, j->mr, j->nr)) {
         float *yt = cols + (size_t)(j->K * j->chunk);
         gemm_epilogue epi = {.act = j->act, .bias = bg};
         if (rlx_sgemm_ex(pool, np, j->Og, j->K, B, ldb, 1, wg, j->K, 1, yt, j->Og, &epi) != 0) return -1;
-        for (int64_t o = 0; o < j->Og; o++)
-            for (int64_t q = 0; q < np; q++) yg[o * j->s.out_vol + q] = yt[q * j->Og + o];
+        if (!j->fold) {
+            for (int64_t o = 0; o < j->Og; o++)
+                for (int64_t q = 0; q < np; q++) yg[o * j->s.out_vol + q] = yt[q * j->Og + o];
+            return 0;
+        }
+        for (int64_t q = 0; q < np; q++) {   /* position p0 + q is image i's position pp */
+            int64_t i = (p0 + q) / j->s.out_vol, pp = (p0 + q) % j->s.out_vol;
+            float *yq = j->y + (i * j->O + gi * j->Og) * j->s.out_vol + pp;
+            for (int64_t o = 0; o < j->Og; o++) yq[o * j->s.out_vol] = yt[q * j->Og + o];
+        }
         return 0;
     }
     gemm_epilogue epi = {.act = j->act, .row_bias = bg};
@@ -152,7 +168,7 @@ static void conv_tasks(void *arg, int64_t begin, int64_t end, int worker) {
 static void im2col_task(void *arg, int64_t begin, int64_t end, int worker) {
     (void)worker;
     conv_job *j = arg;
-    im2col_rows(&j->s, j->xg, begin, end, j->p0, j->p1, j->cols);
+    im2col_rows(&j->s, j->xg, j->C * j->s.in_vol, begin, end, j->p0, j->p1, j->cols);
 }
 
 /* The im2col scratch, cached on the calling thread like the GEMM's packing
@@ -212,13 +228,17 @@ rlx_status cpu_conv(const cpu_kernel_ctx *k) {
 
     bool unit = true;
     for (int i = 0; i < 3; i++) unit = unit && s->k[i] == 1 && s->st[i] == 1 && s->pb[i] == 0;
-    j.direct = unit && s->in_vol == s->out_vol;   /* pad_end is 0 too then */
     int64_t want = RLX_MAX(CONV_CHUNK_MIN_COLS, CONV_CHUNK_FLOATS / RLX_MAX(j.K, 1));
-    j.n_chunks = (s->out_vol + want - 1) / want;
-    j.chunk = (s->out_vol + j.n_chunks - 1) / j.n_chunks;
-    j.chunk = RLX_MIN(s->out_vol, (j.chunk + 15) / 16 * 16);
-    j.n_chunks = (s->out_vol + j.chunk - 1) / j.chunk;
-    int64_t tasks = N * g.groups * j.n_chunks;
+    /* Images smaller than a chunk (late stages) share chunks, so each packed weight panel
+     * serves several images' positions. */
+    j.fold = N > 1 && s->out_vol < want;
+    j.direct = !j.fold && unit && s->in_vol == s->out_vol;   /* pad_end is 0 too then */
+    j.P = j.fold ? N * s->out_vol : s->out_vol, j.images = j.fold ? 1 : N;
+    j.n_chunks = (j.P + want - 1) / want;
+    j.chunk = (j.P + j.n_chunks - 1) / j.n_chunks;
+    j.chunk = RLX_MIN(j.P, (j.chunk + 15) / 16 * 16);
+    j.n_chunks = (j.P + j.chunk - 1) / j.chunk;
+    int64_t tasks = j.images * g.groups * j.n_chunks;
     int threads = rlx_threadpool_size(k->pool);
     bool parallel_tasks = threads == 1 || tasks >= 2 * threads;
     atomic_init(&j.failed, 0);
@@ -238,7 +258,7 @@ rlx_status cpu_conv(const cpu_kernel_ctx *k) {
             int64_t ch = t % j.n_chunks, ng = t / j.n_chunks, gi = ng % j.groups, n = ng / j.groups;
             if (!j.direct) {
                 j.xg = j.x + (n * j.C + gi * j.Cg) * s->in_vol;
-                j.p0 = ch * j.chunk, j.p1 = RLX_MIN(s->out_vol, j.p0 + j.chunk), j.cols = j.scratch;
+                j.p0 = ch * j.chunk, j.p1 = RLX_MIN(j.P, j.p0 + j.chunk), j.cols = j.scratch;
                 rlx_parallel_for(k->pool, j.K, RLX_MAX(1, j.K / (4 * threads)), im2col_task, &j);
             }
             if (conv_task_run(&j, t, j.scratch, k->pool, 1) != 0) atomic_store(&j.failed, 1);
