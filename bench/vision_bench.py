@@ -51,6 +51,9 @@ def export(model, x, path, opset, torch):
         torch.onnx.export(model, (x,), path, dynamo=False, **kw)
     except TypeError:   # PyTorch without the dynamo argument (Debian's 1.13)
         torch.onnx.export(model, (x,), path, **kw)
+    except Exception as e:   # a PyTorch whose TorchScript exporter is gone: its default one
+        print("TorchScript export failed (%s); using the default exporter" % str(e)[:200], file=sys.stderr)
+        torch.onnx.export(model, (x,), path, **kw)
 
 
 def input_name(path):
