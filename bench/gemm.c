@@ -73,7 +73,7 @@ typedef struct run_args {
 
 static void call_rlx(void *p) {
     run_args *a = p;
-    gemm_epilogue epi = { NULL, 0, 0 };
+    gemm_epilogue epi = { NULL, 0, 0, NULL };
     rlx_sgemm(a->pool, a->M, a->N, a->K, a->A, a->K, a->B, a->tb ? a->K : a->N, a->tb, a->C, a->N,
               &epi);
 }

@@ -71,7 +71,7 @@ static bool run_case(rlx_threadpool *pool, const gemm_case *tc, const char *knam
     float sentinel = 12345.0f;
     if (tc->pad) for (int64_t i = 0; i < M; i++) C[i * ldc + N] = sentinel;
 
-    gemm_epilogue epi = { tc->use_bias ? bias : NULL, tc->act, tc->accumulate };
+    gemm_epilogue epi = { tc->use_bias ? bias : NULL, tc->act, tc->accumulate, NULL };
     int rc = tc->transpose_a ? rlx_sgemm_ex(pool, M, N, K, A, lda, 1, B, ldb, tc->transpose_b, C, ldc, &epi)
                              : rlx_sgemm(pool, M, N, K, A, lda, B, ldb, tc->transpose_b, C, ldc, &epi);
     if (rc != 0) {
@@ -175,7 +175,7 @@ TEST(gemm_random_threaded) {
 
 TEST(gemm_zero_k_and_empty) {
     float C[6] = { 1, 2, 3, 4, 5, 6 }, bias[3] = { 1, 1, 1 };
-    gemm_epilogue epi = { bias, RLX_ACT_NONE, 1 };
+    gemm_epilogue epi = { bias, RLX_ACT_NONE, 1, NULL };
     CHECK(rlx_sgemm(NULL, 2, 3, 0, NULL, 0, NULL, 3, 0, C, 3, &epi) == 0);
     CHECK(C[0] == 2 && C[5] == 7);
     epi.accumulate = 0;

@@ -2,12 +2,15 @@
  * test_ops_conv.c — conv against a float64 direct convolution on random
  * inputs: 1, 2 and 3 spatial dims, stride, dilation, asymmetric padding,
  * groups and depthwise, bias and activations, a symbolic batch; every op-test
- * configuration on the CPU, and Vulkan against the CPU (lavapipe in CI). Bad
+ * configuration on the CPU, with cases for each of the CPU kernel's paths and
+ * each ISA of its depthwise kernel and GEMM, and Vulkan against the CPU (lavapipe in CI). Bad
  * shapes and parameters are errors naming the node.
  */
 #include "ops_common.h"
 #include "vk_parity.h"
 #include "core/core.h"
+#include "cpu/kernels/conv_dw.h"
+#include "cpu/kernels/gemm.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -48,6 +51,22 @@ static const conv_case cases[] = {
     {"2d 1x1 pointwise gemm", 2, 2, 24, 32, 1, {4, 6}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, RLX_ACT_RELU},
     {"2d 3x3 one image gemm", 2, 1, 16, 24, 1, {12, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, RLX_ACT_RELU},
     {"3d gemm", 3, 2, 4, 16, 1, {5, 6, 7}, {2, 2, 2}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1}, {0, 1, 1}, true, RLX_ACT_NONE},
+    /* the CPU's paths (conv.c): depthwise direct kernel with stride, dilation and asymmetric padding,
+     * 1d and 5x5 wide rows; a depthwise multiplier (generic GEMM path); several im2col chunks of
+     * one image (K >= 512: 256 columns a chunk), in parallel tasks at batch 2; a 1x1 conv on x
+     * in several chunks; 7x7 outputs computed transposed (batch 1: the threaded GEMM; batch 4:
+     * parallel tasks: images folded into the positions); a 1x1 stride 2 (im2col); 3 images of 100
+ * positions folded into chunks of 160 (a chunk boundary inside an image) */
+    {"2d depthwise stride 2 dilation asymmetric", 2, 2, 5, 5, 5, {13, 11}, {3, 3}, {2, 2}, {2, 1}, {2, 1}, {1, 2}, true, RLX_ACT_RELU},
+    {"1d depthwise stride 3", 1, 1, 4, 4, 4, {20}, {5}, {3}, {1}, {2}, {2}, true, RLX_ACT_NONE},
+    {"2d depthwise 5x5 wide", 2, 1, 3, 3, 3, {6, 41}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, false, RLX_ACT_NONE},
+    {"2d depthwise multiplier 2", 2, 1, 3, 6, 3, {8, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, RLX_ACT_NONE},
+    {"2d 3x3 K 576 in chunks", 2, 2, 64, 8, 1, {20, 21}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, RLX_ACT_RELU},
+    {"2d 1x1 in chunks", 2, 2, 16, 9, 1, {90, 100}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, RLX_ACT_NONE},
+    {"2d 7x7 outputs transposed", 2, 1, 8, 16, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, RLX_ACT_RELU},
+    {"2d 7x7 outputs transposed batch 4 groups 2", 2, 4, 8, 32, 2, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, RLX_ACT_NONE},
+    {"2d 1x1 stride 2", 2, 2, 6, 5, 1, {9, 8}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true, RLX_ACT_NONE},
+    {"2d images folded into chunks across images", 2, 3, 64, 8, 1, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, RLX_ACT_RELU},
 };
 
 /* Grids of 128 x 128 tiles that fill any GPU (256 tiles): the fast policy's tensor-core tier. */
@@ -120,7 +139,8 @@ static built build(const conv_case *c, bool symbolic_batch) {
     return r;
 }
 
-TEST(ops_conv_f32) {
+/* Every case against the float64 reference in the configurations of cfg_mask. */
+static void check_cases(unsigned cfg_mask, const char *isa) {
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const conv_case *c = &cases[k];
         for (int sym = 0; sym < 2; sym++) {
@@ -141,11 +161,37 @@ TEST(ops_conv_f32) {
             rlx_tensor in = ops_tensor("x", RLX_F32, r.xs, r.x);
             rlx_tensor out = ops_tensor("y", RLX_F32, r.ys, got);
             for (int cfg = 0; cfg < OPS_NCONFIG; cfg++) {
+                if (!(cfg_mask >> cfg & 1)) continue;
                 if (!ops_run(r.g, cfg, &in, 1, &out, 1)) return;
-                CHECK_CLOSE(c->what, got, want, yn, 1e-5);
+                CHECK_MSG(test_close_f32_f64(c->what, got, want, yn, 1e-5), "%s (ISA %s, config %s)", c->what, isa,
+                          ops_config_name(cfg));
             }
         }
     }
+}
+
+TEST(ops_conv_f32) {
+    check_cases(~0u, "auto");
+    ops_free_all();
+}
+
+/* Each ISA of the depthwise kernel and the GEMM it uses (portable for the
+ * baseline), at 1 and 2 threads. */
+TEST(ops_conv_isa_paths) {
+    static const struct { const char *dw, *gemm; } isas[] = {{"base", "portable"}, {"avx2", "avx2"}, {"avx512", "avx512"}};
+    int ran = 0;
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        if (cpu_conv_dw_force(isas[i].dw) != 0 || rlx_sgemm_force_kernel(isas[i].gemm) != 0) {
+            printf("    (skipped %s: not on this CPU)\n", isas[i].dw);
+            continue;
+        }
+        CHECK(!strcmp(cpu_conv_dw_isa(), isas[i].dw));
+        check_cases(1u << 2 | 1u << 3, isas[i].dw);
+        ran++;
+    }
+    cpu_conv_dw_force(NULL);
+    rlx_sgemm_force_kernel(NULL);
+    CHECK(ran >= 1);
     ops_free_all();
 }
 

@@ -1,56 +1,197 @@
 /*
- * conv.c — CPU kernel for CONV (1 to 3 spatial dims, NCHW): per image and
- * channel group, im2col into a [C/groups * prod(K), prod(S')] matrix, then
- * one packed GEMM (rlx_sgemm, threaded) with the group's weights [O/groups,
- * C/groups * prod(K)], then bias and activation. Padding is zeros written by
- * im2col. f32.
+ * conv.c — CPU kernel for CONV (1 to 3 spatial dims, NCHW), f32.
+ *
+ * Three paths:
+ * - depthwise (groups == C == O, at most 2 spatial dims): a direct kernel
+ *   (conv_dw.c), vectorized over output columns, threaded over (n, c) planes;
+ * - 1x1, stride 1, no padding: the GEMM reads x itself as its [C/groups,
+ *   H*W] operand, no im2col;
+ * - otherwise im2col + packed GEMM, in column chunks: each task builds the
+ *   [C/groups * prod(K), chunk] matrix of one chunk of output positions of
+ *   one image and group (about 512 KiB, so the GEMM's B packer reads it from
+ *   L2, not from memory), then runs one GEMM [O/groups, chunk] on it.
+ * The per-output-channel bias and the activation run in the GEMM's epilogue
+ * (gemm_epilogue.row_bias) while the tile is in L1. Tasks (image, group,
+ * chunk) run in parallel with one-thread GEMMs when there are enough of them;
+ * otherwise (late ResNet stages at batch 1: 7x7 or 14x14 outputs) the tasks
+ * run one after another, each with its im2col split over the threads by rows
+ * and a threaded GEMM.
+ * At batch > 1, images with fewer positions than a chunk share chunks (the
+ * positions of all images are one axis), computed transposed (positions x
+ * channels) and scattered into NCHW, so each packed weight panel serves
+ * several images.
  *
  * NCHW is rlx's layout for images because it is ONNX's and PyTorch's: an
  * imported model's tensors need no transposes at the graph's edges, and a
  * 1x1 convolution is a plain GEMM over the spatial positions.
  */
 #include "cpu/cpu_kernel.h"
+#include "cpu/kernels/conv_dw.h"
 #include "cpu/kernels/gemm.h"
 #include "ir/conv_geom.h"
+#include "core/core.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* im2col chunk: about this many floats (512 KiB), and at least this many
+ * columns, so the packed weights are reused over enough columns (packing A
+ * costs ~8 multiply-adds an element: 3% at 256 columns). */
+#define CONV_CHUNK_FLOATS (128 * 1024)
+#define CONV_CHUNK_MIN_COLS 256
+
 typedef struct conv_shape {
     int     dims;
-    int64_t in[3], k[3], out[3];   /* padded to 3 dims with 1 */
+    int64_t in[3], k[3], out[3];   /* padded to 3 dims with 1 in front */
+    int64_t st[3], dl[3], pb[3];
     int64_t in_vol, k_vol, out_vol;
 } conv_shape;
 
-/* cols[(c * k_vol + kk) * out_vol + o] = x[c] at output o's tap kk, or 0 outside */
-static void im2col(const float *x, int64_t Cg, const conv_shape *s, const ir_conv_geom *g, float *cols) {
-    int64_t st[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
-    int off = 3 - s->dims;   /* dims right-aligned into [3] */
-    for (int i = 0; i < s->dims; i++) st[off + i] = g->stride[i], dl[off + i] = g->dilation[i], pb[off + i] = g->pad_begin[i];
-    for (int64_t c = 0; c < Cg; c++) {
-        const float *xc = x + c * s->in_vol;
-        for (int64_t k0 = 0; k0 < s->k[0]; k0++)
-            for (int64_t k1 = 0; k1 < s->k[1]; k1++)
-                for (int64_t k2 = 0; k2 < s->k[2]; k2++) {
-                    float *row = cols + ((c * s->k[0] + k0) * s->k[1] * s->k[2] + k1 * s->k[2] + k2) * s->out_vol;
-                    for (int64_t o0 = 0; o0 < s->out[0]; o0++) {
-                        int64_t i0 = o0 * st[0] - pb[0] + k0 * dl[0];
-                        for (int64_t o1 = 0; o1 < s->out[1]; o1++) {
-                            int64_t i1 = o1 * st[1] - pb[1] + k1 * dl[1];
-                            float *dst = row + (o0 * s->out[1] + o1) * s->out[2];
-                            if (i0 < 0 || i0 >= s->in[0] || i1 < 0 || i1 >= s->in[1]) {
-                                memset(dst, 0, sizeof *dst * (size_t)s->out[2]);
-                                continue;
-                            }
-                            const float *src = xc + (i0 * s->in[1] + i1) * s->in[2];
-                            for (int64_t o2 = 0; o2 < s->out[2]; o2++) {
-                                int64_t i2 = o2 * st[2] - pb[2] + k2 * dl[2];
-                                dst[o2] = i2 >= 0 && i2 < s->in[2] ? src[i2] : 0.0f;
-                            }
-                        }
-                    }
-                }
+typedef struct conv_job {
+    conv_shape s;
+    const float *x, *w, *b;
+    float *y;
+    int64_t C, O, groups, Cg, Og, K;
+    int64_t chunk, n_chunks;
+    int64_t P, images;           /* positions a task's chunks cover (out_vol, or N * out_vol when
+                                  * folded) and the images its tasks iterate (N, or 1) */
+    int fold;                    /* images folded into the positions (always computed transposed) */
+    int direct;                  /* 1x1, stride 1, no padding: B is x */
+    int act;
+    int mr, nr;                  /* the GEMM's tile */
+    float *scratch;              /* per worker: K * chunk + chunk * Og floats */
+    size_t scratch_per_worker;
+    rlx_threadpool *pool;        /* the sequential path's: im2col rows and GEMM threads */
+    /* the sequential path's current task, for im2col_task */
+    const float *xg;
+    int64_t p0, p1;
+    float *cols;
+    _Atomic int failed;
+} conv_job;
+
+/* dst[t] = src[(o0 + t) * st + off] where that index is in [0, n), else 0; t < len. */
+static void gather_line(float *dst, const float *src, int64_t o0, int64_t len, int64_t st, int64_t off, int64_t n) {
+    /* valid o: 0 <= o*st + off <= n - 1 */
+    int64_t lo = off >= 0 ? 0 : (-off + st - 1) / st;
+    int64_t hi = n - 1 - off < 0 ? 0 : (n - 1 - off) / st + 1;
+    lo = RLX_MAX(lo, o0), hi = RLX_MIN(hi, o0 + len);
+    if (hi <= lo) {
+        memset(dst, 0, sizeof *dst * (size_t)len);
+        return;
     }
+    memset(dst, 0, sizeof *dst * (size_t)(lo - o0));
+    const float *s = src + lo * st + off;
+    float *d = dst + (lo - o0);
+    if (st == 1) memcpy(d, s, sizeof *d * (size_t)(hi - lo));
+    else if (st == 2) for (int64_t t = 0; t < hi - lo; t++) d[t] = s[2 * t];
+    else for (int64_t t = 0; t < hi - lo; t++) d[t] = s[t * st];
+    memset(dst + (hi - o0), 0, sizeof *dst * (size_t)(o0 + len - hi));
+}
+
+/* Rows [r0, r1) of the im2col matrix for output positions [p0, p1) of one
+ * image and group (xg: its Cg channels): cols[r * (p1 - p0) + (p - p0)] =
+ * x[c] at position p's tap kk (r = c * k_vol + kk), or 0 in the padding. */
+static void im2col_rows(const conv_shape *s, const float *xg, int64_t img_stride, int64_t r0, int64_t r1, int64_t p0, int64_t p1,
+                        float *cols) {
+    int64_t np = p1 - p0, k12 = s->k[1] * s->k[2], lines = s->out[0] * s->out[1];
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t c = r / s->k_vol, kk = r % s->k_vol;
+        int64_t k0 = kk / k12, k1 = (kk / s->k[2]) % s->k[1], k2 = kk % s->k[2];
+        const float *xc = xg + c * s->in_vol;
+        float *d = cols + r * np;
+        int64_t p = p0, o2 = p0 % s->out[2], o01 = p0 / s->out[2];
+        while (p < p1) {
+            int64_t o1 = o01 % s->out[1], o0 = (o01 / s->out[1]) % s->out[0], img = o01 / lines;
+            int64_t len = RLX_MIN(s->out[2] - o2, p1 - p);
+            int64_t i0 = o0 * s->st[0] - s->pb[0] + k0 * s->dl[0];
+            int64_t i1 = o1 * s->st[1] - s->pb[1] + k1 * s->dl[1];
+            float *dd = d + (p - p0);
+            if (i0 < 0 || i0 >= s->in[0] || i1 < 0 || i1 >= s->in[1]) memset(dd, 0, sizeof *dd * (size_t)len);
+            else gather_line(dd, xc + img * img_stride + (i0 * s->in[1] + i1) * s->in[2], o2, len, s->st[2], k2 * s->dl[2] - s->pb[2], s->in[2]);
+            p += len, o2 = 0, o01++;
+        }
+    }
+}
+
+/* Share of an m x n product's tiles that is real work. */
+static double tile_use(int64_t m, int64_t n, int mr, int nr) {
+    return (double)m / (double)((m + mr - 1) / mr * mr) * (double)n / (double)((n + nr - 1) / nr * nr);
+}
+
+/* One (image, group, chunk) task: im2col (unless direct) then the chunk's GEMM.
+ * pool: the GEMM's threads (NULL inside a parallel task). A chunk of few
+ * positions (7x7 outputs: 49 columns, a 16-wide tile's 77%) is computed
+ * transposed, Y^T [positions, O/groups] = cols^T W^T with the bias as the
+ * GEMM's column bias, into scratch, then transposed into y. */
+static int conv_task_run(conv_job *j, int64_t t, float *cols, rlx_threadpool *pool, int cols_done) {
+    int64_t ch = t % j->n_chunks, ng = t / j->n_chunks, gi = ng % j->groups, n = ng / j->groups;
+    int64_t p0 = ch * j->chunk, p1 = RLX_MIN(j->P, p0 + j->chunk), np = p1 - p0;
+    const float *xg = j->x + (n * j->C + gi * j->Cg) * j->s.in_vol;
+    const float *B;
+    int64_t ldb;
+    if (j->direct) B = xg + p0, ldb = j->s.in_vol;
+    else {
+        if (!cols_done) im2col_rows(&j->s, xg, j->C * j->s.in_vol, 0, j->K, p0, p1, cols);
+        B = cols, ldb = np;
+    }
+    const float *wg = j->w + gi * j->Og * j->K, *bg = j->b ? j->b + gi * j->Og : NULL;
+    float *yg = j->y + (n * j->O + gi * j->Og) * j->s.out_vol + p0;
+    if (j->fold || tile_use(np, j->Og, j->mr, j->nr) > 1.1 * tile_use(j->Og, np, j->mr, j->nr)) {
+        float *yt = cols + (size_t)(j->K * j->chunk);
+        gemm_epilogue epi = {.act = j->act, .bias = bg};
+        if (rlx_sgemm_ex(pool, np, j->Og, j->K, B, ldb, 1, wg, j->K, 1, yt, j->Og, &epi) != 0) return -1;
+        if (!j->fold) {
+            for (int64_t o = 0; o < j->Og; o++)
+                for (int64_t q = 0; q < np; q++) yg[o * j->s.out_vol + q] = yt[q * j->Og + o];
+            return 0;
+        }
+        for (int64_t q = 0; q < np; q++) {   /* position p0 + q is image i's position pp */
+            int64_t i = (p0 + q) / j->s.out_vol, pp = (p0 + q) % j->s.out_vol;
+            float *yq = j->y + (i * j->O + gi * j->Og) * j->s.out_vol + pp;
+            for (int64_t o = 0; o < j->Og; o++) yq[o * j->s.out_vol] = yt[q * j->Og + o];
+        }
+        return 0;
+    }
+    gemm_epilogue epi = {.act = j->act, .row_bias = bg};
+    return rlx_sgemm(pool, j->Og, np, j->K, wg, j->K, B, ldb, 0, yg, j->s.out_vol, &epi);
+}
+
+static void conv_tasks(void *arg, int64_t begin, int64_t end, int worker) {
+    conv_job *j = arg;
+    float *cols = j->scratch + (size_t)worker * j->scratch_per_worker;
+    for (int64_t t = begin; t < end; t++)
+        if (conv_task_run(j, t, cols, NULL, 0) != 0) atomic_store(&j->failed, 1);
+}
+
+static void im2col_task(void *arg, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    conv_job *j = arg;
+    im2col_rows(&j->s, j->xg, j->C * j->s.in_vol, begin, end, j->p0, j->p1, j->cols);
+}
+
+/* The im2col scratch, cached on the calling thread like the GEMM's packing
+ * buffers (a fresh allocation per call would fault its pages in every run). */
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_key_ok;
+static _Thread_local float *tl_scratch;
+static _Thread_local size_t tl_scratch_floats;
+
+static void scratch_destroy(void *p) { free(p); }
+static void scratch_key_init(void) { scratch_key_ok = pthread_key_create(&scratch_key, scratch_destroy) == 0; }
+
+static float *conv_scratch(size_t floats) {
+    if (tl_scratch_floats >= floats) return tl_scratch;
+    pthread_once(&scratch_once, scratch_key_init);
+    void *p = NULL;
+    if (posix_memalign(&p, 64, floats * sizeof(float)) != 0) return NULL;
+    free(tl_scratch);
+    tl_scratch = p;
+    tl_scratch_floats = floats;
+    if (scratch_key_ok) pthread_setspecific(scratch_key, p);
+    return tl_scratch;
 }
 
 rlx_status cpu_conv(const cpu_kernel_ctx *k) {
@@ -61,35 +202,69 @@ rlx_status cpu_conv(const cpu_kernel_ctx *k) {
     if (x->dtype != RLX_F32)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "%s: the CPU convolution is f32 (got %s)", cpu_node_label(k->node, lb, sizeof lb),
                         rlx_dtype_name(x->dtype));
-    conv_shape s = {.dims = g.dims, .in = {1, 1, 1}, .k = {1, 1, 1}, .out = {1, 1, 1}};
+    conv_job j = {.s = {.dims = g.dims, .in = {1, 1, 1}, .k = {1, 1, 1}, .out = {1, 1, 1}, .st = {1, 1, 1}, .dl = {1, 1, 1}},
+                  .x = x->data, .w = w->data, .b = b ? b->data : NULL, .y = k->out.data, .act = (int)g.act};
+    conv_shape *s = &j.s;
     int off = 3 - g.dims;
-    for (int i = 0; i < g.dims; i++)
-        s.in[off + i] = x->dims[2 + i], s.k[off + i] = w->dims[2 + i], s.out[off + i] = k->out.dims[2 + i];
-    s.in_vol = s.in[0] * s.in[1] * s.in[2], s.k_vol = s.k[0] * s.k[1] * s.k[2], s.out_vol = s.out[0] * s.out[1] * s.out[2];
-    int64_t N = x->dims[0], C = x->dims[1], O = w->dims[0], Cg = C / g.groups, Og = O / g.groups, K = Cg * s.k_vol;
-    size_t n_cols = (size_t)(K * s.out_vol);
-    float *cols = malloc(sizeof *cols * (n_cols ? n_cols : 1));
-    if (!cols)
-        return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: no memory for a %lld x %lld im2col matrix",
-                        cpu_node_label(k->node, lb, sizeof lb), (long long)K, (long long)s.out_vol);
-    const float *xs = x->data, *ws = w->data, *bs = b ? b->data : NULL;
-    float *ys = k->out.data;
-    gemm_epilogue epi = {.bias = NULL, .act = RLX_ACT_NONE, .accumulate = 0};
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t gi = 0; gi < g.groups; gi++) {
-            const float *xg = xs + (n * C + gi * Cg) * s.in_vol;
-            float *yg = ys + (n * O + gi * Og) * s.out_vol;
-            im2col(xg, Cg, &s, &g, cols);
-            if (rlx_sgemm(k->pool, Og, s.out_vol, K, ws + gi * Og * K, K, cols, s.out_vol, 0, yg, s.out_vol, &epi) != 0) {
-                free(cols);
-                return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: GEMM scratch", cpu_node_label(k->node, lb, sizeof lb));
+    for (int i = 0; i < g.dims; i++) {
+        s->in[off + i] = x->dims[2 + i], s->k[off + i] = w->dims[2 + i], s->out[off + i] = k->out.dims[2 + i];
+        s->st[off + i] = g.stride[i], s->dl[off + i] = g.dilation[i], s->pb[off + i] = g.pad_begin[i];
+    }
+    s->in_vol = s->in[0] * s->in[1] * s->in[2], s->k_vol = s->k[0] * s->k[1] * s->k[2];
+    s->out_vol = s->out[0] * s->out[1] * s->out[2];
+    int64_t N = x->dims[0];
+    j.C = x->dims[1], j.O = w->dims[0], j.groups = g.groups, j.Cg = j.C / g.groups, j.Og = j.O / g.groups;
+    j.K = j.Cg * s->k_vol;
+    if (N == 0 || j.O == 0 || s->out_vol == 0) return RLX_OK;
+
+    if (j.Cg == 1 && j.Og == 1 && s->in[0] == 1 && s->k[0] == 1) {
+        cpu_conv_dw_args a = {.x = j.x, .w = j.w, .b = j.b, .y = j.y, .planes = N * j.C, .C = j.C,
+                              .ih = s->in[1], .iw = s->in[2], .kh = s->k[1], .kw = s->k[2], .oh = s->out[1], .ow = s->out[2],
+                              .sh = s->st[1], .sw = s->st[2], .dh = s->dl[1], .dw = s->dl[2], .ph = s->pb[1], .pw = s->pb[2],
+                              .act = j.act};
+        cpu_conv_depthwise(k->pool, &a);
+        return RLX_OK;
+    }
+
+    bool unit = true;
+    for (int i = 0; i < 3; i++) unit = unit && s->k[i] == 1 && s->st[i] == 1 && s->pb[i] == 0;
+    int64_t want = RLX_MAX(CONV_CHUNK_MIN_COLS, CONV_CHUNK_FLOATS / RLX_MAX(j.K, 1));
+    /* Images smaller than a chunk (late stages) share chunks, so each packed weight panel
+     * serves several images' positions. */
+    j.fold = N > 1 && s->out_vol < want;
+    j.direct = !j.fold && unit && s->in_vol == s->out_vol;   /* pad_end is 0 too then */
+    j.P = j.fold ? N * s->out_vol : s->out_vol, j.images = j.fold ? 1 : N;
+    j.n_chunks = (j.P + want - 1) / want;
+    j.chunk = (j.P + j.n_chunks - 1) / j.n_chunks;
+    j.chunk = RLX_MIN(j.P, (j.chunk + 15) / 16 * 16);
+    j.n_chunks = (j.P + j.chunk - 1) / j.chunk;
+    int64_t tasks = j.images * g.groups * j.n_chunks;
+    int threads = rlx_threadpool_size(k->pool);
+    bool parallel_tasks = threads == 1 || tasks >= 2 * threads;
+    atomic_init(&j.failed, 0);
+    rlx_sgemm_tile(&j.mr, &j.nr);
+    j.scratch_per_worker = (size_t)(j.K * j.chunk + j.chunk * j.Og) + 16;
+    {
+        j.scratch = conv_scratch((size_t)(parallel_tasks ? threads : 1) * j.scratch_per_worker);
+        if (!j.scratch)
+            return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: no memory for a %lld x %lld im2col matrix",
+                            cpu_node_label(k->node, lb, sizeof lb), (long long)j.K, (long long)j.chunk);
+    }
+    if (parallel_tasks) {
+        if (tasks == 1 || threads == 1) conv_tasks(&j, 0, tasks, 0);
+        else rlx_parallel_for(k->pool, tasks, 1, conv_tasks, &j);
+    } else {
+        for (int64_t t = 0; t < tasks && !atomic_load(&j.failed); t++) {
+            int64_t ch = t % j.n_chunks, ng = t / j.n_chunks, gi = ng % j.groups, n = ng / j.groups;
+            if (!j.direct) {
+                j.xg = j.x + (n * j.C + gi * j.Cg) * s->in_vol;
+                j.p0 = ch * j.chunk, j.p1 = RLX_MIN(j.P, j.p0 + j.chunk), j.cols = j.scratch;
+                rlx_parallel_for(k->pool, j.K, RLX_MAX(1, j.K / (4 * threads)), im2col_task, &j);
             }
-            for (int64_t o = 0; o < Og; o++) {
-                float bias = bs ? bs[gi * Og + o] : 0.0f, *row = yg + o * s.out_vol;
-                if (bs || g.act != RLX_ACT_NONE)
-                    for (int64_t i = 0; i < s.out_vol; i++) row[i] = cpu_activate(row[i] + bias, (int)g.act);
-            }
+            if (conv_task_run(&j, t, j.scratch, k->pool, 1) != 0) atomic_store(&j.failed, 1);
         }
-    free(cols);
+    }
+    if (atomic_load(&j.failed))
+        return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: GEMM scratch", cpu_node_label(k->node, lb, sizeof lb));
     return RLX_OK;
 }

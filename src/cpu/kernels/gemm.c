@@ -108,6 +108,11 @@ static const gemm_ukernel *current_kernel(void) {
 
 const char *rlx_sgemm_kernel_name(void) { return current_kernel()->name; }
 
+void rlx_sgemm_tile(int *mr, int *nr) {
+    const gemm_ukernel *k = current_kernel();
+    *mr = k->mr, *nr = k->nr;
+}
+
 int rlx_sgemm_force_kernel(const char *name) {
     if (!name) {
         atomic_store(&forced_kernel, NULL);
@@ -131,12 +136,17 @@ int rlx_sgemm_force_kernel(const char *name) {
 
 /* The activations are cpu_activate's (kernel_util.c), the same arithmetic as
  * the unary ops, so a fused matmul_bias_act equals matmul + bias + act. */
-/* bias (offset to the tile's first column, or NULL) then act over a tile. */
+/* bias (offset to the tile's first column, or NULL), row bias (offset to the
+ * tile's first row, or NULL), then act over a tile. */
 static void apply_epilogue(float *c, int64_t ldc, int64_t m, int64_t n, const float *bias,
-                           int act) {
+                           const float *row_bias, int act) {
     for (int64_t i = 0; i < m; i++) {
         float *ci = c + i * ldc;
         if (bias) for (int64_t j = 0; j < n; j++) ci[j] += bias[j];
+        if (row_bias) {
+            float rb = row_bias[i];
+            for (int64_t j = 0; j < n; j++) ci[j] += rb;
+        }
         if (act == RLX_ACT_RELU) {
             for (int64_t j = 0; j < n; j++) ci[j] = ci[j] > 0.0f ? ci[j] : 0.0f;
         } else if (act == RLX_ACT_GELU_TANH) {
@@ -231,7 +241,7 @@ typedef struct gemm_job {
     const float *A; int64_t lda; int transpose_a;
     const float *B; int64_t ldb; int transpose_b;
     float *C; int64_t ldc;
-    const float *bias;
+    const float *bias, *row_bias;
     int act, accumulate;
     int64_t kc_step;              /* K block, balanced so blocks are near equal */
     int64_t tm, tn;               /* task grid */
@@ -312,9 +322,9 @@ static void gemm_block(gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t 
                                 else        for (int64_t j = 0; j < n; j++) ci[j] = ti[j];
                             }
                         }
-                        if (last && (g->bias || g->act != RLX_ACT_NONE))
+                        if (last && (g->bias || g->row_bias || g->act != RLX_ACT_NONE))
                             apply_epilogue(c, g->ldc, m, n, g->bias ? g->bias + jc + jr : NULL,
-                                           g->act);
+                                           g->row_bias ? g->row_bias + ic + ir : NULL, g->act);
                     }
                 }
             }
@@ -396,14 +406,14 @@ int rlx_sgemm_ex(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
                  float *C, int64_t ldc, const gemm_epilogue *epi) {
     if (M < 0 || N < 0 || K < 0) return -1;
     if (M == 0 || N == 0) return 0;
-    const float *bias = epi ? epi->bias : NULL;
+    const float *bias = epi ? epi->bias : NULL, *row_bias = epi ? epi->row_bias : NULL;
     int act = epi ? epi->act : RLX_ACT_NONE;
     int accumulate = epi ? epi->accumulate : 0;
     if (!C || ldc < N) return -1;
     if (K == 0) {
         for (int64_t i = 0; i < M; i++)
             if (!accumulate) memset(C + i * ldc, 0, (size_t)N * sizeof(float));
-        if (bias || act != RLX_ACT_NONE) apply_epilogue(C, ldc, M, N, bias, act);
+        if (bias || row_bias || act != RLX_ACT_NONE) apply_epilogue(C, ldc, M, N, bias, row_bias, act);
         return 0;
     }
     if (!A || !B || lda < (transpose_a ? M : K) || ldb < (transpose_b ? K : N)) return -1;
@@ -411,7 +421,7 @@ int rlx_sgemm_ex(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
     gemm_job g = {
         .uk = current_kernel(), .M = M, .N = N, .K = K,
         .A = A, .lda = lda, .transpose_a = transpose_a, .B = B, .ldb = ldb, .transpose_b = transpose_b,
-        .C = C, .ldc = ldc, .bias = bias, .act = act, .accumulate = accumulate,
+        .C = C, .ldc = ldc, .bias = bias, .row_bias = row_bias, .act = act, .accumulate = accumulate,
     };
     atomic_init(&g.failed, 0);
     g.kc_step = ceil_div(K, ceil_div(K, GEMM_KC));

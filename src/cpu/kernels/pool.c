@@ -6,6 +6,9 @@
  * one element and the sums have a fixed order.
  * Windows follow ir/pool_geom.h (PyTorch's rules); f32.
  */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("vect-cost-model=dynamic", "no-trapping-math")
+#endif
 #include "cpu/cpu_kernel.h"
 #include "ir/pool_geom.h"
 
@@ -54,6 +57,39 @@ static void pool_planes(void *arg, int64_t begin, int64_t end, int worker) {
     }
 }
 
+/* NaN-sticky max: once a NaN, the result stays that NaN (the generic loop's rule). */
+static inline float max_nan(float m, float v) { return m != m ? m : (v > m || v != v) ? v : m; }
+
+/* Max pooling of at most 2 spatial dims (j->in[0] == 1): per output row, each
+ * window tap folds one input row into the row over the output columns whose
+ * tap is inside the image, so the inner loop has no bounds checks and
+ * vectorizes. Taps run in the generic loop's order, so the results are its. */
+static void max_pool_planes_2d(void *arg, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const pool_job *j = arg;
+    int64_t ih = j->in[1], iw = j->in[2], oh = j->out[1], ow = j->out[2], st = j->st[2];
+    for (int64_t pl = begin; pl < end; pl++) {
+        const float *x = j->x + pl * ih * iw;
+        for (int64_t oy = 0; oy < oh; oy++) {
+            float *restrict y = j->y + (pl * oh + oy) * ow;
+            for (int64_t ox = 0; ox < ow; ox++) y[ox] = -INFINITY;
+            for (int64_t ky = 0; ky < j->k[1]; ky++) {
+                int64_t iy = oy * j->st[1] - j->pb[1] + ky;
+                if (iy < 0 || iy >= ih) continue;
+                for (int64_t kx = 0; kx < j->k[2]; kx++) {
+                    int64_t off = kx - j->pb[2];
+                    int64_t lo = off >= 0 ? 0 : (-off + st - 1) / st, hi = iw - 1 - off < 0 ? 0 : (iw - 1 - off) / st + 1;
+                    hi = hi < ow ? hi : ow;
+                    const float *restrict xs = x + iy * iw + off;
+                    if (st == 1) for (int64_t ox = lo; ox < hi; ox++) y[ox] = max_nan(y[ox], xs[ox]);
+                    else if (st == 2) for (int64_t ox = lo; ox < hi; ox++) y[ox] = max_nan(y[ox], xs[2 * ox]);
+                    else for (int64_t ox = lo; ox < hi; ox++) y[ox] = max_nan(y[ox], xs[ox * st]);
+                }
+            }
+        }
+    }
+}
+
 rlx_status cpu_pool(const cpu_kernel_ctx *k) {
     pool_job j = {.x = k->in[0].data, .y = k->out.data};
     ir_pool_geom_of(k->node, &j.p);
@@ -68,7 +104,8 @@ rlx_status cpu_pool(const cpu_kernel_ctx *k) {
         j.pb[off + i] = j.p.pad_begin[i], j.pe[off + i] = j.p.pad_end[i];
     }
     int64_t planes = k->in[0].dims[0] * k->in[0].dims[1];
-    rlx_parallel_for(k->pool, planes, 1, pool_planes, &j);
+    bool flat = j.in[0] == 1 && j.k[0] == 1 && j.out[0] == 1;
+    rlx_parallel_for(k->pool, planes, 1, j.p.kind == IR_POOL_MAX && flat ? max_pool_planes_2d : pool_planes, &j);
     return RLX_OK;
 }
 
