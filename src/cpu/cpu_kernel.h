@@ -97,5 +97,9 @@ void cpu_broadcast_strides(const cpu_tensor *in, const cpu_tensor *out, int64_t 
 const char *cpu_node_label(const ir_node *n, char *buf, size_t len);
 /* Applies an activation (rlx_activation) to v. */
 float cpu_activate(float v, int act);
+/* This thread's cached 64-byte aligned buffer of at least `floats` for one
+ * purpose (cpu/kernels/thread_scratch.c); NULL when out of memory. */
+typedef enum { CPU_SCRATCH_GEMM_PACK, CPU_SCRATCH_IM2COL, CPU_SCRATCH_SLOTS } cpu_scratch_slot;
+float *cpu_thread_scratch(cpu_scratch_slot slot, size_t floats);
 
 #endif

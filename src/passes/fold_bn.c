@@ -48,18 +48,6 @@ void bn_fold_compute(int64_t O, int64_t per_o, double eps, const float *w, const
     }
 }
 
-static int activation_of(ir_op op) {
-    switch (op) {
-    case IR_OP_RELU:      return RLX_ACT_RELU;
-    case IR_OP_GELU:      return RLX_ACT_GELU;
-    case IR_OP_GELU_TANH: return RLX_ACT_GELU_TANH;
-    case IR_OP_SILU:      return RLX_ACT_SILU;
-    case IR_OP_SIGMOID:   return RLX_ACT_SIGMOID;
-    case IR_OP_TANH:      return RLX_ACT_TANH;
-    default:              return -1;
-    }
-}
-
 static bool written_in_place(const ir_graph *g, int32_t id) {
     for (int32_t i = 0; i < g->n_nodes; i++)
         if (ir_writes_param(&g->nodes[i]) && g->nodes[i].in[0] == id) return true;
@@ -125,7 +113,7 @@ static rlx_status emit_act_only(const ir_graph *src, const fold_plan *p, const i
     ir_node c = src->nodes[p->conv];
     c.name = act->name;
     c.shape = act->shape;
-    ir_attr_set_conv_act(&c, activation_of(act->op));
+    ir_attr_set_conv_act(&c, pass_activation_of(act->op));
     return rebuild_copy_node(dst, &c, remap, id);
 }
 
@@ -177,7 +165,7 @@ static rlx_status emit_fold(const ir_graph *src, const fold_plan *p, const int32
     c.n_in = 3;
     c.in[2] = conv->in[0];   /* remapped below; patched after the copy */
     ir_attr_set_conv_has_bias(&c, 1);
-    ir_attr_set_conv_act(&c, p->act_node >= 0 ? activation_of(src->nodes[p->act_node].op) : RLX_ACT_NONE);
+    ir_attr_set_conv_act(&c, p->act_node >= 0 ? pass_activation_of(src->nodes[p->act_node].op) : RLX_ACT_NONE);
     c.in[1] = conv->in[0];
     if ((st = rebuild_copy_node(dst, &c, remap, conv_id)) != RLX_OK) return st;
     dst->nodes[*conv_id].in[1] = wid;
@@ -209,7 +197,7 @@ rlx_status pass_fold_batch_norm(const ir_graph *src, ir_graph *dst, bn_fold_list
         if (!kind || !ir_shape_is_static(&src->nodes[conv->in[1]].shape)) continue;
         fold_plan p = {.conv = cv, .bn = i, .act_node = -1, .kind = kind};
         int32_t next = uses[i] == 1 ? user_of(src, i) : -1;
-        if (next >= 0 && activation_of(src->nodes[next].op) >= 0) p.act_node = next;
+        if (next >= 0 && pass_activation_of(src->nodes[next].op) >= 0) p.act_node = next;
         skip[cv] = true;
         if (p.act_node >= 0) skip[i] = true;
         at[p.act_node >= 0 ? p.act_node : i] = p;
@@ -217,7 +205,7 @@ rlx_status pass_fold_batch_norm(const ir_graph *src, ir_graph *dst, bn_fold_list
     }
     for (int32_t i = 0; i < n; i++) {   /* act(conv) left over: the activation joins the conv */
         const ir_node *a = &src->nodes[i];
-        if (activation_of(a->op) < 0 || skip[i] || at[i].bn != -1) continue;
+        if (pass_activation_of(a->op) < 0 || skip[i] || at[i].bn != -1) continue;
         int32_t cv = a->in[0];
         const ir_node *conv = &src->nodes[cv];
         if (conv->op != IR_OP_CONV || uses[cv] != 1 || skip[cv] || ir_attr_conv_act(conv) != RLX_ACT_NONE) continue;

@@ -37,7 +37,7 @@ int32_t *pass_use_counts(const ir_graph *g) {
     return uses;
 }
 
-static int activation_of(ir_op op) {
+int pass_activation_of(ir_op op) {
     switch (op) {
     case IR_OP_RELU:      return RLX_ACT_RELU;
     case IR_OP_GELU:      return RLX_ACT_GELU;
@@ -293,8 +293,8 @@ rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *d
             } else {
                 bias = -1;
             }
-            if (next >= 0 && activation_of(src->nodes[next].op) >= 0) {
-                act = activation_of(src->nodes[next].op);
+            if (next >= 0 && pass_activation_of(src->nodes[next].op) >= 0) {
+                act = pass_activation_of(src->nodes[next].op);
                 absorbed[root] = true;
                 root = next;
             }

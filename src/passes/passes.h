@@ -17,6 +17,9 @@
  * INPUT and PARAM (the interface stays stable even when unused). */
 rlx_status pass_dce(const ir_graph *src, ir_graph *dst);
 
+/* The rlx_activation an activation op applies, or -1 (fuse.c). */
+int pass_activation_of(ir_op op);
+
 /* Which fused kernels the target backend has. */
 typedef struct fuse_claims {
     bool matmul_bias_act;   /* matmul [+ bias[N]] [+ activation] */

@@ -171,28 +171,6 @@ static void im2col_task(void *arg, int64_t begin, int64_t end, int worker) {
     im2col_rows(&j->s, j->xg, j->C * j->s.in_vol, begin, end, j->p0, j->p1, j->cols);
 }
 
-/* The im2col scratch, cached on the calling thread like the GEMM's packing
- * buffers (a fresh allocation per call would fault its pages in every run). */
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-static int scratch_key_ok;
-static _Thread_local float *tl_scratch;
-static _Thread_local size_t tl_scratch_floats;
-
-static void scratch_destroy(void *p) { free(p); }
-static void scratch_key_init(void) { scratch_key_ok = pthread_key_create(&scratch_key, scratch_destroy) == 0; }
-
-static float *conv_scratch(size_t floats) {
-    if (tl_scratch_floats >= floats) return tl_scratch;
-    pthread_once(&scratch_once, scratch_key_init);
-    void *p = NULL;
-    if (posix_memalign(&p, 64, floats * sizeof(float)) != 0) return NULL;
-    free(tl_scratch);
-    tl_scratch = p;
-    tl_scratch_floats = floats;
-    if (scratch_key_ok) pthread_setspecific(scratch_key, p);
-    return tl_scratch;
-}
 
 rlx_status cpu_conv(const cpu_kernel_ctx *k) {
     ir_conv_geom g;
@@ -245,7 +223,7 @@ rlx_status cpu_conv(const cpu_kernel_ctx *k) {
     rlx_sgemm_tile(&j.mr, &j.nr);
     j.scratch_per_worker = (size_t)(j.K * j.chunk + j.chunk * j.Og) + 16;
     {
-        j.scratch = conv_scratch((size_t)(parallel_tasks ? threads : 1) * j.scratch_per_worker);
+        j.scratch = cpu_thread_scratch(CPU_SCRATCH_IM2COL, (size_t)(parallel_tasks ? threads : 1) * j.scratch_per_worker);
         if (!j.scratch)
             return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: no memory for a %lld x %lld im2col matrix",
                             cpu_node_label(k->node, lb, sizeof lb), (long long)j.K, (long long)j.chunk);

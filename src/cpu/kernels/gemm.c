@@ -159,29 +159,6 @@ static void apply_epilogue(float *c, int64_t ldc, int64_t m, int64_t n, const fl
 
 /* ------------------------------------------------------------ scratch */
 
-/* Packing buffers are cached per thread: a fresh large allocation per call
- * would be an mmap plus page faults on every matmul. The key's destructor
- * frees a worker's buffer when the worker exits. */
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-static int scratch_key_ok;
-static _Thread_local float *tl_scratch;
-static _Thread_local size_t tl_scratch_floats;
-
-static void scratch_destroy(void *p) { free(p); }
-static void scratch_key_init(void) { scratch_key_ok = pthread_key_create(&scratch_key, scratch_destroy) == 0; }
-
-static float *thread_scratch(size_t floats) {
-    if (tl_scratch_floats >= floats) return tl_scratch;
-    pthread_once(&scratch_once, scratch_key_init);
-    void *p = NULL;
-    if (posix_memalign(&p, 64, floats * sizeof(float)) != 0) return NULL;
-    free(tl_scratch);
-    tl_scratch = p;
-    tl_scratch_floats = floats;
-    if (scratch_key_ok) pthread_setspecific(scratch_key, p);
-    return tl_scratch;
-}
 
 /* ------------------------------------------------------------- packing */
 
@@ -261,7 +238,7 @@ static void gemm_block(gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t 
     size_t b_floats = (size_t)(kcs * nc_max);
     size_t a_floats = (size_t)(kcs * mc_max);
     /* + one MR x NR tile for partial tiles */
-    float *scratch = thread_scratch(b_floats + a_floats + (size_t)(mr * nr) + 16);
+    float *scratch = cpu_thread_scratch(CPU_SCRATCH_GEMM_PACK, b_floats + a_floats + (size_t)(mr * nr) + 16);
     if (!scratch) {
         atomic_store(&g->failed, 1);
         return;
