@@ -177,6 +177,9 @@ TEST(onnx_import_auto_pad_same) { check_model("auto_pad", 1, false); }
 /* Shape arithmetic of newer exporters (GatherND on a shape, Mod with both
  * sign rules, Max) folds at import into a Reshape's target. */
 TEST(onnx_import_shape_arithmetic_folds) { check_model("shape_fold", 1, false); }
+/* GatherND of a tensor by import-time index tuples: a gather of rows (static shape). */
+TEST(onnx_import_gather_nd_of_a_tensor) { check_batches("gather_nd", 2, false, 2); }
+TEST(vk_onnx_import_gather_nd_of_a_tensor) { VKP_REQUIRE(); check_batches("gather_nd", 2, true, 2); }
 TEST(onnx_import_depth_to_space) { check_model("depth_space", 3, false); }
 TEST(vk_onnx_import_depth_to_space) { VKP_REQUIRE(); check_model("depth_space", 3, true); }
 /* nn.Upsample nearest / bilinear (align_corners both ways, by scale and by size), F.interpolate

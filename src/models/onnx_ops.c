@@ -704,14 +704,60 @@ static rlx_status op_slice(ox_ctx *c, const onnx_node *n) {
     return out0(c, n, x);
 }
 
-/* GatherND (batch_dims 0) on import-time values: shape arithmetic in newer
- * exporters' Resize and attention graphs. data[idx[..., :]] for each index
- * tuple, the tuple's length q picking the leading q dims. */
+/* GatherND of a run-time tensor by import-time indices: the leading q dims
+ * (static) flatten into rows, each index tuple becomes one row id, and
+ * gather_rows picks them: [idx dims..., data dims q...]. */
+static rlx_status gather_nd_rows(ox_ctx *c, const onnx_node *n) {
+    ox_value *iv = ox_has(n, 1) ? ox_lookup(c, n->inputs[1]) : NULL;
+    if (!iv || !iv->host || iv->host_dtype == RLX_F32)
+        return ox_fail(c, RLX_STATUS_UNSUPPORTED, "GatherND with run-time indices");
+    rlx_node x = ox_in(c, n, 0);
+    if (x == RLX_NO_NODE) return ox_graph_status(c);
+    int64_t d[RLX_MAX_RANK];
+    int r = rank_of(c, x, d);
+    int q = iv->host_rank ? (int)iv->host_dims[iv->host_rank - 1] : 0;
+    if (q < 1 || q > r) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "GatherND index tuples of %d for data of rank %d", q, r);
+    int64_t rows = 1, tuples = iv->host_count / q;
+    for (int i = 0; i < q; i++) {
+        if (d[i] < 0) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "GatherND over a symbolic dim");
+        rows *= d[i];
+    }
+    int out_rank = iv->host_rank - 1 + r - q;
+    if (out_rank > RLX_MAX_RANK || 1 + r - q > RLX_MAX_RANK) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "more than %d dims", RLX_MAX_RANK);
+    int32_t *ids = malloc(sizeof *ids * (size_t)(tuples ? tuples : 1));
+    if (!ids) return ox_fail(c, RLX_STATUS_OUT_OF_MEMORY, "GatherND indices");
+    for (int64_t t = 0; t < tuples; t++) {
+        int64_t off = 0;
+        for (int i = 0; i < q; i++) {
+            int64_t k = iv->i64[t * q + i];
+            if (k < 0) k += d[i];
+            if (k < 0 || k >= d[i]) { free(ids); return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "GatherND index out of range"); }
+            off = off * d[i] + k;
+        }
+        ids[t] = (int32_t)off;
+    }
+    int64_t flat[RLX_MAX_RANK], out[RLX_MAX_RANK];
+    flat[0] = rows;
+    for (int i = q; i < r; i++) flat[1 + i - q] = d[i];
+    int k = 0;
+    for (int i = 0; i < iv->host_rank - 1; i++) out[k++] = iv->host_dims[i];
+    for (int i = q; i < r; i++) out[k++] = d[i];
+    rlx_node idn = rlx_constant(c->g, RLX_I32, 1, &tuples, ids);
+    free(ids);
+    rlx_node y = rlx_gather_rows(c->g, rlx_reshape(c->g, x, 1 + r - q, flat), idn);
+    return out0(c, n, rlx_reshape(c->g, y, out_rank, out));
+}
+
+/* GatherND (batch_dims 0): data[idx[..., :]] for each index tuple, the
+ * tuple's length q picking the leading q dims. On import-time values it
+ * folds (shape arithmetic in newer exporters' Resize and attention graphs);
+ * on a tensor with import-time indices it is a gather of rows. */
 static rlx_status op_gather_nd(ox_ctx *c, const onnx_node *n) {
     if (ox_attr_i(n, "batch_dims", 0) != 0) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "GatherND with batch_dims");
     const ox_value *data = all_host(c, n) ? ox_host_in(c, n, 0) : NULL;
-    const ox_value *idx = data ? host_ints(c, n, 1) : NULL;
-    if (!data || !idx) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "GatherND on run-time tensors (only import-time values fold)");
+    if (!data) return gather_nd_rows(c, n);
+    const ox_value *idx = host_ints(c, n, 1);
+    if (!idx) return ox_graph_status(c);
     int q = idx->host_rank ? (int)idx->host_dims[idx->host_rank - 1] : 0;
     if (idx->host_rank < 1 || q < 1 || q > data->host_rank)
         return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "GatherND index tuples of %d for data of rank %d", q, data->host_rank);

@@ -255,6 +255,17 @@ def main():
         np.save(os.path.join(out, "shape_fold.in.%d.npy" % b), x)
         np.save(os.path.join(out, "shape_fold.out0.%d.npy" % b), x.reshape(-1, 4, 2))
 
+    # GatherND of a tensor by constant index tuples (q = 2 and q = 1), against numpy indexing
+    nodes = [ints("pairs", [[0, 1], [2, -1], [1, 0]]), helper.make_node("GatherND", ["x", "pairs"], ["y2"]),
+             ints("ones", [[2], [0]]), helper.make_node("GatherND", ["x", "ones"], ["y1"])]
+    g = helper.make_graph(nodes, "gather_nd", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 5])],
+                          [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("y2", "y1")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, "gather_nd.onnx"))
+    x = np.random.default_rng(7).standard_normal((3, 4, 5)).astype(np.float32)
+    np.save(os.path.join(out, "gather_nd.in.2.npy"), x)
+    np.save(os.path.join(out, "gather_nd.out0.2.npy"), x[[0, 2, 1], [1, 3, 0]])
+    np.save(os.path.join(out, "gather_nd.out1.2.npy"), x[[2, 0]])
+
     # DepthToSpace (DCR, CRD) and SpaceToDepth, against numpy transcriptions of the spec
     nodes = [helper.make_node("DepthToSpace", ["x"], ["dcr"], blocksize=2),
              helper.make_node("DepthToSpace", ["x"], ["crd"], blocksize=2, mode="CRD"),
