@@ -309,7 +309,11 @@ FUZZ_ST_SRC = src/io/safetensors.c src/core/json.c $(FUZZ_CORE)
 .PHONY: fuzz
 FUZZ_ONNX_SRC = src/io/onnx.c $(FUZZ_CORE)
 FUZZ_NPY_SRC = src/io/npy.c src/core/file_out.c $(FUZZ_CORE)
-fuzz: $(BUILD)/fuzz/fuzz_gguf $(BUILD)/fuzz/fuzz_safetensors $(BUILD)/fuzz/fuzz_onnx $(BUILD)/fuzz/fuzz_npy
+# the importer needs the whole library: built again with clang's fuzzer
+# instrumentation into $(BUILD)/fuzzlib (the CPU backend only)
+FUZZ_LIB = $(BUILD)/fuzzlib/librlx_internal.a
+fuzz: $(BUILD)/fuzz/fuzz_gguf $(BUILD)/fuzz/fuzz_safetensors $(BUILD)/fuzz/fuzz_onnx $(BUILD)/fuzz/fuzz_npy \
+      $(BUILD)/fuzz/fuzz_onnx_import
 $(BUILD)/fuzz/fuzz_gguf: tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) $(wildcard src/io/*.h) $(wildcard src/quant/*.h) $(wildcard src/core/*.h)
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_gguf.c $(FUZZ_SRC) -lm -pthread
@@ -319,6 +323,11 @@ $(BUILD)/fuzz/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c $(FUZZ_ST_SRC) $(w
 $(BUILD)/fuzz/fuzz_onnx: tests/fuzz/fuzz_onnx.c $(FUZZ_ONNX_SRC) $(wildcard src/io/*.h) $(wildcard src/core/*.h)
 	@mkdir -p $(BUILD)/fuzz/corpus_onnx
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_onnx.c $(FUZZ_ONNX_SRC) -lm -pthread
+$(BUILD)/fuzz/fuzz_onnx_import: tests/fuzz/fuzz_onnx_import.c $(LIB_SRC) include/rlx.h
+	@mkdir -p $(BUILD)/fuzz/corpus_onnx
+	$(MAKE) BUILD=$(BUILD)/fuzzlib CC=$(FUZZ_CC) OPT=-O1 VULKAN=0 \
+	    SAN_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_onnx_import.c $(FUZZ_LIB) -lm -pthread -ldl
 $(BUILD)/fuzz/fuzz_npy: tests/fuzz/fuzz_npy.c $(FUZZ_NPY_SRC) $(wildcard src/core/*.h) include/rlx.h
 	@mkdir -p $(BUILD)/fuzz/corpus_npy
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_npy.c $(FUZZ_NPY_SRC) -lm -pthread

@@ -45,13 +45,14 @@ struct rlx_onnx {
 
 static char *dup_str(onnx_str s) {
     char *p = malloc(s.n + 1);
-    if (p) memcpy(p, s.p, s.n), p[s.n] = 0;
+    if (p && s.n) memcpy(p, s.p, s.n);
+    if (p) p[s.n] = 0;
     return p;
 }
 
 ox_value *ox_lookup(ox_ctx *c, onnx_str name) {
     for (int i = c->n_values - 1; i >= 0; i--)
-        if (strlen(c->values[i].name) == name.n && !memcmp(c->values[i].name, name.p, name.n)) return &c->values[i];
+        if (strlen(c->values[i].name) == name.n && (name.n == 0 || !memcmp(c->values[i].name, name.p, name.n))) return &c->values[i];
     return NULL;
 }
 
@@ -105,9 +106,15 @@ rlx_status ox_set_node(ox_ctx *c, onnx_str name, rlx_node x) {
 
 rlx_status ox_set_host(ox_ctx *c, onnx_str name, rlx_dtype dt, int rank, const int64_t *dims, const int64_t *i64,
                        const double *f64) {
+    if (rank < 0 || rank > RLX_MAX_RANK) return ox_fail(c, RLX_STATUS_UNSUPPORTED, "an import-time value of rank %d", rank);
     int64_t count = 1;
-    for (int d = 0; d < rank; d++) count *= dims[d];
-    if (rank > RLX_MAX_RANK || count > OX_HOST_MAX)
+    for (int d = 0; d < rank; d++) {
+        if (dims[d] < 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "an import-time value with dim %lld", (long long)dims[d]);
+        if (dims[d] && count > OX_HOST_MAX / dims[d])
+            return ox_fail(c, RLX_STATUS_UNSUPPORTED, "an import-time value of more than %d elements", (int)OX_HOST_MAX);
+        count *= dims[d];
+    }
+    if (count > OX_HOST_MAX)
         return ox_fail(c, RLX_STATUS_UNSUPPORTED, "an import-time value of %lld elements is too large", (long long)count);
     ox_value *v = new_value(c, name);
     if (!v) return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "onnx: out of memory");
@@ -345,6 +352,9 @@ rlx_status ox_host_from_tensor(ox_ctx *c, onnx_str name, const onnx_tensor *t) {
 
 /* --------------------------------------------------------------- import */
 
+/* Two borrowed strings with the same bytes (either may be empty, its pointer NULL). */
+static bool str_same(onnx_str a, onnx_str b) { return a.n == b.n && (a.n == 0 || !memcmp(a.p, b.p, a.n)); }
+
 static rlx_status check_operators(const onnx_model *m) {
     const onnx_graph *g = &m->graph;
     char list[1024] = "";
@@ -359,18 +369,18 @@ static rlx_status check_operators(const onnx_model *m) {
             const onnx_node *o = &g->nodes[j];
             bool odflt = o->domain.n == 0 || onnx_str_eq(o->domain, "ai.onnx");
             if (odflt && ox_find_op(o->op_type.p, o->op_type.n)) continue;
-            seen = o->op_type.n == n->op_type.n && !memcmp(o->op_type.p, n->op_type.p, n->op_type.n) &&
-                   o->domain.n == n->domain.n && (!n->domain.n || !memcmp(o->domain.p, n->domain.p, n->domain.n));
+            seen = str_same(o->op_type, n->op_type) && str_same(o->domain, n->domain);
         }
         if (seen) continue;
         int count = 0;
         for (int j = i; j < g->n_nodes; j++)
-            if (g->nodes[j].op_type.n == n->op_type.n && !memcmp(g->nodes[j].op_type.p, n->op_type.p, n->op_type.n)) count++;
+            if (str_same(g->nodes[j].op_type, n->op_type)) count++;
         n_bad++;
         if (at < sizeof list - 96)
             at += (size_t)snprintf(list + at, sizeof list - at, "%s%s%.*s%s%.*s (%d node%s)", n_bad > 1 ? ", " : "",
                                    "", (int)(n->domain.n ? n->domain.n : 0), n->domain.p ? n->domain.p : "",
-                                   n->domain.n ? "::" : "", (int)n->op_type.n, n->op_type.p, count, count > 1 ? "s" : "");
+                                   n->domain.n ? "::" : "", (int)n->op_type.n, n->op_type.p ? n->op_type.p : "", count,
+                                   count > 1 ? "s" : "");
     }
     if (n_bad)
         return rlx_fail(RLX_STATUS_UNSUPPORTED, "onnx: %d operator%s not supported: %s", n_bad,
@@ -380,7 +390,7 @@ static rlx_status check_operators(const onnx_model *m) {
 
 static bool is_initializer(const onnx_graph *g, onnx_str name) {
     for (int i = 0; i < g->n_initializers; i++)
-        if (g->initializers[i].name.n == name.n && !memcmp(g->initializers[i].name.p, name.p, name.n)) return true;
+        if (str_same(g->initializers[i].name, name)) return true;
     return false;
 }
 

@@ -425,10 +425,15 @@ static rlx_status op_reshape(ox_ctx *c, const onnx_node *n) {
         int infer = -1;
         for (int64_t i = 0; i < s->host_count; i++) {
             want[i] = s->i64[i] == 0 && i < hv->host_rank ? hv->host_dims[i] : s->i64[i];
-            if (want[i] == -1) infer = (int)i;
+            if (want[i] == -1 && infer < 0) infer = (int)i;
+            else if (want[i] < 0 || (want[i] && known > OX_HOST_MAX / want[i]))
+                return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "Reshape of an import-time value to dim %lld", (long long)want[i]);
             else known *= want[i];
         }
         if (infer >= 0) want[infer] = known ? hv->host_count / known : 0;
+        if ((infer >= 0 ? known * want[infer] : known) != hv->host_count)
+            return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "Reshape of %lld import-time elements to another count",
+                           (long long)hv->host_count);
         return ox_set_host(c, n->outputs[0], hv->host_dtype, (int)s->host_count, want, hv->i64, hv->f64);
     }
     rlx_node x = ox_in(c, n, 0);
@@ -479,6 +484,12 @@ static rlx_status op_transpose(ox_ctx *c, const onnx_node *n) {
         int np = ox_attr_ints(n, "perm", p, RLX_MAX_RANK);
         if (np < 0) for (int i = 0; i < r; i++) p[i] = r - 1 - i;
         else if (np != r) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "perm has %d entries for %d dims", np, r);
+        unsigned seen = 0;
+        for (int i = 0; i < r; i++) {
+            if (p[i] < 0 || p[i] >= r || (seen >> p[i] & 1u))
+                return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "perm is not a permutation of %d dims", r);
+            seen |= 1u << p[i];
+        }
         for (int i = r - 1, st = 1; i >= 0; st *= (int)hv->host_dims[i], i--) src_st[i] = st;
         for (int i = 0; i < r; i++) od[i] = hv->host_dims[p[i]];
         for (int64_t o = 0; o < hv->host_count; o++) {
