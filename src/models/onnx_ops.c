@@ -680,9 +680,15 @@ static rlx_status op_slice(ox_ctx *c, const onnx_node *n) {
         for (int i = 0; i < ns; i++) {
             int64_t ax = axes[i], s0 = starts[i], e0 = ends[i];
             if (!norm_axis(&ax, r) || steps[i] == 0) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "bad axis or step 0");
-            slice_bounds(hv->host_dims[ax], &s0, &e0, steps[i]);
-            int64_t len = steps[i] > 0 ? (e0 - s0 + steps[i] - 1) / steps[i] : (s0 - e0 - steps[i] - 1) / -steps[i];
-            first[ax] = s0, step[ax] = steps[i], od[ax] = len > 0 ? len : 0;
+            /* a step longer than the dim takes at most one element: clamp it so the arithmetic cannot overflow */
+            int64_t dim = hv->host_dims[ax], sg = steps[i] > dim + 1 ? dim + 1 : steps[i] < -(dim + 1) ? -(dim + 1) : steps[i];
+            if (s0 < -(dim + 1)) s0 = -(dim + 1);
+            if (s0 > dim + 1) s0 = dim + 1;
+            if (e0 < -(dim + 2)) e0 = -(dim + 2);
+            if (e0 > dim + 1) e0 = dim + 1;
+            slice_bounds(dim, &s0, &e0, sg);
+            int64_t len = sg > 0 ? (e0 - s0 + sg - 1) / sg : (s0 - e0 - sg - 1) / -sg;
+            first[ax] = s0, step[ax] = sg, od[ax] = len > 0 ? len : 0;
         }
         int64_t count = 1;
         for (int i = r - 1, stv = 1; i >= 0; stv *= (int)hv->host_dims[i], i--) st_in[i] = stv, count *= od[i];
