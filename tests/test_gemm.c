@@ -33,7 +33,18 @@ typedef struct gemm_case {
     int transpose_b, accumulate, act, use_bias;
     int64_t pad;            /* extra leading-dimension elements */
     int transpose_a;        /* A stored [K, M] (rlx_sgemm_ex) */
+    int packed;             /* bit 0: A, bit 1: B pre-packed (rlx_sgemm_packed) */
 } gemm_case;
+
+/* A 64-byte aligned copy of A (side 0) or B (side 1) in rlx_sgemm_packed's layout. */
+static float *packed_copy(int side, int64_t rows, int64_t K, const float *src, int64_t ld, int transposed) {
+    size_t bytes = (rlx_sgemm_packed_floats(rows, K, side) * sizeof(float) + 63) / 64 * 64;
+    float *p = aligned_alloc(64, bytes ? bytes : 64);
+    if (!p) return NULL;
+    if (side) rlx_sgemm_pack_b(p, rows, K, src, ld, transposed);
+    else rlx_sgemm_pack_a(p, rows, K, src, ld, transposed);
+    return p;
+}
 
 /* Runs one case; returns false (after printing) on mismatch. */
 static bool run_case(rlx_threadpool *pool, const gemm_case *tc, const char *kname) {
@@ -72,7 +83,16 @@ static bool run_case(rlx_threadpool *pool, const gemm_case *tc, const char *knam
     if (tc->pad) for (int64_t i = 0; i < M; i++) C[i * ldc + N] = sentinel;
 
     gemm_epilogue epi = { tc->use_bias ? bias : NULL, tc->act, tc->accumulate, NULL };
-    int rc = tc->transpose_a ? rlx_sgemm_ex(pool, M, N, K, A, lda, 1, B, ldb, tc->transpose_b, C, ldc, &epi)
+    int rc;
+    if (tc->packed) {
+        float *pa = tc->packed & 1 ? packed_copy(0, M, K, A, lda, tc->transpose_a) : NULL;
+        float *pb = tc->packed & 2 ? packed_copy(1, N, K, B, ldb, tc->transpose_b) : NULL;
+        /* the packed operand's source is not read: pass NULL */
+        rc = rlx_sgemm_packed(pool, M, N, K, pa ? NULL : A, lda, tc->transpose_a, pa, pb ? NULL : B, ldb, tc->transpose_b, pb, C,
+                              ldc, &epi);
+        free(pa), free(pb);
+    } else
+        rc = tc->transpose_a ? rlx_sgemm_ex(pool, M, N, K, A, lda, 1, B, ldb, tc->transpose_b, C, ldc, &epi)
                              : rlx_sgemm(pool, M, N, K, A, lda, B, ldb, tc->transpose_b, C, ldc, &epi);
     if (rc != 0) {
         printf("    rlx_sgemm failed\n");
@@ -88,9 +108,9 @@ static bool run_case(rlx_threadpool *pool, const gemm_case *tc, const char *knam
     /* f32 accumulation error grows ~sqrt(K); 1e-5 at K <= 64, scaled above. */
     double tol = 1e-5 * (K > 64 ? sqrt((double)K / 64.0) : 1.0);
     char what[160];
-    snprintf(what, sizeof what, "%s M=%lld N=%lld K=%lld ta=%d tb=%d acc=%d act=%d bias=%d pad=%lld",
+    snprintf(what, sizeof what, "%s M=%lld N=%lld K=%lld ta=%d tb=%d acc=%d act=%d bias=%d pad=%lld packed=%d",
              kname, (long long)M, (long long)N, (long long)K, tc->transpose_a, tc->transpose_b, tc->accumulate,
-             tc->act, tc->use_bias, (long long)tc->pad);
+             tc->act, tc->use_bias, (long long)tc->pad, tc->packed);
     ok = test_close_f32_f64(what, got, want, M * N, tol);
 done:
     free(A); free(B); free(C); free(bias); free(want); free(got);
@@ -126,7 +146,7 @@ TEST(gemm_every_edge_of_one_tile) {
         for (int64_t m = 1; m <= 20; m++)
             for (int64_t n = 1; n <= 20; n += 1) {
                 gemm_case tc = { m, n + 40 * (m % 2), 7, (int)(n % 2), (int)(m % 3 == 0),
-                                 (int)(n % 3), (int)(m % 2), 0, (int)((m + n) % 3 == 0) };
+                                 (int)(n % 3), (int)(m % 2), 0, (int)((m + n) % 3 == 0), 0 };
                 if (!run_case(NULL, &tc, kernels[kk])) { rlx_sgemm_force_kernel(NULL); CHECK(0); }
             }
     }
@@ -138,16 +158,16 @@ TEST(gemm_large_blocks_threads) {
     rlx_threadpool *pool = rlx_threadpool_new(2);
     CHECK(pool != NULL);
     const gemm_case cases[] = {
-        { 300, 530, 600, 0, 0, RLX_ACT_NONE, 0, 0, 0 },
-        { 300, 530, 600, 1, 1, RLX_ACT_GELU, 1, 3, 0 },
-        { 129, 771, 257, 0, 1, RLX_ACT_SILU, 1, 5, 0 },
-        { 128, 768, 768, 1, 0, RLX_ACT_GELU_TANH, 1, 0, 0 },
-        { 513, 97, 1030, 1, 0, RLX_ACT_RELU, 0, 1, 0 },
-        { 1, 1000, 300, 1, 0, RLX_ACT_NONE, 1, 0, 0 },
-        { 1000, 1, 300, 0, 1, RLX_ACT_TANH, 0, 2, 0 },
-        { 300, 530, 600, 0, 0, RLX_ACT_NONE, 0, 0, 1 },     /* A stored [K, M] */
-        { 129, 771, 257, 1, 1, RLX_ACT_SILU, 1, 5, 1 },
-        { 513, 97, 1030, 0, 0, RLX_ACT_RELU, 0, 1, 1 },
+        { 300, 530, 600, 0, 0, RLX_ACT_NONE, 0, 0, 0, 0 },
+        { 300, 530, 600, 1, 1, RLX_ACT_GELU, 1, 3, 0, 0 },
+        { 129, 771, 257, 0, 1, RLX_ACT_SILU, 1, 5, 0, 0 },
+        { 128, 768, 768, 1, 0, RLX_ACT_GELU_TANH, 1, 0, 0, 0 },
+        { 513, 97, 1030, 1, 0, RLX_ACT_RELU, 0, 1, 0, 0 },
+        { 1, 1000, 300, 1, 0, RLX_ACT_NONE, 1, 0, 0, 0 },
+        { 1000, 1, 300, 0, 1, RLX_ACT_TANH, 0, 2, 0, 0 },
+        { 300, 530, 600, 0, 0, RLX_ACT_NONE, 0, 0, 1, 0 },     /* A stored [K, M] */
+        { 129, 771, 257, 1, 1, RLX_ACT_SILU, 1, 5, 1, 0 },
+        { 513, 97, 1030, 0, 0, RLX_ACT_RELU, 0, 1, 1, 0 },
     };
     for (size_t kk = 0; kk < sizeof kernels / sizeof kernels[0]; kk++) {
         if (rlx_sgemm_force_kernel(kernels[kk]) != 0) continue;
@@ -158,6 +178,28 @@ TEST(gemm_large_blocks_threads) {
                     rlx_threadpool_free(pool);
                     CHECK(0);
                 }
+    }
+    rlx_sgemm_force_kernel(NULL);
+    rlx_threadpool_free(pool);
+}
+
+/* Pre-packed A, B or both (a convolution's weights packed once per call):
+ * sizes past the K block (several packed K blocks) and partial panels, every
+ * kernel, 1 and 2 threads. */
+TEST(gemm_prepacked_operands) {
+    rlx_threadpool *pool = rlx_threadpool_new(2);
+    CHECK(pool != NULL);
+    for (size_t kk = 0; kk < sizeof kernels / sizeof kernels[0]; kk++) {
+        if (rlx_sgemm_force_kernel(kernels[kk]) != 0) continue;
+        for (int it = 0; it < 24; it++) {
+            gemm_case tc = random_case(it % 2 ? 70 : 600);
+            tc.packed = 1 + it % 3;
+            if (!run_case(it % 4 < 2 ? NULL : pool, &tc, kernels[kk])) {
+                rlx_sgemm_force_kernel(NULL);
+                rlx_threadpool_free(pool);
+                CHECK(0);
+            }
+        }
     }
     rlx_sgemm_force_kernel(NULL);
     rlx_threadpool_free(pool);

@@ -99,7 +99,7 @@ const char *cpu_node_label(const ir_node *n, char *buf, size_t len);
 float cpu_activate(float v, int act);
 /* This thread's cached 64-byte aligned buffer of at least `floats` for one
  * purpose (cpu/kernels/thread_scratch.c); NULL when out of memory. */
-typedef enum { CPU_SCRATCH_GEMM_PACK, CPU_SCRATCH_IM2COL, CPU_SCRATCH_SLOTS } cpu_scratch_slot;
+typedef enum { CPU_SCRATCH_GEMM_PACK, CPU_SCRATCH_IM2COL, CPU_SCRATCH_CONV_W, CPU_SCRATCH_IM2COL_ROW, CPU_SCRATCH_SLOTS } cpu_scratch_slot;
 float *cpu_thread_scratch(cpu_scratch_slot slot, size_t floats);
 
 #endif

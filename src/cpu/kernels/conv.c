@@ -8,8 +8,11 @@
  *   H*W] operand, no im2col;
  * - otherwise im2col + packed GEMM, in column chunks: each task builds the
  *   [C/groups * prod(K), chunk] matrix of one chunk of output positions of
- *   one image and group (about 512 KiB, so the GEMM's B packer reads it from
- *   L2, not from memory), then runs one GEMM [O/groups, chunk] on it.
+ *   one image and group, written straight in the GEMM's packed panel layout
+ *   (each row gathered into an L1 buffer, then copied into its panels), so
+ *   the GEMM packs nothing of it, then runs one GEMM [O/groups, chunk] on it.
+ * The weights are packed into the GEMM's panels once per call (not once per
+ * chunk) and every chunk's GEMM reads those panels (rlx_sgemm_packed).
  * The per-output-channel bias and the activation run in the GEMM's epilogue
  * (gemm_epilogue.row_bias) while the tile is in L1. Tasks (image, group,
  * chunk) run in parallel with one-thread GEMMs when there are enough of them;
@@ -35,10 +38,12 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* im2col chunk: about this many floats (512 KiB), and at least this many
- * columns, so the packed weights are reused over enough columns (packing A
- * costs ~8 multiply-adds an element: 3% at 256 columns). */
+ * columns, so the micro-kernel sweeps enough columns per weight panel. */
 #define CONV_CHUNK_FLOATS (128 * 1024)
 #define CONV_CHUNK_MIN_COLS 256
 
@@ -59,6 +64,12 @@ typedef struct conv_job {
                                   * folded) and the images its tasks iterate (N, or 1) */
     int fold;                    /* images folded into the positions (always computed transposed) */
     int direct;                  /* 1x1, stride 1, no padding: B is x */
+    int transposed;              /* chunks computed as Y^T = cols^T W^T */
+    const float *wpack;          /* the weights packed once per call: per group, the GEMM's A panels
+                                  * (or B panels when transposed), wpack_group floats apart */
+    size_t wpack_group;
+    int64_t pw, kcs;             /* im2col's panels: width, K block (panel_out) */
+    size_t cols_floats;          /* a worker's packed im2col matrix */
     int act;
     int mr, nr;                  /* the GEMM's tile */
     float *scratch;              /* per worker: K * chunk + chunk * Og floats */
@@ -70,6 +81,18 @@ typedef struct conv_job {
     float *cols;
     _Atomic int failed;
 } conv_job;
+
+/* d[t] = s[2 * t], t < n; reads no further than s[2 * (n - 1)]. */
+static inline void copy_stride2(float *d, const float *s, int64_t n) {
+    int64_t t = 0;
+#if defined(__SSE2__)
+    for (; t + 4 < n; t += 4) {
+        __m128 a = _mm_loadu_ps(s + 2 * t), b = _mm_loadu_ps(s + 2 * t + 4);
+        _mm_storeu_ps(d + t, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+    }
+#endif
+    for (; t < n; t++) d[t] = s[2 * t];
+}
 
 /* dst[t] = src[(o0 + t) * st + off] where that index is in [0, n), else 0; t < len. */
 static void gather_line(float *dst, const float *src, int64_t o0, int64_t len, int64_t st, int64_t off, int64_t n) {
@@ -85,34 +108,76 @@ static void gather_line(float *dst, const float *src, int64_t o0, int64_t len, i
     const float *s = src + lo * st + off;
     float *d = dst + (lo - o0);
     if (st == 1) memcpy(d, s, sizeof *d * (size_t)(hi - lo));
-    else if (st == 2) for (int64_t t = 0; t < hi - lo; t++) d[t] = s[2 * t];
+    else if (st == 2) copy_stride2(d, s, hi - lo);
     else for (int64_t t = 0; t < hi - lo; t++) d[t] = s[t * st];
     memset(dst + (hi - o0), 0, sizeof *dst * (size_t)(o0 + len - hi));
 }
 
+/* Where im2col writes: straight into the GEMM's packed panels (gemm.h's
+ * layout) of the operand it is, so the matrix is never written row-major and
+ * packed again: w-wide panels over the positions (the GEMM's nr when it is B,
+ * mr when it is the transposed product's A), K in blocks of kcs. */
+typedef struct panel_out {
+    int64_t w, kcs, K, pad;
+} panel_out;
+
+/* Copies one im2col row (np positions, in L1) into its panels, zero past np. */
+static void scatter_row(float *dst, const float *row, int64_t np, const panel_out *po, int64_t r) {
+    int64_t w = po->w, pc = r / po->kcs * po->kcs, kc = RLX_MIN(po->kcs, po->K - pc);
+    float *base = dst + pc * po->pad + (r - pc) * w;
+    int64_t q = 0;
+    if (w == 16) for (; q + 16 <= np; q += 16) memcpy(base + q * kc, row + q, 16 * sizeof *row);
+    else if (w == 6) for (; q + 6 <= np; q += 6) memcpy(base + q * kc, row + q, 6 * sizeof *row);
+    else for (; q + w <= np; q += w) memcpy(base + q * kc, row + q, (size_t)w * sizeof *row);
+    if (q < np) {
+        memcpy(base + q * kc, row + q, (size_t)(np - q) * sizeof *row);
+        memset(base + q * kc + (np - q), 0, (size_t)(w - (np - q)) * sizeof *row);
+    }
+}
+
 /* Rows [r0, r1) of the im2col matrix for output positions [p0, p1) of one
- * image and group (xg: its Cg channels): cols[r * (p1 - p0) + (p - p0)] =
- * x[c] at position p's tap kk (r = c * k_vol + kk), or 0 in the padding. */
-static void im2col_rows(const conv_shape *s, const float *xg, int64_t img_stride, int64_t r0, int64_t r1, int64_t p0, int64_t p1,
-                        float *cols) {
+ * image and group (xg: its Cg channels): row r, position p = x[c] at p's tap
+ * kk (r = c * k_vol + kk), or 0 in the padding; written as panels (po).
+ * Returns -1 without memory for the row buffer. */
+static int im2col_rows(const conv_shape *s, const float *xg, int64_t img_stride, int64_t r0, int64_t r1, int64_t p0, int64_t p1,
+                       float *cols, const panel_out *po) {
     int64_t np = p1 - p0, k12 = s->k[1] * s->k[2], lines = s->out[0] * s->out[1];
+    float *d = cpu_thread_scratch(CPU_SCRATCH_IM2COL_ROW, (size_t)np);
+    if (!d) return -1;
     for (int64_t r = r0; r < r1; r++) {
         int64_t c = r / s->k_vol, kk = r % s->k_vol;
         int64_t k0 = kk / k12, k1 = (kk / s->k[2]) % s->k[1], k2 = kk % s->k[2];
         const float *xc = xg + c * s->in_vol;
-        float *d = cols + r * np;
-        int64_t p = p0, o2 = p0 % s->out[2], o01 = p0 / s->out[2];
+        /* A full output line's valid columns [flo, fhi) (the same for every line of this row). */
+        int64_t W = s->out[2], st2 = s->st[2], off2 = k2 * s->dl[2] - s->pb[2], n2 = s->in[2];
+        int64_t flo = off2 >= 0 ? 0 : (-off2 + st2 - 1) / st2;
+        int64_t fhi = n2 - 1 - off2 < 0 ? 0 : (n2 - 1 - off2) / st2 + 1;
+        flo = RLX_MIN(flo, W), fhi = RLX_MAX(flo, RLX_MIN(fhi, W));
+        int64_t p = p0, o2 = p0 % W, o01 = p0 / W;
+        int64_t o1 = o01 % s->out[1], o0 = (o01 / s->out[1]) % s->out[0], img = o01 / lines;
         while (p < p1) {
-            int64_t o1 = o01 % s->out[1], o0 = (o01 / s->out[1]) % s->out[0], img = o01 / lines;
-            int64_t len = RLX_MIN(s->out[2] - o2, p1 - p);
+            int64_t len = RLX_MIN(W - o2, p1 - p);
             int64_t i0 = o0 * s->st[0] - s->pb[0] + k0 * s->dl[0];
             int64_t i1 = o1 * s->st[1] - s->pb[1] + k1 * s->dl[1];
             float *dd = d + (p - p0);
             if (i0 < 0 || i0 >= s->in[0] || i1 < 0 || i1 >= s->in[1]) memset(dd, 0, sizeof *dd * (size_t)len);
-            else gather_line(dd, xc + img * img_stride + (i0 * s->in[1] + i1) * s->in[2], o2, len, s->st[2], k2 * s->dl[2] - s->pb[2], s->in[2]);
-            p += len, o2 = 0, o01++;
+            else if (len == W) {
+                const float *src = xc + img * img_stride + (i0 * s->in[1] + i1) * n2 + off2;
+                for (int64_t t = 0; t < flo; t++) dd[t] = 0.0f;
+                if (st2 == 1) memcpy(dd + flo, src + flo, sizeof *dd * (size_t)(fhi - flo));
+                else if (st2 == 2) copy_stride2(dd + flo, src + 2 * flo, fhi - flo);
+                else for (int64_t t = flo; t < fhi; t++) dd[t] = src[t * st2];
+                for (int64_t t = fhi; t < W; t++) dd[t] = 0.0f;
+            } else gather_line(dd, xc + img * img_stride + (i0 * s->in[1] + i1) * n2, o2, len, st2, off2, n2);
+            p += len, o2 = 0;
+            if (++o1 == s->out[1]) {
+                o1 = 0;
+                if (++o0 == s->out[0]) o0 = 0, img++;
+            }
         }
+        scatter_row(cols, d, np, po, r);
     }
+    return 0;
 }
 
 /* Share of an m x n product's tiles that is real work. */
@@ -129,19 +194,21 @@ static int conv_task_run(conv_job *j, int64_t t, float *cols, rlx_threadpool *po
     int64_t ch = t % j->n_chunks, ng = t / j->n_chunks, gi = ng % j->groups, n = ng / j->groups;
     int64_t p0 = ch * j->chunk, p1 = RLX_MIN(j->P, p0 + j->chunk), np = p1 - p0;
     const float *xg = j->x + (n * j->C + gi * j->Cg) * j->s.in_vol;
-    const float *B;
-    int64_t ldb;
+    const float *B = NULL, *packed = NULL;
+    int64_t ldb = 0;
     if (j->direct) B = xg + p0, ldb = j->s.in_vol;
     else {
-        if (!cols_done) im2col_rows(&j->s, xg, j->C * j->s.in_vol, 0, j->K, p0, p1, cols);
-        B = cols, ldb = np;
+        panel_out po = {.w = j->pw, .kcs = j->kcs, .K = j->K, .pad = (np + j->pw - 1) / j->pw * j->pw};
+        if (!cols_done && im2col_rows(&j->s, xg, j->C * j->s.in_vol, 0, j->K, p0, p1, cols, &po) != 0) return -1;
+        packed = cols;
     }
     const float *wg = j->w + gi * j->Og * j->K, *bg = j->b ? j->b + gi * j->Og : NULL;
     float *yg = j->y + (n * j->O + gi * j->Og) * j->s.out_vol + p0;
-    if (j->fold || tile_use(np, j->Og, j->mr, j->nr) > 1.1 * tile_use(j->Og, np, j->mr, j->nr)) {
-        float *yt = cols + (size_t)(j->K * j->chunk);
+    const float *wp = j->wpack ? j->wpack + (size_t)gi * j->wpack_group : NULL;
+    if (j->transposed) {
+        float *yt = cols + j->cols_floats;
         gemm_epilogue epi = {.act = j->act, .bias = bg};
-        if (rlx_sgemm_ex(pool, np, j->Og, j->K, B, ldb, 1, wg, j->K, 1, yt, j->Og, &epi) != 0) return -1;
+        if (rlx_sgemm_packed(pool, np, j->Og, j->K, B, ldb, 1, packed, wg, j->K, 1, wp, yt, j->Og, &epi) != 0) return -1;
         if (!j->fold) {
             for (int64_t o = 0; o < j->Og; o++)
                 for (int64_t q = 0; q < np; q++) yg[o * j->s.out_vol + q] = yt[q * j->Og + o];
@@ -155,7 +222,7 @@ static int conv_task_run(conv_job *j, int64_t t, float *cols, rlx_threadpool *po
         return 0;
     }
     gemm_epilogue epi = {.act = j->act, .row_bias = bg};
-    return rlx_sgemm(pool, j->Og, np, j->K, wg, j->K, B, ldb, 0, yg, j->s.out_vol, &epi);
+    return rlx_sgemm_packed(pool, j->Og, np, j->K, wg, j->K, 0, wp, B, ldb, 0, packed, yg, j->s.out_vol, &epi);
 }
 
 static void conv_tasks(void *arg, int64_t begin, int64_t end, int worker) {
@@ -168,7 +235,9 @@ static void conv_tasks(void *arg, int64_t begin, int64_t end, int worker) {
 static void im2col_task(void *arg, int64_t begin, int64_t end, int worker) {
     (void)worker;
     conv_job *j = arg;
-    im2col_rows(&j->s, j->xg, j->C * j->s.in_vol, begin, end, j->p0, j->p1, j->cols);
+    int64_t np = j->p1 - j->p0;
+    panel_out po = {.w = j->pw, .kcs = j->kcs, .K = j->K, .pad = (np + j->pw - 1) / j->pw * j->pw};
+    if (im2col_rows(&j->s, j->xg, j->C * j->s.in_vol, begin, end, j->p0, j->p1, j->cols, &po) != 0) atomic_store(&j->failed, 1);
 }
 
 
@@ -221,7 +290,24 @@ rlx_status cpu_conv(const cpu_kernel_ctx *k) {
     bool parallel_tasks = threads == 1 || tasks >= 2 * threads;
     atomic_init(&j.failed, 0);
     rlx_sgemm_tile(&j.mr, &j.nr);
-    j.scratch_per_worker = (size_t)(j.K * j.chunk + j.chunk * j.Og) + 16;
+    j.transposed = j.fold || tile_use(j.chunk, j.Og, j.mr, j.nr) > 1.1 * tile_use(j.Og, j.chunk, j.mr, j.nr);
+    /* The weights are packed once here instead of in every chunk's GEMM, when
+     * more than one chunk uses them. */
+    if (tasks > g.groups) {
+        j.wpack_group = (rlx_sgemm_packed_floats(j.Og, j.K, j.transposed) + 15) / 16 * 16;
+        float *wp = cpu_thread_scratch(CPU_SCRATCH_CONV_W, j.wpack_group * (size_t)g.groups);
+        if (!wp)
+            return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "%s: no memory for the packed weights", cpu_node_label(k->node, lb, sizeof lb));
+        for (int64_t gi = 0; gi < g.groups; gi++) {
+            const float *wg = j.w + gi * j.Og * j.K;
+            if (j.transposed) rlx_sgemm_pack_b(wp + gi * j.wpack_group, j.Og, j.K, wg, j.K, 1);
+            else rlx_sgemm_pack_a(wp + gi * j.wpack_group, j.Og, j.K, wg, j.K, 0);
+        }
+        j.wpack = wp;
+    }
+    j.pw = j.transposed ? j.mr : j.nr, j.kcs = rlx_sgemm_kc_step(j.K);
+    j.cols_floats = (size_t)(j.K * ((j.chunk + j.pw - 1) / j.pw * j.pw) + 15) / 16 * 16;
+    j.scratch_per_worker = (j.cols_floats + (size_t)(j.chunk * j.Og) + 15) / 16 * 16;
     {
         j.scratch = cpu_thread_scratch(CPU_SCRATCH_IM2COL, (size_t)(parallel_tasks ? threads : 1) * j.scratch_per_worker);
         if (!j.scratch)

@@ -210,7 +210,70 @@ static void pack_bt_panel(float *dst, const float *Bt, int64_t ldb, int64_t n, i
         for (int64_t k = 0; k < kc; k++) dst[k * nr + j] = 0.0f;
 }
 
-/* -------------------------------------------------------------- driver */
+/* The panel of rows [i0, i0 + m) of A (m <= mr) over K [k0, k0 + kc). */
+static void pack_a_any(const gemm_ukernel *uk, float *dst, const float *A, int64_t lda, int transpose_a, int64_t k0,
+                       int64_t i0, int64_t m, int64_t kc) {
+    if (transpose_a) {
+        const float *src = A + k0 * lda + i0;
+        if (m == uk->mr && uk->pack_at) uk->pack_at(dst, src, lda, kc);
+        else pack_at_panel(dst, src, lda, m, kc, uk->mr);
+        return;
+    }
+    const float *src = A + i0 * lda + k0;
+    if (m == uk->mr && uk->pack_a) uk->pack_a(dst, src, lda, kc);
+    else pack_a_panel(dst, src, lda, m, kc, uk->mr);
+}
+
+/* The panel of columns [j0, j0 + n) of B (n <= nr) over K [k0, k0 + kc). */
+static void pack_b_any(const gemm_ukernel *uk, float *dst, const float *B, int64_t ldb, int transpose_b, int64_t k0,
+                       int64_t j0, int64_t n, int64_t kc) {
+    if (transpose_b) {
+        const float *src = B + j0 * ldb + k0;
+        if (n == uk->nr && uk->pack_bt) uk->pack_bt(dst, src, ldb, kc);
+        else pack_bt_panel(dst, src, ldb, n, kc, uk->nr);
+        return;
+    }
+    const float *src = B + k0 * ldb + j0;
+    if (n == uk->nr && uk->pack_b) uk->pack_b(dst, src, ldb, kc);
+    else pack_b_panel(dst, src, ldb, n, kc, uk->nr);
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* The driver's K block for K: near-equal blocks of at most GEMM_KC. */
+static int64_t kc_step_of(int64_t K) { return ceil_div(K, ceil_div(K, GEMM_KC)); }
+
+/* Pre-packed layout of `rows` rows (side 0: A, w = mr; side 1: B, w = nr): for
+ * each K block [pc, pc + kc), the rows' w-wide panels one after another, at
+ * pc * pad + (row / w) * w * kc, pad = rows rounded up to w. */
+int64_t rlx_sgemm_kc_step(int64_t K) { return K > 0 ? kc_step_of(K) : 1; }
+
+size_t rlx_sgemm_packed_floats(int64_t rows, int64_t K, int side) {
+    const gemm_ukernel *uk = current_kernel();
+    int w = side ? uk->nr : uk->mr;
+    return (size_t)(ceil_div(rows, w) * w) * (size_t)K;
+}
+
+void rlx_sgemm_pack_a(float *dst, int64_t M, int64_t K, const float *A, int64_t lda, int transpose_a) {
+    const gemm_ukernel *uk = current_kernel();
+    int64_t kcs = kc_step_of(K), pad = ceil_div(M, uk->mr) * uk->mr;
+    for (int64_t pc = 0; pc < K; pc += kcs) {
+        int64_t kc = RLX_MIN(kcs, K - pc);
+        for (int64_t i = 0; i < M; i += uk->mr)
+            pack_a_any(uk, dst + pc * pad + i * kc, A, lda, transpose_a, pc, i, RLX_MIN(uk->mr, M - i), kc);
+    }
+}
+
+void rlx_sgemm_pack_b(float *dst, int64_t N, int64_t K, const float *B, int64_t ldb, int transpose_b) {
+    const gemm_ukernel *uk = current_kernel();
+    int64_t kcs = kc_step_of(K), pad = ceil_div(N, uk->nr) * uk->nr;
+    for (int64_t pc = 0; pc < K; pc += kcs) {
+        int64_t kc = RLX_MIN(kcs, K - pc);
+        for (int64_t j = 0; j < N; j += uk->nr)
+            pack_b_any(uk, dst + pc * pad + j * kc, B, ldb, transpose_b, pc, j, RLX_MIN(uk->nr, N - j), kc);
+    }
+}
+
 
 typedef struct gemm_job {
     const gemm_ukernel *uk;
@@ -218,6 +281,8 @@ typedef struct gemm_job {
     const float *A; int64_t lda; int transpose_a;
     const float *B; int64_t ldb; int transpose_b;
     float *C; int64_t ldc;
+    const float *packed_a, *packed_b; /* pre-packed (or NULL): K blocks of all M (N) rows */
+    int64_t mpad, npad;           /* M, N rounded up to the tile */
     const float *bias, *row_bias;
     int act, accumulate;
     int64_t kc_step;              /* K block, balanced so blocks are near equal */
@@ -254,44 +319,26 @@ static void gemm_block(gemm_job *g, int64_t m0, int64_t m1, int64_t n0, int64_t 
             int load_c = pc > 0 || g->accumulate;
             int last = pc + kc == g->K;
 
-            for (int64_t jr = 0; jr < nc; jr += nr) {
-                int64_t n = RLX_MIN(nr, nc - jr);
-                float *dst = pb + jr * kc;
-                if (g->transpose_b) {
-                    const float *src = g->B + (jc + jr) * g->ldb + pc;
-                    if (n == nr && uk->pack_bt) uk->pack_bt(dst, src, g->ldb, kc);
-                    else pack_bt_panel(dst, src, g->ldb, n, kc, nr);
-                } else {
-                    const float *src = g->B + pc * g->ldb + jc + jr;
-                    if (n == nr && uk->pack_b) uk->pack_b(dst, src, g->ldb, kc);
-                    else pack_b_panel(dst, src, g->ldb, n, kc, nr);
-                }
-            }
+            const float *pbk = g->packed_b ? g->packed_b + pc * g->npad + jc * kc : pb;
+            if (!g->packed_b)
+                for (int64_t jr = 0; jr < nc; jr += nr)
+                    pack_b_any(uk, pb + jr * kc, g->B, g->ldb, g->transpose_b, pc, jc + jr, RLX_MIN(nr, nc - jr), kc);
             for (int64_t ic = m0; ic < m1; ic += mc_max) {
                 int64_t mc = RLX_MIN(mc_max, m1 - ic);
+                const float *pak = g->packed_a ? g->packed_a + pc * g->mpad + ic * kc : pa;
+                if (!g->packed_a)
+                    for (int64_t ir = 0; ir < mc; ir += mr)
+                        pack_a_any(uk, pa + ir * kc, g->A, g->lda, g->transpose_a, pc, ic + ir, RLX_MIN(mr, mc - ir), kc);
                 for (int64_t ir = 0; ir < mc; ir += mr) {
                     int64_t m = RLX_MIN(mr, mc - ir);
-                    if (g->transpose_a) {
-                        const float *src = g->A + pc * g->lda + ic + ir;
-                        if (m == mr && uk->pack_at) uk->pack_at(pa + ir * kc, src, g->lda, kc);
-                        else pack_at_panel(pa + ir * kc, src, g->lda, m, kc, mr);
-                        continue;
-                    }
-                    const float *src = g->A + (ic + ir) * g->lda + pc;
-                    if (m == mr && uk->pack_a) uk->pack_a(pa + ir * kc, src, g->lda, kc);
-                    else pack_a_panel(pa + ir * kc, src, g->lda, m, kc, mr);
-                }
-
-                for (int64_t ir = 0; ir < mc; ir += mr) {
-                    int64_t m = RLX_MIN(mr, mc - ir);
-                    const float *ap = pa + ir * kc;
+                    const float *ap = pak + ir * kc;
                     for (int64_t jr = 0; jr < nc; jr += nr) {
                         int64_t n = RLX_MIN(nr, nc - jr);
                         float *c = g->C + (ic + ir) * g->ldc + jc + jr;
                         if (m == mr && n == nr) {
-                            uk->fn(kc, ap, pb + jr * kc, c, g->ldc, load_c);
+                            uk->fn(kc, ap, pbk + jr * kc, c, g->ldc, load_c);
                         } else {
-                            uk->fn(kc, ap, pb + jr * kc, tile, nr, 0);
+                            uk->fn(kc, ap, pbk + jr * kc, tile, nr, 0);
                             for (int64_t i = 0; i < m; i++) {
                                 float *ci = c + i * g->ldc;
                                 const float *ti = tile + i * nr;
@@ -321,7 +368,6 @@ static void gemm_task(void *ctx, int64_t begin, int64_t end, int worker) {
     }
 }
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Estimated time, in multiply-add units, of splitting C into a tm x tn grid
  * run by `threads` threads: waves of the largest task, where a task costs its
@@ -381,6 +427,13 @@ int rlx_sgemm_ex(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
                  const float *A, int64_t lda, int transpose_a,
                  const float *B, int64_t ldb, int transpose_b,
                  float *C, int64_t ldc, const gemm_epilogue *epi) {
+    return rlx_sgemm_packed(pool, M, N, K, A, lda, transpose_a, NULL, B, ldb, transpose_b, NULL, C, ldc, epi);
+}
+
+int rlx_sgemm_packed(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
+                     const float *A, int64_t lda, int transpose_a, const float *packed_a,
+                     const float *B, int64_t ldb, int transpose_b, const float *packed_b,
+                     float *C, int64_t ldc, const gemm_epilogue *epi) {
     if (M < 0 || N < 0 || K < 0) return -1;
     if (M == 0 || N == 0) return 0;
     const float *bias = epi ? epi->bias : NULL, *row_bias = epi ? epi->row_bias : NULL;
@@ -393,15 +446,18 @@ int rlx_sgemm_ex(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
         if (bias || row_bias || act != RLX_ACT_NONE) apply_epilogue(C, ldc, M, N, bias, row_bias, act);
         return 0;
     }
-    if (!A || !B || lda < (transpose_a ? M : K) || ldb < (transpose_b ? K : N)) return -1;
+    if (!packed_a && (!A || lda < (transpose_a ? M : K))) return -1;
+    if (!packed_b && (!B || ldb < (transpose_b ? K : N))) return -1;
 
     gemm_job g = {
         .uk = current_kernel(), .M = M, .N = N, .K = K,
         .A = A, .lda = lda, .transpose_a = transpose_a, .B = B, .ldb = ldb, .transpose_b = transpose_b,
+        .packed_a = packed_a, .packed_b = packed_b,
         .C = C, .ldc = ldc, .bias = bias, .row_bias = row_bias, .act = act, .accumulate = accumulate,
     };
     atomic_init(&g.failed, 0);
-    g.kc_step = ceil_div(K, ceil_div(K, GEMM_KC));
+    g.kc_step = kc_step_of(K);
+    g.mpad = ceil_div(M, g.uk->mr) * g.uk->mr, g.npad = ceil_div(N, g.uk->nr) * g.uk->nr;
 
     int threads = rlx_threadpool_size(pool);
     if ((double)M * (double)N * (double)K < GEMM_PARALLEL_MIN_MACS) threads = 1;

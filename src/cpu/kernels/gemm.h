@@ -13,6 +13,7 @@
 #define RLX_GEMM_H
 
 #include "core/threadpool.h"
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct gemm_epilogue {
@@ -36,6 +37,27 @@ int rlx_sgemm_ex(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
                  const float *B, int64_t ldb, int transpose_b,
                  float *C, int64_t ldc, const gemm_epilogue *epi);
 
+/* Pre-packed operands, for a caller that multiplies one operand (a
+ * convolution's weights) with many others: the panels rlx_sgemm would pack
+ * inside every call, packed once. rlx_sgemm_packed_floats(rows, K, side) is
+ * the size of M rows of A (side 0) or N columns of B (side 1) packed;
+ * rlx_sgemm_pack_a / _pack_b pack them (A as rlx_sgemm_ex takes it, B as
+ * rlx_sgemm takes it); rlx_sgemm_packed is rlx_sgemm_ex where a non-NULL
+ * packed_a / packed_b replaces A / B. The layout is the current micro-kernel's
+ * (rlx_sgemm_force_kernel between packing and use is not allowed). */
+size_t rlx_sgemm_packed_floats(int64_t rows, int64_t K, int side);
+/* The layout, for a caller that writes packed panels itself: panels w wide
+ * (rlx_sgemm_tile's mr for A, nr for B), K in blocks of rlx_sgemm_kc_step(K);
+ * element (k, i) of `rows` rows (pad: rows rounded up to w) lives at
+ * pc * pad + (i / w) * w * kc + (k - pc) * w + i % w, where [pc, pc + kc) is
+ * k's block. Rows past `rows` up to pad should be zero. */
+int64_t rlx_sgemm_kc_step(int64_t K);
+void rlx_sgemm_pack_a(float *dst, int64_t M, int64_t K, const float *A, int64_t lda, int transpose_a);
+void rlx_sgemm_pack_b(float *dst, int64_t N, int64_t K, const float *B, int64_t ldb, int transpose_b);
+int rlx_sgemm_packed(rlx_threadpool *pool, int64_t M, int64_t N, int64_t K,
+                     const float *A, int64_t lda, int transpose_a, const float *packed_a,
+                     const float *B, int64_t ldb, int transpose_b, const float *packed_b,
+                     float *C, int64_t ldc, const gemm_epilogue *epi);
 /* The micro-kernel's tile: C is computed in mr x nr blocks (a caller may pick
  * the orientation of its product that wastes less of the partial tiles). */
 void rlx_sgemm_tile(int *mr, int *nr);
