@@ -43,7 +43,7 @@ char *rlx_graph_dump(const rlx_graph *g) {
 }
 
 /* Records the first error of the graph and returns RLX_NO_NODE. */
-static rlx_node fail_node(rlx_graph *g, rlx_status st) {
+rlx_node ir_build_fail(rlx_graph *g, rlx_status st) {
     if (g && g->g.first_error == RLX_OK) {
         g->g.first_error = st;
         snprintf(g->first_error_msg, sizeof g->first_error_msg, "%s", rlx_last_error());
@@ -53,18 +53,18 @@ static rlx_node fail_node(rlx_graph *g, rlx_status st) {
 
 static rlx_node fail_msg(rlx_graph *g, rlx_status st, const char *fn, const char *why) {
     rlx_fail(st, "%s: %s", fn, why);
-    return fail_node(g, st);
+    return ir_build_fail(g, st);
 }
 
 /* Checks the graph and input ids of a builder call. Returns false (and the
  * sticky error) when the call must not proceed. */
-static bool inputs_ok(rlx_graph *g, const char *fn, const rlx_node *in, int n) {
+bool ir_build_inputs_ok(rlx_graph *g, const char *fn, const rlx_node *in, int n) {
     if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: graph is NULL", fn); return false; }
     for (int i = 0; i < n; i++) {
         if (in[i] == RLX_NO_NODE) {
             if (g->g.first_error == RLX_OK) {  /* no earlier failure explains it */
                 rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: input %d is RLX_NO_NODE", fn, i);
-                fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+                ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
             }
             return false;
         }
@@ -89,13 +89,13 @@ static rlx_node append(rlx_graph *g, ir_node *n) {
     if (st != RLX_OK) {
         free(n->name);
         free(n->data);
-        return fail_node(g, st);
+        return ir_build_fail(g, st);
     }
     return id;
 }
 
 static rlx_node make(rlx_graph *g, const char *fn, ir_op op, const rlx_node *in, int n_in, ir_node *proto) {
-    if (!inputs_ok(g, fn, in, n_in)) return RLX_NO_NODE;
+    if (!ir_build_inputs_ok(g, fn, in, n_in)) return RLX_NO_NODE;
     ir_node n;
     if (proto) n = *proto; else node_init(&n, op);
     n.op = op;
@@ -127,18 +127,18 @@ static bool normalize_axis(int *axis, int rank) {
 int64_t rlx_symbol(rlx_graph *g, const char *name) {
     if (!g || !name || !*name) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_symbol: %s", !g ? "graph is NULL" : !name ? "name is NULL" : "name is empty");
-        fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
         return RLX_DIM_INFER;
     }
     for (int i = 0; i < g->g.n_syms; i++)
         if (strcmp(g->g.sym_names[i], name) == 0) return -2 - i;
     if (g->g.n_syms == IR_MAX_SYMS) {
         rlx_fail(RLX_STATUS_UNSUPPORTED, "rlx_symbol '%s': a graph has at most %d symbols", name, IR_MAX_SYMS);
-        fail_node(g, RLX_STATUS_UNSUPPORTED);
+        ir_build_fail(g, RLX_STATUS_UNSUPPORTED);
         return RLX_DIM_INFER;
     }
     char *copy = rlx_strdup(name);
-    if (!copy) { rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_symbol: out of memory"); fail_node(g, RLX_STATUS_OUT_OF_MEMORY); return RLX_DIM_INFER; }
+    if (!copy) { rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_symbol: out of memory"); ir_build_fail(g, RLX_STATUS_OUT_OF_MEMORY); return RLX_DIM_INFER; }
     g->g.sym_names[g->g.n_syms] = copy;
     return -2 - g->g.n_syms++;
 }
@@ -155,12 +155,12 @@ static bool shape_from_public(rlx_graph *g, const char *fn, const char *what, in
                               const int64_t *dims, ir_shape *out) {
     if (rank < 0 || rank > IR_MAX_RANK) {
         rlx_fail(RLX_STATUS_SHAPE, "%s '%s': rank %d is outside [0, %d]", fn, what, rank, IR_MAX_RANK);
-        fail_node(g, RLX_STATUS_SHAPE);
+        ir_build_fail(g, RLX_STATUS_SHAPE);
         return false;
     }
     if (rank > 0 && !dims) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s '%s': dims is NULL", fn, what);
-        fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
         return false;
     }
     out->rank = rank;
@@ -168,7 +168,7 @@ static bool shape_from_public(rlx_graph *g, const char *fn, const char *what, in
         if (!dim_from_public(g, dims[i], &out->d[i])) {
             rlx_fail(RLX_STATUS_SHAPE, "%s '%s': dim %d = %lld is neither a size nor a symbol of this graph",
                      fn, what, i, (long long)dims[i]);
-            fail_node(g, RLX_STATUS_SHAPE);
+            ir_build_fail(g, RLX_STATUS_SHAPE);
             return false;
         }
     }
@@ -188,11 +188,11 @@ static rlx_node named_source(rlx_graph *g, const char *fn, ir_op op, const char 
     if (!name || !*name) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, name ? "name is empty" : "name is NULL");
     if ((unsigned)dt >= RLX_DTYPE_COUNT) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s '%s': unknown dtype %d", fn, name, (int)dt);
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     if (name_taken(&g->g, name)) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s '%s': the name is already used by an input, param or output", fn, name);
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     ir_node n;
     node_init(&n, op);
@@ -215,7 +215,7 @@ rlx_node rlx_constant(rlx_graph *g, rlx_dtype dt, int rank, const int64_t *dims,
     if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: graph is NULL", fn); return RLX_NO_NODE; }
     if ((unsigned)dt >= RLX_DTYPE_COUNT) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: unknown dtype %d", fn, (int)dt);
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     ir_node n;
     node_init(&n, IR_OP_CONST);
@@ -228,11 +228,11 @@ rlx_node rlx_constant(rlx_graph *g, rlx_dtype dt, int rank, const int64_t *dims,
     if (bytes == 0 && ir_shape_numel(&n.shape) != 0) {
         rlx_fail(RLX_STATUS_SHAPE, "%s: a %s constant needs a last dim that is a whole number of blocks", fn,
                  rlx_dtype_name(dt));
-        return fail_node(g, RLX_STATUS_SHAPE);
+        return ir_build_fail(g, RLX_STATUS_SHAPE);
     }
     if (bytes > (1ull << 40)) {
         rlx_fail(RLX_STATUS_SHAPE, "%s: %llu bytes is too large (at most 2^40)", fn, (unsigned long long)bytes);
-        return fail_node(g, RLX_STATUS_SHAPE);
+        return ir_build_fail(g, RLX_STATUS_SHAPE);
     }
     if (bytes && !data) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "data is NULL");
     n.dtype = dt;
@@ -246,7 +246,7 @@ rlx_node rlx_scalar(rlx_graph *g, rlx_dtype dt, double value) {
     if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_scalar: graph is NULL"); return RLX_NO_NODE; }
     if ((unsigned)dt >= RLX_DTYPE_COUNT) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_scalar: unknown dtype %d", (int)dt);
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     unsigned char buf[8] = {0};
     rlx_store_from_f64(buf, dt, 0, value);
@@ -254,26 +254,26 @@ rlx_node rlx_scalar(rlx_graph *g, rlx_dtype dt, double value) {
 }
 
 rlx_status rlx_output(rlx_graph *g, const char *name, rlx_node x) {
-    if (!inputs_ok(g, "rlx_output", &x, 1)) return g ? (g->g.first_error ? g->g.first_error : RLX_STATUS_INVALID_ARGUMENT) : RLX_STATUS_INVALID_ARGUMENT;
+    if (!ir_build_inputs_ok(g, "rlx_output", &x, 1)) return g ? (g->g.first_error ? g->g.first_error : RLX_STATUS_INVALID_ARGUMENT) : RLX_STATUS_INVALID_ARGUMENT;
     if (!name || !*name) {
         fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, "rlx_output", name ? "name is empty" : "name is NULL");
         return RLX_STATUS_INVALID_ARGUMENT;
     }
     if (name_taken(&g->g, name)) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_output '%s': the name is already used by an input, param or output", name);
-        fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
         return RLX_STATUS_INVALID_ARGUMENT;
     }
     ir_graph *ig = &g->g;
     if (ig->n_outputs == ig->cap_outputs) {
         int32_t cap = ig->cap_outputs ? ig->cap_outputs * 2 : 8;
         ir_output *o = realloc(ig->outputs, (size_t)cap * sizeof *o);
-        if (!o) { fail_node(g, RLX_STATUS_OUT_OF_MEMORY); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_output: out of memory"); }
+        if (!o) { ir_build_fail(g, RLX_STATUS_OUT_OF_MEMORY); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_output: out of memory"); }
         ig->outputs = o;
         ig->cap_outputs = cap;
     }
     char *copy = rlx_strdup(name);
-    if (!copy) { fail_node(g, RLX_STATUS_OUT_OF_MEMORY); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_output: out of memory"); }
+    if (!copy) { ir_build_fail(g, RLX_STATUS_OUT_OF_MEMORY); return rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "rlx_output: out of memory"); }
     ig->outputs[ig->n_outputs].name = copy;
     ig->outputs[ig->n_outputs].node = x;
     ig->n_outputs++;
@@ -281,7 +281,7 @@ rlx_status rlx_output(rlx_graph *g, const char *name, rlx_node x) {
 }
 
 rlx_status rlx_set_name(rlx_graph *g, rlx_node x, const char *name) {
-    if (!inputs_ok(g, "rlx_set_name", &x, 1)) return RLX_STATUS_INVALID_ARGUMENT;
+    if (!ir_build_inputs_ok(g, "rlx_set_name", &x, 1)) return RLX_STATUS_INVALID_ARGUMENT;
     if (!name || !*name) return rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "rlx_set_name: name is %s", name ? "empty" : "NULL");
     ir_node *n = &g->g.nodes[x];
     if (n->op == IR_OP_INPUT || n->op == IR_OP_PARAM)
@@ -420,7 +420,7 @@ rlx_node rlx_dequant_matmul(rlx_graph *g, rlx_node x, rlx_node w) {
 /* ------------------------------------------------------------ reductions */
 
 static rlx_node reduce(rlx_graph *g, const char *fn, ir_op op, rlx_node x, uint32_t mask, int keepdim) {
-    if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
+    if (!ir_build_inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
     int rank = rank_of(g, x);
     ir_node n;
     node_init(&n, op);
@@ -437,12 +437,12 @@ rlx_node rlx_reduce_prod(rlx_graph *g, rlx_node x, uint32_t m, int k) { return r
 
 /* One axis attribute (the axis_op family of op_attrs.def; argmax/argmin: argreduce, with extra as keepdim). */
 static rlx_node axis_op(rlx_graph *g, const char *fn, ir_op op, rlx_node x, int axis, int64_t extra) {
-    if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
+    if (!ir_build_inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
     int rank = rank_of(g, x);
     int a = axis;
     if (!normalize_axis(&a, rank)) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: axis %d is outside rank %d", fn, axis, rank);
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     ir_node n;
     node_init(&n, op);
@@ -480,10 +480,10 @@ rlx_node rlx_rms_norm(rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, f
 
 rlx_node rlx_reshape(rlx_graph *g, rlx_node x, int rank, const int64_t *dims) {
     const char *fn = "rlx_reshape";
-    if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
+    if (!ir_build_inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
     if (rank < 0 || rank > IR_MAX_RANK) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: rank %d is outside [0, %d]", fn, rank, IR_MAX_RANK);
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     if (rank > 0 && !dims) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "dims is NULL");
     ir_node n;
@@ -535,7 +535,7 @@ rlx_node rlx_reshape(rlx_graph *g, rlx_node x, int rank, const int64_t *dims) {
 
 rlx_node rlx_transpose(rlx_graph *g, rlx_node x, const int *perm) {
     const char *fn = "rlx_transpose";
-    if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
+    if (!ir_build_inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
     int rank = rank_of(g, x);
     if (rank > 0 && !perm) return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "perm is NULL");
     ir_node n;
@@ -546,12 +546,12 @@ rlx_node rlx_transpose(rlx_graph *g, rlx_node x, const int *perm) {
 
 /* x's shape and the normalized axis of a slice, or NULL (the graph failed). */
 static const ir_shape *slice_operand(rlx_graph *g, const char *fn, rlx_node x, int axis, int *a) {
-    if (!inputs_ok(g, fn, &x, 1)) return NULL;
+    if (!ir_build_inputs_ok(g, fn, &x, 1)) return NULL;
     const ir_shape *xs = &g->g.nodes[x].shape;
     *a = axis;
     if (!normalize_axis(a, xs->rank)) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: axis %d is outside rank %d", fn, axis, xs->rank);
-        fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
         return NULL;
     }
     return xs;
@@ -566,14 +566,14 @@ static rlx_node slice_named(rlx_graph *g, const char *fn, rlx_node x, int axis, 
     if (start < 0 || end < start) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: range [%lld, %lld) is invalid (need 0 <= start <= end)", fn,
                  (long long)start, (long long)end);
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     /* docs/ops.md: end > dim is SHAPE even when the last index taken fits (a
      * step past the end); the rule, which sees only the length, checks that. */
     if (ir_dim_is_static(xs->d[a]) && end > xs->d[a].k) {
         rlx_fail(RLX_STATUS_SHAPE, "%s: end %lld is past axis %d of size %lld", fn, (long long)end, a,
                  (long long)xs->d[a].k);
-        return fail_node(g, RLX_STATUS_SHAPE);
+        return ir_build_fail(g, RLX_STATUS_SHAPE);
     }
     ir_node n;
     node_init(&n, IR_OP_SLICE);
@@ -620,17 +620,17 @@ rlx_node rlx_concat(rlx_graph *g, const rlx_node *xs, int count, int axis) {
     if (!g) { rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: graph is NULL", fn); return RLX_NO_NODE; }
     if (count < 1 || count > IR_MAX_INPUTS) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: needs 1 to %d inputs, got %d", fn, IR_MAX_INPUTS, count);
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     if (!xs) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: xs is NULL with n %d", fn, count);
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
-    if (!inputs_ok(g, fn, xs, count)) return RLX_NO_NODE;
+    if (!ir_build_inputs_ok(g, fn, xs, count)) return RLX_NO_NODE;
     int a = axis;
     if (!normalize_axis(&a, rank_of(g, xs[0]))) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: axis %d is outside rank %d", fn, axis, rank_of(g, xs[0]));
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     ir_node n;
     node_init(&n, IR_OP_CONCAT);
@@ -640,7 +640,7 @@ rlx_node rlx_concat(rlx_graph *g, const rlx_node *xs, int count, int axis) {
 
 rlx_node rlx_expand(rlx_graph *g, rlx_node x, int rank, const int64_t *dims) {
     const char *fn = "rlx_expand";
-    if (!inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
+    if (!ir_build_inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
     ir_node n;
     node_init(&n, IR_OP_EXPAND);
     if (!shape_from_public(g, fn, "target", rank, dims, &n.shape)) return RLX_NO_NODE;
@@ -657,11 +657,11 @@ rlx_node rlx_gather_rows(rlx_graph *g, rlx_node table, rlx_node ids) {
 rlx_node rlx_gather(rlx_graph *g, rlx_node x, rlx_node index, int axis) {
     const char *fn = "rlx_gather";
     rlx_node in[2] = {x, index};
-    if (!inputs_ok(g, fn, in, 2)) return RLX_NO_NODE;
+    if (!ir_build_inputs_ok(g, fn, in, 2)) return RLX_NO_NODE;
     int a = axis;
     if (!normalize_axis(&a, rank_of(g, x))) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: axis %d is outside rank %d", fn, axis, rank_of(g, x));
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     ir_node n;
     node_init(&n, IR_OP_GATHER);
@@ -677,11 +677,11 @@ rlx_node rlx_scatter_add_rows(rlx_graph *g, rlx_node base, rlx_node ids, rlx_nod
 rlx_node rlx_scatter_add(rlx_graph *g, rlx_node base, rlx_node index, rlx_node src, int axis) {
     const char *fn = "rlx_scatter_add";
     rlx_node in[3] = {base, index, src};
-    if (!inputs_ok(g, fn, in, 3)) return RLX_NO_NODE;
+    if (!ir_build_inputs_ok(g, fn, in, 3)) return RLX_NO_NODE;
     int a = axis;
     if (!normalize_axis(&a, rank_of(g, base))) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: axis %d is outside rank %d", fn, axis, rank_of(g, base));
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     ir_node n;
     node_init(&n, IR_OP_SCATTER_ADD);
@@ -693,7 +693,7 @@ rlx_status rlx_topk(rlx_graph *g, rlx_node x, int k, rlx_node *values, rlx_node 
     const char *fn = "rlx_topk";
     if (values) *values = RLX_NO_NODE;
     if (indices) *indices = RLX_NO_NODE;
-    if (!inputs_ok(g, fn, &x, 1)) return g && g->g.first_error ? g->g.first_error : RLX_STATUS_INVALID_ARGUMENT;
+    if (!ir_build_inputs_ok(g, fn, &x, 1)) return g && g->g.first_error ? g->g.first_error : RLX_STATUS_INVALID_ARGUMENT;
     if (!values && !indices) {
         fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "values and indices are both NULL");
         return RLX_STATUS_INVALID_ARGUMENT;
@@ -719,15 +719,15 @@ rlx_node rlx_attention_kv(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v, rlx_
     const char *fn = kv_len == RLX_NO_NODE ? "rlx_attention" : "rlx_attention_kv";
     rlx_node in[5] = {q, k, v, mask, kv_len};
     bool additive = mask_kind == RLX_MASK_ADDITIVE;
-    if (!inputs_ok(g, fn, in, 3)) return RLX_NO_NODE;
+    if (!ir_build_inputs_ok(g, fn, in, 3)) return RLX_NO_NODE;
     if (additive && mask == RLX_NO_NODE && g->g.first_error == RLX_OK)
         return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "RLX_MASK_ADDITIVE needs a mask tensor, got RLX_NO_NODE");
-    if (additive && !inputs_ok(g, fn, in + 3, 1)) return RLX_NO_NODE;
+    if (additive && !ir_build_inputs_ok(g, fn, in + 3, 1)) return RLX_NO_NODE;
     if (!additive && mask != RLX_NO_NODE)
         return fail_msg(g, RLX_STATUS_INVALID_ARGUMENT, fn, "a mask tensor needs RLX_MASK_ADDITIVE");
     int n_in = additive ? 4 : 3;
     if (kv_len != RLX_NO_NODE) {
-        if (!inputs_ok(g, fn, &kv_len, 1)) return RLX_NO_NODE;
+        if (!ir_build_inputs_ok(g, fn, &kv_len, 1)) return RLX_NO_NODE;
         in[n_in++] = kv_len;
     }
     ir_node n;
@@ -737,7 +737,7 @@ rlx_node rlx_attention_kv(rlx_graph *g, rlx_node q, rlx_node k, rlx_node v, rlx_
     ir_attr_set_attention_scale(&n, scale);
     if (isnan(scale) || isinf(scale)) {   /* NaN is not "<= 0": it would pass for the default */
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: scale %g is not finite (<= 0: 1/sqrt(D))", fn, (double)scale);
-        return fail_node(g, RLX_STATUS_INVALID_ARGUMENT);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     if (!(scale > 0) && g->g.nodes[q].shape.rank == 4) {   /* another rank: the shape rule names q */
         ir_dim d = g->g.nodes[q].shape.rank == 4 ? g->g.nodes[q].shape.d[3] : ir_dim_const(0);
@@ -770,7 +770,7 @@ rlx_node rlx_rope_scaled(rlx_graph *g, rlx_node x, rlx_node offset, rlx_rope_sty
     int n_in = 1;
     if (offset != RLX_NO_NODE) in[n_in++] = offset;
     if (freq_factors != RLX_NO_NODE) in[n_in++] = freq_factors;
-    if (!inputs_ok(g, fn, in, n_in)) return RLX_NO_NODE;
+    if (!ir_build_inputs_ok(g, fn, in, n_in)) return RLX_NO_NODE;
     ir_node n;
     node_init(&n, IR_OP_ROPE);
     ir_attr_set_rope_style(&n, style);

@@ -6,17 +6,7 @@
 #include "ir/builder_internal.h"
 #include "ir/conv_geom.h"
 #include "ir/pool_geom.h"
-#include <stdio.h>
 #include <string.h>
-
-/* Records an argument error as the graph's sticky error (after rlx_fail). */
-static rlx_node sticky(rlx_graph *g) {
-    if (g->g.first_error == RLX_OK) {
-        g->g.first_error = RLX_STATUS_INVALID_ARGUMENT;
-        snprintf(g->first_error_msg, sizeof g->first_error_msg, "%s", rlx_last_error());
-    }
-    return RLX_NO_NODE;
-}
 
 rlx_node rlx_conv(rlx_graph *g, rlx_node x, rlx_node w, rlx_node bias, const rlx_conv_params *p) {
     const char *fn = "rlx_conv";
@@ -66,7 +56,7 @@ rlx_node rlx_pool(rlx_graph *g, rlx_node x, const rlx_pool_params *p) {
     }
     if ((unsigned)p->kind > RLX_AVGPOOL) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: kind %d is not an rlx_pool_kind", fn, (int)p->kind);
-        return sticky(g);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     ir_pool_geom_set(&n, &q);
     return ir_build(g, fn, IR_OP_POOL, &x, 1, &n);
@@ -94,7 +84,7 @@ rlx_node rlx_conv_transpose(rlx_graph *g, rlx_node x, rlx_node w, rlx_node bias,
         if (p->output_padding[i] < 0 || p->output_padding[i] >= (c.stride[i] > c.dilation[i] ? c.stride[i] : c.dilation[i])) {
             rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: output_padding %lld must be in [0, max(stride, dilation))", fn,
                      (long long)p->output_padding[i]);
-            return sticky(g);
+            return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
         }
     }
     ir_conv_geom_set(&n, &c);

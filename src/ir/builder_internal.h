@@ -14,5 +14,12 @@ rlx_node ir_build(rlx_graph *g, const char *fn, ir_op op, const rlx_node *in, in
 /* Appends a one-input op whose target shape is an attribute (reshape,
  * expand) with that shape given as IR dims, symbolic ones included. */
 rlx_node ir_build_shaped(rlx_graph *g, const char *fn, ir_op op, rlx_node x, const ir_shape *shape);
+/* Records the error rlx_fail just set as the graph's sticky one (if it has
+ * none yet) and returns RLX_NO_NODE. */
+rlx_node ir_build_fail(rlx_graph *g, rlx_status st);
+/* Checks a builder call's graph and input ids: false (with the sticky error,
+ * or an earlier one that explains an RLX_NO_NODE input) when it must not
+ * proceed. */
+bool ir_build_inputs_ok(rlx_graph *g, const char *fn, const rlx_node *in, int n);
 
 #endif

@@ -8,16 +8,7 @@
  * ops do.
  */
 #include "ir/builder_internal.h"
-#include <stdio.h>
 #include <string.h>
-
-static rlx_node sticky(rlx_graph *g, rlx_status st) {
-    if (g->g.first_error == RLX_OK) {
-        g->g.first_error = st;
-        snprintf(g->first_error_msg, sizeof g->first_error_msg, "%s", rlx_last_error());
-    }
-    return RLX_NO_NODE;
-}
 
 static rlx_node chan_norm(rlx_graph *g, const char *fn, ir_op op, const rlx_node *in, int n_in, int64_t groups, float eps) {
     ir_node n;
@@ -37,7 +28,7 @@ rlx_node rlx_group_norm(rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta,
     const char *fn = "rlx_group_norm";
     if (g && groups < 1) {
         rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: groups %d must be >= 1", fn, groups);
-        return sticky(g, RLX_STATUS_INVALID_ARGUMENT);
+        return ir_build_fail(g, RLX_STATUS_INVALID_ARGUMENT);
     }
     rlx_node in[3] = {x, gamma, beta};
     return chan_norm(g, fn, IR_OP_GROUP_NORM, in, 3, groups, eps);
@@ -45,19 +36,11 @@ rlx_node rlx_group_norm(rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta,
 
 rlx_node rlx_instance_norm(rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, float eps) {
     const char *fn = "rlx_instance_norm";
-    if (!g) {
-        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: graph is NULL", fn);
-        return RLX_NO_NODE;
-    }
-    if (x < 0 || x >= g->g.n_nodes) {
-        if (x == RLX_NO_NODE && g->g.first_error != RLX_OK) return RLX_NO_NODE;
-        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: x is not a node of this graph", fn);
-        return sticky(g, RLX_STATUS_INVALID_ARGUMENT);
-    }
+    if (!ir_build_inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
     const ir_shape *s = &g->g.nodes[x].shape;
     if (s->rank < 2 || !ir_dim_is_static(s->d[1])) {
         rlx_fail(RLX_STATUS_SHAPE, "%s: x must be [N, C, ...] with a static C", fn);
-        return sticky(g, RLX_STATUS_SHAPE);
+        return ir_build_fail(g, RLX_STATUS_SHAPE);
     }
     rlx_node in[3] = {x, gamma, beta};
     return chan_norm(g, fn, IR_OP_GROUP_NORM, in, 3, s->d[1].k, eps);
@@ -65,19 +48,11 @@ rlx_node rlx_instance_norm(rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node be
 
 rlx_node rlx_layer_norm_channels(rlx_graph *g, rlx_node x, rlx_node gamma, rlx_node beta, float eps) {
     const char *fn = "rlx_layer_norm_channels";
-    if (!g) {
-        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: graph is NULL", fn);
-        return RLX_NO_NODE;
-    }
-    if (x < 0 || x >= g->g.n_nodes) {
-        if (x == RLX_NO_NODE && g->g.first_error != RLX_OK) return RLX_NO_NODE;
-        rlx_fail(RLX_STATUS_INVALID_ARGUMENT, "%s: x is not a node of this graph", fn);
-        return sticky(g, RLX_STATUS_INVALID_ARGUMENT);
-    }
+    if (!ir_build_inputs_ok(g, fn, &x, 1)) return RLX_NO_NODE;
     int r = g->g.nodes[x].shape.rank;
     if (r < 2) {
         rlx_fail(RLX_STATUS_SHAPE, "%s: x must be [N, C, ...] (rank >= 2), got rank %d", fn, r);
-        return sticky(g, RLX_STATUS_SHAPE);
+        return ir_build_fail(g, RLX_STATUS_SHAPE);
     }
     int fwd[RLX_MAX_RANK], back[RLX_MAX_RANK];
     for (int i = 0, k = 0; i < r; i++)   /* [N, *S, C] */
