@@ -87,21 +87,6 @@ static const char *vk_tier_of(const conv_case *c) {
     return c->dims <= 2 && c->groups == c->C && c->O == c->C && fits ? "conv-depthwise" : "conv-direct";
 }
 
-/* The tier at the end of the report's first line naming "conv". */
-static void report_tier(const char *rep, char *out, size_t cap) {
-    out[0] = 0;
-    const char *s = rep ? strstr(rep, " conv") : NULL;
-    if (!s) return;
-    const char *eol = strchr(s, '\n');
-    if (!eol) eol = s + strlen(s);
-    const char *e = eol;
-    while (e > s && e[-1] == ' ') e--;
-    const char *b = e;
-    while (b > s && b[-1] != ' ') b--;
-    size_t len = (size_t)(e - b) < cap - 1 ? (size_t)(e - b) : cap - 1;
-    memcpy(out, b, len);
-    out[len] = 0;
-}
 
 static int64_t out_size(const conv_case *c, int i) {
     return (c->in[i] + c->pb[i] + c->pe[i] - c->dil[i] * (c->k[i] - 1) - 1) / c->stride[i] + 1;
@@ -204,7 +189,7 @@ TEST(vk_ops_conv_f32) {
         rlx_exec *e = vkp_compile(r.g, true);
         char *rep = e && rlx_exec_run(e, &in, 1) == RLX_OK ? rlx_exec_report(e) : NULL;
         char tier[64];
-        report_tier(rep, tier, sizeof tier);
+        vkp_tier_of(rep, " conv", 0, tier, sizeof tier);
         const char *want = vk_tier_of(&cases[k]);
         CHECK_MSG(!strncmp(tier, want, strlen(want)), "%s: tier '%s', want %s\n%s", cases[k].what, tier, want, rep ? rep : "");
         free(rep);
@@ -216,7 +201,7 @@ TEST(vk_ops_conv_f32) {
             e = vkp_compile(r.g, true);
             rep = e && rlx_exec_run(e, &in, 1) == RLX_OK ? rlx_exec_report(e) : NULL;
             test_env_restore("RLX_VK_MM_SPLITK", saved);
-            report_tier(rep, tier, sizeof tier);
+            vkp_tier_of(rep, " conv", 0, tier, sizeof tier);
             rlx_exec_free(e);
             CHECK_MSG(same && strstr(tier, "splitk"), "%s split 3 ways: tier '%s'\n%s", cases[k].what, tier, rep ? rep : "");
             free(rep);
@@ -251,7 +236,7 @@ TEST(vk_ops_conv_fast_precision) {
         CHECK_MSG(ok, "%s: %s", c->what, rlx_last_error());
         char *rep = rlx_exec_report(e);
         char tier[64];
-        report_tier(rep, tier, sizeof tier);
+        vkp_tier_of(rep, " conv", 0, tier, sizeof tier);
         const char *want_tier = coop == 1 && big ? "conv-gemm-coopmat" : coop == 0 || !big ? "conv-gemm-" : NULL;
         CHECK_MSG(!want_tier || !strncmp(tier, want_tier, strlen(want_tier)), "%s: tier '%s', want %s\n%s", c->what, tier,
                   want_tier, rep ? rep : "");

@@ -47,25 +47,6 @@ static void *weights(rlx_dtype dt, int64_t N, int64_t K, double **decoded, size_
     return q;
 }
 
-/* The tier of the n-th node in the report whose line names `op`, or "". */
-static void tier_of_op(const char *report, const char *op, int nth, char *out, size_t cap) {
-    out[0] = 0;
-    const char *s = report;
-    for (int seen = 0; s && (s = strstr(s, op)); s++) {
-        if (seen++ < nth) continue;
-        const char *eol = strchr(s, '\n');
-        if (!eol) eol = s + strlen(s);
-        const char *b = eol;
-        while (b > s && b[-1] == ' ') b--;
-        const char *e = b;
-        while (b > s && b[-1] != ' ') b--;
-        size_t len = (size_t)(e - b) < cap - 1 ? (size_t)(e - b) : cap - 1;
-        memcpy(out, b, len);
-        out[len] = 0;
-        return;
-    }
-}
-
 typedef struct gemm_case {
     rlx_dtype     dt;
     int64_t       N, K;
@@ -80,7 +61,7 @@ typedef struct gemm_case {
 /* One graph with a dequant_matmul per M (all on the same w), compiled for the
  * CPU and for Vulkan; every output is checked against float64 and the CPU. */
 static void tier_of(const char *report, int nth, char *out, size_t cap) {
-    tier_of_op(report, "dequant_matmul", nth, out, cap);
+    vkp_tier_of(report, "dequant_matmul", nth, out, cap);
 }
 
 static bool run_gemm_case(gemm_case *gc) {
@@ -308,7 +289,7 @@ static bool run_decoded_forms(rlx_dtype dt, int64_t M, int64_t N, int64_t K, rlx
     int coop_dev = vkp_device_has_coopmat();
     for (int i = 0; ok && i < 3; i++) {   /* the report lists the three nodes in graph order */
         char tier[64];
-        tier_of_op(rep, "dequant_", i, tier, sizeof tier);
+        vkp_tier_of(rep, "dequant_", i, tier, sizeof tier);
         bool decoded = strncmp(tier, "dequant-f16-coopmat", 19) == 0;
         bool good = tier[0] && (want_tier ? (coop_dev != 1 || (decoded && (!want_split || strstr(tier, want_split)))) : !decoded);
         if (!good) {

@@ -192,3 +192,23 @@ int vkp_device_has_coopmat(void) {
     }
     return found;
 }
+
+/* The tier of the n-th node in the report whose line names `op`, or "". */
+void vkp_tier_of(const char *report, const char *op, int nth, char *out, size_t cap) {
+    out[0] = 0;
+    const char *s = report;
+    for (int seen = 0; s && (s = strstr(s, op)); s++) {
+        if (seen++ < nth) continue;
+        const char *eol = strchr(s, '\n');
+        if (!eol) eol = s + strlen(s);
+        const char *b = eol;
+        while (b > s && b[-1] == ' ') b--;
+        const char *e = b;
+        while (b > s && b[-1] != ' ') b--;
+        size_t len = (size_t)(e - b) < cap - 1 ? (size_t)(e - b) : cap - 1;
+        memcpy(out, b, len);
+        out[len] = 0;
+        return;
+    }
+}
+

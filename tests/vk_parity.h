@@ -32,6 +32,10 @@ rlx_exec *vkp_compile(const rlx_graph *g, bool vulkan);
 /* vkp_compile with exact_quant. */
 rlx_exec *vkp_compile_quant(const rlx_graph *g, bool vulkan, int exact_quant);
 
+/* The tier (a report line's last word) of the nth node (from 0) whose line
+ * in rlx_exec_report's text names `op`, or "" into out. */
+void vkp_tier_of(const char *report, const char *op, int nth, char *out, size_t cap);
+
 /* Typical use:
  *   TEST(vk_add) {
  *       if (!vkp_available()) return;
