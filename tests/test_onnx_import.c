@@ -180,6 +180,25 @@ TEST(onnx_import_shape_arithmetic_folds) { check_model("shape_fold", 1, false); 
 /* GatherND of a tensor by import-time index tuples: a gather of rows (static shape). */
 TEST(onnx_import_gather_nd_of_a_tensor) { check_batches("gather_nd", 2, false, 2); }
 TEST(vk_onnx_import_gather_nd_of_a_tensor) { VKP_REQUIRE(); check_batches("gather_nd", 2, true, 2); }
+/* What the shape folding and GatherND refuse: each a status and a message saying why. */
+TEST(onnx_import_refuses_bad_shape_arithmetic) {
+    if (!models()) return;
+    static const struct { const char *name; rlx_status st; const char *why; } bad[] = {
+        {"bad_gather_nd_index", RLX_STATUS_INVALID_ARGUMENT, "GatherND index out of range"},
+        {"bad_gather_nd_runtime", RLX_STATUS_UNSUPPORTED, "GatherND with run-time indices"},
+        {"bad_mod_tensor", RLX_STATUS_UNSUPPORTED, "Mod on run-time tensors"},
+        {"bad_reshape_count", RLX_STATUS_INVALID_ARGUMENT, "to another count"},
+        {"bad_transpose_perm", RLX_STATUS_INVALID_ARGUMENT, "not a permutation"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.onnx", dir, bad[i].name);
+        rlx_onnx *m = NULL;
+        rlx_status st = rlx_onnx_load(path, &m);
+        CHECK_MSG(st == bad[i].st && !m && strstr(rlx_last_error(), bad[i].why), "%s: status %d, '%s'", bad[i].name, (int)st,
+                  rlx_last_error());
+    }
+}
 TEST(onnx_import_depth_to_space) { check_model("depth_space", 3, false); }
 TEST(vk_onnx_import_depth_to_space) { VKP_REQUIRE(); check_model("depth_space", 3, true); }
 /* nn.Upsample nearest / bilinear (align_corners both ways, by scale and by size), F.interpolate

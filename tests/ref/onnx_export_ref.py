@@ -266,6 +266,26 @@ def main():
     np.save(os.path.join(out, "gather_nd.out0.2.npy"), x[[0, 2, 1], [1, 3, 0]])
     np.save(os.path.join(out, "gather_nd.out1.2.npy"), x[[2, 0]])
 
+    # models the importer must refuse, each with a message naming why (test_onnx_import.c)
+    xin = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 5])]
+    yout = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
+    bad = {
+        "bad_gather_nd_index": [ints("far", [[3]]), helper.make_node("GatherND", ["x", "far"], ["y"])],
+        "bad_gather_nd_runtime": [helper.make_node("Cast", ["x"], ["xi"], to=TensorProto.INT64),
+                                  helper.make_node("GatherND", ["x", "xi"], ["y"])],
+        "bad_mod_tensor": [helper.make_node("Mod", ["x", "x"], ["y"], fmod=1)],
+        "bad_reshape_count": [helper.make_node("Shape", ["x"], ["s"]), ints("five", [5]),
+                              helper.make_node("Reshape", ["s", "five"], ["t"]),
+                              helper.make_node("Reshape", ["x", "t"], ["y"])],
+        "bad_transpose_perm": [helper.make_node("Shape", ["x"], ["s"]), ints("r", [1, 3]),
+                               helper.make_node("Reshape", ["s", "r"], ["t"]),
+                               helper.make_node("Transpose", ["t"], ["tt"], perm=[0, 0]),
+                               helper.make_node("Reshape", ["x", "tt"], ["y"])],
+    }
+    for name, nodes in bad.items():
+        g = helper.make_graph(nodes, name, xin, yout)
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, name + ".onnx"))
+
     # DepthToSpace (DCR, CRD) and SpaceToDepth, against numpy transcriptions of the spec
     nodes = [helper.make_node("DepthToSpace", ["x"], ["dcr"], blocksize=2),
              helper.make_node("DepthToSpace", ["x"], ["crd"], blocksize=2, mode="CRD"),
