@@ -194,8 +194,9 @@ TEST(vk_ops_conv_f32) {
         CHECK_MSG(!strncmp(tier, want, strlen(want)), "%s: tier '%s', want %s\n%s", cases[k].what, tier, want, rep ? rep : "");
         free(rep);
         rlx_exec_free(e);
-        /* one image and one group: K split over workgroups, slices summed with the per-channel bias */
-        if (cases[k].N == 1 && cases[k].groups == 1 && !strcmp(want, "conv-gemm-tiled")) {
+        /* one group: K split over workgroups, the slices summed with the per-channel bias and scattered
+         * to NCHW (one image or several) */
+        if (cases[k].groups == 1 && !strcmp(want, "conv-gemm-tiled")) {
             char *saved = test_env_swap("RLX_VK_MM_SPLITK", "3");
             bool same = vkp_compare(r.g, &in, 1, 1e-5, true);
             e = vkp_compile(r.g, true);
@@ -291,6 +292,111 @@ TEST(ops_conv_activation_fuses) {
         char *rep = rlx_exec_report(e);
         CHECK_MSG(rep && !strstr(rep, "silu"), "the silu should be fused into the conv:\n%s", rep ? rep : "");
         free(rep);
+        rlx_exec_free(e);
+    }
+    ops_free_all();
+}
+
+/* act(conv(x, w, b) + r) with r a second input, either add operand order,
+ * with and without the activation: one conv node reading r (fuse.c's
+ * conv_residual), the reference's result. On the CPU and on Vulkan, through
+ * each Vulkan tier: the tiled implicit GEMM (one image and several), its K
+ * split over workgroups, the direct kernel and the depthwise kernel. */
+static void check_residual(const conv_case *c, rlx_activation act, bool r_first, bool vk, bool split) {
+    built r = build(c, false);
+    rlx_graph *g = ops_graph();
+    rlx_node x = rlx_input(g, "x", RLX_F32, r.xs.rank, r.xs.d);
+    rlx_node res = rlx_input(g, "r", RLX_F32, r.ys.rank, r.ys.d);
+    rlx_node w = rlx_constant(g, RLX_F32, r.ws.rank, r.ws.d, r.w);
+    rlx_node b = c->bias ? rlx_constant(g, RLX_F32, 1, &c->O, r.b) : RLX_NO_NODE;
+    rlx_conv_params p = {.dims = c->dims, .groups = c->groups};
+    ref_conv_params rp = {.groups = c->groups, .act = RLX_ACT_NONE};
+    for (int i = 0; i < c->dims; i++) {
+        p.stride[i] = rp.stride[i] = c->stride[i], p.dilation[i] = rp.dilation[i] = c->dil[i];
+        p.pad_begin[i] = rp.pad_begin[i] = c->pb[i], p.pad_end[i] = rp.pad_end[i] = c->pe[i];
+    }
+    rlx_node cv = rlx_conv(g, x, w, b, &p);
+    rlx_node sum = r_first ? rlx_add(g, res, cv) : rlx_add(g, cv, res);
+    rlx_output(g, "y", act == RLX_ACT_RELU ? rlx_relu(g, sum) : act == RLX_ACT_GELU ? rlx_gelu(g, sum) : sum);
+    int64_t xn = 1, wn = 1, yn = 1;
+    for (int i = 0; i < r.xs.rank; i++) xn *= r.xs.d[i], wn *= r.ws.d[i], yn *= r.ys.d[i];
+    float *rv = ops_rand_f32(yn, -1, 1);
+    double *want = ops_f64(yn);
+    ref_shape ys;
+    ref_conv(ops_f32_to_f64(r.x, xn), r.xs, ops_f32_to_f64(r.w, wn), r.ws, r.b ? ops_f32_to_f64(r.b, c->O) : NULL, &rp, want, &ys);
+    for (int64_t i = 0; i < yn; i++) want[i] = ref_act_apply(act, want[i] + rv[i]);
+    char *saved = split ? test_env_swap("RLX_VK_MM_SPLITK", "3") : NULL;
+    rlx_exec *e = vkp_compile(g, vk);
+    rlx_tensor in[2] = {ops_tensor("x", RLX_F32, r.xs, r.x), ops_tensor("r", RLX_F32, r.ys, rv)}, out;
+    bool ran = e && rlx_exec_run(e, in, 2) == RLX_OK && rlx_exec_output(e, "y", &out) == RLX_OK;
+    if (split) test_env_restore("RLX_VK_MM_SPLITK", saved);
+    char what[160];
+    snprintf(what, sizeof what, "%s + residual%s, %s%s%s", c->what, r_first ? " (first operand)" : "", act ? "activation, " : "",
+             vk ? "vulkan" : "cpu", split ? " split 3 ways" : "");
+    CHECK_MSG(ran, "%s: %s", what, rlx_last_error());
+    if (ran) CHECK_MSG(test_close_f32_f64(what, out.data, want, yn, 1e-5), "%s", what);
+    char *rep = e ? rlx_exec_report(e) : NULL;
+    CHECK_MSG(rep && !strstr(rep, "add #") && !strstr(rep, "relu #") && !strstr(rep, "gelu #"),
+              "%s: the add and activation should be fused into the conv:\n%s", what, rep ? rep : "");
+    if (vk && rep) {
+        char tier[64];
+        vkp_tier_of(rep, " conv", 0, tier, sizeof tier);
+        const char *want_tier = vk_tier_of(c);
+        CHECK_MSG(!strncmp(tier, want_tier, strlen(want_tier)) && (!split || strstr(tier, "splitk")), "%s: tier '%s', want %s%s",
+                  what, tier, want_tier, split ? " splitk" : "");
+    }
+    free(rep);
+    rlx_exec_free(e);
+}
+
+TEST(ops_conv_residual_fuses) {
+    static const char *names[] = {"2d 3x3", "2d depthwise", "2d 3x3 gemm", "2d 3x3 one image gemm", "2d 1x1 gemm",
+                                  "3d gemm", "1d depthwise", "2d 3x3 K 576 in chunks", "2d 7x7 outputs transposed"};
+    for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
+        const conv_case *c = NULL;
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+            if (!strcmp(cases[k].what, names[n])) c = &cases[k];
+        CHECK_MSG(c, "no case '%s'", names[n]);
+        if (!c) continue;
+        for (int vk = 0; vk < 2; vk++) {
+            if (vk && !vkp_available()) break;
+            check_residual(c, RLX_ACT_RELU, n % 2 == 1, vk, false);
+            check_residual(c, n % 3 == 0 ? RLX_ACT_GELU : RLX_ACT_NONE, n % 2 == 0, vk, false);
+            if (vk && c->groups == 1 && !strcmp(vk_tier_of(c), "conv-gemm-tiled")) check_residual(c, RLX_ACT_RELU, false, vk, true);
+        }
+    }
+    ops_free_all();
+}
+
+/* A conv whose result has another use keeps the add separate: the sum is
+ * still right and the conv's own output is still seen. */
+TEST(ops_conv_residual_needs_the_sole_use) {
+    const conv_case *c = &cases[2];
+    for (int vk = 0; vk < 2; vk++) {
+        if (vk && !vkp_available()) break;
+        built r = build(c, false);
+        rlx_graph *g = ops_graph();
+        rlx_node x = rlx_input(g, "x", RLX_F32, r.xs.rank, r.xs.d);
+        rlx_node w = rlx_constant(g, RLX_F32, r.ws.rank, r.ws.d, r.w);
+        rlx_node b = rlx_constant(g, RLX_F32, 1, &c->O, r.b);
+        rlx_conv_params p = {.dims = 2, .groups = 1, .stride = {1, 1}, .dilation = {1, 1}, .pad_begin = {1, 1}, .pad_end = {1, 1}};
+        rlx_node cv = rlx_conv(g, x, w, b, &p);
+        rlx_output(g, "y", rlx_relu(g, rlx_add(g, cv, cv)));
+        rlx_output(g, "c", cv);
+        int64_t xn = 1, wn = 1, yn = 1;
+        for (int i = 0; i < r.xs.rank; i++) xn *= r.xs.d[i], wn *= r.ws.d[i], yn *= r.ys.d[i];
+        double *want = ops_f64(yn), *want2 = ops_f64(yn);
+        ref_conv_params rp = {.groups = 1, .stride = {1, 1}, .dilation = {1, 1}, .pad_begin = {1, 1}, .pad_end = {1, 1}};
+        ref_shape ys;
+        ref_conv(ops_f32_to_f64(r.x, xn), r.xs, ops_f32_to_f64(r.w, wn), r.ws, ops_f32_to_f64(r.b, c->O), &rp, want, &ys);
+        for (int64_t i = 0; i < yn; i++) want2[i] = want[i] > 0 ? 2 * want[i] : 0;
+        rlx_exec *e = vkp_compile(g, vk);
+        rlx_tensor in = ops_tensor("x", RLX_F32, r.xs, r.x), y, cout;
+        CHECK_MSG(e && rlx_exec_run(e, &in, 1) == RLX_OK && rlx_exec_output(e, "y", &y) == RLX_OK &&
+                      rlx_exec_output(e, "c", &cout) == RLX_OK,
+                  "%s", rlx_last_error());
+        CHECK(test_close_f32_f64("y", y.data, want2, yn, 1e-5));
+        CHECK(test_close_f32_f64("c", cout.data, want, yn, 1e-5));
         rlx_exec_free(e);
     }
     ops_free_all();

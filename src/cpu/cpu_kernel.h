@@ -60,6 +60,7 @@ rlx_status cpu_gather(const cpu_kernel_ctx *k);
 rlx_status cpu_scatter_add_rows(const cpu_kernel_ctx *k);
 rlx_status cpu_scatter_add(const cpu_kernel_ctx *k);
 rlx_status cpu_conv(const cpu_kernel_ctx *k);
+rlx_status cpu_conv_residual(const cpu_kernel_ctx *k);   /* conv_residual.c: cpu_conv with has_residual */
 rlx_status cpu_conv_transpose(const cpu_kernel_ctx *k);
 rlx_status cpu_conv_weight_grad(const cpu_kernel_ctx *k);
 rlx_status cpu_pool(const cpu_kernel_ctx *k);

@@ -10,13 +10,14 @@
 
 typedef struct ir_conv_geom {
     int     dims;                      /* spatial dims, 1..3 */
-    int64_t groups, act, has_bias;
+    int64_t groups, act, has_bias, has_residual;
     int64_t stride[3], dilation[3], pad_begin[3], pad_end[3];
 } ir_conv_geom;
 
 static inline void ir_conv_geom_of(const ir_node *n, ir_conv_geom *c) {
     c->dims = (int)ir_attr_conv_dims(n);
     c->groups = ir_attr_conv_groups(n), c->act = ir_attr_conv_act(n), c->has_bias = ir_attr_conv_has_bias(n);
+    c->has_residual = ir_attr_conv_has_residual(n);
     c->stride[0] = ir_attr_conv_stride0(n), c->stride[1] = ir_attr_conv_stride1(n), c->stride[2] = ir_attr_conv_stride2(n);
     c->dilation[0] = ir_attr_conv_dilation0(n), c->dilation[1] = ir_attr_conv_dilation1(n);
     c->dilation[2] = ir_attr_conv_dilation2(n);
@@ -28,6 +29,7 @@ static inline void ir_conv_geom_of(const ir_node *n, ir_conv_geom *c) {
 static inline void ir_conv_geom_set(ir_node *n, const ir_conv_geom *c) {
     ir_attr_set_conv_dims(n, c->dims);
     ir_attr_set_conv_groups(n, c->groups), ir_attr_set_conv_act(n, c->act), ir_attr_set_conv_has_bias(n, c->has_bias);
+    ir_attr_set_conv_has_residual(n, c->has_residual);
     ir_attr_set_conv_stride0(n, c->stride[0]), ir_attr_set_conv_stride1(n, c->stride[1]);
     ir_attr_set_conv_stride2(n, c->stride[2]);
     ir_attr_set_conv_dilation0(n, c->dilation[0]), ir_attr_set_conv_dilation1(n, c->dilation[1]);

@@ -22,6 +22,13 @@ bool ir_dim_eq(ir_dim a, ir_dim b) {
     return true;
 }
 
+bool ir_shape_eq(const ir_shape *a, const ir_shape *b) {
+    if (a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank; i++)
+        if (!ir_dim_eq(a->d[i], b->d[i])) return false;
+    return true;
+}
+
 ir_dim ir_dim_add(ir_dim a, ir_dim b) {
     a.k += b.k;
     for (int i = 0; i < IR_MAX_SYMS; i++) a.coef[i] += b.coef[i];

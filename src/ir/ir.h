@@ -39,7 +39,7 @@ typedef enum ir_op {
 
 /* Attribute slots. Only the named accessors of ir/op_attrs.h (generated from
  * ir/op_attrs.def, which says what each op's attributes mean) index them. */
-#define IR_MAX_IATTR 16
+#define IR_MAX_IATTR 20
 #define IR_MAX_FATTR 4
 
 typedef struct ir_node {
@@ -96,6 +96,7 @@ ir_dim  ir_dim_const(int64_t v);
 ir_dim  ir_dim_sym(int s);
 bool    ir_dim_is_static(ir_dim d);
 bool    ir_dim_eq(ir_dim a, ir_dim b);
+bool    ir_shape_eq(const ir_shape *a, const ir_shape *b);   /* same rank and dims */
 ir_dim  ir_dim_add(ir_dim a, ir_dim b);
 /* A dim's value for symbol values, and a dim times c; false (nothing
  * written) when that overflows int64. */

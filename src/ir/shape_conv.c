@@ -18,7 +18,8 @@
 rlx_status shape_conv(const ir_graph *g, ir_node *n) {
     ir_conv_geom c;
     ir_conv_geom_of(n, &c);
-    if (n->n_in != 2 + (c.has_bias ? 1 : 0)) FAIL(RLX_STATUS_INVALID_ARGUMENT, "takes x, w and, with has_bias, a bias");
+    if (n->n_in != 2 + (c.has_bias ? 1 : 0) + (c.has_residual ? 1 : 0))
+        FAIL(RLX_STATUS_INVALID_ARGUMENT, "takes x, w, with has_bias a bias and with has_residual a residual");
     const ir_node *x = &g->nodes[n->in[0]], *w = &g->nodes[n->in[1]];
     if (c.dims < 1 || c.dims > 3) FAIL(RLX_STATUS_INVALID_ARGUMENT, "%d spatial dims (1 to 3)", c.dims);
     if (x->shape.rank != c.dims + 2 || w->shape.rank != c.dims + 2)
@@ -56,6 +57,11 @@ rlx_status shape_conv(const ir_graph *g, ir_node *n) {
         n->shape.d[2 + i] = ir_dim_const(out);
     }
     n->dtype = x->dtype;
+    if (c.has_residual) {
+        const ir_node *r = &g->nodes[n->in[n->n_in - 1]];
+        if (r->dtype != n->dtype || !ir_shape_eq(&r->shape, &n->shape))
+            FAIL(RLX_STATUS_SHAPE, "the residual must have the output's shape and dtype");
+    }
     return RLX_OK;
 }
 

@@ -91,6 +91,8 @@ static rlx_status vjp_matmul(ad_ctx *c, const ir_node *n, rlx_node gy, const boo
 static rlx_status vjp_conv(ad_ctx *c, const ir_node *n, rlx_node gy, const bool *need, rlx_node *gin) {
     ir_conv_geom geo;
     ir_conv_geom_of(n, &geo);
+    if (geo.has_residual)   /* made by a compile pass, after gradients are built */
+        return rlx_fail(RLX_STATUS_INTERNAL, "conv: no gradient for the fused residual form");
     rlx_node x = n->in[0], w = n->in[1], b = geo.has_bias ? n->in[2] : RLX_NO_NODE;
     rlx_conv_params p = {.dims = geo.dims, .groups = geo.groups};
     const ir_shape *xs = shape_(c, x), *ws = shape_(c, w), *ys = shape_(c, c->id);

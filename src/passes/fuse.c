@@ -11,6 +11,10 @@
  *   kv_write(cache, rope(x, offset[, ff]), pos)                => rope_kv_write
  *     (a decoder's K rows are roped straight into the cache: on the GPU one
  *     dependent dispatch stage per layer fewer)
+ *   act(add(conv(x, w[, b]), r)), r shaped like the conv      => conv(x, w[, b], r) [act]
+ *     (has_residual: a ResNet block's last conv, its shortcut and the ReLU
+ *     after them as one kernel; the conv has no activation of its own, and
+ *     the activation is optional)
  *   rms_norm(x, gamma) whose every use is the x of a dequant_matmul or of a
  *   dequant_swiglu planned above                                => each user becomes
  *     rms_dequant_matmul(x, w, gamma) / rms_dequant_swiglu(x, wg, wu, gamma)
@@ -54,12 +58,6 @@ typedef struct fusion {
     ir_node fused;       /* inputs refer to src ids */
 } fusion;
 
-static bool same_shape(const ir_shape *a, const ir_shape *b) {
-    if (a->rank != b->rank) return false;
-    for (int i = 0; i < a->rank; i++) if (!ir_dim_eq(a->d[i], b->d[i])) return false;
-    return true;
-}
-
 /* If `add` is matmul + bias[N] (either operand order), returns the bias id. */
 static int32_t bias_of(const ir_graph *g, const ir_node *add, int32_t mm) {
     int32_t other = add->in[0] == mm ? add->in[1] : add->in[0];
@@ -94,8 +92,8 @@ static fusion *match_dequant_add(const ir_graph *g, const int32_t *uses, int32_t
     for (int j = 0; j < 2; j++) {
         int32_t dm = sole_dequant_in(g, uses, add, j);
         int32_t r = add->in[1 - j];
-        if (dm < 0 || absorbed[dm] || g->nodes[r].dtype != RLX_F32 || !same_shape(&g->nodes[r].shape, &add->shape) ||
-            !same_shape(&g->nodes[dm].shape, &add->shape))
+        if (dm < 0 || absorbed[dm] || g->nodes[r].dtype != RLX_F32 || !ir_shape_eq(&g->nodes[r].shape, &add->shape) ||
+            !ir_shape_eq(&g->nodes[dm].shape, &add->shape))
             continue;
         fusion *f = calloc(1, sizeof *f);
         if (!f) { *st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "fuse: out of memory"); return NULL; }
@@ -106,6 +104,40 @@ static fusion *match_dequant_add(const ir_graph *g, const int32_t *uses, int32_t
         f->fused.in[2] = r;
         f->fused.n_in = 3;
         absorbed[dm] = true;
+        return f;
+    }
+    return NULL;
+}
+
+/* act(add(conv(x, w[, b]), r)) with r shaped like the conv (the activation
+ * optional): the conv with r as its residual, planned at the root (the
+ * activation, else the add; *root says which), or NULL. */
+static fusion *match_conv_residual(const ir_graph *g, const int32_t *uses, int32_t i, bool *absorbed, int32_t *root,
+                                   rlx_status *st) {
+    const ir_node *add = &g->nodes[i];
+    if (add->op != IR_OP_ADD || add->in[0] == add->in[1] || add->dtype != RLX_F32) return NULL;
+    for (int j = 0; j < 2; j++) {
+        int32_t cv = add->in[j], r = add->in[1 - j];
+        const ir_node *conv = &g->nodes[cv];
+        if (conv->op != IR_OP_CONV || !sole_use(uses, cv) || absorbed[cv] || ir_attr_conv_act(conv) != RLX_ACT_NONE ||
+            ir_attr_conv_has_residual(conv) || conv->n_in >= IR_MAX_INPUTS || g->nodes[r].dtype != RLX_F32 ||
+            !ir_shape_eq(&g->nodes[r].shape, &add->shape) || !ir_shape_eq(&conv->shape, &add->shape))
+            continue;
+        fusion *f = calloc(1, sizeof *f);
+        if (!f) { *st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "fuse: out of memory"); return NULL; }
+        f->fused = *conv;
+        f->fused.in[f->fused.n_in++] = r;
+        ir_attr_set_conv_has_residual(&f->fused, 1);
+        *root = i;
+        int32_t next = sole_use(uses, i) ? user_of(g, i) : -1;
+        if (next >= 0 && pass_activation_of(g->nodes[next].op) >= 0) {
+            ir_attr_set_conv_act(&f->fused, pass_activation_of(g->nodes[next].op));
+            absorbed[i] = true;
+            *root = next;
+        }
+        f->fused.name = g->nodes[*root].name;
+        f->fused.shape = g->nodes[*root].shape;
+        absorbed[cv] = true;
         return f;
     }
     return NULL;
@@ -122,8 +154,8 @@ static fusion *match_dequant_swiglu(const ir_graph *g, const int32_t *uses, int3
         if (gate < 0 || absorbed[gate]) continue;
         const ir_node *gn = &g->nodes[gate], *un = &g->nodes[up];
         const ir_node *wg = &g->nodes[gn->in[1]], *wu = &g->nodes[un->in[1]];
-        if (gn->in[0] != un->in[0] || wg->dtype != wu->dtype || !same_shape(&wg->shape, &wu->shape) ||
-            !same_shape(&gn->shape, &mul->shape))
+        if (gn->in[0] != un->in[0] || wg->dtype != wu->dtype || !ir_shape_eq(&wg->shape, &wu->shape) ||
+            !ir_shape_eq(&gn->shape, &mul->shape))
             continue;
         fusion *f = calloc(1, sizeof *f);
         if (!f) { *st = rlx_fail(RLX_STATUS_OUT_OF_MEMORY, "fuse: out of memory"); return NULL; }
@@ -279,6 +311,15 @@ rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *d
             if (st != RLX_OK) goto done;
             if (at_root[i]) continue;
         }
+        if (claims->conv_residual && node->op == IR_OP_ADD && !absorbed[i] && !at_root[i]) {
+            int32_t root = -1;
+            fusion *f = match_conv_residual(src, uses, i, absorbed, &root, &st);
+            if (st != RLX_OK) goto done;
+            if (f) {
+                at_root[root] = f;
+                continue;
+            }
+        }
         if (claims->rope_kv_write && node->op == IR_OP_KV_WRITE && !absorbed[i] && !at_root[i]) {
             at_root[i] = match_rope_kv_write(src, uses, i, absorbed, &st);
             if (st != RLX_OK) goto done;
@@ -313,8 +354,8 @@ rlx_status pass_fuse(const ir_graph *src, const fuse_claims *claims, ir_graph *d
             at_root[root] = f;
         }
         if (claims->add_norm && node->op == IR_OP_ADD && sole_use(uses, i) &&
-            same_shape(&src->nodes[node->in[0]].shape, &src->nodes[node->in[1]].shape) &&
-            same_shape(&node->shape, &src->nodes[node->in[0]].shape) && !absorbed[i] && !at_root[i]) {
+            ir_shape_eq(&src->nodes[node->in[0]].shape, &src->nodes[node->in[1]].shape) &&
+            ir_shape_eq(&node->shape, &src->nodes[node->in[0]].shape) && !absorbed[i] && !at_root[i]) {
             int32_t next = user_of(src, i);
             if (next < 0) continue;
             const ir_node *nn = &src->nodes[next];

@@ -31,6 +31,7 @@ typedef struct fuse_claims {
     bool epilogue_fold;     /* per specialization: projections with their rope / KV-write consumer (folds_epilogue) */
     bool combine_fold;      /* per specialization: attention with the projection of its result (folds_combine) */
     bool conv_bn_fold;      /* batch_norm [+ activation] folded into the conv before it (fold_bn.c) */
+    bool conv_residual;     /* act(add(conv, r)) as one conv with a residual input */
 } fuse_claims;
 
 /* Rewrites fusable patterns whose interior results have no other use.

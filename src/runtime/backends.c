@@ -53,7 +53,7 @@ static rlx_status cpu_prog_node_data(void *prog, int32_t node, void *scratch, co
 
 static const rt_backend cpu_backend = {
     .name = "cpu",
-    .claims = {.conv_bn_fold = true, .matmul_bias_act = true, .add_norm = true, .dequant_epilogue = true, .rope_kv_write = true,
+    .claims = {.conv_bn_fold = true, .conv_residual = true, .matmul_bias_act = true, .add_norm = true, .dequant_epilogue = true, .rope_kv_write = true,
                .norm_prologue = true},
     .device_new = cpu_dev_new,
     .device_free = cpu_dev_free,
@@ -136,7 +136,7 @@ static rlx_status vk_plan_x_images(void *dev, ir_graph *g, const mem_plan *plan,
  * the matvec merges attention's partials as it reads x). */
 static const rt_backend vulkan_backend = {
     .name = "vulkan",
-    .claims = {.conv_bn_fold = true, .matmul_bias_act = true, .add_norm = true, .dequant_epilogue = true, .rope_kv_write = true,
+    .claims = {.conv_bn_fold = true, .conv_residual = true, .matmul_bias_act = true, .add_norm = true, .dequant_epilogue = true, .rope_kv_write = true,
                .norm_fold_rows = 8, .epilogue_fold = true, .combine_fold = true},
     .folds_norm = vk_folds_norm,
     .folds_epilogue = vk_folds_epilogue,

@@ -217,9 +217,12 @@ bool vk_coop_plan_make(const vk_lower_ctx *c, int64_t M, int64_t N, int64_t K, i
  * with no bias or activation: vk_emit_splitk_reduce finishes them. */
 rlx_status vk_emit_coop(vk_lower_ctx *c, const struct mm_push *p, const vk_coop_plan *pl, rlx_dtype dta, rlx_dtype dtc,
                         bool ta, bool tb, int act, bool has_bias, bool uses_scratch);
-/* out [M, N] (dtc) = act(sum of the split slices at partials + bias: per column, or per row with bias_rows). */
+/* out (dtc) = act(sum of the split slices [M, N] at partials + bias [+ res]). conv_ovol 0: a matmul's out
+ * [M, N] with a bias per column; conv_ovol > 0: a convolution's NCHW out [N / conv_ovol, M, conv_ovol] (column
+ * j is image j / conv_ovol, position j % conv_ovol) with a bias per row (output channel). res (0: none) is a
+ * residual in out's layout, added before the activation. */
 rlx_status vk_emit_splitk_reduce(vk_lower_ctx *c, uint64_t partials, uint32_t splits, uint64_t bias, uint64_t out,
-                                 int64_t M, int64_t N, rlx_dtype dtc, int act, bool bias_rows);
+                                 uint64_t res, int64_t M, int64_t N, rlx_dtype dtc, int act, int64_t conv_ovol);
 /* rows x cols of src (dt: a block type with row_bytes per row, or a float
  * type) decoded to dense f16 at dst (scratch). */
 rlx_status vk_emit_decode_f16(vk_lower_ctx *c, uint64_t src, rlx_dtype dt, int64_t rows, int64_t cols,

@@ -244,6 +244,7 @@ static void im2col_task(void *arg, int64_t begin, int64_t end, int worker) {
 rlx_status cpu_conv(const cpu_kernel_ctx *k) {
     ir_conv_geom g;
     ir_conv_geom_of(k->node, &g);
+    if (g.has_residual) return cpu_conv_residual(k);
     const cpu_tensor *x = &k->in[0], *w = &k->in[1], *b = g.has_bias ? &k->in[2] : NULL;
     char lb[160];
     if (x->dtype != RLX_F32)

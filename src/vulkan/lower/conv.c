@@ -16,7 +16,9 @@ typedef struct conv_push {
     uint32_t Cg, Og, O, total;
     uint32_t in[3], k[3], o[3], s[3], d[3];
     int32_t  p[3];
+    uint64_t res;
 } conv_push;
+_Static_assert(sizeof(conv_push) == 128, "conv_push must match PC in shaders/conv.comp");
 
 #define VK_DW_SPAN 48   /* = DW_SPAN in conv_depthwise.comp: the staged input window's side */
 
@@ -26,7 +28,9 @@ typedef struct conv_dw_push {
     uint32_t sh, sw, dh, dw;
     int32_t  ph, pw;
     uint32_t tiles_w, span_h, span_w;
+    uint64_t res;
 } conv_dw_push;
+_Static_assert(sizeof(conv_dw_push) == 104, "conv_dw_push must match PC in shaders/conv_depthwise.comp");
 
 /* Depthwise (groups == C == O), 1 or 2 spatial dims, onto conv_depthwise.comp
  * where its 16 x 16 output tile's input window fits the staged span; *taken
@@ -53,11 +57,13 @@ static rlx_status lower_depthwise(vk_lower_ctx *c, const ir_conv_geom *g, bool *
         return RLX_OK;
     p.span_h = (uint32_t)span_h, p.span_w = (uint32_t)span_w;
     p.x = x->addr, p.w = w->addr, p.bias = g->has_bias ? c->in[2].addr : 0, p.out = o->addr;
+    p.res = g->has_residual ? c->in[c->n_in - 1].addr : 0;
     vk_dispatch *d = vk_emit(c, "conv_depthwise", &p, sizeof p);
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = (uint32_t)g->act;
     d->spec[1] = g->has_bias ? 1u : 0u;
-    d->n_spec = 2;
+    d->spec[2] = g->has_residual ? 1u : 0u;
+    d->n_spec = 3;
     d->groups[0] = p.tiles_w, d->groups[1] = (uint32_t)tiles_h, d->groups[2] = (uint32_t)planes;
     c->tier = "conv-depthwise";
     *taken = true;
@@ -68,7 +74,8 @@ rlx_status vk_lower_conv(vk_lower_ctx *c)
 {
     ir_conv_geom g;
     ir_conv_geom_of(c->node, &g);
-    if (c->n_in != 2 + (g.has_bias ? 1 : 0)) return rlx_fail(RLX_STATUS_INTERNAL, "conv lowering: %d inputs", c->n_in);
+    if (c->n_in != 2 + (g.has_bias ? 1 : 0) + (g.has_residual ? 1 : 0))
+        return rlx_fail(RLX_STATUS_INTERNAL, "conv lowering: %d inputs", c->n_in);
     const vk_tensor *x = &c->in[0], *w = &c->in[1];
     if (x->dtype != RLX_F32) return rlx_fail(RLX_STATUS_UNSUPPORTED, "conv: dtype %s has no GPU kernel", rlx_dtype_name(x->dtype));
     if (c->out.numel >= ((int64_t)1 << 31) || x->numel >= ((int64_t)1 << 31) || w->numel >= ((int64_t)1 << 31))
@@ -82,6 +89,7 @@ rlx_status vk_lower_conv(vk_lower_ctx *c)
     conv_push p;
     memset(&p, 0, sizeof p);
     p.x = x->addr, p.w = w->addr, p.bias = g.has_bias ? c->in[2].addr : 0, p.out = c->out.addr;
+    p.res = g.has_residual ? c->in[c->n_in - 1].addr : 0;
     p.O = (uint32_t)w->dims[0];
     p.Og = (uint32_t)(w->dims[0] / g.groups);
     p.Cg = (uint32_t)w->dims[1];
@@ -100,7 +108,8 @@ rlx_status vk_lower_conv(vk_lower_ctx *c)
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = (uint32_t)g.act;
     d->spec[1] = g.has_bias ? 1u : 0u;
-    d->n_spec = 2;
+    d->spec[2] = g.has_residual ? 1u : 0u;
+    d->n_spec = 3;
     vk_grid_1d(c->caps, (uint64_t)c->out.numel, 256u, d->groups);
     return RLX_OK;
 }

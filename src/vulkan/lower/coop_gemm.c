@@ -121,7 +121,7 @@ rlx_status vk_emit_coop(vk_lower_ctx *c, const mm_push *p0, const vk_coop_plan *
 }
 
 rlx_status vk_emit_splitk_reduce(vk_lower_ctx *c, uint64_t partials, uint32_t splits, uint64_t bias, uint64_t out,
-                                 int64_t M, int64_t N, rlx_dtype dtc, int act, bool bias_rows) {
+                                 uint64_t res, int64_t M, int64_t N, rlx_dtype dtc, int act, int64_t conv_ovol) {
     mm_push p;
     memset(&p, 0, sizeof p);
     p.a = partials;
@@ -130,13 +130,16 @@ rlx_status vk_emit_splitk_reduce(vk_lower_ctx *c, uint64_t partials, uint32_t sp
     p.M = (uint32_t)M;
     p.N = (uint32_t)N;
     p.nbatch = splits;
+    p.K = (uint32_t)conv_ovol;
+    p.sa[0] = res;
     vk_dispatch *d = vk_emit(c, "matmul_splitk", &p, sizeof p);
     if (!d) return RLX_STATUS_INTERNAL;
     d->spec[0] = vk_dtype_code(dtc);
     d->spec[1] = (uint32_t)act;
     d->spec[2] = bias != 0;
-    d->spec[3] = bias_rows;
-    d->n_spec = 4;
+    d->spec[3] = conv_ovol > 0;
+    d->spec[4] = res != 0;
+    d->n_spec = 5;
     d->uses_scratch = true;
     vk_grid_1d(c->caps, (uint64_t)(M * N), 256, d->groups);
     return RLX_OK;

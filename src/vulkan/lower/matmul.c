@@ -121,8 +121,8 @@ static rlx_status lower_coop(vk_lower_ctx *c, mm_push *p, const vk_coop_plan *pl
     c->scratch_bytes = off;
     if (split) p->c = partials;
     if ((st = vk_emit_coop(c, p, pl, dta, dt, ta, tb, act, bias != NULL, convert || split)) != RLX_OK) return st;
-    if (split && (st = vk_emit_splitk_reduce(c, partials, pl->splits, bias ? bias->addr : 0, o->addr, p->M, p->N, dt,
-                                             act, false)) != RLX_OK)
+    if (split && (st = vk_emit_splitk_reduce(c, partials, pl->splits, bias ? bias->addr : 0, o->addr, 0, p->M, p->N, dt,
+                                             act, 0)) != RLX_OK)
         return st;
     c->tier = split ? (convert ? "coopmat-f16-convert-splitk" : "coopmat-f16-splitk")
                     : (convert ? "coopmat-f16-convert" : "coopmat-f16");
@@ -300,7 +300,7 @@ rlx_status vk_lower_matmul(vk_lower_ctx *c) {
     if (splits == 1) return RLX_OK;
     d->uses_scratch = true;
     c->tier = "tiled-f32-splitk";
-    return vk_emit_splitk_reduce(c, partials, splits, bias ? bias->addr : 0, o->addr, Me, N, dt, (int)act, false);
+    return vk_emit_splitk_reduce(c, partials, splits, bias ? bias->addr : 0, o->addr, 0, Me, N, dt, (int)act, 0);
 }
 
 /* out[M, N] = a[M, K] · b[N, K]ᵀ in f32 through the tiled tier, no bias or

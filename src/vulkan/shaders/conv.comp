@@ -4,13 +4,15 @@
 // For every shape the implicit GEMM (conv_gemm.c) and the depthwise kernel
 // (conv_depthwise.comp) do not take: thin groups, and as the reference.
 //
-// Spec constants: 0 = activation (rlx_activation), 1 = has bias.
+// Spec constants: 0 = activation (rlx_activation), 1 = has bias, 2 = has a
+// residual (pc.res, added before the activation).
 #version 450
 #include "ew_common.glsl"
 #include "conv_act.glsl"
 
 layout(constant_id = 0) const uint ACT = 0;
 layout(constant_id = 1) const uint HAS_BIAS = 0;
+layout(constant_id = 2) const uint HAS_RES = 0;
 layout(local_size_x = 256) in;
 
 layout(push_constant) uniform PC {
@@ -20,6 +22,7 @@ layout(push_constant) uniform PC {
     uint o0, o1, o2, s0, s1, s2;
     uint d0, d1, d2;
     int p0, p1, p2;
+    uint64_t res;      // residual of out's shape (HAS_RES), added before the activation
 } pc;
 
 void main() {
@@ -53,5 +56,6 @@ void main() {
         }
     }
     if (HAS_BIAS != 0u) acc += F32Buf(pc.bias).v[o];
+    if (HAS_RES != 0u) acc += F32Buf(pc.res).v[idx];
     F32Buf(pc.out_).v[idx] = conv_activate(acc, ACT);
 }

@@ -7,13 +7,15 @@
 // activation fused. The lowering (lower/conv.c) takes windows up to
 // DW_SPAN x DW_SPAN; larger ones stay on conv.comp.
 //
-// Spec constants: 0 = activation (rlx_activation), 1 = has bias.
+// Spec constants: 0 = activation (rlx_activation), 1 = has bias, 2 = has a
+// residual (pc.res, added before the activation).
 #version 450
 #include "ew_common.glsl"
 #include "conv_act.glsl"
 
 layout(constant_id = 0) const uint ACT = 0;
 layout(constant_id = 1) const uint HAS_BIAS = 0;
+layout(constant_id = 2) const uint HAS_RES = 0;
 layout(local_size_x = 16, local_size_y = 16) in;
 
 const uint DW_SPAN = 48;   // = VK_DW_SPAN in lower/conv.c
@@ -25,6 +27,7 @@ layout(push_constant) uniform PC {
     uint sh, sw, dh, dw;
     int ph, pw;
     uint tiles_w, span_h, span_w;
+    uint64_t res;      // residual of out's shape (HAS_RES), added before the activation
 } pc;
 
 void main() {
@@ -52,5 +55,7 @@ void main() {
         for (uint b = 0; b < pc.KW; b++)
             acc = fma(tile[(ty + a * pc.dh) * DW_SPAN + tx + b * pc.dw], Wt.v[wbase + a * pc.KW + b], acc);
     if (HAS_BIAS != 0u) acc += F32Buf(pc.bias).v[c];
-    F32Buf(pc.out_).v[(plane * pc.OH + oy) * pc.OW + ox] = conv_activate(acc, ACT);
+    uint oi = (plane * pc.OH + oy) * pc.OW + ox;
+    if (HAS_RES != 0u) acc += F32Buf(pc.res).v[oi];
+    F32Buf(pc.out_).v[oi] = conv_activate(acc, ACT);
 }

@@ -60,6 +60,7 @@ layout(push_constant, std430) uniform ConvGemmPush {
     uint ovol, o1, o2, kvol;
     uint k1, k2, in0, in1;
     uint in2, sdp0, sdp1, sdp2;
+    uint64_t res;      // residual [N, O, *S'] added before the activation (HAS_BIAS bit 1), or 0
 } p;
 
 uint elem_size(uint dt) { return dt == DT_F32 ? 4u : 2u; }

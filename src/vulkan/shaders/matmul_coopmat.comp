@@ -23,7 +23,7 @@
 // c + z * M * N floats; matmul_splitk.comp sums the slices and applies the
 // epilogue. Otherwise z walks the batch.
 //
-// RLX_CONV (built as conv_gemm_coopmat.spv): implicit-GEMM convolution as in
+// RLX_CONV (built as conv_gemm_coopmat.spv; HAS_BIAS bits as there): implicit-GEMM convolution as in
 // matmul_tiled.comp's RLX_CONV: A the group's weights, B the im2col matrix
 // gathered on load (each invocation keeps, per B octet it loads, the first
 // column's image offset and output position; the other seven follow by
@@ -303,8 +303,10 @@ void main() {
                             mm_st(ca, DT_F32, row * p.N + cl, x);
                             continue;
                         }
-                        if (HAS_BIAS != 0u) x += mm_ld(p.bias, DT_C, bz * p.M + row);
-                        mm_st(ca, DT_C, (cl / p.ovol) * p.O * p.ovol + row * p.ovol + cl % p.ovol, mm_activate(x, ACT));
+                        if ((HAS_BIAS & 1u) != 0u) x += mm_ld(p.bias, DT_C, bz * p.M + row);
+                        uint oi = (cl / p.ovol) * p.O * p.ovol + row * p.ovol + cl % p.ovol;   // within group bz's channels (ca)
+                        if ((HAS_BIAS & 2u) != 0u) x += mm_ld(p.res, DT_C, oi + bz * p.M * p.ovol);
+                        mm_st(ca, DT_C, oi, mm_activate(x, ACT));
                     }
                     continue;
 #endif

@@ -18,7 +18,8 @@
 // matmul_splitk.comp sums the slices and finishes them. For grids with far
 // fewer tiles than the device has units (an encoder's projections at batch 1).
 //
-// RLX_CONV (built as conv_gemm_tiled.spv): implicit-GEMM convolution, A the
+// RLX_CONV (built as conv_gemm_tiled.spv; HAS_BIAS bit 0 the bias, bit 1 the
+// residual p.res added before the activation): implicit-GEMM convolution, A the
 // group's weights, B the im2col matrix gathered from the image on load (each
 // invocation's B columns are fixed for the tile: their image offsets and
 // window origins are computed once, conv_cols; VEC bit 1: a 1x1 convolution
@@ -73,6 +74,11 @@ vec4 rb[LB];
 // Per B column this invocation loads: the image's element offset (-1 past N)
 // and the window origin a * stride - pad per spatial dim.
 int cx[LB][4], c0[LB][4], c1[LB][4], c2[LB][4];
+// Per B row this invocation loads: k = (channel, q0, q1, q2) in mixed radix
+// (kvol = k0 * k1 * k2), advanced by BK per K step with carries rather than
+// divided out again (integer division is the loader's costliest work).
+uint kch[LB], kq0[LB], kq1[LB], kq2[LB];
+uint dch, dq0, dq1, dq2;   // BK in the same radix
 
 void conv_cols(uint n0, uint tid) {
     uint ivol = p.in0 * p.in1 * p.in2;
@@ -89,14 +95,39 @@ void conv_cols(uint n0, uint tid) {
             c2[l][e] = int(a2) * s2 - conv_pad(p.sdp2);
         }
     }
+    uint k12 = p.k1 * p.k2, k0 = p.kvol / k12;
+    dq2 = BK % p.k2, dq1 = (BK / p.k2) % p.k1, dq0 = (BK / k12) % k0, dch = BK / p.kvol;
 }
 
-// im2col(x)[gk][columns of loader group l], zero outside the image.
-vec4 conv_ld4(uint64_t ba, uint l, uint gk) {
-    uint ch = gk / p.kvol, r = gk % p.kvol;
-    uint q2 = r % p.k2, r2 = r / p.k2, q1 = r2 % p.k1, q0 = r2 / p.k1;
-    int d0 = int(q0 * conv_dilation(p.sdp0)), d1 = int(q1 * conv_dilation(p.sdp1)), d2 = int(q2 * conv_dilation(p.sdp2));
-    int coff = int(ch * p.in0 * p.in1 * p.in2);
+// The B rows of the K step at k0 (the first of a walk over K).
+void conv_rows_at(uint k0, uint tid) {
+    [[unroll]] for (uint l = 0; l < LB; l++) {
+        uint gk = k0 + (tid + l * 256u) / (BN / 4u);
+        uint r = gk % p.kvol;
+        kch[l] = gk / p.kvol, kq2[l] = r % p.k2, r /= p.k2, kq1[l] = r % p.k1, kq0[l] = r / p.k1;
+    }
+}
+
+// The B rows of the next K step.
+void conv_rows_next() {
+    uint k0 = p.kvol / (p.k1 * p.k2);
+    [[unroll]] for (uint l = 0; l < LB; l++) {
+        uint q2 = kq2[l] + dq2, c = q2 >= p.k2 ? 1u : 0u;
+        kq2[l] = q2 - c * p.k2;
+        uint q1 = kq1[l] + dq1 + c;
+        c = q1 >= p.k1 ? 1u : 0u;
+        kq1[l] = q1 - c * p.k1;
+        uint q0 = kq0[l] + dq0 + c;
+        c = q0 >= k0 ? 1u : 0u;
+        kq0[l] = q0 - c * k0;
+        kch[l] += dch + c;
+    }
+}
+
+// im2col(x)[row of loader group l][its 4 columns], zero outside the image.
+vec4 conv_ld4(uint64_t ba, uint l) {
+    int d0 = int(kq0[l] * conv_dilation(p.sdp0)), d1 = int(kq1[l] * conv_dilation(p.sdp1)), d2 = int(kq2[l] * conv_dilation(p.sdp2));
+    int coff = int(kch[l] * p.in0 * p.in1 * p.in2);
     vec4 v = vec4(0.0);
     if ((VEC & 2u) != 0u) {   // 1x1, stride 1, no padding, prod(S') % 4 == 0: 4 adjacent positions of one image
         if (cx[l][0] >= 0)
@@ -150,7 +181,7 @@ void fetch(uint64_t aa, uint64_t ba, uint m0, uint n0, uint k0, uint tid) {
                 uint kr = g / (BN / 4u), nq = (g % (BN / 4u)) * 4u;
                 uint gk = k0 + kr, gn = n0 + nq;
 #ifdef RLX_CONV
-                if (gk < p.K) v = conv_ld4(ba, l, gk);
+                if (gk < p.K) v = conv_ld4(ba, l);
 #else
                 if (gk < p.K && gn < p.N) {
                     uint idx = gk * p.N + gn;
@@ -161,6 +192,9 @@ void fetch(uint64_t aa, uint64_t ba, uint m0, uint n0, uint k0, uint tid) {
         }
         rb[l] = v;
     }
+#ifdef RLX_CONV
+    conv_rows_next();
+#endif
 }
 
 // Writes the fetched registers into shared buffer `buf`: A k-major, B k-major.
@@ -224,6 +258,9 @@ void main() {
                 [[unroll]] for (uint j = 0; j < CN; j++) acc[i][j] = vec4(0.0);
 
             if (ktiles > 0u) {
+#ifdef RLX_CONV
+                conv_rows_at(kbeg, tid);
+#endif
                 fetch(aa, ba, m0, n0, kbeg, tid);
                 stash(0u, tid);
             }
@@ -266,8 +303,10 @@ void main() {
                             mm_st(ca, DT_F32, row * p.N + col, v);
                             continue;
                         }
-                        if (HAS_BIAS != 0u) v += mm_ld(p.bias, DT, bz * p.M + row);
-                        mm_st(ca, DT, obase + row * p.ovol, mm_activate(v, ACT));
+                        if ((HAS_BIAS & 1u) != 0u) v += mm_ld(p.bias, DT, bz * p.M + row);
+                        uint oi = obase + row * p.ovol;   // within group bz's channels (ca)
+                        if ((HAS_BIAS & 2u) != 0u) v += mm_ld(p.res, DT, oi + bz * p.M * p.ovol);
+                        mm_st(ca, DT, oi, mm_activate(v, ACT));
                     }
                 }
             }
