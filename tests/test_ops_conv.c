@@ -266,6 +266,17 @@ TEST(vk_ops_conv_fast_precision) {
     ops_free_all();
 }
 
+/* A new graph holding r's x as input "x" and conv(x, w, b) of c (the 2d 3x3
+ * case, stride 1, padding 1, no activation): the base of the fusion tests. */
+static rlx_node pad1_conv_graph(const built *r, const conv_case *c, rlx_graph **g) {
+    *g = ops_graph();
+    rlx_node x = rlx_input(*g, "x", RLX_F32, r->xs.rank, r->xs.d);
+    rlx_node w = rlx_constant(*g, RLX_F32, r->ws.rank, r->ws.d, r->w);
+    rlx_node b = rlx_constant(*g, RLX_F32, 1, &c->O, r->b);
+    rlx_conv_params p = {.dims = 2, .groups = 1, .stride = {1, 1}, .dilation = {1, 1}, .pad_begin = {1, 1}, .pad_end = {1, 1}};
+    return rlx_conv(*g, x, w, b, &p);
+}
+
 /* conv followed by an activation node runs as one conv with the activation
  * fused (fuse.c), on the CPU and on Vulkan; the result is the reference's. */
 TEST(ops_conv_activation_fuses) {
@@ -273,12 +284,9 @@ TEST(ops_conv_activation_fuses) {
     for (int vk = 0; vk < 2; vk++) {
         if (vk && !vkp_available()) break;
         built r = build(c, false);
-        rlx_graph *g = ops_graph();
-        rlx_node x = rlx_input(g, "x", RLX_F32, r.xs.rank, r.xs.d);
-        rlx_node w = rlx_constant(g, RLX_F32, r.ws.rank, r.ws.d, r.w);
-        rlx_node b = rlx_constant(g, RLX_F32, 1, &c->O, r.b);
-        rlx_conv_params p = {.dims = 2, .groups = 1, .stride = {1, 1}, .dilation = {1, 1}, .pad_begin = {1, 1}, .pad_end = {1, 1}};
-        rlx_output(g, "y", rlx_silu(g, rlx_conv(g, x, w, b, &p)));
+        rlx_graph *g;
+        rlx_node cv = pad1_conv_graph(&r, c, &g);
+        rlx_output(g, "y", rlx_silu(g, cv));
         int64_t xn = 1, wn = 1, yn = 1;
         for (int i = 0; i < r.xs.rank; i++) xn *= r.xs.d[i], wn *= r.ws.d[i], yn *= r.ys.d[i];
         double *want = ops_f64(yn);
@@ -375,12 +383,8 @@ TEST(ops_conv_residual_needs_the_sole_use) {
     for (int vk = 0; vk < 2; vk++) {
         if (vk && !vkp_available()) break;
         built r = build(c, false);
-        rlx_graph *g = ops_graph();
-        rlx_node x = rlx_input(g, "x", RLX_F32, r.xs.rank, r.xs.d);
-        rlx_node w = rlx_constant(g, RLX_F32, r.ws.rank, r.ws.d, r.w);
-        rlx_node b = rlx_constant(g, RLX_F32, 1, &c->O, r.b);
-        rlx_conv_params p = {.dims = 2, .groups = 1, .stride = {1, 1}, .dilation = {1, 1}, .pad_begin = {1, 1}, .pad_end = {1, 1}};
-        rlx_node cv = rlx_conv(g, x, w, b, &p);
+        rlx_graph *g;
+        rlx_node cv = pad1_conv_graph(&r, c, &g);
         rlx_output(g, "y", rlx_relu(g, rlx_add(g, cv, cv)));
         rlx_output(g, "c", cv);
         int64_t xn = 1, wn = 1, yn = 1;
