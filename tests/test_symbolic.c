@@ -280,3 +280,43 @@ TEST(symbolic_static_dim_checked) {
     CHECK(out.rank == 2 && out.dims[0] == 0 && out.dims[1] == 4 && out.bytes == 0);
     ops_free_all();
 }
+
+/* A -1 in rlx_reshape divides the known sizes into a symbolic dim's
+ * coefficient: x [3, batch, 16] concatenated with itself along 1 is
+ * [3, 2*batch, 16]; as [-1, 32] it is [3*batch, 32] (2*16/32 of 2*batch),
+ * the shape an ONNX export of nn.MultiheadAttention reshapes to. */
+TEST(symbolic_reshape_infers_through_a_coefficient) {
+    rlx_graph *g = ops_graph();
+    int64_t batch = rlx_symbol(g, "batch");
+    int64_t dx[3] = {3, batch, 16}, to[2] = {-1, 32}, bad[2] = {-1, 7};
+    rlx_node x = rlx_input(g, "x", RLX_F32, 3, dx);
+    rlx_node xs[2] = {x, x};
+    rlx_node cat = rlx_concat(g, xs, 2, 1);
+    CHECK(rlx_reshape(g, cat, 2, bad) == RLX_NO_NODE);   /* 96*batch / 7 is no whole dim */
+    rlx_graph *g2 = ops_graph();
+    batch = rlx_symbol(g2, "batch");
+    dx[1] = batch;
+    x = rlx_input(g2, "x", RLX_F32, 3, dx);
+    xs[0] = xs[1] = x;
+    CHECK_OK(rlx_output(g2, "y", rlx_reshape(g2, rlx_concat(g2, xs, 2, 1), 2, to)));
+    rlx_compile_options o;
+    rlx_compile_options_init(&o);
+    rlx_exec *e = NULL;
+    CHECK_OK(rlx_compile(g2, &o, &e));
+    const int64_t B = 5;
+    int64_t sd[3] = {3, B, 16};
+    float *xv = ops_rand_f32(3 * B * 16, -1, 1), *got = ops_f32(3 * B * 32);
+    rlx_tensor in = ops_tensor("x", RLX_F32, ref_shape_make(3, sd), xv), info;
+    CHECK_OK(rlx_exec_run(e, &in, 1));
+    CHECK_OK(rlx_exec_output(e, "y", &info));
+    CHECK(info.rank == 2 && info.dims[0] == 3 * B && info.dims[1] == 32);
+    CHECK_OK(rlx_exec_read_output(e, "y", got, (size_t)(3 * B * 32) * sizeof(float)));
+    int same = 1;   /* row r of y is row r of the [3, 2B, 16] concat's flat pairs */
+    for (int64_t i = 0; i < 3; i++)
+        for (int64_t j = 0; j < 2 * B; j++)
+            for (int64_t k = 0; k < 16; k++)
+                same &= got[(i * 2 * B + j) * 16 + k] == xv[(i * B + j % B) * 16 + k];
+    CHECK(same);
+    rlx_exec_free(e);
+    ops_free_all();
+}

@@ -523,11 +523,16 @@ rlx_node rlx_reshape(rlx_graph *g, rlx_node x, int rank, const int64_t *dims) {
             sym_left = xsym[i];
             n_left++;
         }
-        if (no > 0 || n_left > 1 || den == 0 || num % den != 0) {
+        /* With a symbolic dim left, den may divide it in part: [L, 2*batch, 16] to
+         * [-1, 32] infers L*batch (2*batch*16*L / 32). */
+        int64_t common = den, rest = num;
+        while (rest) { int64_t t = common % rest; common = rest, rest = t; }   /* gcd(den, num) */
+        if (no > 0 || n_left > 1 || den == 0 || (num % den != 0 && !n_left) ||
+            (n_left && !ir_dim_div_exact(sym_left, den / common, &sym_left))) {
             return fail_msg(g, RLX_STATUS_SHAPE, fn, "cannot infer the -1 dim: the element counts do not divide");
         }
         if (!n_left) n.shape.d[infer] = ir_dim_const(num / den);
-        else if (!ir_dim_scale_checked(sym_left, num / den, &n.shape.d[infer]))
+        else if (!ir_dim_scale_checked(sym_left, num / common, &n.shape.d[infer]))
             return fail_msg(g, RLX_STATUS_SHAPE, fn, "the inferred dim overflows int64");
     }
     return make(g, fn, IR_OP_RESHAPE, &x, 1, &n);

@@ -54,6 +54,17 @@ bool ir_dim_scale_checked(ir_dim a, int64_t c, ir_dim *out) {
     return true;
 }
 
+bool ir_dim_div_exact(ir_dim a, int64_t c, ir_dim *out) {
+    if (c <= 0 || a.k % c) return false;
+    a.k /= c;
+    for (int i = 0; i < IR_MAX_SYMS; i++) {
+        if (a.coef[i] % c) return false;
+        a.coef[i] /= c;
+    }
+    *out = a;
+    return true;
+}
+
 void ir_dim_format(ir_dim d, const ir_graph *g, char *buf, size_t n) {
     size_t used = 0;
     buf[0] = 0;

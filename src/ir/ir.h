@@ -102,6 +102,8 @@ ir_dim  ir_dim_add(ir_dim a, ir_dim b);
  * written) when that overflows int64. */
 bool    ir_dim_eval_checked(ir_dim d, const int64_t *sym_values, int64_t *out);
 bool    ir_dim_scale_checked(ir_dim a, int64_t c, ir_dim *out);
+/* a / c where c divides k and every coefficient; false otherwise. */
+bool    ir_dim_div_exact(ir_dim a, int64_t c, ir_dim *out);
 /* Formats into buf, e.g. "seq", "past+seq", "12*seq", "64". */
 void    ir_dim_format(ir_dim d, const ir_graph *g, char *buf, size_t n);
 int64_t ir_dim_to_public(ir_dim d);  /* static value, single symbol code, or RLX_DIM_INFER */

@@ -11,6 +11,10 @@
 #include "rlx.h"
 
 #define OX_HOST_MAX 4096   /* elements a host (import-time) value may have */
+/* An import-time dim that is a symbol times a size (nn.MultiheadAttention's
+ * batch * heads): not a dim rlx can name, but a Reshape target may hold one,
+ * which then becomes the dim rlx_reshape infers (-1). */
+#define OX_DIM_SCALED_SYMBOL (-(INT64_C(1) << 62))
 
 typedef struct ox_value {
     char    *name;

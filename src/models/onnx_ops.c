@@ -192,8 +192,15 @@ static rlx_status host_binary(ox_ctx *c, const onnx_node *n, const ox_value *a, 
         int64_t ib = b->host_dtype == RLX_F32 ? 0 : b->i64[b->host_count == 1 ? 0 : i];
         double fa = a->host_dtype == RLX_F32 ? a->f64[a->host_count == 1 ? 0 : i] : (double)ia;
         double fb = b->host_dtype == RLX_F32 ? b->f64[b->host_count == 1 ? 0 : i] : (double)ib;
-        if (!fl && (ia <= -2 || ib <= -2) && !cmp)
-            return ox_fail(c, RLX_STATUS_UNSUPPORTED, "arithmetic on a symbolic dim (a dynamic shape computed at run time)");
+        if (!fl && (ia <= -2 || ib <= -2)) {
+            bool scaled = ia == OX_DIM_SCALED_SYMBOL || ib == OX_DIM_SCALED_SYMBOL;
+            if (onnx_str_eq(n->op_type, "Mul") && ((ia <= -2 && ib >= 1) || (ib <= -2 && ia >= 1))) {
+                iv[i] = OX_DIM_SCALED_SYMBOL, fv[i] = 0;   /* only a Reshape target can use it */
+                continue;
+            }
+            if (!cmp || scaled)
+                return ox_fail(c, RLX_STATUS_UNSUPPORTED, "arithmetic on a symbolic dim (a dynamic shape computed at run time)");
+        }
         if (onnx_str_eq(n->op_type, "Add")) iv[i] = ia + ib, fv[i] = fa + fb;
         else if (onnx_str_eq(n->op_type, "Sub")) iv[i] = ia - ib, fv[i] = fa - fb;
         else if (onnx_str_eq(n->op_type, "Mul")) iv[i] = ia * ib, fv[i] = fa * fb;
@@ -443,12 +450,17 @@ static rlx_status op_reshape(ox_ctx *c, const onnx_node *n) {
     int64_t d[RLX_MAX_RANK], want[RLX_MAX_RANK];
     int r = rank_of(c, x, d);
     bool allowzero = ox_attr_i(n, "allowzero", 0) != 0;
+    int inferred = 0;
     for (int64_t i = 0; i < s->host_count; i++) {
         want[i] = s->i64[i];
         if (want[i] == 0 && !allowzero) {
             if (i >= r) return ox_fail(c, RLX_STATUS_INVALID_ARGUMENT, "a 0 in the shape has no input dim to copy");
             want[i] = d[i];
         }
+        if (want[i] == OX_DIM_SCALED_SYMBOL) want[i] = -1;   /* rlx_reshape infers it, exactly */
+        if (want[i] == -1 && ++inferred > 1)
+            return ox_fail(c, RLX_STATUS_UNSUPPORTED,
+                           "Reshape with more than one dim to infer (-1 or a symbolic dim times a size)");
     }
     return out0(c, n, rlx_reshape(c->g, x, (int)s->host_count, want));
 }

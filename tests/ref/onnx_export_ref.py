@@ -6,8 +6,8 @@ float64 run of the same weights, rounded to float32).
 usage: onnx_export_ref.py OUT_DIR
 Writes OUT_DIR/NAME.onnx, NAME.in.B.npy and NAME.outK.B.npy for batch sizes
 B = 2 and 3 (the batch is a dynamic axis), for NAME in mlp, attn13, attn17, pads, norms13, norms17, group_norm21, group_norm18, resnet18_bn,
-cnn, pools, resnet18, mobilenet_v2 and clip_init; vit at B = 2 only (exported with a
-static batch); and OUT_DIR/unsupported.onnx (operators rlx does not import yet).
+cnn, pools, resnet18, mobilenet_v2, vit (whose nn.MultiheadAttention computes batch * heads
+from the shape) and clip_init; and OUT_DIR/unsupported.onnx (operators rlx does not import yet).
 """
 import math
 import os
@@ -209,11 +209,14 @@ def main():
     vit = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
                             num_classes=10).eval()
     torch.nn.init.normal_(vit.heads.head.weight, std=0.5)   # torchvision starts the head at zero
-    x = torch.randn(2, 3, 32, 32)
-    export(vit, x, os.path.join(out, "vit.onnx"), 17, ["image"], ["logits"], None)
-    np.save(os.path.join(out, "vit.in.2.npy"), x.numpy())
-    with torch.no_grad():
-        np.save(os.path.join(out, "vit.out0.2.npy"), vit.double()(x.double()).numpy().astype(np.float32))
+    export(vit, torch.randn(2, 3, 32, 32), os.path.join(out, "vit.onnx"), 17, ["image"], ["logits"],
+           {"image": {0: "batch"}, "logits": {0: "batch"}})
+    vit = vit.double()
+    for b in (2, 3):
+        x = torch.randn(b, 3, 32, 32)
+        np.save(os.path.join(out, "vit.in.%d.npy" % b), x.numpy())
+        with torch.no_grad():
+            np.save(os.path.join(out, "vit.out0.%d.npy" % b), vit(x.double()).numpy().astype(np.float32))
 
     # auto_pad as other exporters write it: Conv SAME_UPPER and MaxPool SAME_LOWER, stride 2 over
     # 8 x 9 (odd padding totals), against PyTorch on explicitly padded input
