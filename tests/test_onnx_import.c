@@ -193,6 +193,8 @@ TEST(onnx_import_refuses_bad_shape_arithmetic) {
         {"bad_mod_tensor", RLX_STATUS_UNSUPPORTED, "Mod on run-time tensors"},
         {"bad_reshape_count", RLX_STATUS_INVALID_ARGUMENT, "to another count"},
         {"bad_transpose_perm", RLX_STATUS_INVALID_ARGUMENT, "not a permutation"},
+        {"bad_scaled_symbol_add", RLX_STATUS_UNSUPPORTED, "arithmetic on a symbolic dim"},
+        {"bad_two_inferred", RLX_STATUS_UNSUPPORTED, "more than one dim to infer"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[600];

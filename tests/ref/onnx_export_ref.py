@@ -285,8 +285,17 @@ def main():
                                helper.make_node("Transpose", ["t"], ["tt"], perm=[0, 0]),
                                helper.make_node("Reshape", ["x", "tt"], ["y"])],
     }
+    # batch * 4 is a dim a Reshape may infer; batch * 4 + 1, or two dims to infer, are not
+    scaled = [helper.make_node("Shape", ["x"], ["s"]), ints("zero", [0]), helper.make_node("Gather", ["s", "zero"], ["b"]),
+              ints("four", [4]), helper.make_node("Mul", ["b", "four"], ["b4"])]
+    bad["bad_scaled_symbol_add"] = scaled + [ints("one", [1]), helper.make_node("Add", ["b4", "one"], ["b41"]),
+                                             ints("rest", [-1]), helper.make_node("Concat", ["b41", "rest"], ["t"], axis=0),
+                                             helper.make_node("Reshape", ["x", "t"], ["y"])]
+    bad["bad_two_inferred"] = scaled + [ints("rest", [-1]), helper.make_node("Concat", ["b4", "rest"], ["t"], axis=0),
+                                        helper.make_node("Reshape", ["x", "t"], ["y"])]
+    xsym = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, 5])]
     for name, nodes in bad.items():
-        g = helper.make_graph(nodes, name, xin, yout)
+        g = helper.make_graph(nodes, name, xsym if name in ("bad_scaled_symbol_add", "bad_two_inferred") else xin, yout)
         onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), os.path.join(out, name + ".onnx"))
 
     # DepthToSpace (DCR, CRD) and SpaceToDepth, against numpy transcriptions of the spec

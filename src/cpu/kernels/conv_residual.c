@@ -1,9 +1,9 @@
 /*
  * conv_residual.c — the CPU's conv with a residual input (has_residual, made
  * by fuse.c from act(add(conv(x, w[, b]), r))): the plain convolution into
- * the output, then one parallel pass y = act(y + r). The add and the
- * activation read y while it is still in cache per chunk, and the separate
- * add and activation nodes (two passes over memory) are gone.
+ * the output, then one parallel pass y = act(y + r). That is one pass over
+ * the output where the unfused add and activation took two, and the add's
+ * result needs no arena space of its own.
  */
 #include "cpu/cpu_kernel.h"
 #include "core/threadpool.h"

@@ -62,24 +62,25 @@ static bool pack_sdp(int64_t s, int64_t d, int64_t pad, uint32_t *out) {
 static uint32_t conv_tiled_plan(const vk_lower_ctx *c, int64_t Og, int64_t N, int64_t K, int64_t groups,
                                 bool may_split, bool images, uint32_t t[3], uint32_t *kc) {
     const vk_tuning *tu = c->tuning;
-    vk_mm_tiled_tile(c, Og, N, groups, t);
-    if (!may_split) return 1;
-    if (!images || tu->mm_tile[0] || tu->mm_splitk > 0 || tu->split_below == 0)
-        return vk_mm_tiled_splits(c, Og, N, K, 1, t, kc);
-    t[0] = Og <= 64 ? 64 : 128, t[1] = 128, t[2] = 8;
-    int64_t tiles = cdiv(Og, t[0]) * cdiv(N, t[1]);
-    if (tiles >= (int64_t)tu->mm_full_wave) return 1;
-    int64_t want = RLX_MIN(cdiv(tu->split_target, tiles), K / CONV_SPLIT_MIN_K);
-    want = RLX_MIN(want, (int64_t)16);
-    want = RLX_MIN(want, (int64_t)((uint64_t)256 << 20) / (Og * N * 4));
-    want = RLX_MIN(want, (int64_t)vk_max_groups(c->caps, 2));
-    if (want <= 1) {   /* too shallow to split: the matmul rule's smaller tiles */
-        vk_mm_tiled_tile(c, Og, N, groups, t);
+    bool overridden = tu->mm_tile[0] || tu->mm_splitk > 0 || tu->split_below == 0;
+    if (may_split && images && !overridden) {
+        t[0] = Og <= 64 ? 64 : 128, t[1] = 128, t[2] = 8;
+        int64_t tiles = cdiv(Og, t[0]) * cdiv(N, t[1]);
+        if (tiles >= (int64_t)tu->mm_full_wave) return 1;
+        int64_t want = RLX_MIN(cdiv(tu->split_target, tiles), K / CONV_SPLIT_MIN_K);
+        want = RLX_MIN(want, (int64_t)16);
+        want = RLX_MIN(want, (int64_t)((uint64_t)256 << 20) / (Og * N * 4));
+        want = RLX_MIN(want, (int64_t)vk_max_groups(c->caps, 2));
+        if (want > 1) {
+            int64_t per = cdiv(cdiv(K, want), t[2]) * t[2];
+            *kc = (uint32_t)per;
+            return (uint32_t)cdiv(K, per);
+        }
+        vk_mm_tiled_tile(c, Og, N, groups, t);   /* too shallow to split: the matmul rule's smaller tiles */
         return 1;
     }
-    int64_t per = cdiv(cdiv(K, want), t[2]) * t[2];
-    *kc = (uint32_t)per;
-    return (uint32_t)cdiv(K, per);
+    vk_mm_tiled_tile(c, Og, N, groups, t);
+    return may_split ? vk_mm_tiled_splits(c, Og, N, K, 1, t, kc) : 1;
 }
 
 /* Emits the implicit GEMM for c's conv; *taken false (and nothing emitted)
