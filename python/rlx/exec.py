@@ -73,6 +73,24 @@ class TensorInfo:
         return "TensorInfo(%r, %s, %s)" % (self.name, self.dtype, list(self.shape))
 
 
+_run = lib.rlx_exec_run
+_output = lib.rlx_exec_output
+_read_output = lib.rlx_exec_read_output
+_empty = np.empty
+_memmove = ctypes.memmove
+_addressof = ctypes.addressof
+_c_char = ctypes.c_char
+
+
+def _address(a):
+    """The data address of a numpy array (from_buffer is 3x faster than
+    a.ctypes.data; it refuses read-only and empty arrays)."""
+    try:
+        return _addressof(_c_char.from_buffer(a))
+    except (TypeError, ValueError):
+        return a.ctypes.data
+
+
 def _array_of(t):
     """A new numpy array holding the tensor t points at."""
     code = t.dtype
@@ -98,9 +116,15 @@ class Exec:
         self._outputs = self._infos(lib.rlx_exec_output_count, lib.rlx_exec_output_info)
         self._params = self._infos(lib.rlx_exec_param_count, lib.rlx_exec_param_info)
         self._input_dtype = {i.name: i.dtype for i in self._inputs}
+        self._bf16_inputs = {i.name for i in self._inputs if i.dtype == "bf16"}
         self._param_by_name = {p.name: p for p in self._params}
         self._out_names = [cstr(o.name) for o in self._outputs]
-        self._out_pairs = list(zip([o.name for o in self._outputs], self._out_names))
+        # per output: (name, C name, (shape, numpy dtype, bytes) when static and not bf16)
+        self._out_plan = [(o.name, c, (o.shape, _NP_OF_CODE[dtypes.CODE[o.dtype]],
+                                       int(np.prod(o.shape, dtype=np.int64)) * dtypes.to_numpy(o.dtype).itemsize)
+                           if None not in o.shape and o.dtype != "bf16" and not dtypes.is_quantized(o.dtype)
+                           and 0 not in o.shape else None)
+                          for o, c in zip(self._outputs, self._out_names)]
         self._cnames = {}
         self._tensor_arrays = {}
         self._out_t = _api.rlx_tensor()
@@ -149,37 +173,52 @@ class Exec:
 
     # ---- running
     def _fill(self, feed):
+        """The rlx_tensor array of feed, and the arrays it points into (kept
+        alive until the call that reads them returns). Names, dtypes and
+        shapes equal to the previous call's are not written again."""
         n = len(feed)
-        arr = self._tensor_arrays.get(n)
-        if arr is None:
-            arr = self._tensor_arrays[n] = (_api.rlx_tensor * max(1, n))()
-        keep = []
-        for t, (name, value) in zip(arr, feed.items()):
-            cname = self._cnames.get(name)
-            if cname is None:
-                cname = self._cnames[name] = cstr(name)
-            t.name = cname
-            if type(value) is not np.ndarray or not value.flags.c_contiguous:
+        slot = self._tensor_arrays.get(n)
+        if slot is None:
+            slot = self._tensor_arrays[n] = ((_api.rlx_tensor * max(1, n))(), [None] * n, [None] * n, [None] * n)
+        tensors, keep, names, shapes = slot
+        i = 0
+        for name, value in feed.items():
+            t = tensors[i]
+            if type(value) is not np.ndarray or not value.flags.c_contiguous or name in self._bf16_inputs:
                 value = self._convert(name, value)
-            code = _CODE_OF_NP.get(value.dtype)
-            if code is None:
-                if value.dtype == np.uint16 and self._input_dtype.get(name) == "bf16":
-                    code = _BF16
-                else:
-                    raise TypeError("rlx: input %r: numpy dtype %s has no rlx dtype" % (name, value.dtype))
-            t.dtype = code
-            t.rank = value.ndim
-            t.dims[:value.ndim] = value.shape
-            t.data = value.ctypes.data
-            t.bytes = value.nbytes
-            keep.append(value)
-        return arr, n, keep
+            if names[i] is not name:
+                cname = self._cnames.get(name)
+                if cname is None:
+                    cname = self._cnames[name] = cstr(name)
+                t.name = cname
+                names[i] = name
+                shapes[i] = None
+            key = (value.dtype, value.shape)
+            if shapes[i] != key:
+                code = _CODE_OF_NP.get(value.dtype)
+                if code is None:
+                    if value.dtype == np.uint16 and self._input_dtype.get(name) == "bf16":
+                        code = _BF16
+                    else:
+                        raise TypeError("rlx: input %r: numpy dtype %s has no rlx dtype" % (name, value.dtype))
+                t.dtype = code
+                t.rank = value.ndim
+                t.dims[:value.ndim] = value.shape
+                t.bytes = value.nbytes
+                shapes[i] = key
+            t.data = _address(value)
+            keep[i] = value
+            i += 1
+        return tensors, n, keep
 
     def _convert(self, name, value):
         dt = self._input_dtype.get(name)
         if dt is None:
             return np.ascontiguousarray(value)   # rlx names the unknown input
-        if isinstance(value, np.ndarray) and value.dtype in _CODE_OF_NP and dtypes.name(value.dtype) != dt:
+        if dt == "bf16" and isinstance(value, np.ndarray) and value.dtype not in (np.float32, np.uint16):
+            return np.ascontiguousarray(value)   # its own dtype: rlx reports the mismatch
+        if dt != "bf16" and isinstance(value, np.ndarray) and value.dtype in _CODE_OF_NP and \
+                dtypes.name(value.dtype) != dt:
             return np.ascontiguousarray(value)   # its own dtype: rlx reports the mismatch
         return dtypes.host_array(value, dt)
 
@@ -189,14 +228,36 @@ class Exec:
             feed = inputs
         elif inputs:
             feed = dict(feed, **inputs)
-        arr, n, keep = self._fill(feed)
-        check(lib.rlx_exec_run(self._live(), arr, n))
-        del keep
+        tensors, n, keep = self._fill(feed)
+        ptr = self._ptr
+        if not ptr:
+            self._live()
+        st = _run(ptr, tensors, n)
+        keep[:] = [None] * n
+        if st:
+            check(st)
         out = {}
-        t, ref, ptr = self._out_t, self._out_ref, self._ptr
-        for name, cname in self._out_pairs:
-            check(lib.rlx_exec_output(ptr, cname, ref))
-            out[name] = _array_of(t)
+        t, ref = self._out_t, self._out_ref
+        for name, cname, static in self._out_plan:
+            if static is not None:   # a static shape: one call copies it into a new array
+                shape, npdt, nbytes = static
+                a = _empty(shape, npdt)
+                st = _read_output(ptr, cname, _address(a), nbytes)
+                if st:
+                    check(st)
+                out[name] = a
+                continue
+            st = _output(ptr, cname, ref)
+            if st:
+                check(st)
+            code = t.dtype
+            if code == _BF16:
+                out[name] = _array_of(t)
+                continue
+            a = _empty(tuple(t.dims[:t.rank]), _NP_OF_CODE[code])
+            if t.bytes:
+                _memmove(_address(a), t.data, t.bytes)
+            out[name] = a
         return out
 
     __call__ = run

@@ -13,6 +13,7 @@ defaults where the C API has a neutral value (keepdim False, bias None, eps
 conv, pool, resize, topk, ...) are written out below with the same names.
 Each op is also a Node method: x.relu(), x.softmax(-1).
 """
+import builtins  # the op functions below shadow max, min, abs, round, pow, slice and input
 import ctypes
 
 from . import _api, dtypes
@@ -93,7 +94,7 @@ def _make(cname):
         if t == "rlx_node":
             conv.append("_g._in(%s, _like)" % p)
         elif n == "axes_mask":
-            conv.append("axes_mask(%s, %s)" % (p, node_args[0]))
+            conv.append("axes_mask(%s, %s)" % (node_args[0], p))
         elif t == "rlx_dtype":
             conv.append("dtypes.code(%s)" % p)
         elif t in ENUM_TYPES:
@@ -163,7 +164,7 @@ def transpose(x, *perm):
         perm = tuple(perm[0])
     if not perm:
         perm = tuple(reversed(range(x.ndim)))
-    arr = (ctypes.c_int * max(1, len(perm)))(*[int(p) for p in perm])
+    arr = (ctypes.c_int * builtins.max(1, len(perm)))(*[int(p) for p in perm])
     return x.graph._node(lib.rlx_transpose(x.graph._live(), x.id, arr), "transpose")
 
 
@@ -185,7 +186,7 @@ def concat(xs, axis=0):
     """xs (up to 8 nodes) joined along axis.  [C: rlx_concat]"""
     xs = list(xs)
     g = _graph_of(*xs)
-    ids = (ctypes.c_int32 * max(1, len(xs)))(*[g._in(x, xs[0]) for x in xs])
+    ids = (ctypes.c_int32 * builtins.max(1, len(xs)))(*[g._in(x, xs[0]) for x in xs])
     return g._node(lib.rlx_concat(g._live(), ids, len(xs), int(axis)), "concat")
 
 
@@ -201,7 +202,7 @@ def _triple(v, dims, name):
 
 
 def _spatial(x, dims):
-    return int(dims) if dims else max(1, x.ndim - 2)
+    return int(dims) if dims else builtins.max(1, x.ndim - 2)
 
 
 def _pads(padding, dims):

@@ -50,7 +50,7 @@ def getitem(x, index):
                 s0, s1, st = slice(start, stop, step).indices(dim)
                 if step < 0:
                     # the reversed axis, then a forward slice over it
-                    x = ops.flip(x, 1 << axis)
+                    x = ops.flip(x, axis)
                     s0, s1 = dim - 1 - s0, dim - 1 - s1
                     st = -step
                 n = max(0, (s1 - s0 + st - 1) // st)
