@@ -24,8 +24,10 @@ from .graph import Graph, Node
 from .ops import *  # noqa: F401,F403  (one function per builder of rlx.h)
 from .ops import ALL as _OPS
 from .exec import Exec, TensorInfo, compile_options
-from .misc import (Device, dtype_is_quantized, dtype_name, dtype_size, devices, npy_load, npy_save, op_table,
-                   set_log_callback, tensor_bytes, version, vulkan_device_describe)
+from ._lib import status_name
+from .misc import (Device, dtype_is_quantized, dtype_name, dtype_size, devices, npy_load, npy_loads, npy_save,
+                   op_table, set_log_callback, tensor_bytes, version, vulkan_device_count, vulkan_device_describe)
+from .misc import last_error_message as last_error
 from .models import Encoder, Generation, Model, Onnx
 
 __version__ = version()
@@ -33,7 +35,8 @@ __version__ = version()
 __all__ = list(_OPS) + [
     "Graph", "Node", "Exec", "TensorInfo", "compile_options", "Model", "Generation", "Encoder", "Onnx",
     "Device", "devices", "vulkan_device_describe", "version", "op_table", "set_log_callback",
-    "dtype_name", "dtype_size", "dtype_is_quantized", "tensor_bytes", "npy_load", "npy_save", "DTYPES",
+    "dtype_name", "dtype_size", "dtype_is_quantized", "tensor_bytes", "npy_load", "npy_loads", "npy_save", "DTYPES",
+    "vulkan_device_count", "status_name", "last_error",
     "RlxError", "InvalidArgumentError", "ShapeError", "UnsupportedError", "OutOfMemoryError", "DeviceError",
     "IoError", "FormatError", "NotFoundError", "InternalError", "library_path",
 ]

@@ -52,7 +52,12 @@ def last_error():
 def check(status, what=None):
     """Raises the exception of a failed status, with rlx's message."""
     if status != 0:
-        raise error_for_status(status, last_error(), what)
+        raise error_for_status(status, last_error(), what, status_name(status))
+
+
+def status_name(status):
+    """rlx_status_name: "RLX_STATUS_SHAPE", ...; "RLX_STATUS_UNKNOWN" for another number."""
+    return lib.rlx_status_name(int(status)).decode()
 
 
 def take_string(ptr):

@@ -64,12 +64,12 @@ _BY_STATUS = {c.status: c for c in (InvalidArgumentError, ShapeError, Unsupporte
                                     DeviceError, IoError, FormatError, NotFoundError, InternalError)}
 
 
-def error_for_status(status, message, what=None):
+def error_for_status(status, message, what=None, name=None):
     cls = _BY_STATUS.get(status)
     if what and not message:
         message = what
     if not message:
         message = "(no message)"
     if cls is None:
-        return RlxError(message, status, "RLX_STATUS_UNKNOWN(%d)" % status)
+        return RlxError(message, status, "%s(%d)" % (name or "RLX_STATUS_UNKNOWN", status))
     return cls(message)

@@ -300,8 +300,12 @@ class Exec:
         dt = p.dtype if dtype is None else dtypes.name(dtype)
         a = value if isinstance(value, np.ndarray) and dt != "bf16" and not dtypes.is_quantized(dt) and \
             value.flags.c_contiguous and dtypes.name(value.dtype) == dt else dtypes.host_array(value, dt)
-        check(lib.rlx_exec_set_param(self._live(), cstr(name), dtypes.code(dt),
-                                     a.ctypes.data_as(ctypes.c_void_p), a.nbytes))
+        if dt == "f32":
+            check(lib.rlx_exec_set_param_f32(self._live(), cstr(name), a.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+                                             a.size))
+        else:
+            check(lib.rlx_exec_set_param(self._live(), cstr(name), dtypes.code(dt),
+                                         a.ctypes.data_as(ctypes.c_void_p), a.nbytes))
 
     def set_params(self, params):
         for k, v in dict(params).items():

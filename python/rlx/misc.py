@@ -85,7 +85,7 @@ def set_log_callback(fn, min_level="warn"):
     default (warnings and errors to stderr)."""
     level = _LEVELS[min_level] if isinstance(min_level, str) else int(min_level)
     if fn is None:
-        lib.rlx_set_log_callback(None, None, level)
+        lib.rlx_set_log_callback(_api.rlx_log_fn(), None, level)   # a NULL callback: the default
         _log_keep.clear()
         return
     names = {0: "debug", 1: "info", 2: "warn", 3: "error"}
@@ -110,6 +110,29 @@ def npy_load(path):
     finally:
         from ._lib import _libc
         _libc.free(t.data)
+
+
+def npy_loads(data):
+    """A .npy file's bytes (in memory) through rlx's reader, as a numpy array."""
+    data = bytes(data)
+    t = _api.rlx_tensor()
+    check(lib.rlx_npy_load_memory(data, len(data), ctypes.byref(t)))
+    try:
+        from .exec import _array_of
+        return _array_of(t)
+    finally:
+        from ._lib import _libc
+        _libc.free(t.data)
+
+
+def vulkan_device_count():
+    """Vulkan devices here (0 when there is no Vulkan; rlx.last_error() says why)."""
+    return lib.rlx_vulkan_device_count()
+
+
+def last_error_message():
+    """rlx_last_error() of this thread: the message of the last failure ("" when none)."""
+    return last_error()
 
 
 def npy_save(path, array):

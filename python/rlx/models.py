@@ -38,6 +38,8 @@ class Model:
     options (backend, device, threads, exact_quant, ...)."""
 
     def __init__(self, path, n_ctx=0, **compile):
+        self._ptr = None
+        self._busy = None
         o = _api.rlx_model_options()
         lib.rlx_model_options_init(ctypes.byref(o))
         keep = _compile_fields(o.compile, compile) if compile else None
@@ -46,7 +48,6 @@ class Model:
         check(lib.rlx_model_load(cstr(str(path)), ctypes.byref(o), ctypes.byref(out)))
         del keep
         self._ptr = out.value
-        self._busy = None
 
     def close(self):
         gen = self._busy
@@ -344,7 +345,8 @@ class Onnx:
 
     def close(self):
         if getattr(self, "_ptr", None):
-            self._graph._ptr = None
+            if getattr(self, "_graph", None) is not None:
+                self._graph._ptr = None
             lib.rlx_onnx_free(self._ptr)
         self._ptr = None
 
