@@ -73,7 +73,7 @@ endif
 # (GCC's optimize pragma cannot turn math-errno off per file).
 $(BUILD)/src/cpu/kernels/elementwise.o: ISA_FLAGS = -fno-math-errno
 
-.PHONY: all test demo sanitize bench bench-qdot bench-sampler gpu-bench setup clean ops-doc
+.PHONY: all test demo sanitize bench bench-qdot bench-sampler bench-python gpu-bench setup clean ops-doc
 
 all: $(LIB) $(RLX)
 
@@ -153,10 +153,11 @@ setup:
 	@bash scripts/setup.sh
 
 test: setup
-	@$(MAKE) --no-print-directory -j$(NPROC) $(TESTS) $(README_EXAMPLE) $(README_MODEL_EXAMPLE) $(README_ENCODER_EXAMPLE) $(README_TRAIN_EXAMPLE) $(RLX)
+	@$(MAKE) --no-print-directory -j$(NPROC) $(TESTS) $(README_EXAMPLE) $(README_MODEL_EXAMPLE) $(README_ENCODER_EXAMPLE) $(README_TRAIN_EXAMPLE) $(RLX) $(PY_SUITE)
 	@RLX_README_EXAMPLE=$(README_EXAMPLE) RLX_README_MODEL_EXAMPLE=$(README_MODEL_EXAMPLE) \
 	    RLX_README_ENCODER_EXAMPLE=$(README_ENCODER_EXAMPLE) RLX_README_TRAIN_EXAMPLE=$(README_TRAIN_EXAMPLE) \
-	    RLX_CLI=$(RLX) $(TESTS)
+	    RLX_CLI=$(RLX) $(if $(PY_SUITE),RLX_PYTHON=$(abspath $(PYVENV))/bin/python) $(TESTS)
+
 
 # The demo trains a small byte-level GPT on data/ for about half a minute on
 # a 2-core CPU (the best available device: a GPU when there is one), then
@@ -292,6 +293,19 @@ test: test-prefix
 test-prefix: setup
 	@rm -rf $(BUILD)/test-prefix
 	@$(MAKE) --no-print-directory -j$(NPROC) install PREFIX=$(abspath $(BUILD))/test-prefix >/dev/null
+
+# The Python package (python/), installed the way users install it: a venv
+# that sees Debian's numpy and pytest, then `pip install ./python` (offline:
+# its build backend needs nothing from an index). tests/test_python.c runs
+# its suite inside `make test`. Not with sanitizers: Python cannot load an
+# ASan library without preloading the runtime.
+PYVENV   = $(BUILD)/pyvenv
+PY_SUITE = $(if $(SAN_FLAGS),,$(PYVENV)/.installed)
+$(PYVENV)/.installed: $(LIB_SHARED) $(wildcard python/rlx/*.py) python/pyproject.toml python/rlx_build.py
+	@rm -rf $(PYVENV)
+	/usr/bin/python3 -m venv --system-site-packages $(PYVENV)
+	$(PYVENV)/bin/pip install --quiet --disable-pip-version-check --no-index ./python
+	@touch $@
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOL_OBJ:.o=.d)
 

@@ -21,6 +21,9 @@ bool harness_failed(void);   /* current test has failed */
 /* Marks the current test skipped and prints why; a failure recorded in the
  * same test still makes it fail. Use SKIP(...) to also return. */
 void harness_skip(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Adds the counts of tests run by another program (the Python suite) to the
+ * summary line. */
+void harness_add_counts(int passed, int failed, int skipped);
 bool harness_has_test(const char *name);   /* a test of that exact name is registered */
 
 #define TEST(name)                                                              \

@@ -251,9 +251,10 @@ def pool(x, kind, kernel, stride=None, padding=0, ceil_mode=False, count_include
     """Max or average pooling ("max" / "avg") of x [N, C, *S].  [C: rlx_pool]"""
     d = _spatial(x, dims)
     p = _api.rlx_pool_params()
-    p.kind = {"max": _api.RLX_MAXPOOL, "avg": _api.RLX_AVGPOOL}.get(kind, kind) if isinstance(kind, str) else int(kind)
-    if isinstance(p.kind, str):
+    k = {"max": _api.RLX_MAXPOOL, "avg": _api.RLX_AVGPOOL}.get(kind) if isinstance(kind, str) else int(kind)
+    if k is None:
         raise ValueError("rlx: pool kind %r is not 'max' or 'avg'" % kind)
+    p.kind = k
     p.dims = d
     p.kernel[:] = _triple(kernel, d, "kernel")
     p.stride[:] = _triple(stride if stride is not None else 0, d, "stride")

@@ -15,7 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def cli_path():
-    p = os.environ.get("RLX_CLI") or os.path.join(ROOT, "build", "rlx")
+    p = os.path.join(ROOT, os.environ.get("RLX_CLI") or os.path.join("build", "rlx"))   # relative: to the repo
     return p if os.path.exists(p) else None
 
 
