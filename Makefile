@@ -10,6 +10,7 @@
 #   make bench      bench/gemm against OpenBLAS (installs libopenblas-dev)
 #   make bench-qdot build/bench_qdot: quantized matvec / prefill matmul (CPU; --m M)
 #   make bench-sampler build/bench_sampler: host time of sampling one token (--vocab N)
+#   make bench-python  the Python binding's run-call overhead against C and PyTorch eager
 
 CC      ?= cc
 BUILD   ?= build
@@ -195,6 +196,13 @@ $(BENCH_SAMPLER): bench/sampler.c $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/sampler.c $(LINK_LIB) $(LDLIBS)
 
 bench-sampler: $(BENCH_SAMPLER)
+
+# What the Python binding adds to a run call, against C and PyTorch eager.
+$(BUILD)/run_overhead: bench/run_overhead.c $(LIB_PUBLIC)
+	$(CC) $(CFLAGS_ALL) -o $@ bench/run_overhead.c $(LIB_PUBLIC) $(LDLIBS)
+
+bench-python: $(BUILD)/run_overhead $(LIB_SHARED)
+	@/usr/bin/python3 bench/python_overhead.py $(BUILD)/run_overhead
 
 $(BUILD)/vk_matmul: bench/vk_matmul.c $(LIB)
 	$(CC) $(CFLAGS_ALL) -o $@ bench/vk_matmul.c $(LINK_LIB) $(LDLIBS)
