@@ -9,7 +9,7 @@
 # python3-torch), the training tests' autograd and torch.optim reference;
 # python3-onnx, which writes and reads the ONNX reader tests' models, and
 # python3-torchvision, whose resnet18, mobilenet_v2 and ViT the import tests export;
-# python3-venv, python3-pip and python3-pytest, which install and test the
+# python3-venv (its venvs bring their own pip) and python3-pytest, which install and test the
 # Python package (python/) in a venv.
 # `setup.sh bench` adds OpenBLAS.
 set -eu
@@ -30,7 +30,6 @@ ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || need+=(mesa-vulkan-d
 /usr/bin/python3 -c 'import torchvision' >/dev/null 2>&1 || need+=(python3-torchvision)
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need+=(python3-pytest)
 /usr/bin/python3 -c 'import ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
-/usr/bin/python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 if [ "${1:-}" = bench ]; then
     [ -f /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h ] || need+=(libopenblas-dev)
 fi

@@ -16,6 +16,7 @@ import numpy as np
 from . import _api, dtypes
 from ._lib import check, cstr, lib, take_string
 from .errors import error_for_status
+from .handle import Handle
 
 _BACKENDS = {"auto": _api.RLX_BACKEND_AUTO, "cpu": _api.RLX_BACKEND_CPU, "vulkan": _api.RLX_BACKEND_VULKAN,
              "gpu": _api.RLX_BACKEND_VULKAN}
@@ -105,7 +106,7 @@ def _array_of(t):
     return out
 
 
-class Exec:
+class Exec(Handle):
     """A compiled graph (rlx_exec). Use as a context manager, or close()."""
 
     def __init__(self, ptr, keep=None):
@@ -139,25 +140,11 @@ class Exec:
             out.append(TensorInfo(t))
         return out
 
-    def close(self):
-        if getattr(self, "_ptr", None):
-            lib.rlx_exec_free(self._ptr)
-        self._ptr = None
+    _what = "exec"
+
+    def _release(self, ptr):
+        lib.rlx_exec_free(ptr)
         self._borrowed = {}
-
-    def __del__(self):
-        self.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _live(self):
-        if not self._ptr:
-            raise ValueError("rlx: this exec was closed")
-        return self._ptr
 
     @property
     def inputs(self):

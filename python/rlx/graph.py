@@ -16,6 +16,7 @@ import numpy as np
 from . import _api, dtypes
 from ._lib import check, cstr, last_error, lib, take_string
 from .errors import error_for_status
+from .handle import Handle
 
 _INT64_ARRAY = ctypes.c_int64 * _api.RLX_MAX_RANK
 
@@ -101,7 +102,7 @@ class Node:
         return _ops.transpose(self, perm)
 
 
-class Graph:
+class Graph(Handle):
     """An rlx graph under construction. Use as a context manager, or close()."""
 
     def __init__(self, _ptr=None, _owner=None):
@@ -116,24 +117,11 @@ class Graph:
         self._owner = _owner
         self._symbols = {}
 
-    def close(self):
-        if getattr(self, "_ptr", None) and self._owned:
-            lib.rlx_graph_free(self._ptr)
-        self._ptr = None
+    _what = "graph"
 
-    def __del__(self):
-        self.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _live(self):
-        if not self._ptr:
-            raise ValueError("rlx: this graph was closed")
-        return self._ptr
+    def _release(self, ptr):
+        if self._owned:
+            lib.rlx_graph_free(ptr)
 
     def _node(self, node_id, what=""):
         if node_id < 0:

@@ -17,6 +17,7 @@ from ._lib import check, cstr, last_error, lib, take_string
 from .errors import error_for_status
 from .exec import Exec, compile_options
 from .graph import Graph
+from .handle import Handle
 
 
 def _compile_fields(target, options):
@@ -32,7 +33,7 @@ def _s(v):
     return v.decode("utf-8", "replace") if isinstance(v, bytes) else v
 
 
-class Model:
+class Model(Handle):
     """A Llama-family decoder from a GGUF file (rlx_model), with its tokenizer
     and KV cache. Keywords: n_ctx (0: min(trained, 4096)) and the compile
     options (backend, device, threads, exact_quant, ...)."""
@@ -49,27 +50,16 @@ class Model:
         del keep
         self._ptr = out.value
 
+    _what = "model"
+
     def close(self):
         gen = self._busy
         if gen is not None:
             gen.close()
-        if getattr(self, "_ptr", None):
-            lib.rlx_model_free(self._ptr)
-        self._ptr = None
+        Handle.close(self)
 
-    def __del__(self):
-        self.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _live(self):
-        if not self._ptr:
-            raise ValueError("rlx: this model was closed")
-        return self._ptr
+    def _release(self, ptr):
+        lib.rlx_model_free(ptr)
 
     @property
     def info(self):
@@ -215,7 +205,7 @@ class Generation:
 _POOLING = {"cls": _api.RLX_POOL_CLS, "mean": _api.RLX_POOL_MEAN, "max": _api.RLX_POOL_MAX}
 
 
-class Encoder:
+class Encoder(Handle):
     """A BERT-family encoder from a Hugging Face folder (rlx_encoder).
     Keywords: pooling ("cls", "mean", "max"), normalize, max_length, and the
     compile options (backend, device, precision, threads)."""
@@ -234,24 +224,10 @@ class Encoder:
         del keep
         self._ptr = out.value
 
-    def close(self):
-        if getattr(self, "_ptr", None):
-            lib.rlx_encoder_free(self._ptr)
-        self._ptr = None
+    _what = "encoder"
 
-    def __del__(self):
-        self.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _live(self):
-        if not self._ptr:
-            raise ValueError("rlx: this encoder was closed")
-        return self._ptr
+    def _release(self, ptr):
+        lib.rlx_encoder_free(ptr)
 
     @property
     def info(self):
@@ -334,7 +310,7 @@ class Encoder:
         return res
 
 
-class Onnx:
+class Onnx(Handle):
     """An ONNX model (rlx_onnx): .graph to compile or extend, compile() to run it."""
 
     def __init__(self, path):
@@ -343,35 +319,23 @@ class Onnx:
         self._ptr = out.value
         self._graph = Graph(_ptr=lib.rlx_onnx_graph(self._ptr), _owner=self)
 
-    def close(self):
-        if getattr(self, "_ptr", None):
-            if getattr(self, "_graph", None) is not None:
-                self._graph._ptr = None
-            lib.rlx_onnx_free(self._ptr)
-        self._ptr = None
+    _what = "ONNX model"
 
-    def __del__(self):
-        self.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+    def _release(self, ptr):
+        if getattr(self, "_graph", None) is not None:
+            self._graph._ptr = None
+        lib.rlx_onnx_free(ptr)
 
     @property
     def graph(self):
         """The model's graph (owned by the model): extend it (gradients) or compile it."""
-        if not self._ptr:
-            raise ValueError("rlx: this ONNX model was closed")
+        self._live()
         return self._graph
 
     def compile(self, **options):
         """An Exec of the graph with every initializer set (rlx_onnx_compile)."""
-        if not self._ptr:
-            raise ValueError("rlx: this ONNX model was closed")
         out = ctypes.c_void_p()
-        check(lib.rlx_onnx_compile(self._ptr, ctypes.byref(compile_options(**options)), ctypes.byref(out)))
+        check(lib.rlx_onnx_compile(self._live(), ctypes.byref(compile_options(**options)), ctypes.byref(out)))
         return Exec(out.value, keep=self)
 
     def set_params(self, exe):

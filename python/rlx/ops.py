@@ -149,10 +149,16 @@ def matmul(a, b, transpose_b=False):
     return g._node(lib.rlx_matmul(g._live(), g._in(a, like), g._in(b, like), int(bool(transpose_b))), "matmul")
 
 
+def _varargs(values):
+    """f(x, 2, 3) and f(x, (2, 3)) alike."""
+    if len(values) == 1 and isinstance(values[0], (tuple, list)):
+        return tuple(values[0])
+    return values
+
+
 def reshape(x, *shape):
     """x with a new shape (one dim may be -1: inferred; a str names a symbol).  [C: rlx_reshape]"""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
+    shape = _varargs(shape)
     g = x.graph
     rank, dims = g._dims(shape)
     return g._node(lib.rlx_reshape(g._live(), x.id, rank, dims), "reshape")
@@ -160,8 +166,7 @@ def reshape(x, *shape):
 
 def transpose(x, *perm):
     """Out dim i is in dim perm[i]; no perm reverses the dims.  [C: rlx_transpose]"""
-    if len(perm) == 1 and isinstance(perm[0], (tuple, list)):
-        perm = tuple(perm[0])
+    perm = _varargs(perm)
     if not perm:
         perm = tuple(reversed(range(x.ndim)))
     arr = (ctypes.c_int * builtins.max(1, len(perm)))(*[int(p) for p in perm])
@@ -175,8 +180,7 @@ def permute(x, *perm):
 
 def expand(x, *shape):
     """x broadcast to shape.  [C: rlx_expand]"""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
+    shape = _varargs(shape)
     g = x.graph
     rank, dims = g._dims(shape)
     return g._node(lib.rlx_expand(g._live(), x.id, rank, dims), "expand")
