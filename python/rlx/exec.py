@@ -17,6 +17,7 @@ from . import _api, dtypes
 from ._lib import check, cstr, lib, take_string
 from .errors import error_for_status
 from .handle import Handle
+from .misc import tensor_bytes
 
 _BACKENDS = {"auto": _api.RLX_BACKEND_AUTO, "cpu": _api.RLX_BACKEND_CPU, "vulkan": _api.RLX_BACKEND_VULKAN,
              "gpu": _api.RLX_BACKEND_VULKAN}
@@ -97,12 +98,13 @@ def _array_of(t):
     code = t.dtype
     shape = tuple(t.dims[:t.rank])
     if code == _BF16:
-        bits = np.empty(shape, np.uint16)
-        ctypes.memmove(bits.ctypes.data, t.data, t.bytes)
+        bits = _empty(shape, np.uint16)
+        if t.bytes:
+            _memmove(_address(bits), t.data, t.bytes)
         return dtypes.bf16_to_f32(bits)
-    out = np.empty(shape, _NP_OF_CODE[code])
+    out = _empty(shape, _NP_OF_CODE[code])
     if t.bytes:
-        ctypes.memmove(out.ctypes.data, t.data, t.bytes)
+        _memmove(_address(out), t.data, t.bytes)
     return out
 
 
@@ -237,14 +239,7 @@ class Exec(Handle):
             st = _output(ptr, cname, ref)
             if st:
                 check(st)
-            code = t.dtype
-            if code == _BF16:
-                out[name] = _array_of(t)
-                continue
-            a = _empty(tuple(t.dims[:t.rank]), _NP_OF_CODE[code])
-            if t.bytes:
-                _memmove(_address(a), t.data, t.bytes)
-            out[name] = a
+            out[name] = _array_of(t)
         return out
 
     __call__ = run
@@ -259,7 +254,9 @@ class Exec(Handle):
                 v = np.zeros(v, dtypes.to_numpy(self._input_dtype.get(k, "f32")))
             shaped[k] = v
         arr, n, keep = self._fill(shaped)
-        check(lib.rlx_exec_prepare(self._live(), arr, n))
+        st = lib.rlx_exec_prepare(self._live(), arr, n)
+        keep[:] = [None] * n
+        check(st)
 
     def output(self, name):
         """Output `name` of the last run, as a new array."""
@@ -315,8 +312,7 @@ class Exec(Handle):
         """Param `name`'s current value (after in-place updates) as a new array."""
         p = self._param(name)
         if dtypes.is_quantized(p.dtype):
-            n = lib.rlx_tensor_bytes(dtypes.code(p.dtype), len(p.shape), (ctypes.c_int64 * 8)(*p.shape))
-            raw = np.empty(n, np.uint8)
+            raw = np.empty(tensor_bytes(p.dtype, p.shape), np.uint8)
             check(lib.rlx_exec_read_param(self._live(), cstr(name), dtypes.code(p.dtype),
                                           raw.ctypes.data_as(ctypes.c_void_p), raw.nbytes))
             return raw

@@ -21,6 +21,16 @@ from .handle import Handle
 _INT64_ARRAY = ctypes.c_int64 * _api.RLX_MAX_RANK
 
 
+def _first_node(xs):
+    """The node whose dtype a number next to it takes: the first that is not a
+    bool (where(cond, 1.0, x) makes 1.0 x's dtype), else the first."""
+    nodes = [x for x in xs if isinstance(x, Node)]
+    for x in nodes:
+        if x.dtype != "bool":
+            return x
+    return nodes[0] if nodes else None
+
+
 def _graph_of(*args):
     for a in args:
         if isinstance(a, Node):
@@ -147,7 +157,9 @@ class Graph(Handle):
         return len(shape), arr
 
     def _in(self, x, like=None):
-        """x as a node id: a Node of this graph, None (no node) or a number (a scalar of like's dtype)."""
+        """x as a node id: a Node of this graph, None (no node) or a number: a
+        scalar of like's dtype (like: a Node, or the op's arguments, of which
+        _first_node picks one, only when a number needs it)."""
         if x is None:
             return _api.RLX_NO_NODE
         if isinstance(x, Node):
@@ -155,6 +167,8 @@ class Graph(Handle):
                 raise ValueError("rlx: a node of another graph")
             return x.id
         if isinstance(x, (int, float, bool, np.number, np.bool_)):
+            if isinstance(like, tuple):
+                like = _first_node(like)
             dt = like.dtype if isinstance(like, Node) else "f32"
             return self.scalar(x, dt).id
         if isinstance(x, np.ndarray):
@@ -188,7 +202,7 @@ class Graph(Handle):
                 a = a.astype(np.int32)
             dtype = dtypes.name(a.dtype)
         a = dtypes.host_array(value, dtype)
-        rank, dims = self._dims(np.shape(value) if dtypes.name(dtype) != "bf16" else a.shape)
+        rank, dims = self._dims(np.shape(value))
         return self._node(lib.rlx_constant(self._live(), dtypes.code(dtype), rank, dims,
                                            a.ctypes.data_as(ctypes.c_void_p)), "constant")
 

@@ -5,7 +5,7 @@ import ctypes
 import numpy as np
 
 from . import _api, dtypes
-from ._lib import check, cstr, last_error, lib, take_string
+from ._lib import _libc, check, cstr, last_error, lib, take_string
 from .errors import error_for_status
 
 
@@ -104,12 +104,7 @@ def npy_load(path):
     """A .npy file through rlx's reader, as a numpy array."""
     t = _api.rlx_tensor()
     check(lib.rlx_npy_load(cstr(str(path)), ctypes.byref(t)))
-    try:
-        from .exec import _array_of
-        return _array_of(t)
-    finally:
-        from ._lib import _libc
-        _libc.free(t.data)
+    return _take_tensor(t)
 
 
 def npy_loads(data):
@@ -117,11 +112,15 @@ def npy_loads(data):
     data = bytes(data)
     t = _api.rlx_tensor()
     check(lib.rlx_npy_load_memory(data, len(data), ctypes.byref(t)))
+    return _take_tensor(t)
+
+
+def _take_tensor(t):
+    """A tensor whose data rlx malloc'ed, as a numpy array; the data is freed."""
+    from .exec import _array_of   # exec imports this module
     try:
-        from .exec import _array_of
         return _array_of(t)
     finally:
-        from ._lib import _libc
         _libc.free(t.data)
 
 

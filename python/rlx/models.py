@@ -49,6 +49,7 @@ class Model(Handle):
         check(lib.rlx_model_load(cstr(str(path)), ctypes.byref(o), ctypes.byref(out)))
         del keep
         self._ptr = out.value
+        self._n_vocab = self.info["n_vocab"]
 
     _what = "model"
 
@@ -99,8 +100,7 @@ class Model(Handle):
         arr = (ctypes.c_int32 * max(1, len(ids)))(*ids)
         logits = ctypes.POINTER(ctypes.c_float)()
         check(lib.rlx_model_eval(self._live(), arr, len(ids), ctypes.byref(logits)))
-        n = self.info["n_vocab"]
-        return np.ctypeslib.as_array(logits, shape=(n,)).copy()
+        return np.ctypeslib.as_array(logits, shape=(self._n_vocab,)).copy()
 
     def report(self):
         text = take_string(lib.rlx_model_report(self._live()))
@@ -223,6 +223,8 @@ class Encoder(Handle):
         check(lib.rlx_encoder_load(cstr(str(path)), ctypes.byref(o), ctypes.byref(out)))
         del keep
         self._ptr = out.value
+        info = self.info
+        self._hidden, self._labels = info["hidden"], info["num_labels"]
 
     _what = "encoder"
 
@@ -256,7 +258,7 @@ class Encoder(Handle):
     def embed(self, texts):
         """n texts -> float32 [n, hidden] embeddings."""
         arr, n = self._texts(texts)
-        out = np.empty((n, self.info["hidden"]), np.float32)
+        out = np.empty((n, self._hidden), np.float32)
         check(lib.rlx_encoder_embed(self._live(), arr, n, out.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
                                     out.size))
         return out
@@ -264,7 +266,7 @@ class Encoder(Handle):
     def classify(self, texts):
         """n texts -> float32 [n, num_labels] logits (checkpoints with a classification head)."""
         arr, n = self._texts(texts)
-        out = np.empty((n, max(1, self.info["num_labels"])), np.float32)
+        out = np.empty((n, max(1, self._labels)), np.float32)
         check(lib.rlx_encoder_classify(self._live(), arr, n, out.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
                                        out.size))
         return out
@@ -287,9 +289,8 @@ class Encoder(Handle):
         if ids.ndim != 2:
             raise ValueError("rlx: ids must be [batch, seq], got shape %s" % (ids.shape,))
         b, s = ids.shape
-        info = self.info
-        h = info["hidden"]
-        shapes = {"hidden": (b, s, h), "embedding": (b, h), "pooler": (b, h), "logits": (b, max(1, info["num_labels"]))}
+        h = self._hidden
+        shapes = {"hidden": (b, s, h), "embedding": (b, h), "pooler": (b, h), "logits": (b, max(1, self._labels))}
         unknown = set(outputs) - set(shapes)
         if unknown:
             raise ValueError("rlx: unknown encoder outputs %s (choose from %s)" % (sorted(unknown), ", ".join(shapes)))

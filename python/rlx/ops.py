@@ -92,7 +92,7 @@ def _make(cname):
     for i, (n, p, t) in enumerate(zip(names, py_params, ctypes_)):
         sig.append(p if i < defaults_from else "%s=%r" % (p, DEFAULTS[n]))
         if t == "rlx_node":
-            conv.append("_g._in(%s, _like)" % p)
+            conv.append("_g._in(%s, _args)" % p)
         elif n == "axes_mask":
             conv.append("axes_mask(%s, %s)" % (node_args[0], p))
         elif t == "rlx_dtype":
@@ -105,26 +105,16 @@ def _make(cname):
             conv.append("int(%s)" % p)
     src = ("def %s(%s):\n"
            "    _g = _graph_of(%s)\n"
-           "    _like = _first_node(%s)\n"
+           "    _args = (%s,)\n"
            "    return _g._node(lib.%s(_g._live(), %s), %r)\n"
            % (pyname, ", ".join(sig), ", ".join(node_args), ", ".join(node_args), cname, ", ".join(conv), pyname))
-    scope = {"_graph_of": _graph_of, "_first_node": _first_node, "lib": lib, "axes_mask": axes_mask,
+    scope = {"_graph_of": _graph_of, "lib": lib, "axes_mask": axes_mask,
              "dtypes": dtypes, "enum_value": enum_value}
     exec(compile(src, "<rlx op %s>" % pyname, "exec"), scope)
     fn = scope[pyname]
     fn.__doc__ = "%s(%s)  [C: %s]\n\n%s" % (pyname, ", ".join(sig), cname, doc)
     fn.__module__ = __name__
     return pyname, fn
-
-
-def _first_node(*xs):
-    """The node whose dtype a number next to it takes: the first that is not a
-    bool (where(cond, 1.0, x) makes 1.0 x's dtype), else the first."""
-    nodes = [x for x in xs if isinstance(x, Node)]
-    for x in nodes:
-        if x.dtype != "bool":
-            return x
-    return nodes[0] if nodes else None
 
 
 GENERATED = []
@@ -145,8 +135,7 @@ def matmul(a, b, transpose_b=False):
     """a [..., M, K] x b [..., K, N] -> [..., M, N], batch dims broadcast; with
     transpose_b, b is [..., N, K] (a linear layer's weight).  [C: rlx_matmul]"""
     g = _graph_of(a, b)
-    like = _first_node(a, b)
-    return g._node(lib.rlx_matmul(g._live(), g._in(a, like), g._in(b, like), int(bool(transpose_b))), "matmul")
+    return g._node(lib.rlx_matmul(g._live(), g._in(a, (a, b)), g._in(b, (a, b)), int(bool(transpose_b))), "matmul")
 
 
 def _varargs(values):

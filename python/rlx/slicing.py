@@ -59,10 +59,6 @@ def getitem(x, index):
                 final.append(n)
             else:   # a symbolic dim: a full slice, or the last k entries
                 if step != 1 or stop is not None or (start is not None and int(start) >= 0):
-                    if start is None and stop is None and step == 1:
-                        final.append(dim)
-                        axis += 1
-                        continue
                     raise IndexError("rlx: on symbolic dim %r only [:] and [-k:] slices are supported" % (dim,))
                 if start is None:
                     final.append(dim)

@@ -66,8 +66,8 @@ def test_every_op_in_the_table_has_a_function():
         if name in ("input", "param"):
             assert hasattr(rlx.Graph, name)
             continue
-        if name in COMPILER_MADE:
-            assert not hasattr(rlx, name) or callable(getattr(rlx, name))
+        if name in COMPILER_MADE:   # the exemption holds only while the header has no builder for it
+            assert "rlx_" + name not in _api.FUNCTIONS, "%s has a builder now: drop it from COMPILER_MADE" % name
             continue
         if not callable(getattr(rlx, VIA.get(name, name), None)):
             missing.append(name)

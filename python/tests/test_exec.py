@@ -39,6 +39,10 @@ def test_compile_run_params_and_infos(rng):
     np.testing.assert_array_equal(exe.output("y"), out["y"])
     dst = np.empty((3, 4), np.float32)
     np.testing.assert_array_equal(exe.read_output("y", dst), out["y"])
+    with pytest.raises(ValueError):
+        exe.read_output("y", np.empty((4, 6), np.float32)[:, ::2])
+    with pytest.raises(rlx.InvalidArgumentError):
+        exe.read_output("y", np.empty(2, np.float32))   # too small
     np.testing.assert_array_equal(exe.read_param("w"), w)
     # inputs: lists convert; a non-contiguous view is copied; an output is a fresh array
     np.testing.assert_allclose(exe.run(x=x.tolist())["y"], out["y"], rtol=1e-6)
@@ -66,6 +70,11 @@ def test_use_param_memory_reads_the_array_itself(rng):
     assert np.all(exe.run(x=x)["y"] == 0)
     with pytest.raises(ValueError):
         exe.use_param_memory("w", np.zeros((8, 4), np.float32)[:, :2])
+    flat = np.zeros(33, np.float32)
+    start = next(i for i in range(4) if (flat.ctypes.data + 4 * i) % 16 == 4)
+    with pytest.raises(ValueError) as e:   # contiguous but 4 bytes past a 16-byte boundary
+        exe.use_param_memory("w", flat[start:start + 32].reshape(8, 4))
+    assert "aligned" in str(e.value)
 
 
 def test_checkpoints_roundtrip(tmp_path, rng):

@@ -113,7 +113,6 @@ def test_movement_ops(rng):
     np.testing.assert_array_equal(run1(lambda g, a: rlx.flip(a, axis=(0, 2)), [x]), x[::-1, :, ::-1])
     np.testing.assert_array_equal(run1(lambda g, a: rlx.narrow(a, 2, 1, 2), [x]), x[:, :, 1:3])
     np.testing.assert_array_equal(run1(lambda g, a: rlx.slice(a, 1, 0, 3, 2), [x]), x[:, 0:3:2])
-    v, i = None, None
 
     def topk(g, a):
         values, idx = rlx.topk(a, 2)

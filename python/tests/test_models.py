@@ -95,6 +95,10 @@ def test_encoder_matches_the_float64_reference(tiny_bert, tmp_path):
         e.embed("one string")
     with pytest.raises(ValueError):
         e.run_ids(batch, outputs=("nope",))
+    with pytest.raises(ValueError):
+        e.run_ids(batch, mask=mask[:, :2])
+    with pytest.raises(ValueError):
+        e.run_ids(batch[0])
     with pytest.raises(rlx.UnsupportedError):
         e.classify(["no head"])
     e.close()
